@@ -1,0 +1,328 @@
+package aep
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Version is the only AEP version this package speaks.
+const Version = "0.1"
+
+// Sentinel errors of the package.
+var (
+	ErrNotObject = errors.New("aep: event is not a JSON object")
+	ErrBadSSEID  = errors.New("aep: malformed SSE id")
+)
+
+// Event is one AEP event. It keeps the bytes it was decoded from (compacted
+// to one line, otherwise as received) so relays forward it byte-identically,
+// and offers typed, defaulted views of the 16 context attributes.
+//
+// An Event is immutable after Decode and safe for concurrent reads.
+type Event struct {
+	raw     []byte
+	members map[string]json.RawMessage
+
+	aep, id, typ, subject, time, source, agent string
+	session, run, step, cause, traceparent     string
+	severity, capture                          string
+	seq, epoch                                 int64
+	hasSeq, hasEpoch                           bool
+}
+
+// Decode parses one event. It fails only when b is not a JSON object or an
+// attribute that must be a string or integer has another JSON type; the
+// envelope rules are checked by ValidateEnvelope. Whitespace outside strings
+// is removed so the event fits on one line (the JSONL and SSE framing).
+func Decode(b []byte) (*Event, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return nil, fmt.Errorf("aep: event is not valid JSON: %w", err)
+	}
+	raw := buf.Bytes()
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, ErrNotObject
+	}
+	e := &Event{raw: raw}
+	if err := json.Unmarshal(raw, &e.members); err != nil {
+		return nil, fmt.Errorf("aep: event is not a JSON object: %w", err)
+	}
+	strs := []struct {
+		name string
+		dst  *string
+	}{
+		{"aep", &e.aep}, {"id", &e.id}, {"type", &e.typ}, {"subject", &e.subject},
+		{"time", &e.time}, {"source", &e.source}, {"agent", &e.agent},
+		{"session", &e.session}, {"run", &e.run}, {"step", &e.step},
+		{"cause", &e.cause}, {"traceparent", &e.traceparent},
+		{"severity", &e.severity}, {"capture", &e.capture},
+	}
+	for _, s := range strs {
+		v, ok := e.members[s.name]
+		if !ok {
+			continue
+		}
+		str, err := rawString(v)
+		if err != nil {
+			return nil, &ValidationError{Attr: s.name, Rule: "must be a string"}
+		}
+		*s.dst = str
+	}
+	var err error
+	if e.seq, e.hasSeq, err = rawInt(e.members, "seq"); err != nil {
+		return nil, err
+	}
+	if e.epoch, e.hasEpoch, err = rawInt(e.members, "epoch"); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// rawString decodes a JSON string, with a fast path for strings without escapes.
+func rawString(v json.RawMessage) (string, error) {
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' && bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1 : len(v)-1]), nil
+	}
+	var s string
+	err := json.Unmarshal(v, &s)
+	return s, err
+}
+
+func rawInt(m map[string]json.RawMessage, name string) (int64, bool, error) {
+	v, ok := m[name]
+	if !ok {
+		return 0, false, nil
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil {
+		return 0, true, &ValidationError{Attr: name, Rule: "must be an integer"}
+	}
+	return n, true, nil
+}
+
+// Raw returns the event's bytes, one line of JSON. Callers must not modify it.
+func (e *Event) Raw() []byte { return e.raw }
+
+// Member returns the raw JSON of a top-level member and whether it is present.
+func (e *Event) Member(name string) (json.RawMessage, bool) {
+	v, ok := e.members[name]
+	return v, ok
+}
+
+// Members lists the names of all top-level members (unordered).
+func (e *Event) Members() []string {
+	out := make([]string, 0, len(e.members))
+	for k := range e.members {
+		out = append(out, k)
+	}
+	return out
+}
+
+// Has reports whether the top-level member name is present.
+func (e *Event) Has(name string) bool { _, ok := e.members[name]; return ok }
+
+func (e *Event) AEP() string         { return e.aep }
+func (e *Event) ID() string          { return e.id }
+func (e *Event) Type() string        { return e.typ }
+func (e *Event) Subject() string     { return e.subject }
+func (e *Event) Time() string        { return e.time }
+func (e *Event) Source() string      { return e.source }
+func (e *Event) Agent() string       { return e.agent }
+func (e *Event) Session() string     { return e.session }
+func (e *Event) Run() string         { return e.run }
+func (e *Event) Step() string        { return e.step }
+func (e *Event) Cause() string       { return e.cause }
+func (e *Event) Traceparent() string { return e.traceparent }
+
+// Seq returns the event's seq and whether it has one.
+func (e *Event) Seq() (int64, bool) { return e.seq, e.hasSeq }
+
+// Epoch returns the event's epoch, 0 when absent.
+func (e *Event) Epoch() int64 { return e.epoch }
+
+// Position returns (epoch, seq) and whether the event is sequenced.
+func (e *Event) Position() (Position, bool) {
+	return Position{Epoch: e.epoch, Seq: e.seq}, e.hasSeq
+}
+
+// Severity returns the severity with the default (info) applied. An unknown
+// value reads as info; ValidateEnvelope reports it.
+func (e *Event) Severity() Severity {
+	s, err := ParseSeverity(e.severity)
+	if err != nil {
+		return SeverityInfo
+	}
+	return s
+}
+
+// Capture returns the capture level with the default (metadata) applied. An
+// unknown value reads as metadata; ValidateEnvelope reports it.
+func (e *Event) Capture() Capture {
+	c, err := ParseCapture(e.capture)
+	if err != nil {
+		return CaptureMetadata
+	}
+	return c
+}
+
+// Data returns the raw data member, nil when absent.
+func (e *Event) Data() json.RawMessage { return e.members["data"] }
+
+// DecodeData unmarshals the data member into v (numbers as json.Number).
+func (e *Event) DecodeData(v any) error {
+	d := e.members["data"]
+	if d == nil {
+		d = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(d))
+	dec.UseNumber()
+	return dec.Decode(v)
+}
+
+// SessionScoped reports whether the event belongs to a session (every type
+// but agent.*).
+func (e *Event) SessionScoped() bool { return !IsAgentScoped(e.typ) }
+
+// Key is the dedupe key (source, id).
+func (e *Event) Key() Key { return Key{Source: e.source, ID: e.id} }
+
+// SessionKey is the per-session state key (source, session).
+func (e *Event) SessionKey() SessionKey { return SessionKey{Source: e.source, Session: e.session} }
+
+// Key identifies an event: ids are unique per source.
+type Key struct{ Source, ID string }
+
+// SessionKey identifies a session: session names are emitter-scoped.
+type SessionKey struct{ Source, Session string }
+
+// IsAgentScoped reports whether events of type t are agent-scoped (agent.*,
+// also under a vendor prefix x.{vendor}.agent.*).
+func IsAgentScoped(t string) bool {
+	return strings.HasPrefix(categoryPath(t), "agent.")
+}
+
+// categoryPath strips a vendor prefix x.{vendor}. from a type.
+func categoryPath(t string) string {
+	if strings.HasPrefix(t, "x.") {
+		rest := t[2:]
+		if i := strings.IndexByte(rest, '.'); i >= 0 {
+			return rest[i+1:]
+		}
+	}
+	return t
+}
+
+// MustOmitSeq reports whether events of type t must not carry seq (commands
+// and attention.routed, NOTES §1), besides agent-scoped ones.
+func MustOmitSeq(t string) bool {
+	switch t {
+	case "control.attention.respond", "control.cancel", "control.pause", "control.resume", "attention.routed":
+		return true
+	}
+	return IsVendorCommand(t)
+}
+
+// IsCommand reports whether t is a control command routed to a target
+// (control.attention.respond|cancel|pause|resume, x.{vendor}.control.*),
+// as opposed to an ack (control.accepted|rejected).
+func IsCommand(t string) bool {
+	switch t {
+	case "control.attention.respond", "control.cancel", "control.pause", "control.resume":
+		return true
+	}
+	return IsVendorCommand(t)
+}
+
+// IsVendorCommand reports whether t is x.{vendor}.control.*.
+func IsVendorCommand(t string) bool {
+	return strings.HasPrefix(t, "x.") && strings.HasPrefix(categoryPath(t), "control.")
+}
+
+// Position is an event's place in its session: ordered by epoch, then seq.
+type Position struct {
+	Epoch int64 `json:"epoch"`
+	Seq   int64 `json:"seq"`
+}
+
+// Compare returns -1, 0 or +1 as p is before, equal to or after q.
+func (p Position) Compare(q Position) int {
+	switch {
+	case p.Epoch < q.Epoch:
+		return -1
+	case p.Epoch > q.Epoch:
+		return 1
+	case p.Seq < q.Seq:
+		return -1
+	case p.Seq > q.Seq:
+		return 1
+	}
+	return 0
+}
+
+// Less reports whether p is before q.
+func (p Position) Less(q Position) bool { return p.Compare(q) < 0 }
+
+// FormatSSEID formats the SSE id {session}:{epoch}:{seq}.
+func FormatSSEID(session string, p Position) string {
+	return session + ":" + strconv.FormatInt(p.Epoch, 10) + ":" + strconv.FormatInt(p.Seq, 10)
+}
+
+// ParseSSEID parses {session}:{epoch}:{seq} from the right, since session
+// names may contain ':'.
+func ParseSSEID(s string) (session string, p Position, err error) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return "", p, fmt.Errorf("%w: %q", ErrBadSSEID, s)
+	}
+	j := strings.LastIndexByte(s[:i], ':')
+	if j < 0 {
+		return "", p, fmt.Errorf("%w: %q", ErrBadSSEID, s)
+	}
+	ep, err1 := strconv.ParseInt(s[j+1:i], 10, 64)
+	sq, err2 := strconv.ParseInt(s[i+1:], 10, 64)
+	if err1 != nil || err2 != nil || ep < 0 || sq < 0 || j == 0 {
+		return "", p, fmt.Errorf("%w: %q", ErrBadSSEID, s)
+	}
+	return s[:j], Position{Epoch: ep, Seq: sq}, nil
+}
+
+// Envelope is the attribute set an emitter fills to build an event; Build
+// encodes it (absent optionals omitted, never null) and decodes the result.
+type Envelope struct {
+	AEP         string `json:"aep"`
+	ID          string `json:"id"`
+	Type        string `json:"type"`
+	Subject     string `json:"subject,omitempty"`
+	Time        string `json:"time"`
+	Source      string `json:"source"`
+	Agent       string `json:"agent"`
+	Session     string `json:"session,omitempty"`
+	Run         string `json:"run,omitempty"`
+	Step        string `json:"step,omitempty"`
+	Seq         *int64 `json:"seq,omitempty"`
+	Epoch       *int64 `json:"epoch,omitempty"`
+	Cause       string `json:"cause,omitempty"`
+	Traceparent string `json:"traceparent,omitempty"`
+	Severity    string `json:"severity,omitempty"`
+	Capture     string `json:"capture,omitempty"`
+	Data        any    `json:"data,omitempty"`
+}
+
+// Build encodes env as an event. AEP defaults to Version.
+func Build(env Envelope) (*Event, error) {
+	if env.AEP == "" {
+		env.AEP = Version
+	}
+	b, err := json.Marshal(env)
+	if err != nil {
+		return nil, fmt.Errorf("aep: encode event: %w", err)
+	}
+	return Decode(b)
+}
+
+// Int64 returns a pointer to n, for Envelope.Seq and Envelope.Epoch.
+func Int64(n int64) *int64 { return &n }

@@ -1,0 +1,112 @@
+// Package inbox is the domain of aepforms: one Card per AEP
+// attention.requested, its lifecycle derived only from events, the
+// operator's local submission state, and fan-out of changes to browser
+// subscribers. It uses the standard library and internal/aep only.
+package inbox
+
+import (
+	"net/url"
+	"time"
+
+	"github.com/aepforms/aepforms/internal/aep"
+)
+
+// CardID is a card's opaque, URL-safe, stable identifier, derived from its
+// RequestKey (never the raw agent-controlled ids).
+type CardID string
+
+// RequestKey identifies a request: its emitter's source, its session and its id.
+type RequestKey struct {
+	Source, Session, RequestID string
+}
+
+// State is where a request is in its lifecycle, as the events (and the
+// inbox clock for expires_at) say.
+type State string
+
+// States. Pending and Routed are open; the rest are settled.
+const (
+	StatePending  State = "pending"       // asked, no outcome yet
+	StateRouted   State = "routed"        // attention.routed seen, still open
+	StateAnswered State = "answered"      // attention.answered seen, resolved not yet
+	StateResolved State = "resolved"      // attention.resolved (see Card.Resolution)
+	StateTimedOut State = "timed-out"     // attention.timeout
+	StateExpired  State = "expired"       // expires_at passed with no outcome (inbox clock)
+	StateEnded    State = "session-ended" // session.ended while still open
+)
+
+// Open reports whether the request may still be answered.
+func (s State) Open() bool { return s == StatePending || s == StateRouted }
+
+// Route is one attention.routed hop.
+type Route struct {
+	To, Via, Source string
+}
+
+// Outcome is the answer as attention.answered recorded it.
+type Outcome struct {
+	Answer  aep.Answer
+	By, Via string
+	// Capture is the answered event's capture level: values above it were
+	// withheld by the emitter (say so, never show them as blank).
+	Capture aep.Capture
+	EventID string
+	Time    string
+}
+
+// SubmissionState is the fate of the operator's own post, as the respond
+// path and the acks report it.
+type SubmissionState string
+
+// Submission states.
+const (
+	SubmissionSending  SubmissionState = "sending"  // queued or on the wire, no ack yet
+	SubmissionAccepted SubmissionState = "accepted" // control.accepted; waiting for the outcome events
+	SubmissionRejected SubmissionState = "rejected" // control.rejected (Reason, Detail from the agent)
+	SubmissionFailed   SubmissionState = "failed"   // relay error frame, local ack timeout or relay unreachable
+)
+
+// Submission is one operator post that became (or will become) one command.
+type Submission struct {
+	Token     string     // the form token the post carried (one command per token)
+	CommandID string     // the control.attention.respond envelope id
+	Answer    aep.Answer // what is sent
+	Form      url.Values // the post as the operator made it, kept to re-render their input
+	By        string     // operator name, when known
+	State     SubmissionState
+	Reason    string // nack reason, relay error code ("no-route", ...), "timeout" or "unreachable"
+	Detail    string // the agent's or relay's detail, as given
+	At        time.Time
+}
+
+// Card is one request as the operator sees it. Cards returned by the Inbox
+// are copies; changing them changes nothing.
+type Card struct {
+	ID  CardID
+	Key RequestKey
+
+	Agent, Session, Run, Source string
+	Capture                     aep.Capture
+	Severity                    aep.Severity
+	AskedAt                     time.Time // the request's time attribute (display only)
+	ReceivedAt                  time.Time // when the inbox first saw it (inbox clock)
+	EventID                     string    // the attention.requested id
+
+	Request   aep.Request
+	Malformed string    // non-empty: why the request is not a valid form (shown, not answerable)
+	ExpiresAt time.Time // zero when the request has no expires_at
+
+	State         State
+	Informational bool // respond_via without control: shown, never submitted
+	Routes        []Route
+	Outcome       *Outcome // from attention.answered
+	Resolution    string   // from attention.resolved: answered|auto|dismissed
+	LatencyMS     *int64
+	TimeoutMS     *int64 // attention.timeout after_ms
+	SessionEnded  bool
+
+	Submission *Submission // the operator's latest post, nil when none
+
+	// Version counts changes to this card; it starts at 1.
+	Version uint64
+}
