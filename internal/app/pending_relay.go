@@ -1,0 +1,12 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"io"
+)
+
+// runRelay is a placeholder until its subcommand lands (delete this file then).
+func runRelay(context.Context, []string, Env, io.Reader, io.Writer, io.Writer) error {
+	return errors.New("not built yet")
+}
