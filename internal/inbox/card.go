@@ -38,9 +38,11 @@ const (
 // Open reports whether the request may still be answered.
 func (s State) Open() bool { return s == StatePending || s == StateRouted }
 
-// Route is one attention.routed hop.
+// Route is one attention.routed hop: To and Via from its data, Source and
+// Agent the router's own identity.
 type Route struct {
 	To, Via, Source string
+	Agent           string
 }
 
 // Outcome is the answer as attention.answered recorded it.
@@ -52,6 +54,21 @@ type Outcome struct {
 	Capture aep.Capture
 	EventID string
 	Time    string
+	// Cause is the answered event's cause: the command (or its ack) that
+	// produced the answer, when the emitter names it.
+	Cause string
+	// Malformed is non-empty when the answered data did not decode; Answer
+	// then holds what did.
+	Malformed string
+}
+
+// Responder is a control.attention.respond for the card's request seen on
+// the feed from another sender ("someone else is answering"), with the
+// target's ack when one was seen.
+type Responder struct {
+	CommandID, Agent, Source string
+	Ack                      SubmissionState // "" (no ack seen), SubmissionAccepted or SubmissionRejected
+	Reason                   string          // the nack reason when rejected
 }
 
 // SubmissionState is the fate of the operator's own post, as the respond
@@ -74,9 +91,10 @@ type Submission struct {
 	Form      url.Values // the post as the operator made it, kept to re-render their input
 	By        string     // operator name, when known
 	State     SubmissionState
-	Reason    string // nack reason, relay error code ("no-route", ...), "timeout" or "unreachable"
-	Detail    string // the agent's or relay's detail, as given
-	At        time.Time
+	Reason    string    // nack reason, relay error code ("no-route", ...), "timeout" or "unreachable"
+	Detail    string    // the agent's or relay's detail, as given
+	At        time.Time // when the post was recorded (inbox clock)
+	SettledAt time.Time // when State last left SubmissionSending (inbox clock); zero while sending
 }
 
 // Card is one request as the operator sees it. Cards returned by the Inbox
@@ -104,6 +122,12 @@ type Card struct {
 	LatencyMS     *int64
 	TimeoutMS     *int64 // attention.timeout after_ms
 	SessionEnded  bool
+
+	// Responders are other senders' commands for this request, in arrival order.
+	Responders []Responder
+	// AnsweredElsewhere is true when Outcome holds an answer that no
+	// submission of this inbox caused (another operator, another UI, oob).
+	AnsweredElsewhere bool
 
 	Submission *Submission // the operator's latest post, nil when none
 

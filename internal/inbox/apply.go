@@ -1,0 +1,281 @@
+package inbox
+
+import (
+	"github.com/aepforms/aepforms/internal/aep"
+)
+
+// Apply ingests one event from the feed. Events are deduplicated on
+// (source, id); lifecycle events whose request is not known yet are held
+// and applied when it arrives, so delivery order does not change the
+// result. Types the inbox does not use are accepted and ignored. Apply
+// never blocks on subscribers.
+func (in *Inbox) Apply(e *aep.Event) {
+	if e == nil {
+		return
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if e.ID() != "" {
+		k := e.Key()
+		if in.seen.has(k) {
+			return
+		}
+		in.seen.put(k, struct{}{})
+	}
+	in.dispatch(e)
+	in.drain()
+	in.commit()
+}
+
+// dispatch routes e to its handler by type.
+func (in *Inbox) dispatch(e *aep.Event) {
+	switch e.Type() {
+	case "attention.requested":
+		in.onRequested(e)
+	case "attention.routed", "attention.answered", "attention.resolved", "attention.timeout",
+		"control.attention.respond":
+		in.onLifecycle(e)
+	case "control.accepted", "control.rejected":
+		in.onAck(e)
+	case "session.ended":
+		in.onSessionEnded(e)
+	}
+}
+
+// find returns the cards a lifecycle event belongs to: by (session,
+// subject), else by (session, cause) as the request id, else by following
+// cause one hop through a linked event (a command, an ack, an answer).
+// Among cards sharing (session, request id), one with the event's own
+// source is preferred. With no card it returns the keys to wait under.
+func (in *Inbox) find(e *aep.Event) ([]*entry, []subjKey) {
+	session, subject, cause := e.Session(), e.Subject(), e.Cause()
+	if subject != "" {
+		if ens := in.lookup(subjKey{session, subject}, e.Source()); len(ens) > 0 {
+			return ens, nil
+		}
+	}
+	if cause != "" {
+		ck := subjKey{session, cause}
+		if ens := in.lookup(ck, e.Source()); len(ens) > 0 {
+			return ens, nil
+		}
+		if en, ok := in.links[ck]; ok {
+			return []*entry{en}, nil
+		}
+	}
+	var wait []subjKey
+	if subject != "" {
+		wait = append(wait, subjKey{session, subject})
+	}
+	if cause != "" && cause != subject {
+		wait = append(wait, subjKey{session, cause})
+	}
+	return nil, wait
+}
+
+func (in *Inbox) lookup(sk subjKey, source string) []*entry {
+	ens := in.bySubject[sk]
+	if len(ens) <= 1 {
+		return ens
+	}
+	var same []*entry
+	for _, en := range ens {
+		if en.card.Key.Source == source {
+			same = append(same, en)
+		}
+	}
+	if len(same) > 0 {
+		return same
+	}
+	return ens
+}
+
+// link records that the event id in session belongs to en, so events whose
+// cause names it find the card, and wakes orphans waiting for it.
+func (in *Inbox) link(session, id string, en *entry) {
+	if id == "" {
+		return
+	}
+	k := subjKey{session, id}
+	if _, ok := in.links[k]; ok {
+		return
+	}
+	in.links[k] = en
+	en.links = append(en.links, k)
+	in.wake(k)
+}
+
+// firstApply marks e as applied to en and reports whether it was new.
+func firstApply(en *entry, e *aep.Event) bool {
+	k := e.Key()
+	if en.applied[k] {
+		return false
+	}
+	if en.applied == nil {
+		en.applied = make(map[aep.Key]bool)
+	}
+	en.applied[k] = true
+	return true
+}
+
+func (in *Inbox) onLifecycle(e *aep.Event) {
+	ens, wait := in.find(e)
+	if len(ens) == 0 {
+		in.hold(e, wait)
+		return
+	}
+	for _, en := range ens {
+		if !firstApply(en, e) {
+			continue
+		}
+		in.link(e.Session(), e.ID(), en)
+		in.touch(en, in.applyLifecycle(en, e))
+	}
+}
+
+// applyLifecycle records one lifecycle fact and reports whether the card
+// changed. Where two events say the same kind of thing, the earlier in the
+// session's order wins, whatever order they arrived in.
+func (in *Inbox) applyLifecycle(en *entry, e *aep.Event) bool {
+	c := &en.card
+	at := factAt(e)
+	switch e.Type() {
+	case "attention.routed":
+		var d aep.Routed
+		_ = e.DecodeData(&d) // a route is a fact even when its data is unreadable
+		c.Routes = append(c.Routes, Route{To: d.To, Via: d.Via, Source: e.Source(), Agent: e.Agent()})
+		return true
+	case "attention.answered":
+		if c.Outcome != nil && !at.before(en.answeredAt) {
+			return false
+		}
+		var d aep.Answered
+		o := &Outcome{Capture: e.Capture(), EventID: e.ID(), Time: e.Time(), Cause: e.Cause()}
+		if err := e.DecodeData(&d); err != nil {
+			o.Malformed = "the answer does not decode: " + err.Error()
+		}
+		o.Answer, o.By, o.Via = d.Answer, d.By, d.Via
+		c.Outcome, en.answeredAt = o, at
+		return true
+	case "attention.resolved":
+		if en.resolved && !at.before(en.resolvedAt) {
+			return false
+		}
+		var d aep.Resolved
+		_ = e.DecodeData(&d)
+		c.Resolution, c.LatencyMS = d.Resolution, d.LatencyMS
+		en.resolved, en.resolvedAt = true, at
+		return true
+	case "attention.timeout":
+		if en.timedOut && !at.before(en.timeoutAt) {
+			return false
+		}
+		var d aep.Timeout
+		_ = e.DecodeData(&d)
+		c.TimeoutMS = d.AfterMS
+		en.timedOut, en.timeoutAt = true, at
+		return true
+	case "control.attention.respond":
+		if en.ownIDs[e.ID()] {
+			return false // our own command, seen on the feed
+		}
+		for _, r := range c.Responders {
+			if r.CommandID == e.ID() {
+				return false
+			}
+		}
+		c.Responders = append(c.Responders, Responder{CommandID: e.ID(), Agent: e.Agent(), Source: e.Source()})
+		return true
+	}
+	return false
+}
+
+// onAck applies control.accepted / control.rejected: cause is a command
+// id, ours (the submission settles) or another sender's (its Responder
+// records the ack).
+func (in *Inbox) onAck(e *aep.Event) {
+	cause := e.Cause()
+	if cause == "" {
+		return
+	}
+	state := SubmissionAccepted
+	var d aep.Rejected
+	if e.Type() == "control.rejected" {
+		state = SubmissionRejected
+		_ = e.DecodeData(&d)
+	}
+	if en, ok := in.ours[cause]; ok && en.card.Session == e.Session() {
+		if !firstApply(en, e) {
+			return
+		}
+		en.ownIDs[e.ID()] = true
+		in.link(e.Session(), e.ID(), en)
+		changed := false
+		if s := en.card.Submission; s != nil && s.CommandID == cause {
+			changed = settle(s, state, d.Reason, d.Detail, in.opts.Now())
+		}
+		in.touch(en, changed)
+		return
+	}
+	en, ok := in.links[subjKey{e.Session(), cause}]
+	if !ok {
+		in.hold(e, []subjKey{{e.Session(), cause}})
+		return
+	}
+	if !firstApply(en, e) {
+		return
+	}
+	in.link(e.Session(), e.ID(), en)
+	changed := false
+	for i := range en.card.Responders {
+		r := &en.card.Responders[i]
+		if r.CommandID == cause && r.Ack == "" {
+			r.Ack, r.Reason = state, d.Reason
+			changed = true
+		}
+	}
+	in.touch(en, changed)
+}
+
+// onSessionEnded marks the (source, session) ended at the event's
+// position; every request of that session asked before it is ended.
+func (in *Inbox) onSessionEnded(e *aep.Event) {
+	sk := e.SessionKey()
+	pos, sequenced := e.Position()
+	mark := endMark{pos: pos, sequenced: sequenced}
+	if old, ok := in.ended.get(sk); ok {
+		if !old.sequenced || (sequenced && !old.pos.Less(pos)) {
+			return
+		}
+	}
+	in.ended.put(sk, mark)
+	for _, en := range in.byID {
+		if en.card.Key.Source == sk.Source && en.card.Key.Session == sk.Session {
+			in.touch(en, false)
+		}
+	}
+}
+
+// factPos orders competing events of one kind (two answers to one
+// request) independently of arrival: sequenced before unsequenced, then by
+// (epoch, seq), then by id.
+type factPos struct {
+	pos       aep.Position
+	sequenced bool
+	id        string
+}
+
+func factAt(e *aep.Event) factPos {
+	pos, ok := e.Position()
+	return factPos{pos: pos, sequenced: ok, id: e.ID()}
+}
+
+func (p factPos) before(q factPos) bool {
+	if p.sequenced != q.sequenced {
+		return p.sequenced
+	}
+	if c := p.pos.Compare(q.pos); c != 0 {
+		return c < 0
+	}
+	return p.id < q.id
+}

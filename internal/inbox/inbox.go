@@ -1,0 +1,197 @@
+package inbox
+
+import (
+	"sync"
+	"time"
+
+	"github.com/aepforms/aepforms/internal/aep"
+)
+
+// Options configures an Inbox. Zero values take the documented defaults.
+type Options struct {
+	// Now is the inbox clock (expires_at, ReceivedAt, submission times).
+	// Default time.Now.
+	Now func() time.Time
+	// MaxSettled bounds the settled cards kept; the oldest settled is
+	// evicted first. Pending cards are never evicted. Default 200.
+	MaxSettled int
+	// History is how many changes are kept for Since. Default 1024.
+	History int
+	// MaxNotices bounds Status().Notices (oldest dropped). Default 20.
+	MaxNotices int
+	// MaxOrphans bounds the lifecycle events held for a request not seen
+	// yet (out-of-order delivery); the oldest is dropped first. Default 4096.
+	MaxOrphans int
+	// MaxSeen bounds the (source, id) pairs remembered for dedupe and the
+	// ended sessions remembered. Default 65536.
+	MaxSeen int
+	// MaxFormItems is the most fields, options, or choices in one field a
+	// request may carry before it is shown as malformed. Default 1000.
+	MaxFormItems int
+}
+
+func (o Options) withDefaults() Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&o.MaxSettled, 200)
+	def(&o.History, 1024)
+	def(&o.MaxNotices, 20)
+	def(&o.MaxOrphans, 4096)
+	def(&o.MaxSeen, 65536)
+	def(&o.MaxFormItems, 1000)
+	return o
+}
+
+// subjKey locates a request (or an event linked to one) the way lifecycle
+// events from any source name it: (session, id).
+type subjKey struct{ session, id string }
+
+// endMark is where a session ended: requests asked before it are ended.
+type endMark struct {
+	pos       aep.Position
+	sequenced bool
+}
+
+// entry is one card and the facts its state is derived from.
+type entry struct {
+	card Card
+
+	reqPos       aep.Position
+	reqSequenced bool
+	arrival      uint64 // creation order, the last tiebreak when sorting
+	settledOrder uint64 // order in which it settled; 0 while open
+	fresh        bool   // created in the current transaction
+
+	answeredAt, resolvedAt, timeoutAt factPos
+	resolved, timedOut                bool
+
+	applied map[aep.Key]bool // lifecycle events applied (idempotence past dedupe eviction)
+	ownIDs  map[string]bool  // our command ids and their acks' ids
+	tokens  map[string]bool  // form tokens of every submission made
+	links   []subjKey        // keys in Inbox.links pointing here
+}
+
+// Inbox holds the cards derived from a feed of AEP events, the operator's
+// submissions, and the subscribers to its changes. It is safe for
+// concurrent use.
+type Inbox struct {
+	opts Options
+
+	mu        sync.Mutex
+	byID      map[CardID]*entry
+	bySubject map[subjKey][]*entry
+	links     map[subjKey]*entry // (session, event id) -> the card that event belongs to
+	ours      map[string]*entry  // our command ids -> card
+	seen      *fifo[aep.Key, struct{}]
+	ended     *fifo[aep.SessionKey, endMark]
+	orphans   *fifo[aep.Key, orphan]
+	orphanIdx map[subjKey][]aep.Key
+	drainQ    []subjKey
+	settled   []*entry // in settling order, oldest first
+	arrivals  uint64
+	settles   uint64
+
+	txn        []*entry
+	txnChanged map[*entry]bool
+
+	seq     uint64
+	history []Change // ring
+	histPos int
+	subs    map[*Subscription]struct{}
+
+	feedConnected bool
+	feedError     string
+	notices       []Notice
+}
+
+// New returns an empty Inbox.
+func New(opts Options) *Inbox {
+	opts = opts.withDefaults()
+	in := &Inbox{
+		opts:       opts,
+		byID:       make(map[CardID]*entry),
+		bySubject:  make(map[subjKey][]*entry),
+		links:      make(map[subjKey]*entry),
+		ours:       make(map[string]*entry),
+		orphanIdx:  make(map[subjKey][]aep.Key),
+		txnChanged: make(map[*entry]bool),
+		subs:       make(map[*Subscription]struct{}),
+	}
+	in.seen = newFIFO[aep.Key, struct{}](opts.MaxSeen, nil)
+	in.ended = newFIFO[aep.SessionKey, endMark](opts.MaxSeen, nil)
+	in.orphans = newFIFO(opts.MaxOrphans, in.unindexOrphan)
+	return in
+}
+
+// touch adds en to the current transaction; changed says a fact changed.
+func (in *Inbox) touch(en *entry, changed bool) {
+	if prev, ok := in.txnChanged[en]; ok {
+		in.txnChanged[en] = prev || changed
+		return
+	}
+	in.txnChanged[en] = changed
+	in.txn = append(in.txn, en)
+}
+
+// commit derives the state of every touched card, publishes one change per
+// card that changed, and evicts settled cards beyond MaxSettled.
+func (in *Inbox) commit() {
+	now := in.opts.Now()
+	for _, en := range in.txn {
+		derived := in.derive(en, now)
+		if !derived && !in.txnChanged[en] && !en.fresh {
+			continue
+		}
+		kind := ChangeUpdated
+		if en.fresh {
+			kind = ChangeAdded
+			en.fresh = false
+		}
+		en.card.Version++
+		in.publish(Change{Card: en.card.ID, Kind: kind})
+	}
+	clear(in.txnChanged)
+	clear(in.txn)
+	in.txn = in.txn[:0]
+	for len(in.settled) > in.opts.MaxSettled {
+		old := in.settled[0]
+		in.settled[0] = nil
+		in.settled = in.settled[1:]
+		in.remove(old)
+		in.publish(Change{Card: old.card.ID, Kind: ChangeRemoved})
+	}
+}
+
+// remove forgets an evicted card and every index pointing at it.
+func (in *Inbox) remove(en *entry) {
+	delete(in.byID, en.card.ID)
+	sk := subjKey{en.card.Session, en.card.EventID}
+	list := in.bySubject[sk]
+	kept := list[:0]
+	for _, x := range list {
+		if x != en {
+			kept = append(kept, x)
+		}
+	}
+	if len(kept) == 0 {
+		delete(in.bySubject, sk)
+	} else {
+		in.bySubject[sk] = kept
+	}
+	for _, k := range en.links {
+		if in.links[k] == en {
+			delete(in.links, k)
+		}
+	}
+	for id := range en.ownIDs {
+		if in.ours[id] == en {
+			delete(in.ours, id)
+		}
+	}
+}

@@ -1,0 +1,73 @@
+package inbox
+
+import "time"
+
+// derive recomputes a card's state from its facts and the clock, keeps the
+// settled list in step, and reports whether anything shown changed.
+//
+// Precedence: resolved, timed out, answered, session ended, expired,
+// routed, pending. An outcome from the agent outranks what the inbox
+// infers (an ending, a passed deadline).
+func (in *Inbox) derive(en *entry, now time.Time) bool {
+	c := &en.card
+	prevState, prevEnded, prevElsewhere := c.State, c.SessionEnded, c.AnsweredElsewhere
+
+	c.SessionEnded = in.endedFor(en)
+	c.AnsweredElsewhere = c.Outcome != nil && !en.ownOutcome()
+	switch {
+	case en.resolved:
+		c.State = StateResolved
+	case en.timedOut:
+		c.State = StateTimedOut
+	case c.Outcome != nil:
+		c.State = StateAnswered
+	case c.SessionEnded:
+		c.State = StateEnded
+	case !c.ExpiresAt.IsZero() && !now.Before(c.ExpiresAt):
+		c.State = StateExpired
+	case len(c.Routes) > 0:
+		c.State = StateRouted
+	default:
+		c.State = StatePending
+	}
+
+	switch open := c.State.Open(); {
+	case !open && en.settledOrder == 0:
+		in.settles++
+		en.settledOrder = in.settles
+		in.settled = append(in.settled, en)
+	case open && en.settledOrder != 0:
+		en.settledOrder = 0
+		for i, x := range in.settled {
+			if x == en {
+				in.settled = append(in.settled[:i], in.settled[i+1:]...)
+				break
+			}
+		}
+	}
+	return c.State != prevState || c.SessionEnded != prevEnded || c.AnsweredElsewhere != prevElsewhere
+}
+
+// endedFor reports whether the request's session ended after it was asked.
+func (in *Inbox) endedFor(en *entry) bool {
+	m, ok := in.ended.get(sessionKeyOf(en))
+	if !ok {
+		return false
+	}
+	if !m.sequenced || !en.reqSequenced {
+		return true
+	}
+	return en.reqPos.Less(m.pos)
+}
+
+// ownOutcome reports whether the recorded answer came from one of our
+// submissions: its cause is our command or our command's ack, or it names
+// no cause while our latest submission was accepted.
+func (en *entry) ownOutcome() bool {
+	cause := en.card.Outcome.Cause
+	if cause != "" {
+		return en.ownIDs[cause]
+	}
+	s := en.card.Submission
+	return s != nil && s.State == SubmissionAccepted
+}

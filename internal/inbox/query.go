@@ -1,0 +1,68 @@
+package inbox
+
+import "sort"
+
+// Query narrows Cards; an empty field matches everything.
+type Query struct {
+	Agent   string // the event's agent attribute
+	Session string // the session name
+	Kind    string // the request's kind (form, permission, ...)
+}
+
+func (q Query) match(c *Card) bool {
+	return (q.Agent == "" || c.Agent == q.Agent) &&
+		(q.Session == "" || c.Session == q.Session) &&
+		(q.Kind == "" || c.Request.Kind == q.Kind)
+}
+
+// Cards returns copies of the cards q matches: open ones first, by soonest
+// expires_at (cards without one after those with), then longest waiting;
+// settled ones after, most recently settled first.
+func (in *Inbox) Cards(q Query) []Card {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	ens := make([]*entry, 0, len(in.byID))
+	for _, en := range in.byID {
+		if q.match(&en.card) {
+			ens = append(ens, en)
+		}
+	}
+	sort.Slice(ens, func(i, j int) bool { return listBefore(ens[i], ens[j]) })
+	out := make([]Card, len(ens))
+	for i, en := range ens {
+		out[i] = cloneCard(&en.card)
+	}
+	return out
+}
+
+func listBefore(a, b *entry) bool {
+	ao, bo := a.settledOrder == 0, b.settledOrder == 0
+	if ao != bo {
+		return ao
+	}
+	if !ao {
+		return a.settledOrder > b.settledOrder
+	}
+	ae, be := a.card.ExpiresAt, b.card.ExpiresAt
+	if ae.IsZero() != be.IsZero() {
+		return !ae.IsZero()
+	}
+	if !ae.Equal(be) {
+		return ae.Before(be)
+	}
+	if !a.card.ReceivedAt.Equal(b.card.ReceivedAt) {
+		return a.card.ReceivedAt.Before(b.card.ReceivedAt)
+	}
+	return a.arrival < b.arrival
+}
+
+// Card returns a copy of the card with id, and whether it exists.
+func (in *Inbox) Card(id CardID) (Card, bool) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	en, ok := in.byID[id]
+	if !ok {
+		return Card{}, false
+	}
+	return cloneCard(&en.card), true
+}

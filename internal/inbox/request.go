@@ -1,0 +1,78 @@
+package inbox
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/aepforms/aepforms/internal/aep"
+)
+
+// onRequested creates the card for an attention.requested, once per
+// (source, session, id), and wakes the lifecycle events waiting for it.
+func (in *Inbox) onRequested(e *aep.Event) {
+	key := RequestKey{Source: e.Source(), Session: e.Session(), RequestID: e.ID()}
+	id := key.CardID()
+	if _, ok := in.byID[id]; ok {
+		return
+	}
+	in.arrivals++
+	en := &entry{arrival: in.arrivals, fresh: true}
+	en.reqPos, en.reqSequenced = e.Position()
+	c := &en.card
+	c.ID, c.Key = id, key
+	c.Agent, c.Session, c.Run, c.Source = e.Agent(), e.Session(), e.Run(), e.Source()
+	c.Capture, c.Severity = e.Capture(), e.Severity()
+	c.EventID = e.ID()
+	c.ReceivedAt = in.opts.Now()
+	if t, err := time.Parse(time.RFC3339Nano, e.Time()); err == nil {
+		c.AskedAt = t
+	}
+	err := e.DecodeData(&c.Request)
+	c.Malformed = in.malformed(e, c.Request, err)
+	if c.Request.ExpiresAt != "" {
+		t, perr := time.Parse(time.RFC3339Nano, c.Request.ExpiresAt)
+		if perr == nil {
+			c.ExpiresAt = t
+		} else if c.Malformed == "" {
+			c.Malformed = fmt.Sprintf("expires_at %q is not an RFC 3339 time", c.Request.ExpiresAt)
+		}
+	}
+	c.Informational = !c.Request.Controllable()
+
+	in.byID[id] = en
+	sk := subjKey{c.Session, c.EventID}
+	in.bySubject[sk] = append(in.bySubject[sk], en)
+	in.touch(en, true)
+	in.wake(sk)
+}
+
+// malformed says why a request cannot be shown as the form it claims to
+// be, or "" when it can.
+func (in *Inbox) malformed(e *aep.Event, req aep.Request, decodeErr error) string {
+	if e.ID() == "" {
+		return "the request has no id"
+	}
+	if decodeErr != nil {
+		return "the request data does not decode: " + decodeErr.Error()
+	}
+	max := in.opts.MaxFormItems
+	if len(req.Fields) > max {
+		return fmt.Sprintf("the request has %d fields, more than the %d this inbox shows", len(req.Fields), max)
+	}
+	if len(req.Options) > max {
+		return fmt.Sprintf("the request has %d options, more than the %d this inbox shows", len(req.Options), max)
+	}
+	for i, f := range req.Fields {
+		if len(f.Choices) > max {
+			return fmt.Sprintf("field %d has %d choices, more than the %d this inbox shows", i+1, len(f.Choices), max)
+		}
+	}
+	if err := aep.ValidateRequest(req); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+func sessionKeyOf(en *entry) aep.SessionKey {
+	return aep.SessionKey{Source: en.card.Key.Source, Session: en.card.Key.Session}
+}

@@ -1,0 +1,81 @@
+package inbox
+
+import (
+	"time"
+
+	"github.com/aepforms/aepforms/internal/aep"
+)
+
+// Notice is a warning the operator should see beside the cards, such as a
+// possible gap in a session's events.
+type Notice struct {
+	Session  string       // the session concerned (agent-controlled: encode before display)
+	Earliest aep.Position // for replay-exhausted: the earliest position the relay still held
+	Message  string       // in words, e.g. "events may be missing for session s_1"
+	At       time.Time    // when it was raised (inbox clock)
+}
+
+// Status is the inbox's view of its feed.
+type Status struct {
+	FeedConnected bool
+	FeedError     string // the last feed error, "" when none
+	Notices       []Notice
+	Pending       int // open cards (pending or routed)
+}
+
+// Status returns the feed state, the notices (oldest first) and the number
+// of open cards.
+func (in *Inbox) Status() Status {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return Status{
+		FeedConnected: in.feedConnected,
+		FeedError:     in.feedError,
+		Notices:       append([]Notice(nil), in.notices...),
+		Pending:       len(in.byID) - len(in.settled),
+	}
+}
+
+// FeedState records whether the feed is connected and its last error; a
+// change publishes a ChangeStatus.
+func (in *Inbox) FeedState(connected bool, err error) {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.feedConnected == connected && in.feedError == msg {
+		return
+	}
+	in.feedConnected, in.feedError = connected, msg
+	in.publish(Change{Kind: ChangeStatus})
+}
+
+// ReplayExhausted records that the relay no longer held the events of
+// session before earliest: the notice "events may be missing for session
+// X" (one per session, the latest kept; at most MaxNotices).
+func (in *Inbox) ReplayExhausted(session string, earliest aep.Position) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for i, n := range in.notices {
+		if n.Session != session {
+			continue
+		}
+		if n.Earliest == earliest {
+			return
+		}
+		in.notices = append(in.notices[:i], in.notices[i+1:]...)
+		break
+	}
+	in.notices = append(in.notices, Notice{
+		Session:  session,
+		Earliest: earliest,
+		Message:  "events may be missing for session " + session,
+		At:       in.opts.Now(),
+	})
+	if over := len(in.notices) - in.opts.MaxNotices; over > 0 {
+		in.notices = append(in.notices[:0:0], in.notices[over:]...)
+	}
+	in.publish(Change{Kind: ChangeStatus})
+}
