@@ -1,0 +1,219 @@
+package render
+
+import (
+	"cmp"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/aepforms/aepforms/internal/aep"
+)
+
+// Problem codes ParseAnswer reports in aep.Problem.Code beside the aep.Problem*
+// codes it shares with aep.ValidateValues and aep.CheckValues (required,
+// not_a_number, out_of_range, not_a_choice, not_single, blank, unknown_type).
+const (
+	CodeNotAnswerable = "not_answerable" // the request cannot be answered over control from this UI
+	CodeNothingChosen = "nothing_chosen" // a reply needs an option or text and the post has neither
+	CodeBadOption     = "bad_option"     // the option index is not one of the request's options
+	CodeTooLarge      = "too_large"      // a JSON number beyond float64 (e.g. 1e400)
+	CodeOtherConflict = "other_conflict" // a choice picked and Other text typed on a single select
+	CodeNotText       = "not_text"       // text that is not valid UTF-8 (JSON would alter it)
+)
+
+// notTextMessage is the message of CodeNotText.
+const notTextMessage = "This answer holds bytes that are not text; type it again"
+
+// ParseAnswer turns an operator's form post into the answer of a
+// control.attention.respond, driven by the request: a kind:"form" request
+// with fields is answered with values read through the positional control
+// names (FieldName, OtherName; docs/DESIGN.md "The form's wire names"), any
+// other request with option and/or text (see AcceptsOption, AcceptsText).
+// Keys the request gives the form no control for are ignored, so nothing the
+// request does not declare reaches the answer.
+//
+// Values are checked with aep.ValidateValues (the rule the agent enforces)
+// and aep.CheckValues (the UI's stricter checks) after they are built, so an
+// answer ParseAnswer lets through is not refused for a reason the UI could
+// have seen. Problems come in form order (whole-answer problems first), at
+// most one per field, each with a message saying what to do. When there are
+// problems the returned answer is the zero Answer: nothing may be sent.
+func ParseAnswer(req aep.Request, form url.Values) (aep.Answer, []aep.Problem) {
+	if !req.Controllable() {
+		return aep.Answer{}, []aep.Problem{{
+			Code:    CodeNotAnswerable,
+			Message: "This request is answered in the agent's own interface, not here",
+		}}
+	}
+	if req.Kind == aep.KindForm && len(req.Fields) > 0 {
+		values, problems := parseValues(req.Fields, form)
+		if len(problems) > 0 {
+			return aep.Answer{}, problems
+		}
+		return aep.Answer{Values: values}, nil
+	}
+	ans, problems := parseReply(req, form)
+	if len(problems) > 0 {
+		return aep.Answer{}, problems
+	}
+	return ans, nil
+}
+
+// AcceptsOption reports whether the request is answered by picking one of
+// its options (the "option" control): any request with options but a
+// kind:"form" one, whose answer is its values or, without fields, a reply.
+func AcceptsOption(req aep.Request) bool {
+	return req.Kind != aep.KindForm && len(req.Options) > 0
+}
+
+// AcceptsText reports whether the request takes a free-text reply (the
+// "text" control, AEP-0008): kind input, other, a form without fields, and
+// kinds this UI does not know (AEP-0006: rendered as the prompt plus a
+// reply). Permission, review and auth requests are answered through their
+// options, and take a reply only when they offer none, so that every
+// controllable request has some way to be answered.
+func AcceptsText(req aep.Request) bool {
+	switch req.Kind {
+	case aep.KindForm:
+		return len(req.Fields) == 0
+	case aep.KindPermission, aep.KindReview, aep.KindAuth:
+		return len(req.Options) == 0
+	default:
+		return true
+	}
+}
+
+// parseReply reads the option and text controls of a request answered
+// without values.
+func parseReply(req aep.Request, form url.Values) (aep.Answer, []aep.Problem) {
+	var ans aep.Answer
+	offersOption, offersText := AcceptsOption(req), AcceptsText(req)
+	if offersOption {
+		picked := distinctNonEmpty(form[NameOption])
+		switch {
+		case len(picked) > 1:
+			return ans, []aep.Problem{{Code: CodeBadOption, Message: "Choose only one of the options"}}
+		case len(picked) == 1:
+			j, ok := parseIndex(picked[0], len(req.Options))
+			if !ok {
+				return ans, []aep.Problem{{Code: CodeBadOption, Message: "Choose one of the options shown"}}
+			}
+			ans.Option = req.Options[j].ID
+		}
+	}
+	if offersText {
+		t := form.Get(NameText)
+		if !utf8.ValidString(t) {
+			return ans, []aep.Problem{{Code: CodeNotText, Message: notTextMessage}}
+		}
+		if strings.TrimSpace(t) != "" {
+			ans.Text = &t
+		}
+	}
+	if ans.Option != "" || ans.Text != nil {
+		return ans, nil
+	}
+	p := aep.Problem{Code: CodeNothingChosen}
+	switch {
+	case offersOption && offersText:
+		p.Message = "Choose one of the options, or type a reply"
+	case offersOption:
+		p.Message = "Choose one of the options"
+	default:
+		p.Message = "Type a reply"
+	}
+	return ans, []aep.Problem{p}
+}
+
+// parseValues builds answer.values from the form, one field spec at a time,
+// then adds the problems of the protocol core's checks.
+func parseValues(fields []aep.FieldSpec, form url.Values) (aep.Values, []aep.Problem) {
+	values := make(aep.Values, len(fields))
+	var problems []aep.Problem
+	seen := make(map[string]bool, len(fields))
+	for i, f := range fields {
+		if seen[f.ID] {
+			return nil, []aep.Problem{{
+				Code:    CodeNotAnswerable,
+				Message: "This form has two questions with the same id, so it cannot be answered here",
+			}}
+		}
+		seen[f.ID] = true
+		if p, ok := parseField(i, f, form, values); !ok {
+			problems = append(problems, p)
+		}
+	}
+	problems = mergeProblems(fields, problems,
+		aep.ValidateValues(fields, values), aep.CheckValues(fields, values))
+	return values, problems
+}
+
+// mergeProblems concatenates problem lists keeping at most one problem per
+// field (the first: ParseAnswer's own, which are the most specific) and one
+// of each whole-answer problem, ordered as the form is: whole-answer
+// problems, then fields in order, then problems naming fields the form does
+// not have.
+func mergeProblems(fields []aep.FieldSpec, lists ...[]aep.Problem) []aep.Problem {
+	pos := make(map[string]int, len(fields))
+	for i, f := range fields {
+		if _, ok := pos[f.ID]; !ok {
+			pos[f.ID] = i
+		}
+	}
+	rank := func(p aep.Problem) int {
+		if p.Field == "" {
+			return -1
+		}
+		if i, ok := pos[p.Field]; ok {
+			return i
+		}
+		return len(fields)
+	}
+	var out []aep.Problem
+	seenField := map[string]bool{}
+	seenWhole := map[aep.Problem]bool{}
+	for _, list := range lists {
+		for _, p := range list {
+			if p.Field == "" {
+				if seenWhole[p] {
+					continue
+				}
+				seenWhole[p] = true
+			} else {
+				if seenField[p.Field] {
+					continue
+				}
+				seenField[p.Field] = true
+			}
+			out = append(out, p)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b aep.Problem) int { return cmp.Compare(rank(a), rank(b)) })
+	return out
+}
+
+// distinctNonEmpty returns the non-empty strings of vs, first occurrence
+// order, each once. An empty value is what a <select>'s "Choose…" entry
+// posts: nothing chosen.
+func distinctNonEmpty(vs []string) []string {
+	var out []string
+	for _, v := range vs {
+		if v == "" || slices.Contains(out, v) {
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// parseIndex reads a 0-based index below n written canonically ("0", "12";
+// not "+1", "01", " 1").
+func parseIndex(s string, n int) (int, bool) {
+	j, err := strconv.Atoi(s)
+	if err != nil || j < 0 || j >= n || strconv.Itoa(j) != s {
+		return 0, false
+	}
+	return j, true
+}

@@ -1,0 +1,114 @@
+package render
+
+import (
+	"net/url"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/aep"
+)
+
+func answerStr(s string) *string { return &s }
+
+func TestParseAnswerReply(t *testing.T) {
+	t.Parallel()
+	allowDeny := []aep.Option{{ID: "allow", Label: "Allow"}, {ID: "deny", Label: "Deny"}}
+	permission := aep.Request{Kind: aep.KindPermission, Prompt: "Run rm?", Options: allowDeny}
+	review := aep.Request{Kind: aep.KindReview, Prompt: "Ship it?", Options: []aep.Option{{ID: "approve", Label: "Approve"}, {ID: "changes", Label: "Request changes"}}}
+	inputOpts := aep.Request{Kind: aep.KindInput, Prompt: "Which branch?", Options: []aep.Option{{ID: "main", Label: "main"}, {ID: "dev", Label: "dev"}}}
+	input := aep.Request{Kind: aep.KindInput, Prompt: "What next?"}
+	formless := aep.Request{Kind: aep.KindForm, Prompt: "Tell me more"}
+	unknown := aep.Request{Kind: "x-survey", Prompt: "How was it?"}
+	other := aep.Request{Kind: aep.KindOther, Prompt: "Anything?"}
+	bareAuth := aep.Request{Kind: aep.KindAuth, Prompt: "Sign in, then say done"}
+
+	tests := []struct {
+		name string
+		req  aep.Request
+		form url.Values
+		want aep.Answer
+	}{
+		{"permission option index to id", permission, url.Values{"option": {"1"}}, aep.Answer{Option: "deny"}},
+		{"permission ignores text", permission, url.Values{"option": {"0"}, "text": {"and more"}}, aep.Answer{Option: "allow"}},
+		{"same option twice collapses", permission, url.Values{"option": {"1", "1"}}, aep.Answer{Option: "deny"}},
+		{"review option", review, url.Values{"option": {"1"}}, aep.Answer{Option: "changes"}},
+		{"input option", inputOpts, url.Values{"option": {"1"}}, aep.Answer{Option: "dev"}},
+		{"input option and text", inputOpts, url.Values{"option": {"0"}, "text": {"then rebase"}}, aep.Answer{Option: "main", Text: answerStr("then rebase")}},
+		{"input with options takes text alone", inputOpts, url.Values{"text": {"feature/x"}}, aep.Answer{Text: answerStr("feature/x")}},
+		{"input text as typed", input, url.Values{"text": {"  go on\r\nslowly "}}, aep.Answer{Text: answerStr("  go on\r\nslowly ")}},
+		{"input ignores option", input, url.Values{"option": {"0"}, "text": {"x"}}, aep.Answer{Text: answerStr("x")}},
+		{"form without fields takes text", formless, url.Values{"text": {"here"}}, aep.Answer{Text: answerStr("here")}},
+		{"unknown kind takes text", unknown, url.Values{"text": {"fine"}}, aep.Answer{Text: answerStr("fine")}},
+		{"kind other takes text", other, url.Values{"text": {"yes"}}, aep.Answer{Text: answerStr("yes")}},
+		{"auth without options takes text", bareAuth, url.Values{"text": {"done"}}, aep.Answer{Text: answerStr("done")}},
+		{"respond_via naming control", aep.Request{Kind: aep.KindPermission, Options: allowDeny, RespondVia: []string{aep.ViaOOB, aep.ViaControl}},
+			url.Values{"option": {"0"}}, aep.Answer{Option: "allow"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, problems := ParseAnswer(tc.req, tc.form)
+			require.Empty(t, problems, "problems: got %v, want none", problems)
+			assert.Equal(t, tc.want, got, "answer: got %#v, want %#v", got, tc.want)
+		})
+	}
+
+	oob := aep.Request{Kind: aep.KindPermission, Options: allowDeny, RespondVia: []string{aep.ViaOOB}}
+	oobForm := answerEveryType()
+	oobForm.RespondVia = []string{aep.ViaOOB}
+	runAnswerProblemCases(t, []answerProblemCase{
+		{name: "permission bad index", req: &permission, form: url.Values{"option": {"2"}},
+			want: aep.Problem{Code: CodeBadOption, Message: "Choose one of the options shown"}},
+		{name: "permission garbage", req: &permission, form: url.Values{"option": {"deny"}},
+			want: aep.Problem{Code: CodeBadOption}},
+		{name: "two options", req: &permission, form: url.Values{"option": {"0", "1"}},
+			want: aep.Problem{Code: CodeBadOption, Message: "Choose only one of the options"}},
+		{name: "permission empty post", req: &permission, form: url.Values{"token": {"t"}},
+			want: aep.Problem{Code: CodeNothingChosen, Message: "Choose one of the options"}},
+		{name: "permission text alone is not an answer here", req: &permission, form: url.Values{"text": {"deny"}},
+			want: aep.Problem{Code: CodeNothingChosen}},
+		{name: "input with options empty post", req: &inputOpts, form: url.Values{"text": {"  "}},
+			want: aep.Problem{Code: CodeNothingChosen, Message: "Choose one of the options, or type a reply"}},
+		{name: "input blank text", req: &input, form: url.Values{"text": {" \n "}},
+			want: aep.Problem{Code: CodeNothingChosen, Message: "Type a reply"}},
+		{name: "form without fields empty post", req: &formless, form: url.Values{},
+			want: aep.Problem{Code: CodeNothingChosen, Message: "Type a reply"}},
+		{name: "text not UTF-8", req: &input, form: url.Values{"text": {"\xfe"}},
+			want: aep.Problem{Code: CodeNotText}},
+		{name: "respond_via without control", req: &oob, form: url.Values{"option": {"0"}},
+			want: aep.Problem{Code: CodeNotAnswerable}},
+		{name: "form with respond_via without control", req: &oobForm, form: answerValidPost(),
+			want: aep.Problem{Code: CodeNotAnswerable}},
+	})
+}
+
+func TestAcceptsOptionAndText(t *testing.T) {
+	t.Parallel()
+	opts := []aep.Option{{ID: "a", Label: "A"}}
+	fields := []aep.FieldSpec{{ID: "f", Type: aep.FieldString, Label: "F"}}
+	tests := []struct {
+		name             string
+		req              aep.Request
+		option, wantText bool
+	}{
+		{"permission", aep.Request{Kind: aep.KindPermission, Options: opts}, true, false},
+		{"review", aep.Request{Kind: aep.KindReview, Options: opts}, true, false},
+		{"auth with options", aep.Request{Kind: aep.KindAuth, Options: opts}, true, false},
+		{"permission without options", aep.Request{Kind: aep.KindPermission}, false, true},
+		{"input with options", aep.Request{Kind: aep.KindInput, Options: opts}, true, true},
+		{"input", aep.Request{Kind: aep.KindInput}, false, true},
+		{"other", aep.Request{Kind: aep.KindOther}, false, true},
+		{"unknown kind", aep.Request{Kind: "x-new"}, false, true},
+		{"form with fields", aep.Request{Kind: aep.KindForm, Fields: fields, Options: opts}, false, false},
+		{"form without fields", aep.Request{Kind: aep.KindForm}, false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			assert.Equal(t, tc.option, AcceptsOption(tc.req), "AcceptsOption: got %v, want %v", AcceptsOption(tc.req), tc.option)
+			assert.Equal(t, tc.wantText, AcceptsText(tc.req), "AcceptsText: got %v, want %v", AcceptsText(tc.req), tc.wantText)
+		})
+	}
+}
