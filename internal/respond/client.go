@@ -1,0 +1,299 @@
+// Package respond is aepforms' respond path: it turns an operator's answer
+// into one control.attention.respond (AEP-0004) sent over one long-lived
+// WebSocket to the relay, waits for the target's cause-matched ack or the
+// relay's refusal, retries the identical envelope on silence, and reports
+// every outcome. It also keeps the relay's roster, so the UI can tell
+// whether a card's agent is connected before the operator types.
+package respond
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Errors of Submit and Run.
+var (
+	// ErrQueueFull: Config.Queue submissions are already waiting.
+	ErrQueueFull = errors.New("respond: queue full")
+	// ErrClosed: Run has ended (or was already running); nothing more is sent.
+	ErrClosed = errors.New("respond: client closed")
+	// ErrConfig: the Config cannot work (no relay URL, bad scheme).
+	ErrConfig = errors.New("respond: bad config")
+)
+
+// Client is the respond path. Create it with New, start it with Run, and
+// hand it submissions with Submit. Its methods are safe for concurrent use.
+type Client struct {
+	cfg    Config
+	log    *slog.Logger
+	queue  chan *command
+	roster roster
+	subSeq atomic.Uint64
+
+	mu      sync.Mutex
+	cur     *conn         // the live connection, nil when down
+	changed chan struct{} // closed and replaced whenever cur changes
+	lastErr error         // why the last connection attempt or connection failed
+	running bool
+	closed  bool
+}
+
+// New returns a client for cfg (see Config for the defaults). It does not
+// connect until Run.
+func New(cfg Config) *Client {
+	cfg = cfg.withDefaults()
+	return &Client{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		queue:   make(chan *command, cfg.Queue),
+		changed: make(chan struct{}),
+	}
+}
+
+// Submit builds s into its command and queues it; it returns at once. The
+// outcome goes to the Reporter. It fails with ErrInvalid (the submission
+// cannot be a command), ErrQueueFull or ErrClosed; nothing is reported then.
+func (c *Client) Submit(ctx context.Context, s Submission) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	cmd, err := c.build(s)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	select {
+	case c.queue <- cmd:
+		return nil
+	default:
+		return ErrQueueFull
+	}
+}
+
+// Connected reports whether a relay connection is up (hello completed).
+func (c *Client) Connected() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cur != nil
+}
+
+// Err returns why the relay is not connected, nil when it is or before the
+// first attempt.
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cur != nil {
+		return nil
+	}
+	return c.lastErr
+}
+
+// Refresh asks the relay for a new roster snapshot (the app calls it when
+// the feed shows a new session). It never blocks; requests are coalesced,
+// and nothing is sent while disconnected (every connection asks anyway).
+func (c *Client) Refresh() {
+	c.mu.Lock()
+	cn := c.cur
+	c.mu.Unlock()
+	if cn != nil {
+		cn.askRoster()
+	}
+}
+
+// Run connects, keeps the connection up (reconnecting with capped,
+// jittered backoff) and works the queue until ctx ends. It returns nil
+// then, after every goroutine it started has ended and every submission it
+// took has been reported; submissions still queued are reported
+// "unreachable". Run may be called once.
+func (c *Client) Run(ctx context.Context) error {
+	u, err := url.Parse(c.cfg.RelayURL)
+	if err != nil || c.cfg.RelayURL == "" {
+		return fmt.Errorf("%w: relay URL %q", ErrConfig, c.cfg.RelayURL)
+	}
+	switch u.Scheme {
+	case "http", "https", "ws", "wss":
+	default:
+		return fmt.Errorf("%w: relay URL scheme %q", ErrConfig, u.Scheme)
+	}
+	c.mu.Lock()
+	if c.running || c.closed {
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	c.running = true
+	c.mu.Unlock()
+
+	var wg sync.WaitGroup
+	wg.Go(func() { c.connect(ctx) })
+	c.dispatch(ctx)
+	wg.Wait()
+	return nil
+}
+
+// dispatch hands queued commands to workers, at most MaxInFlight at once,
+// until ctx ends; then it waits for the workers and reports what is left.
+func (c *Client) dispatch(ctx context.Context) {
+	sem := make(chan struct{}, c.cfg.MaxInFlight)
+	var workers sync.WaitGroup
+	defer func() {
+		workers.Wait()
+		c.mu.Lock()
+		c.closed = true
+		c.mu.Unlock()
+		for {
+			select {
+			case cmd := <-c.queue:
+				c.report(cmd, failed(ReasonUnreachable, detailUnreachable))
+			default:
+				return
+			}
+		}
+	}()
+	for {
+		var cmd *command
+		select {
+		case <-ctx.Done():
+			return
+		case cmd = <-c.queue:
+		}
+		select {
+		case <-ctx.Done():
+			c.report(cmd, failed(ReasonUnreachable, detailUnreachable))
+			return
+		case sem <- struct{}{}:
+		}
+		workers.Go(func() {
+			defer func() { <-sem }()
+			c.report(cmd, c.deliver(ctx, cmd))
+		})
+	}
+}
+
+// report sends cmd's outcome to the Reporter.
+func (c *Client) report(cmd *command, o Outcome) {
+	o.CardID, o.CommandID = cmd.sub.CardID, cmd.id
+	c.log.Info("command settled", "command", cmd.id, "session", cmd.session,
+		"state", o.State, "reason", o.Reason)
+	c.cfg.Reporter.Outcome(o)
+}
+
+// connect keeps one connection up until ctx ends.
+func (c *Client) connect(ctx context.Context) {
+	backoff := c.cfg.BackoffMin
+	for ctx.Err() == nil {
+		cn, err := c.dial(ctx)
+		if err != nil {
+			c.setConn(nil, err)
+			c.log.Warn("relay connection failed", "err", err, "retry_in", backoff)
+			if !sleep(ctx, jitter(backoff)) {
+				return
+			}
+			backoff = min(backoff*2, c.cfg.BackoffMax)
+			continue
+		}
+		backoff = c.cfg.BackoffMin
+		c.log.Info("relay connected", "roster", cn.roster)
+		c.serve(ctx, cn)
+	}
+}
+
+// serve runs one connection until it ends, then marks the client
+// disconnected. When ctx ends, the connection is closed in order.
+func (c *Client) serve(ctx context.Context, cn *conn) {
+	c.roster.reset()
+	c.setConn(cn, nil)
+	cn.askRoster()
+	var wg sync.WaitGroup
+	wg.Go(cn.housekeep)
+	wg.Go(func() {
+		select {
+		case <-ctx.Done():
+			cn.close("shutdown")
+		case <-cn.done:
+		}
+	})
+	err := cn.read()
+	wg.Wait()
+	cn.cancel()
+	cn.ws.CloseNow()
+	c.roster.reset()
+	if ctx.Err() == nil {
+		c.log.Warn("relay connection lost", "err", err)
+	}
+	c.setConn(nil, fmt.Errorf("respond: relay connection lost: %w", err))
+}
+
+// setConn records the current connection (nil = down) and wakes waiters.
+func (c *Client) setConn(cn *conn, err error) {
+	c.mu.Lock()
+	was := c.cur != nil
+	c.cur, c.lastErr = cn, err
+	close(c.changed)
+	c.changed = make(chan struct{})
+	c.mu.Unlock()
+	if was != (cn != nil) {
+		c.cfg.Notify()
+	}
+}
+
+// awaitConn returns the live connection, waiting for one until deadline.
+// It returns nil with the last connection error when none came.
+func (c *Client) awaitConn(ctx context.Context, deadline time.Time) (*conn, error) {
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	for {
+		c.mu.Lock()
+		cn, changed, err := c.cur, c.changed, c.lastErr
+		c.mu.Unlock()
+		if cn != nil {
+			select {
+			case <-cn.done:
+				// A dead connection not yet cleared: wait for the change.
+			default:
+				return cn, nil
+			}
+		}
+		select {
+		case <-changed:
+		case <-t.C:
+			return nil, err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// jitter spreads d over [d/2, d].
+func jitter(d time.Duration) time.Duration {
+	if d <= 1 {
+		return d
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// sleep waits d or until ctx ends; false when ctx ended.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func failed(reason, detail string) Outcome {
+	return Outcome{State: StateFailed, Reason: reason, Detail: detail}
+}

@@ -1,0 +1,409 @@
+package respond
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/coder/websocket"
+)
+
+// Errors of the connection.
+var (
+	// ErrUnauthorized: the relay refused this client's token at the handshake.
+	ErrUnauthorized = errors.New("respond: relay refused the token")
+	// ErrHello: the relay did not complete the hello exchange.
+	ErrHello = errors.New("respond: hello exchange failed")
+	// errLost: the connection ended while a command was on it.
+	errLost = errors.New("respond: connection lost")
+)
+
+// conn is one live relay connection after a completed hello. Its reader
+// routes replies to the waiters registered on it; when the reader ends,
+// done is closed and every waiter treats the connection as lost.
+type conn struct {
+	c    *Client
+	ws   *websocket.Conn
+	done chan struct{}
+	// ctx scopes every write after the hello. It outlives the Run context
+	// so a shutdown can still say `closing`: the library closes the
+	// connection when a write's context fires, so writes never use a
+	// caller's context.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	roster bool          // the relay advertised the roster frame
+	ask    chan struct{} // a roster request is wanted (buffer 1)
+
+	mu   sync.Mutex
+	subs map[string]chan inFrame   // subscribe id -> subscribed/error reply
+	acks map[string]chan ackResult // command id -> ack or relay error
+	last time.Time                 // when the last frame arrived
+}
+
+// dial connects to {RelayURL}/socket and completes the hello exchange.
+func (c *Client) dial(ctx context.Context) (*conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.DialTimeout)
+	defer cancel()
+	h := http.Header{}
+	if c.cfg.Token != "" {
+		h.Set("Authorization", "Bearer "+c.cfg.Token)
+	}
+	ws, resp, err := websocket.Dial(ctx, socketURL(c.cfg.RelayURL), &websocket.DialOptions{
+		HTTPClient: c.cfg.HTTPClient,
+		HTTPHeader: h,
+	})
+	if resp != nil && resp.Body != nil {
+		resp.Body.Close()
+	}
+	if err != nil {
+		if resp != nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+			return nil, fmt.Errorf("%w (HTTP %d)", ErrUnauthorized, resp.StatusCode)
+		}
+		return nil, fmt.Errorf("respond: dial relay: %w", err)
+	}
+	ws.SetReadLimit(c.cfg.MaxFrame)
+	cn := &conn{
+		c:    c,
+		ws:   ws,
+		done: make(chan struct{}),
+		ask:  make(chan struct{}, 1),
+		subs: make(map[string]chan inFrame),
+		acks: make(map[string]chan ackResult),
+		last: time.Now(),
+	}
+	if err := cn.hello(ctx); err != nil {
+		ws.CloseNow()
+		return nil, err
+	}
+	cn.ctx, cn.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	return cn, nil
+}
+
+// socketURL is the relay base with /socket appended.
+func socketURL(base string) string {
+	return strings.TrimRight(base, "/") + "/socket"
+}
+
+// hello sends ours and reads the relay's, which must select version 0.1.
+func (cn *conn) hello(ctx context.Context) error {
+	cfg := cn.c.cfg
+	b, err := json.Marshal(helloFrame{
+		Type:         "hello",
+		Versions:     []string{aep.Version},
+		Role:         "consumer",
+		Identity:     identity{Agent: cfg.Agent, Instance: cfg.Instance},
+		Capabilities: json.RawMessage(`{}`),
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrHello, err)
+	}
+	if err := cn.ws.Write(ctx, websocket.MessageText, b); err != nil {
+		return fmt.Errorf("%w: %w", ErrHello, err)
+	}
+	typ, b, err := cn.ws.Read(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrHello, err)
+	}
+	if typ != websocket.MessageText {
+		return fmt.Errorf("%w: binary frame", ErrHello)
+	}
+	var f inFrame
+	if err := json.Unmarshal(b, &f); err != nil {
+		return fmt.Errorf("%w: %w", ErrHello, err)
+	}
+	switch {
+	case f.Type == "error" && f.Code == CodeUnauthorized:
+		return fmt.Errorf("%w: %s", ErrUnauthorized, f.Detail)
+	case f.Type == "error":
+		return fmt.Errorf("%w: relay error %q", ErrHello, f.Code)
+	case f.Type != "hello":
+		return fmt.Errorf("%w: first frame is %q", ErrHello, f.Type)
+	case len(f.Versions) != 1 || f.Versions[0] != aep.Version:
+		return fmt.Errorf("%w: relay selected versions %q", ErrHello, f.Versions)
+	}
+	_, cn.roster = f.Capabilities["roster"]
+	return nil
+}
+
+// write sends v as one text frame.
+func (cn *conn) write(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return cn.writeRaw(b)
+}
+
+// writeRaw sends b as one text frame under the write timeout (a write that
+// times out closes the connection). The library serializes concurrent
+// writers; its lock is taken under the same deadline.
+func (cn *conn) writeRaw(b []byte) error {
+	ctx, cancel := context.WithTimeout(cn.ctx, cn.c.cfg.WriteTimeout)
+	defer cancel()
+	return cn.ws.Write(ctx, websocket.MessageText, b)
+}
+
+// read runs the reader until the connection ends. It reads under the
+// connection's own long-lived context (the library closes the connection
+// when a read context fires); shutdown goes through close. It closes done
+// on return.
+func (cn *conn) read() error {
+	defer close(cn.done)
+	for {
+		typ, b, err := cn.ws.Read(cn.ctx)
+		if err != nil {
+			return err
+		}
+		cn.mu.Lock()
+		cn.last = time.Now()
+		cn.mu.Unlock()
+		if typ != websocket.MessageText {
+			cn.c.log.Debug("relay sent a binary frame; ignored")
+			continue
+		}
+		cn.route(b)
+	}
+}
+
+// route dispatches one text frame.
+func (cn *conn) route(b []byte) {
+	var f inFrame
+	if err := json.Unmarshal(b, &f); err != nil {
+		cn.c.log.Debug("relay sent a frame that is not a JSON object; ignored", "err", err)
+		return
+	}
+	if isEvent(f.Type) {
+		cn.event(b)
+		return
+	}
+	switch f.Type {
+	case "ping":
+		t := f.T
+		if t == nil {
+			t = json.RawMessage("null")
+		}
+		if err := cn.write(pingFrame{Type: "pong", T: t}); err != nil {
+			cn.c.log.Debug("pong not written", "err", err)
+		}
+	case "subscribed":
+		cn.reply(f.ID, f)
+	case "error":
+		cn.relayError(f)
+	case "roster":
+		taken, again := cn.c.roster.set(f.ID, f.Entries)
+		if taken {
+			cn.c.cfg.Notify()
+		}
+		if again {
+			cn.askRoster()
+		}
+	case "closing":
+		cn.c.log.Info("relay is closing the connection", "reason", f.Reason)
+	}
+	// pong, unsubscribed, replay-exhausted, hello and unknown frames need
+	// nothing (unknown frames are ignored, AEP-0003 §2).
+}
+
+// event hands an ack to the command waiting for its cause.
+func (cn *conn) event(b []byte) {
+	ev, err := aep.Decode(b)
+	if err != nil {
+		cn.c.log.Debug("relay sent an undecodable event; ignored", "err", err)
+		return
+	}
+	if ev.Type() != typeAccepted && ev.Type() != typeRejected {
+		return
+	}
+	cn.settle(ev.Cause(), ackResult{event: ev})
+}
+
+// relayError routes an error frame: by cause to a command, by id to a
+// subscription or the roster request.
+func (cn *conn) relayError(f inFrame) {
+	if f.Cause != "" {
+		cn.settle(f.Cause, ackResult{code: f.Code, detl: f.Detail})
+		if f.Code == CodeNoRoute || f.Code == CodeAmbiguous {
+			cn.c.Refresh()
+		}
+		return
+	}
+	if cn.c.roster.refused(f.ID) {
+		cn.c.log.Warn("relay refused the roster request", "code", f.Code)
+		cn.c.cfg.Notify()
+		return
+	}
+	if f.ID != "" && cn.reply(f.ID, f) {
+		return
+	}
+	cn.c.log.Warn("relay error", "code", f.Code, "detail", f.Detail)
+}
+
+// reply hands a subscribe reply to its waiter; false when none waits.
+func (cn *conn) reply(id string, f inFrame) bool {
+	cn.mu.Lock()
+	ch, ok := cn.subs[id]
+	cn.mu.Unlock()
+	if ok {
+		select {
+		case ch <- f:
+		default:
+		}
+	}
+	return ok
+}
+
+// settle hands a result to the command waiting on cause, dropping
+// redeliveries once one is pending.
+func (cn *conn) settle(cause string, r ackResult) {
+	cn.mu.Lock()
+	ch, ok := cn.acks[cause]
+	cn.mu.Unlock()
+	if ok {
+		select {
+		case ch <- r:
+		default:
+		}
+	}
+}
+
+// watch registers a command's ack waiter. Register before subscribing, so
+// an ack replayed or delivered before `subscribed` is not missed.
+func (cn *conn) watch(id string) (<-chan ackResult, func()) {
+	ch := make(chan ackResult, 1)
+	cn.mu.Lock()
+	cn.acks[id] = ch
+	cn.mu.Unlock()
+	return ch, func() {
+		cn.mu.Lock()
+		delete(cn.acks, id)
+		cn.mu.Unlock()
+	}
+}
+
+// subscribe asks for the acks of cmd, replaying the session's buffer too,
+// and returns once the relay answered. It returns the subscription id, the
+// relay's refusal code (when it refused), or errLost / ctx's error. An
+// ack that arrives meanwhile lands in the command's watch channel. If the
+// relay does not answer within wait, the subscription is kept (it may
+// still be honoured) and subscribe returns without error.
+func (cn *conn) subscribe(ctx context.Context, cmd *command, wait time.Duration) (id, code string, err error) {
+	id = "ack-" + cmd.id + "-" + strconv.FormatUint(cn.c.subSeq.Add(1), 10)
+	ch := make(chan inFrame, 1)
+	cn.mu.Lock()
+	cn.subs[id] = ch
+	cn.mu.Unlock()
+	defer func() {
+		cn.mu.Lock()
+		delete(cn.subs, id)
+		cn.mu.Unlock()
+	}()
+	// Positions are exclusive and an ack always follows the request it
+	// answers, so (0, 0) replays every ack the buffer still holds; an older
+	// position gets replay-exhausted and delivery from the earliest held.
+	f := subscribeFrame{
+		Type:   "subscribe",
+		ID:     id,
+		Filter: ackFilter{Session: cmd.session, Type: []string{typeAccepted, typeRejected}, Cause: cmd.id},
+		From:   []fromPosition{{Session: cmd.session}},
+	}
+	if err := cn.write(f); err != nil {
+		return "", "", errLost
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case r := <-ch:
+		if r.Type == "error" {
+			return "", r.Code, nil
+		}
+		return id, "", nil
+	case <-t.C:
+		cn.c.log.Warn("relay did not confirm an ack subscription", "command", cmd.id)
+		return id, "", nil
+	case <-cn.done:
+		return "", "", errLost
+	case <-ctx.Done():
+		return "", "", ctx.Err()
+	}
+}
+
+// unsubscribe ends a subscription, best effort (the reply is not awaited).
+func (cn *conn) unsubscribe(id string) {
+	if id == "" {
+		return
+	}
+	select {
+	case <-cn.done:
+		return
+	default:
+	}
+	if err := cn.write(idFrame{Type: "unsubscribe", ID: id}); err != nil {
+		cn.c.log.Debug("unsubscribe not written", "err", err)
+	}
+}
+
+// askRoster wants a roster request sent; it never blocks.
+func (cn *conn) askRoster() {
+	select {
+	case cn.ask <- struct{}{}:
+	default:
+	}
+}
+
+// housekeep sends roster requests when asked, pings the relay every
+// PingInterval, and drops the connection when nothing arrived for
+// SilenceTimeout. It returns when done closes.
+func (cn *conn) housekeep() {
+	cfg := cn.c.cfg
+	tick := time.NewTicker(min(cfg.PingInterval, cfg.SilenceTimeout))
+	defer tick.Stop()
+	for {
+		select {
+		case <-cn.done:
+			return
+		case <-cn.ask:
+			if !cn.roster {
+				continue
+			}
+			if id := cn.c.roster.next(cfg.DialTimeout); id != "" {
+				if err := cn.write(idFrame{Type: "roster", ID: id}); err != nil {
+					cn.c.log.Debug("roster request not written", "err", err)
+				}
+			}
+			continue
+		case <-tick.C:
+		}
+		cn.mu.Lock()
+		silent := time.Since(cn.last)
+		cn.mu.Unlock()
+		if silent >= cfg.SilenceTimeout {
+			cn.c.log.Warn("relay silent; reconnecting", "silent", silent.Round(time.Millisecond))
+			cn.ws.CloseNow()
+			return
+		}
+		t := json.RawMessage(strconv.FormatInt(time.Now().UnixMilli(), 10))
+		if err := cn.write(pingFrame{Type: "ping", T: t}); err != nil {
+			cn.c.log.Debug("ping not written", "err", err)
+		}
+	}
+}
+
+// close ends the connection deliberately: a `closing` frame, then the
+// close handshake (bounded by the library), then the write context.
+func (cn *conn) close(reason string) {
+	if err := cn.write(closingFrame{Type: "closing", Reason: reason, Delivered: []struct{}{}}); err != nil {
+		cn.c.log.Debug("closing frame not written", "err", err)
+	}
+	if err := cn.ws.Close(websocket.StatusNormalClosure, reason); err != nil {
+		cn.c.log.Debug("close handshake", "err", err)
+	}
+	cn.cancel()
+}

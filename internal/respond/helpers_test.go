@@ -1,0 +1,107 @@
+package respond
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/stretchr/testify/require"
+)
+
+// reports collects outcomes.
+type reports struct{ ch chan Outcome }
+
+func (r *reports) Outcome(o Outcome) { r.ch <- o }
+
+// next returns the next outcome, failing the test after a deadline.
+func (r *reports) next(t *testing.T) Outcome {
+	t.Helper()
+	select {
+	case o := <-r.ch:
+		return o
+	case <-time.After(10 * time.Second):
+		t.Fatal("no outcome reported")
+		return Outcome{}
+	}
+}
+
+var testNow = time.Date(2026, 7, 3, 10, 0, 0, 0, time.UTC)
+
+// testConfig is a config against base with short intervals; the ack window
+// is long so only tests that want silence see it.
+func testConfig(base string) Config {
+	return Config{
+		RelayURL:     base,
+		Source:       "aep://host-a/ui/aepforms",
+		Instance:     "host-a/1",
+		AckWindow:    5 * time.Second,
+		ReplayWait:   20 * time.Millisecond,
+		ConnectWait:  5 * time.Second,
+		DialTimeout:  2 * time.Second,
+		WriteTimeout: 2 * time.Second,
+		BackoffMin:   5 * time.Millisecond,
+		BackoffMax:   50 * time.Millisecond,
+		Now:          func() time.Time { return testNow },
+	}
+}
+
+// start runs a client for cfg until the test ends; cleanup waits for Run.
+func start(t *testing.T, cfg Config) (*Client, *reports) {
+	t.Helper()
+	rep := &reports{ch: make(chan Outcome, 1024)}
+	cfg.Reporter = rep
+	c := New(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Error("Run did not return after cancel")
+		}
+	})
+	return c, rep
+}
+
+// formAnswer is a form answer of ids, numbers and booleans only.
+func formAnswer() (aep.Answer, []aep.FieldSpec) {
+	fields := []aep.FieldSpec{
+		{ID: "n", Type: aep.FieldNumber, Label: "n"},
+		{ID: "ok", Type: aep.FieldBoolean, Label: "ok"},
+		{ID: "pick", Type: aep.FieldSelect, Label: "pick", Choices: []aep.Choice{{ID: "a", Label: "A"}, {ID: "b", Label: "B"}}},
+	}
+	return aep.Answer{Values: aep.Values{"n": json.Number("3"), "ok": true, "pick": "b"}}, fields
+}
+
+// submission is a form submission to session.
+func submission(session, card string) Submission {
+	a, fields := formAnswer()
+	return Submission{CardID: card, Session: session, RequestID: "req-" + card, Answer: a, Fields: fields}
+}
+
+// raws returns the raw bytes of the received frames.
+func raws(rs []received) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = string(r.raw)
+	}
+	return out
+}
+
+// atLeast is a condition: at least n frames of type typ were received.
+func atLeast(typ string, n int) func([]received) bool {
+	return func(log []received) bool {
+		k := 0
+		for _, r := range log {
+			if r.typ == typ {
+				k++
+			}
+		}
+		return k >= n
+	}
+}
