@@ -1,0 +1,171 @@
+package sse
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Writer frames events and comments onto an HTTP response. Each write is
+// one Write call under a write deadline, then a flush. It is safe for
+// concurrent use, so a heartbeat loop may call Ping beside the event loop.
+//
+// Write deadlines are real network deadlines and read the wall clock.
+type Writer struct {
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	buf     []byte
+}
+
+// NewWriter starts an event stream on w: it sets Content-Type
+// text/event-stream, Cache-Control no-store and X-Accel-Buffering no (so a
+// proxy does not buffer the stream), writes status 200 and flushes.
+// writeTimeout bounds every write (0 = no deadline). It returns
+// ErrNotFlushable, before writing anything, when w cannot flush.
+func NewWriter(w http.ResponseWriter, writeTimeout time.Duration) (*Writer, error) {
+	if !canFlush(w) {
+		return nil, ErrNotFlushable
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	h.Del("Content-Length")
+	sw := &Writer{w: w, rc: http.NewResponseController(w), timeout: writeTimeout}
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	sw.setDeadline()
+	w.WriteHeader(http.StatusOK)
+	err := sw.rc.Flush()
+	sw.clearDeadline()
+	if err != nil {
+		return nil, fmt.Errorf("sse: flush headers: %w", err)
+	}
+	return sw, nil
+}
+
+// canFlush reports whether w, or a writer it wraps (Unwrap, as
+// http.ResponseController follows), implements http.Flusher.
+func canFlush(w http.ResponseWriter) bool {
+	for w != nil {
+		if _, ok := w.(http.Flusher); ok {
+			return true
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return false
+		}
+		w = u.Unwrap()
+	}
+	return false
+}
+
+// Event writes one message: id, event and retry fields when set, one data
+// line per line of Data (at least one, so an empty Data still dispatches),
+// then the blank line that dispatches it. An id or event name holding CR or
+// LF, or an id holding NUL, is refused with ErrInvalidField and nothing is
+// written: a producer-controlled string can never forge fields.
+func (sw *Writer) Event(m Message) error {
+	if strings.ContainsAny(m.ID, "\r\n\x00") || strings.ContainsAny(m.Event, "\r\n") {
+		return ErrInvalidField
+	}
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	b := sw.buf[:0]
+	if m.ID != "" {
+		b = append(b, "id: "...)
+		b = append(b, m.ID...)
+		b = append(b, '\n')
+	}
+	if m.Event != "" {
+		b = append(b, "event: "...)
+		b = append(b, m.Event...)
+		b = append(b, '\n')
+	}
+	if ms := m.Retry.Milliseconds(); ms > 0 {
+		b = append(b, "retry: "...)
+		b = strconv.AppendInt(b, ms, 10)
+		b = append(b, '\n')
+	}
+	b = appendLines(b, "data: ", m.Data)
+	b = append(b, '\n')
+	return sw.write(b)
+}
+
+// Comment writes text as comment lines (": text"), one per line of text, so
+// a multi-line text cannot end the comment and start a field. A reader
+// ignores comments; this package's Reader surfaces them.
+func (sw *Writer) Comment(text string) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	return sw.write(appendLines(sw.buf[:0], ": ", text))
+}
+
+// Ping writes the heartbeat comment ": ping". Callers run their own ticker
+// loop (and stop it with their context).
+func (sw *Writer) Ping() error { return sw.Comment("ping") }
+
+// appendLines appends prefix+line+LF for every line of s, lines split at
+// LF, CR and CRLF; s == "" is one empty line.
+func appendLines(b []byte, prefix, s string) []byte {
+	for {
+		i := strings.IndexAny(s, "\r\n")
+		if i < 0 {
+			b = append(b, prefix...)
+			b = append(b, s...)
+			return append(b, '\n')
+		}
+		b = append(b, prefix...)
+		b = append(b, s[:i]...)
+		b = append(b, '\n')
+		if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
+			i++
+		}
+		s = s[i+1:]
+	}
+}
+
+// write sends b in one Write under the deadline and flushes. sw.mu is held.
+func (sw *Writer) write(b []byte) error {
+	sw.buf = b[:0]
+	if cap(sw.buf) > 64<<10 {
+		sw.buf = nil // do not keep a large event's buffer for the stream's life
+	}
+	sw.setDeadline()
+	defer sw.clearDeadline()
+	if _, err := sw.w.Write(b); err != nil {
+		return fmt.Errorf("sse: write: %w", err)
+	}
+	if err := sw.rc.Flush(); err != nil {
+		return fmt.Errorf("sse: flush: %w", err)
+	}
+	return nil
+}
+
+func (sw *Writer) setDeadline() {
+	if sw.timeout > 0 {
+		sw.deadline(time.Now().Add(sw.timeout))
+	}
+}
+
+// clearDeadline lifts the deadline after a write, so an idle stream's
+// connection is not left with a passed deadline for the server's own
+// final writes.
+func (sw *Writer) clearDeadline() {
+	if sw.timeout > 0 {
+		sw.deadline(time.Time{})
+	}
+}
+
+// deadline sets the write deadline. Its error is ignored on purpose: a
+// writer without deadline support (http.ErrNotSupported, such as
+// httptest.ResponseRecorder) is written without one, and on a broken
+// connection the Write that follows reports the failure.
+func (sw *Writer) deadline(t time.Time) {
+	_ = sw.rc.SetWriteDeadline(t)
+}

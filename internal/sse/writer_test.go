@@ -1,0 +1,194 @@
+package sse
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestNewWriterHeaders(t *testing.T) {
+	t.Parallel()
+	rec := httptest.NewRecorder()
+	_, err := NewWriter(rec, time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, rec.Code)
+	assert.Equal(t, "text/event-stream", rec.Header().Get("Content-Type"))
+	assert.Equal(t, "no-store", rec.Header().Get("Cache-Control"))
+	assert.Equal(t, "no", rec.Header().Get("X-Accel-Buffering"))
+	assert.True(t, rec.Flushed, "headers are flushed at once")
+}
+
+// plainWriter hides the recorder's Flush.
+type plainWriter struct{ http.ResponseWriter }
+
+// wrapped exposes the recorder only through Unwrap, as middleware does.
+type wrapped struct{ inner http.ResponseWriter }
+
+func (w wrapped) Header() http.Header         { return w.inner.Header() }
+func (w wrapped) Write(b []byte) (int, error) { return w.inner.Write(b) }
+func (w wrapped) WriteHeader(code int)        { w.inner.WriteHeader(code) }
+func (w wrapped) Unwrap() http.ResponseWriter { return w.inner }
+
+func TestNewWriterFlushable(t *testing.T) {
+	t.Parallel()
+	rec := httptest.NewRecorder()
+	_, err := NewWriter(plainWriter{rec}, 0)
+	require.ErrorIs(t, err, ErrNotFlushable)
+	assert.False(t, rec.Flushed, "nothing written when not flushable")
+	assert.Empty(t, rec.Header().Get("Content-Type"))
+
+	rec = httptest.NewRecorder()
+	w, err := NewWriter(wrapped{rec}, 0)
+	require.NoError(t, err, "a writer that unwraps to a flusher is accepted")
+	require.NoError(t, w.Ping())
+	assert.Equal(t, ": ping\n", rec.Body.String())
+}
+
+func TestWriterFraming(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		m    Message
+		want string
+	}{
+		{"all fields", Message{ID: "s:0:4", Event: "attention.requested", Data: `{"a":1}`, Retry: 1500 * time.Millisecond},
+			"id: s:0:4\nevent: attention.requested\nretry: 1500\ndata: {\"a\":1}\n\n"},
+		{"data only", Message{Data: "x"}, "data: x\n\n"},
+		{"empty data still dispatches", Message{}, "data: \n\n"},
+		{"multi-line data split at LF, CR and CRLF", Message{Data: "a\nb\rc\r\nd"}, "data: a\ndata: b\ndata: c\ndata: d\n\n"},
+		{"trailing line break kept", Message{Data: "a\n"}, "data: a\ndata: \n\n"},
+		{"leading space kept by the separator space", Message{ID: " i", Data: " d"}, "id:  i\ndata:  d\n\n"},
+		{"sub-millisecond retry written as none", Message{Data: "x", Retry: time.Microsecond}, "data: x\n\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rec := httptest.NewRecorder()
+			w, err := NewWriter(rec, time.Second)
+			require.NoError(t, err)
+			require.NoError(t, w.Event(tc.m))
+			assert.Equal(t, tc.want, rec.Body.String())
+		})
+	}
+}
+
+func TestWriterRefusesForgedFields(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		m    Message
+	}{
+		{"LF in id", Message{ID: "a\ndata: forged", Data: "x"}},
+		{"CR in id", Message{ID: "a\rdata: forged", Data: "x"}},
+		{"NUL in id", Message{ID: "a\x00b", Data: "x"}},
+		{"LF in event", Message{Event: "a\n\ndata: forged", Data: "x"}},
+		{"CR in event", Message{Event: "a\r", Data: "x"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rec := httptest.NewRecorder()
+			w, err := NewWriter(rec, 0)
+			require.NoError(t, err)
+			require.ErrorIs(t, w.Event(tc.m), ErrInvalidField)
+			assert.Empty(t, rec.Body.String(), "nothing written")
+		})
+	}
+}
+
+func TestWriterComment(t *testing.T) {
+	t.Parallel()
+	rec := httptest.NewRecorder()
+	w, err := NewWriter(rec, 0)
+	require.NoError(t, err)
+	require.NoError(t, w.Comment("replay-exhausted s 0:5"))
+	require.NoError(t, w.Comment("two\ndata: forged\r\n"))
+	require.NoError(t, w.Ping())
+	assert.Equal(t, ": replay-exhausted s 0:5\n: two\n: data: forged\n: \n: ping\n", rec.Body.String())
+
+	got, err := readAll(NewReader(strings.NewReader(rec.Body.String()), 0))
+	require.NoError(t, err)
+	assert.Equal(t, []Item{comment("replay-exhausted s 0:5"), comment("two"), comment("data: forged"), comment(""), comment("ping")}, got,
+		"a multi-line comment stays comments, no event is forged")
+}
+
+// TestWriterReaderOverHTTP streams through a real server: what the Writer
+// sends is what the Reader returns, comments included.
+func TestWriterReaderOverHTTP(t *testing.T) {
+	t.Parallel()
+	sent := []Message{
+		{ID: "s 1:0:0", Event: "session.started", Data: `{"a":"b"}`},
+		{Event: "agent.heartbeat", Data: "{}"},
+		{ID: "s 1:0:1", Event: "attention.requested", Data: "line1\nline2", Retry: 3 * time.Second},
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w, err := NewWriter(rw, time.Second)
+		if err != nil {
+			http.Error(rw, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		for _, m := range sent {
+			if w.Event(m) != nil || w.Ping() != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	resp, err := srv.Client().Get(srv.URL)
+	require.NoError(t, err)
+	t.Cleanup(func() { resp.Body.Close() })
+	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	got, err := readAll(NewReader(resp.Body, 0))
+	require.NoError(t, err)
+	want := []Item{
+		{Message: Message{ID: "s 1:0:0", Event: "session.started", Data: `{"a":"b"}`}}, comment("ping"),
+		{Message: Message{ID: "s 1:0:0", Event: "agent.heartbeat", Data: "{}"}}, comment("ping"),
+		{Message: Message{ID: "s 1:0:1", Event: "attention.requested", Data: "line1\nline2", Retry: 3 * time.Second}}, comment("ping"),
+	}
+	assert.Equal(t, want, got, "the id persists over the id-less agent event")
+}
+
+// TestWriterDeadline: a client that stops reading makes a write fail within
+// the write timeout instead of blocking the handler forever.
+func TestWriterDeadline(t *testing.T) {
+	t.Parallel()
+	done := make(chan error, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w, err := NewWriter(rw, 50*time.Millisecond)
+		if err != nil {
+			done <- err
+			return
+		}
+		big := Message{Data: strings.Repeat("x", 1<<20)}
+		for {
+			if err := w.Event(big); err != nil {
+				done <- err
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	_, err = conn.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
+	require.NoError(t, err)
+	// The client reads nothing: socket buffers fill, then the deadline fires.
+	select {
+	case err := <-done:
+		require.Error(t, err)
+		var ne net.Error
+		assert.True(t, errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "timeout"),
+			"got %v, want a write timeout", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("write to a stalled client did not time out")
+	}
+}
