@@ -243,8 +243,8 @@ func parseMulti(i int, f aep.FieldSpec, form url.Values, values aep.Values) (aep
 	return aep.Problem{}, true
 }
 
-// choiceInMessage is how a message names a choice: its label, or its id when
-// the label is empty.
+// choiceInMessage is how a message names a choice: its label, or its id
+// when the label is empty.
 func choiceInMessage(c aep.Choice) string {
 	if strings.TrimSpace(c.Label) != "" {
 		return c.Label
@@ -255,9 +255,10 @@ func choiceInMessage(c aep.Choice) string {
 // quoteInMessageMax is the most runes of quoted text a message carries.
 const quoteInMessageMax = 60
 
-// quoteInMessage sets text inside a message apart in typographic quotes, on one line
-// (runs of white space, line breaks included, become one space) and cut to
-// quoteInMessageMax runes with an ellipsis. HTML escaping is the renderer's job.
+// quoteInMessage sets text inside a message apart in typographic quotes, on
+// one line (runs of white space, line breaks included, become one space), cut
+// to quoteInMessageMax runes with an ellipsis. HTML escaping is the
+// renderer's job.
 func quoteInMessage(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if utf8.RuneCountInString(s) > quoteInMessageMax {

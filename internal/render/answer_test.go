@@ -351,6 +351,16 @@ func TestParseAnswerProblemsMerged(t *testing.T) {
 	assert.Equal(t, aep.ProblemRequired, problems[0].Code, "first problem: got %v", problems[0])
 }
 
+func TestParseAnswerCoreCheckProblems(t *testing.T) {
+	t.Parallel()
+	// Problems only aep.CheckValues sees reach the operator too: Other text
+	// that repeats a ticked choice's id would send that id twice.
+	runAnswerProblemCases(t, []answerProblemCase{
+		{name: "Other text repeating a ticked id", form: answerPost(map[string][]string{"f8": {"0"}, "f8-other": {"a"}}),
+			want: aep.Problem{Field: "tags", Code: aep.ProblemDuplicate}},
+	})
+}
+
 func TestMergeProblems(t *testing.T) {
 	t.Parallel()
 	fields := answerEveryType().Fields
