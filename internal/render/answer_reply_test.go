@@ -103,6 +103,7 @@ func TestAcceptsOptionAndText(t *testing.T) {
 		{"unknown kind", aep.Request{Kind: "x-new"}, false, true},
 		{"form with fields", aep.Request{Kind: aep.KindForm, Fields: fields, Options: opts}, false, false},
 		{"form without fields", aep.Request{Kind: aep.KindForm}, false, true},
+		{"form without fields, with options", aep.Request{Kind: aep.KindForm, Options: opts}, false, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
