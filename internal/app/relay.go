@@ -1,0 +1,206 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/aepforms/aepforms/internal/relay"
+)
+
+// relayDrain is how long a relay drains on shutdown before it is forced
+// (and the process exits 1).
+const relayDrain = 5 * time.Second
+
+// relaySettings are the relay's knobs under the reference stack's names.
+type relaySettings struct {
+	host        string
+	port        int
+	token       string
+	buffer      int
+	maxSessions int
+	maxBody     int64
+	maxBatch    int
+	maxFrom     int // 0: the session cap
+}
+
+// relayEnv maps each flag to its environment variable.
+var relayEnv = map[string]string{
+	"host": "AEP_HOST", "port": "AEP_PORT", "token": "AEP_TOKEN", "buffer": "AEP_BUFFER",
+	"max-sessions": "AEP_MAX_SESSIONS", "max-body": "AEP_MAX_BODY", "max-batch": "AEP_MAX_BATCH", "max-from": "AEP_MAX_FROM",
+}
+
+// register declares the relay flags with the reference defaults. The env
+// is applied after parsing (applyEnv), so -h never prints a token.
+func (s *relaySettings) register(fs *flag.FlagSet) {
+	d := relay.DefaultConfig()
+	fs.StringVar(&s.host, "host", "127.0.0.1", "bind address (env AEP_HOST)")
+	fs.IntVar(&s.port, "port", 8787, "port, 0 picks a free one (env AEP_PORT)")
+	fs.StringVar(&s.token, "token", "", "bearer token every request but bare /healthz must carry; unset = open and watch-only, commands refused (env AEP_TOKEN)")
+	fs.IntVar(&s.buffer, "buffer", d.Buffer, "replay buffer per session, in events (env AEP_BUFFER)")
+	fs.IntVar(&s.maxSessions, "max-sessions", d.MaxSessions, "sessions held; the least recently written is evicted (env AEP_MAX_SESSIONS)")
+	fs.Int64Var(&s.maxBody, "max-body", d.MaxBody, "largest POST body or WebSocket frame, in bytes (env AEP_MAX_BODY)")
+	fs.IntVar(&s.maxBatch, "max-batch", d.MaxBatch, "most events in one NDJSON batch (env AEP_MAX_BATCH)")
+	fs.IntVar(&s.maxFrom, "max-from", 0, "most resume positions in one from; 0 = the session cap (env AEP_MAX_FROM)")
+}
+
+// applyEnv fills every flag not given on the command line from its
+// environment variable (flags win).
+func (s *relaySettings) applyEnv(fs *flag.FlagSet, env Env) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for name, key := range relayEnv {
+		v := env(key)
+		if set[name] || v == "" {
+			continue
+		}
+		if err := fs.Set(name, v); err != nil {
+			return fmt.Errorf("%s=%q: %v", key, redactIf(name == "token", v), err)
+		}
+	}
+	if s.port < 0 || s.port > 65535 {
+		return fmt.Errorf("port %d is out of range", s.port)
+	}
+	for _, n := range []struct {
+		name string
+		v    int64
+	}{{"buffer", int64(s.buffer)}, {"max-sessions", int64(s.maxSessions)}, {"max-body", s.maxBody}, {"max-batch", int64(s.maxBatch)}, {"max-from", int64(s.maxFrom)}} {
+		if n.v < 0 || (n.v == 0 && n.name != "max-from") {
+			return fmt.Errorf("--%s must be positive, got %d", n.name, n.v)
+		}
+	}
+	return nil
+}
+
+func redactIf(secret bool, v string) string {
+	if secret {
+		return "[redacted]"
+	}
+	return v
+}
+
+func (s relaySettings) addr() string { return net.JoinHostPort(s.host, strconv.Itoa(s.port)) }
+
+// config is the relay.Config these settings describe.
+func (s relaySettings) config(logger *slog.Logger) relay.Config {
+	cfg := relay.DefaultConfig()
+	cfg.Token = s.token
+	cfg.Buffer, cfg.MaxSessions, cfg.MaxBody, cfg.MaxBatch = s.buffer, s.maxSessions, s.maxBody, s.maxBatch
+	cfg.MaxFrom = s.maxFrom
+	if cfg.MaxFrom == 0 {
+		cfg.MaxFrom = s.maxSessions
+	}
+	cfg.Logger = logger
+	return cfg
+}
+
+// relayServerConfig says where and how startRelay serves a relay.
+type relayServerConfig struct {
+	Addr  string        // listen address; port 0 picks a free port
+	Relay relay.Config  // the relay itself
+	Drain time.Duration // drain time on shutdown before forcing; 0 = 5 s
+	// Started, when set, is given the relay once it serves (for healthz counts).
+	Started func(*relay.Relay)
+}
+
+// startRelay listens on cfg.Addr and serves a relay until ctx ends. It
+// returns the bound address at once; wait blocks until the relay has
+// drained (nil), the drain was forced after cfg.Drain (an error with exit
+// status 1), or the server failed.
+func startRelay(ctx context.Context, cfg relayServerConfig, logger *slog.Logger) (addr string, wait func() error, err error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Drain <= 0 {
+		cfg.Drain = relayDrain
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("relay: listen: %w", err)
+	}
+	rl := relay.New(cfg.Relay)
+	srv := &http.Server{
+		Handler:           rl.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	addr = ln.Addr().String()
+	logger.Info("relay listening on http://" + addr)
+	if cfg.Relay.Token != "" {
+		logger.Info("relay auth: token required")
+	} else {
+		logger.Warn("relay auth: open, watch-only: commands refused (set AEP_TOKEN to route control)")
+	}
+	if cfg.Started != nil {
+		cfg.Started(rl)
+	}
+	wait = func() error {
+		select {
+		case err := <-served:
+			return fmt.Errorf("relay: serve: %w", err)
+		case <-ctx.Done():
+		}
+		dctx, cancel := context.WithTimeout(context.Background(), cfg.Drain)
+		defer cancel()
+		srvDone := make(chan error, 1)
+		go func() { srvDone <- srv.Shutdown(dctx) }()
+		rerr := rl.Shutdown(dctx)
+		serr := <-srvDone
+		if rerr != nil || serr != nil {
+			_ = srv.Close()
+			<-served
+			return &exitError{code: 1, err: fmt.Errorf("relay: drain did not finish within %s: %w", cfg.Drain, errors.Join(rerr, serr))}
+		}
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("relay: serve: %w", err)
+		}
+		logger.Info("relay drained")
+		return nil
+	}
+	return addr, wait, nil
+}
+
+// runRelay is `aepforms relay`: the embedded AEP 0.1 relay alone.
+func runRelay(ctx context.Context, args []string, env Env, _ io.Reader, _, stderr io.Writer) error {
+	fs := flag.NewFlagSet("relay", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: aepforms relay [flags]")
+		fmt.Fprintln(stderr, "\nRuns the embedded AEP 0.1 relay: POST /events, GET /stream (SSE), /socket (WebSocket), /healthz.")
+		fmt.Fprintln(stderr, "Each flag falls back to its AEP_* environment variable, then to the reference default.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	var s relaySettings
+	s.register(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "aepforms relay: unexpected argument %q\n", fs.Arg(0))
+		return fmt.Errorf("%w: unexpected argument", ErrUsage)
+	}
+	if err := s.applyEnv(fs, env); err != nil {
+		fmt.Fprintf(stderr, "aepforms relay: %v\n", err)
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	_, wait, err := startRelay(ctx, relayServerConfig{Addr: s.addr(), Relay: s.config(logger)}, logger)
+	if err != nil {
+		return err
+	}
+	return wait()
+}

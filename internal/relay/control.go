@@ -1,0 +1,126 @@
+package relay
+
+import (
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/aepforms/aepforms/internal/aep"
+)
+
+// Command-path refusal codes (AEP-0004 §4.2), sent to the sender as an
+// error frame whose cause is the command's id. A refused command is never
+// stored or fanned out.
+const (
+	codeUnauthorized = "unauthorized"
+	codeUnsupported  = "unsupported"
+	codeAmbiguous    = "ambiguous"
+	codeNoRoute      = "no-route"
+)
+
+// route delivers a command to the one live connection claiming its
+// session, byte-identically and on every transmission (the target dedupes
+// retries), then keeps it in the session's history and fans it out. With
+// no token configured the relay is watch-only and refuses every command.
+func (r *Relay) route(from *wsConn, ev *aep.Event) {
+	refuse := func(code, detail string) {
+		from.send(errorFrame{Cause: ev.ID(), Code: code, Detail: detail})
+		r.log.Info("relay: command refused", "code", code, "type", ev.Type())
+	}
+	if r.cfg.Token == "" {
+		refuse(codeUnauthorized, "this relay runs without a token (watch-only): control needs an authenticated binding (AEP-0004 §4.1)")
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	claimants := r.claims[ev.Session()]
+	switch {
+	case len(claimants) == 0:
+		refuse(codeNoRoute, "no connected emitter owns this session")
+		return
+	case len(claimants) > 1:
+		refuse(codeAmbiguous, strconv.Itoa(len(claimants))+" live connections claim this session")
+		return
+	}
+	target := claimants[0]
+	if !slices.Contains(target.accepts, ev.Type()) {
+		refuse(codeUnsupported, "the session's owner does not declare this command type in control.accepts")
+		return
+	}
+	target.out.pushControl(item{kind: itemFrame, frame: ev.Raw()})
+	r.store.add(ev)
+	r.fanOutLocked(ev)
+}
+
+// claimLocked makes c a claimant of session. A connection keeps at most
+// MaxSessions claims; past that its oldest claim lapses.
+func (r *Relay) claimLocked(c *wsConn, session string) {
+	if slices.Contains(r.claims[session], c) {
+		return
+	}
+	r.claims[session] = append(r.claims[session], c)
+	c.claimed = append(c.claimed, session)
+	if len(c.claimed) > r.cfg.MaxSessions {
+		r.unclaimLocked(c, c.claimed[0])
+		c.claimed = slices.Delete(c.claimed, 0, 1)
+	}
+}
+
+func (r *Relay) unclaimLocked(c *wsConn, session string) {
+	rest := slices.DeleteFunc(r.claims[session], func(x *wsConn) bool { return x == c })
+	if len(rest) == 0 {
+		delete(r.claims, session)
+		return
+	}
+	r.claims[session] = rest
+}
+
+// dropConn forgets a closed connection: its claims, its subscriptions.
+func (r *Relay) dropConn(c *wsConn) {
+	c.mu.Lock()
+	subs := make([]*subscriber, 0, len(c.subs))
+	for _, s := range c.subs {
+		subs = append(subs, s)
+	}
+	c.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, session := range c.claimed {
+		r.unclaimLocked(c, session)
+	}
+	c.claimed = nil
+	for _, s := range subs {
+		delete(r.subs, s)
+	}
+	delete(r.conns, c)
+}
+
+// rosterEntries lists every live (connection, claimed session) pair with
+// the claimant's hello declarations verbatim, sorted by session.
+func (r *Relay) rosterEntries() []rosterEntry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := []rosterEntry{}
+	for session, cs := range r.claims {
+		for _, c := range cs {
+			out = append(out, rosterEntry{Session: session, Agent: c.agent, Instance: c.instance, Control: c.control, Emits: c.emits})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Session < out[j].Session })
+	return out
+}
+
+// attachSocket queues a socket subscription's subscribed frame and replay
+// and registers it for live delivery, all under the lock (no gap, no
+// duplicate at the seam).
+func (r *Relay) attachSocket(sub *subscriber, from resume, subscribed []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sub.out.pushControl(item{kind: itemFrame, frame: subscribed})
+	if rp := r.planLocked(sub, from); len(rp.marks) > 0 || len(rp.events) > 0 {
+		sub.out.pushControl(item{kind: itemReplay, sub: sub, replay: rp})
+	}
+	r.subs[sub] = struct{}{}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

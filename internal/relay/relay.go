@@ -1,0 +1,238 @@
+package relay
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aepforms/aepforms/internal/aep"
+)
+
+// ErrShuttingDown is returned for work refused because the relay drains.
+var ErrShuttingDown = errors.New("relay: shutting down")
+
+// Relay is an AEP 0.1 relay: HTTP emit and discovery, SSE consume,
+// WebSocket duplex with subscriptions, roster and control routing, over
+// bounded per-session replay buffers. Create it with New.
+type Relay struct {
+	cfg     Config
+	log     *slog.Logger
+	started time.Time
+
+	mu       sync.Mutex // guards everything below
+	store    *store
+	subs     map[*subscriber]struct{}
+	sse      int                  // open SSE streams
+	conns    map[*wsConn]struct{} // open WebSocket connections (after hello)
+	claims   map[string][]*wsConn // session -> live claimants, claim order
+	shutting bool
+	wg       sync.WaitGroup
+
+	// drain is cancelled when Shutdown starts; closing is its Done channel.
+	drain      context.Context
+	startDrain context.CancelFunc
+	closing    <-chan struct{}
+}
+
+// subscriber is one SSE stream or one WebSocket subscription.
+type subscriber struct {
+	filter  *aep.Filter // nil matches everything
+	ceiling aep.Capture // CaptureFull: as received
+	out     *outbox
+	id      string                  // the WS subscription id as the peer's JSON, "" for SSE
+	conn    *wsConn                 // nil for SSE
+	pos     map[string]aep.Position // WS: highest delivered per session (writer-owned)
+}
+
+func (s *subscriber) match(ev *aep.Event) bool { return s.filter == nil || s.filter.Match(ev) }
+
+// New returns a relay configured by cfg (zero fields take DefaultConfig's).
+func New(cfg Config) *Relay {
+	cfg = cfg.withDefaults()
+	drain, startDrain := context.WithCancel(context.Background())
+	return &Relay{
+		drain:      drain,
+		startDrain: startDrain,
+		closing:    drain.Done(),
+		cfg:        cfg,
+		log:        cfg.Logger,
+		started:    cfg.Now(),
+		store:      newStore(cfg.Buffer, cfg.MaxSessions),
+		subs:       make(map[*subscriber]struct{}),
+		conns:      make(map[*wsConn]struct{}),
+		claims:     make(map[string][]*wsConn),
+	}
+}
+
+// Handler serves the relay's routes: /events (GET discovery, POST
+// ingest), /.well-known/aep, /stream (SSE), /socket (WebSocket) and
+// /healthz.
+func (r *Relay) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", r.handleHealthz)
+	mux.Handle("GET /events", r.authed(http.HandlerFunc(r.handleDiscovery)))
+	mux.Handle("GET /.well-known/aep", r.authed(http.HandlerFunc(r.handleDiscovery)))
+	mux.Handle("POST /events", r.authed(http.HandlerFunc(r.handleIngest)))
+	mux.Handle("GET /stream", r.authed(http.HandlerFunc(r.handleStream)))
+	mux.Handle("GET /socket", r.authed(http.HandlerFunc(r.handleSocket)))
+	return mux
+}
+
+// Stats counts what the relay holds: sessions buffered, subscribers (SSE
+// streams plus WebSocket subscriptions) and WebSocket connections.
+type Stats struct {
+	Sessions    int `json:"sessions"`
+	Subscribers int `json:"subscribers"`
+	Connections int `json:"connections"`
+}
+
+// Stats returns the current counts.
+func (r *Relay) Stats() Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return Stats{Sessions: len(r.store.sessions), Subscribers: len(r.subs), Connections: len(r.conns)}
+}
+
+// Shutdown drains the relay: new streams and sockets are refused, every
+// SSE stream gets `: shutting-down` and ends, every socket gets a closing
+// frame with its delivered positions and close 1001. It returns when all
+// have ended, or ctx's error after closing the sockets that had not.
+func (r *Relay) Shutdown(ctx context.Context) error {
+	r.mu.Lock()
+	r.shutting = true
+	r.startDrain()
+	r.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		r.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+	}
+	r.mu.Lock()
+	conns := make([]*wsConn, 0, len(r.conns))
+	for c := range r.conns {
+		conns = append(conns, c)
+	}
+	r.mu.Unlock()
+	for _, c := range conns {
+		c.out.fail()
+		_ = c.ws.CloseNow()
+	}
+	return ctx.Err()
+}
+
+// enter registers a long-lived handler with the drain; false when the relay
+// is already draining.
+func (r *Relay) enter() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.shutting {
+		return false
+	}
+	r.wg.Add(1)
+	return true
+}
+
+// authorized reports whether req carries the configured token (always true
+// when none is configured).
+func (r *Relay) authorized(req *http.Request) bool {
+	if r.cfg.Token == "" {
+		return true
+	}
+	want := []byte(r.cfg.Token)
+	if h := req.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		if subtle.ConstantTimeCompare([]byte(strings.TrimSpace(h[7:])), want) == 1 {
+			return true
+		}
+	}
+	if q := req.URL.Query().Get("access_token"); q != "" {
+		return subtle.ConstantTimeCompare([]byte(q), want) == 1
+	}
+	return false
+}
+
+// authed answers 401 to a request without the token.
+func (r *Relay) authed(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if !r.authorized(req) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="aep"`)
+			writeJSON(w, http.StatusUnauthorized, errorBody{Error: "unauthorized", Detail: "this relay needs its token: Authorization: Bearer or ?access_token="})
+			return
+		}
+		h.ServeHTTP(w, req)
+	})
+}
+
+// attach registers sub for live delivery and returns its replay, both
+// under the lock, so no event falls between replay and live and none is
+// in both.
+func (r *Relay) attach(sub *subscriber, from resume) *replay {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rp := r.planLocked(sub, from)
+	r.subs[sub] = struct{}{}
+	return rp
+}
+
+// history returns the replay for a subscription that will not go live.
+func (r *Relay) history(sub *subscriber, from resume) *replay {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.planLocked(sub, from)
+}
+
+func (r *Relay) planLocked(sub *subscriber, from resume) *replay {
+	if from.none() {
+		return &replay{}
+	}
+	rp := r.store.plan(from, sub.match)
+	return &rp
+}
+
+func (r *Relay) detach(sub *subscriber) {
+	r.mu.Lock()
+	delete(r.subs, sub)
+	r.mu.Unlock()
+}
+
+// ingest buffers ev (admission dedupe on (source, id)) and fans it out as
+// received, redeliveries included. from is the socket it arrived on (nil
+// for HTTP): a sequenced event makes that socket a claimant of its session.
+// It reports whether ev was newly stored.
+func (r *Relay) ingest(ev *aep.Event, from *wsConn) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, sequenced := ev.Seq(); from != nil && sequenced && ev.SessionScoped() {
+		r.claimLocked(from, ev.Session())
+	}
+	stored := r.store.add(ev)
+	r.fanOutLocked(ev)
+	return stored
+}
+
+// fanOutLocked queues ev to every matching subscriber without blocking.
+func (r *Relay) fanOutLocked(ev *aep.Event) {
+	if len(r.subs) == 0 {
+		return
+	}
+	var d *delivery
+	sev := ev.Severity()
+	for s := range r.subs {
+		if !s.match(ev) {
+			continue
+		}
+		if d == nil {
+			d = &delivery{ev: ev}
+		}
+		s.out.pushEvent(item{kind: itemEvent, sub: s, d: d}, sev)
+	}
+}

@@ -1,0 +1,160 @@
+package relay
+
+import (
+	"container/list"
+	"slices"
+	"sort"
+
+	"github.com/aepforms/aepforms/internal/aep"
+)
+
+// entry is one buffered event with its sort key. Sequenced events sort by
+// their own (epoch, seq); seq-less ones (commands, attention.routed) take
+// the highest position the session had when they arrived, so they keep
+// arrival order among the sequenced ones.
+type entry struct {
+	ev  *aep.Event
+	pos aep.Position
+}
+
+// ring is one bounded, (epoch, seq)-ordered replay buffer with (source, id)
+// admission dedupe.
+type ring struct {
+	name    string
+	entries []entry // live entries are entries[head:]
+	head    int
+	ids     map[aep.Key]struct{}
+	high    aep.Position // highest sort position ever admitted
+	hasHigh bool
+	// evictedHigh is the highest position trimmed away; a resume from below
+	// it missed something (replay-exhausted).
+	evictedHigh aep.Position
+	evicted     bool
+	lrw         *list.Element // in store.lrw, nil for the agent ring
+}
+
+func newRing(name string) *ring {
+	return &ring{name: name, ids: make(map[aep.Key]struct{})}
+}
+
+func (b *ring) live() []entry { return b.entries[b.head:] }
+
+func (b *ring) len() int { return len(b.entries) - b.head }
+
+// add admits ev unless its (source, id) is held; it reports whether ev was
+// stored.
+func (b *ring) add(ev *aep.Event, depth int) bool {
+	k := ev.Key()
+	if _, dup := b.ids[k]; dup {
+		return false
+	}
+	pos, sequenced := ev.Position()
+	if !sequenced {
+		pos = b.high
+	}
+	if !b.hasHigh || b.high.Less(pos) {
+		b.high, b.hasHigh = pos, true
+	}
+	b.ids[k] = struct{}{}
+	live := b.live()
+	if n := len(live); n == 0 || !pos.Less(live[n-1].pos) {
+		b.entries = append(b.entries, entry{ev: ev, pos: pos})
+	} else {
+		i := b.upper(pos)
+		b.entries = slices.Insert(b.entries, b.head+i, entry{ev: ev, pos: pos})
+	}
+	for b.len() > depth {
+		old := b.entries[b.head]
+		b.entries[b.head] = entry{}
+		b.head++
+		delete(b.ids, old.ev.Key())
+		if !b.evicted || b.evictedHigh.Less(old.pos) {
+			b.evictedHigh, b.evicted = old.pos, true
+		}
+	}
+	if b.head > 64 && b.head > len(b.entries)/2 {
+		b.entries = append(b.entries[:0:0], b.entries[b.head:]...)
+		b.head = 0
+	}
+	return true
+}
+
+// upper returns the index in live() of the first entry after p.
+func (b *ring) upper(p aep.Position) int {
+	live := b.live()
+	return sort.Search(len(live), func(i int) bool { return p.Less(live[i].pos) })
+}
+
+// after returns the entries strictly after p, whether the resume from p
+// missed evicted events, and the earliest position held.
+func (b *ring) after(p aep.Position) (out []entry, exhausted bool, earliest aep.Position) {
+	live := b.live()
+	if len(live) > 0 {
+		earliest = live[0].pos
+		for _, e := range live {
+			if q, ok := e.ev.Position(); ok {
+				earliest = q
+				break
+			}
+		}
+	}
+	if b.evicted && p.Less(b.evictedHigh) {
+		return live, true, earliest
+	}
+	return live[b.upper(p):], false, earliest
+}
+
+// store holds the per-session rings, at most max of them, evicting the
+// least recently written, plus one ring for agent-scoped events.
+type store struct {
+	depth, max int
+	sessions   map[string]*ring
+	lrw        *list.List // front = most recently written
+	agent      *ring
+}
+
+func newStore(depth, max int) *store {
+	return &store{depth: depth, max: max, sessions: make(map[string]*ring), lrw: list.New(), agent: newRing("")}
+}
+
+// add buffers ev in its session's ring (or the agent ring) and reports
+// whether it was admitted (false: a (source, id) already held).
+func (s *store) add(ev *aep.Event) bool {
+	if !ev.SessionScoped() {
+		return s.agent.add(ev, s.depth)
+	}
+	name := ev.Session()
+	b := s.sessions[name]
+	if b == nil {
+		for len(s.sessions) >= s.max {
+			oldest := s.lrw.Back()
+			victim := oldest.Value.(*ring)
+			s.lrw.Remove(oldest)
+			delete(s.sessions, victim.name)
+		}
+		b = newRing(name)
+		b.lrw = s.lrw.PushFront(b)
+		s.sessions[name] = b
+	}
+	if !b.add(ev, s.depth) {
+		return false
+	}
+	s.lrw.MoveToFront(b.lrw)
+	return true
+}
+
+// session returns the ring of a held session, nil when none.
+func (s *store) session(name string) *ring { return s.sessions[name] }
+
+// all lists the held rings, least recently written first, the agent ring
+// first of all when it holds anything.
+func (s *store) all() []*ring {
+	out := make([]*ring, 0, len(s.sessions)+1)
+	if s.agent.len() > 0 {
+		out = append(out, s.agent)
+	}
+	for e := s.lrw.Back(); e != nil; e = e.Prev() {
+		out = append(out, e.Value.(*ring))
+	}
+	return out
+}
