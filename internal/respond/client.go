@@ -26,6 +26,9 @@ var (
 	ErrClosed = errors.New("respond: client closed")
 	// ErrConfig: the Config cannot work (no relay URL, bad scheme).
 	ErrConfig = errors.New("respond: bad config")
+	// ErrDuplicate: a command with this id is already queued or in flight
+	// (one command id is one command; a resend is the client's own job).
+	ErrDuplicate = errors.New("respond: command already in flight")
 )
 
 // Client is the respond path. Create it with New, start it with Run, and
@@ -38,9 +41,10 @@ type Client struct {
 	subSeq atomic.Uint64
 
 	mu      sync.Mutex
-	cur     *conn         // the live connection, nil when down
-	changed chan struct{} // closed and replaced whenever cur changes
-	lastErr error         // why the last connection attempt or connection failed
+	cur     *conn               // the live connection, nil when down
+	changed chan struct{}       // closed and replaced whenever cur changes
+	lastErr error               // why the last connection attempt or connection failed
+	pending map[string]struct{} // ids of commands queued or in flight
 	running bool
 	closed  bool
 }
@@ -54,12 +58,14 @@ func New(cfg Config) *Client {
 		log:     cfg.Logger,
 		queue:   make(chan *command, cfg.Queue),
 		changed: make(chan struct{}),
+		pending: make(map[string]struct{}),
 	}
 }
 
 // Submit builds s into its command and queues it; it returns at once. The
 // outcome goes to the Reporter. It fails with ErrInvalid (the submission
-// cannot be a command), ErrQueueFull or ErrClosed; nothing is reported then.
+// cannot be a command), ErrDuplicate, ErrQueueFull or ErrClosed; nothing is
+// reported then.
 func (c *Client) Submit(ctx context.Context, s Submission) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -73,8 +79,12 @@ func (c *Client) Submit(ctx context.Context, s Submission) error {
 	if c.closed {
 		return ErrClosed
 	}
+	if _, dup := c.pending[cmd.id]; dup {
+		return ErrDuplicate
+	}
 	select {
 	case c.queue <- cmd:
+		c.pending[cmd.id] = struct{}{}
 		return nil
 	default:
 		return ErrQueueFull
@@ -183,6 +193,9 @@ func (c *Client) dispatch(ctx context.Context) {
 // report sends cmd's outcome to the Reporter.
 func (c *Client) report(cmd *command, o Outcome) {
 	o.CardID, o.CommandID = cmd.sub.CardID, cmd.id
+	c.mu.Lock()
+	delete(c.pending, cmd.id)
+	c.mu.Unlock()
 	c.log.Info("command settled", "command", cmd.id, "session", cmd.session,
 		"state", o.State, "reason", o.Reason)
 	c.cfg.Reporter.Outcome(o)

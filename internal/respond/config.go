@@ -34,8 +34,10 @@ type Config struct {
 	MaxFrame int64
 	// Queue is how many submissions may wait to be sent. Default 1024.
 	Queue int
-	// MaxInFlight is how many commands are worked on at once (each holds one
-	// subscription on the socket). Default 64.
+	// MaxInFlight is how many commands are worked on at once. Each holds one
+	// subscription on the socket, so it must stay under the relay's
+	// per-connection subscription cap (the embedded relay's is 64).
+	// Default 32.
 	MaxInFlight int
 
 	// AckWindow, when set, overrides every target's declared ack window
@@ -112,7 +114,7 @@ func (c Config) withDefaults() Config {
 		c.Queue = 1024
 	}
 	if c.MaxInFlight <= 0 {
-		c.MaxInFlight = 64
+		c.MaxInFlight = 32
 	}
 	switch {
 	case c.Retries == 0:

@@ -103,14 +103,17 @@ func (d *delivery) on(ctx context.Context, cn *conn) (o Outcome, done bool) {
 			"window", window, "sent", d.sent)
 		// Replay check: an ack the live subscription missed (a relay may
 		// drop info events toward a slow consumer) is in the session's
-		// buffer; a fresh subscription replays it.
-		again, code, err := cn.subscribe(ctx, cmd, window)
+		// buffer; a fresh subscription replays it. The old one goes first
+		// (the relay reads frames in order, and the replay covers the gap),
+		// so a command never holds two of the relay's per-connection
+		// subscriptions.
+		cn.unsubscribe(sub)
+		sub, code, err = cn.subscribe(ctx, cmd, window)
 		if err != nil {
 			return d.ended(ctx)
 		}
-		if code == "" {
-			cn.unsubscribe(sub)
-			sub = again
+		if code != "" {
+			return d.refusedSubscription(code), true
 		}
 		r, w = d.wait(ctx, cn, acks, c.cfg.ReplayWait)
 		switch w {

@@ -382,6 +382,12 @@ func TestSubmitErrors(t *testing.T) {
 	assert.ErrorIs(t, c.Submit(t.Context(), submission("s1", "b")), ErrQueueFull)
 	assert.ErrorIs(t, c.Submit(t.Context(), Submission{Session: "s1"}), ErrInvalid)
 
+	d := New(testConfig("http://127.0.0.1:1"))
+	s := submission("s1", "a")
+	s.CommandID = d.NewCommandID()
+	require.NoError(t, d.Submit(t.Context(), s))
+	assert.ErrorIs(t, d.Submit(t.Context(), s), ErrDuplicate, "the same command id twice is one command")
+
 	assert.ErrorIs(t, New(Config{}).Run(t.Context()), ErrConfig, "no relay URL")
 	assert.ErrorIs(t, New(Config{RelayURL: "ftp://x"}).Run(t.Context()), ErrConfig, "bad scheme")
 }
