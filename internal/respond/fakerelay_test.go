@@ -32,6 +32,8 @@ type fakeRelay struct {
 	replayFirst bool
 	// hold ignores subscribe frames (never confirmed).
 	hold bool
+	// mute leaves pings unanswered.
+	mute bool
 
 	mu      sync.Mutex
 	log     []received // every frame received, in order
@@ -178,7 +180,9 @@ func (fc *fakeConn) handle(typ string, f map[string]any, b []byte) {
 		}
 		fc.send(map[string]any{"type": "roster", "id": f["id"], "entries": entries})
 	case "ping":
-		fc.send(map[string]any{"type": "pong", "t": f["t"]})
+		if !fr.mute {
+			fc.send(map[string]any{"type": "pong", "t": f["t"]})
+		}
 	case typeRespond:
 		ev, err := aep.Decode(b)
 		if err != nil {
