@@ -86,12 +86,8 @@ func (r *Relay) handleStream(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	defer r.wg.Done()
-	sw, err := sse.NewWriter(w, r.cfg.WriteTimeout)
-	if err != nil {
-		r.log.Error("relay: start event stream", "err", err)
-		writeJSON(w, http.StatusInternalServerError, errorBody{Error: "internal"})
-		return
-	}
+	// Subscribe before the headers go out, so a client that has seen 200
+	// misses nothing posted after it.
 	sub := &subscriber{filter: sr.filter, ceiling: sr.ceiling, out: newOutbox(r.cfg.Queue)}
 	var rp *replay
 	if sr.live {
@@ -99,6 +95,12 @@ func (r *Relay) handleStream(w http.ResponseWriter, req *http.Request) {
 		defer r.detach(sub)
 	} else {
 		rp = r.history(sub, sr.from)
+	}
+	sw, err := sse.NewWriter(w, r.cfg.WriteTimeout)
+	if err != nil {
+		r.log.Error("relay: start event stream", "err", err)
+		writeJSON(w, http.StatusInternalServerError, errorBody{Error: "internal"})
+		return
 	}
 	s := &sseStream{r: r, sw: sw, sub: sub}
 	if !s.writeReplay(rp) || !sr.live {
