@@ -69,6 +69,9 @@ func (c *Client) build(s Submission) (*command, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
+	if err := aep.ValidateEnvelope(ev); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
 	return &command{sub: s, id: s.CommandID, session: s.Session, raw: ev.Raw()}, nil
 }
 

@@ -75,6 +75,7 @@ func TestBuildEnvelope(t *testing.T) {
 			assert.Equal(t, tc.want, string(cmd.raw), "command bytes: got, want")
 			ev, err := aep.Decode(cmd.raw)
 			require.NoError(t, err)
+			require.NoError(t, aep.ValidateEnvelope(ev), "the command must be a valid envelope")
 			_, hasSeq := ev.Seq()
 			assert.False(t, hasSeq, "a command carries no seq")
 			assert.Equal(t, "01J0000000000000000000CMD1", cmd.id)
