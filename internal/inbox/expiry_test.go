@@ -152,3 +152,21 @@ func TestSettledBoundedPendingKept(t *testing.T) {
 	assert.Equal(t, []CardID{cardIDOf("done0")}, removed)
 	assert.Equal(t, 10, in.Status().Pending)
 }
+
+func TestQueryMatch(t *testing.T) {
+	t.Parallel()
+	c := Card{Agent: "a", Session: "s", Request: aep.Request{Kind: "form"}}
+	tests := []struct {
+		q    Query
+		want bool
+	}{
+		{Query{}, true},
+		{Query{Agent: "a", Session: "s", Kind: "form"}, true},
+		{Query{Agent: "b"}, false},
+		{Query{Session: "t"}, false},
+		{Query{Kind: "input"}, false},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.want, tc.q.Match(c), "%+v", tc.q)
+	}
+}

@@ -9,6 +9,10 @@ type Query struct {
 	Kind    string // the request's kind (form, permission, ...)
 }
 
+// Match reports whether q selects c (the same test Cards applies), for a
+// subscriber deciding whether a changed card belongs to its view.
+func (q Query) Match(c Card) bool { return q.match(&c) }
+
 func (q Query) match(c *Card) bool {
 	return (q.Agent == "" || c.Agent == q.Agent) &&
 		(q.Session == "" || c.Session == q.Session) &&
