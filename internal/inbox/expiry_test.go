@@ -170,3 +170,19 @@ func TestQueryMatch(t *testing.T) {
 		assert.Equal(t, tc.want, tc.q.Match(c), "%+v", tc.q)
 	}
 }
+
+func TestSweepReopensWhenTheClockGoesBack(t *testing.T) {
+	t.Parallel()
+	in, clk := newTestInbox(t)
+	start := clk.Now()
+	in.Apply(request(t, "r1", 1, formData(start.Add(time.Minute).Format(time.RFC3339))))
+	clk.Add(2 * time.Minute)
+	in.Sweep()
+	c, _ := in.Card(cardIDOf("r1"))
+	require.Equal(t, StateExpired, c.State)
+	clk.Set(start)
+	in.Sweep()
+	c, _ = in.Card(cardIDOf("r1"))
+	assert.Equal(t, StatePending, c.State)
+	assert.Equal(t, 1, in.Status().Pending)
+}
