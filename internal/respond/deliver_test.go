@@ -456,7 +456,7 @@ func respondGoroutines() string {
 }
 
 // waitFor waits on ch until cond holds.
-func waitFor(t *testing.T, ch <-chan struct{}, what string, cond func() bool) {
+func waitFor(t testing.TB, ch <-chan struct{}, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.After(5 * time.Second)
 	for !cond() {

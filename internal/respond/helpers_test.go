@@ -16,7 +16,7 @@ type reports struct{ ch chan Outcome }
 func (r *reports) Outcome(o Outcome) { r.ch <- o }
 
 // next returns the next outcome, failing the test after a deadline.
-func (r *reports) next(t *testing.T) Outcome {
+func (r *reports) next(t testing.TB) Outcome {
 	t.Helper()
 	select {
 	case o := <-r.ch:
@@ -48,7 +48,7 @@ func testConfig(base string) Config {
 }
 
 // start runs a client for cfg until the test ends; cleanup waits for Run.
-func start(t *testing.T, cfg Config) (*Client, *reports) {
+func start(t testing.TB, cfg Config) (*Client, *reports) {
 	t.Helper()
 	rep := &reports{ch: make(chan Outcome, 1024)}
 	cfg.Reporter = rep

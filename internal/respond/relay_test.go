@@ -21,7 +21,7 @@ import (
 // claims a session and acks commands as a control-capable target must.
 
 // startRelay serves a relay with token on a port-0 listener.
-func startRelay(t *testing.T, token string) string {
+func startRelay(t testing.TB, token string) string {
 	t.Helper()
 	cfg := relay.DefaultConfig()
 	cfg.Token = token
@@ -40,7 +40,7 @@ func startRelay(t *testing.T, token string) string {
 // sequenced event, then acks each command with decide's verdict, and
 // re-emits the recorded ack byte-identically on redelivery (AEP-0004 §3).
 type target struct {
-	t       *testing.T
+	t       testing.TB
 	ws      *websocket.Conn
 	session string
 	decide  func(cmd *aep.Event, nth int) (ackType string, data any, send bool)
@@ -51,7 +51,7 @@ type target struct {
 	seq  int64
 }
 
-func startTarget(t *testing.T, base, token, session string, windowMS int64,
+func startTarget(t testing.TB, base, token, session string, windowMS int64,
 	decide func(cmd *aep.Event, nth int) (string, any, bool)) *target {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -162,7 +162,7 @@ func (tg *target) received(id string) [][]byte {
 
 // startAgainst runs a client against base and waits until the roster shows
 // session claimed by one control-capable target.
-func startAgainst(t *testing.T, base, token, session string, cfg Config) (*Client, *reports) {
+func startAgainst(t testing.TB, base, token, session string, cfg Config) (*Client, *reports) {
 	t.Helper()
 	cfg.RelayURL, cfg.Token = base, token
 	notify, ch := notifier()
@@ -265,4 +265,24 @@ func TestRelayWrongToken(t *testing.T) {
 	o := rep.next(t)
 	assert.Equal(t, CodeUnauthorized, o.Reason, "%+v", o)
 	assert.ErrorIs(t, c.Err(), ErrUnauthorized)
+}
+
+// BenchmarkRelaySubmitToAccepted measures one command's path from Submit to
+// the accepted outcome: through the embedded relay to a target and back.
+func BenchmarkRelaySubmitToAccepted(b *testing.B) {
+	base := startRelay(b, "tok")
+	startTarget(b, base, "tok", "s1", 10000, func(*aep.Event, int) (string, any, bool) {
+		return typeAccepted, map[string]any{}, true
+	})
+	c, rep := startAgainst(b, base, "tok", "s1", testConfig(base))
+	i := 0
+	for b.Loop() {
+		i++
+		if err := c.Submit(b.Context(), submission("s1", strconv.Itoa(i))); err != nil {
+			b.Fatal(err)
+		}
+		if o := rep.next(b); o.State != StateAccepted {
+			b.Fatalf("outcome %+v, want accepted", o)
+		}
+	}
 }
