@@ -14,10 +14,10 @@ import (
 
 // validAnswers answers each scenario's request validly.
 var validAnswers = map[string]map[string]any{
-	ScenarioDeploy: {"values": map[string]any{"name": "billing-api", "staged": true, "regions": []any{"1", "3"}, "db": "MariaDB"}},
-	ScenarioAskUser: {"values": map[string]any{"1": "2", "2": []any{"1", "Mars"}}},
+	ScenarioDeploy:          {"values": map[string]any{"name": "billing-api", "staged": true, "regions": []any{"1", "3"}, "db": "MariaDB"}},
+	ScenarioAskUser:         {"values": map[string]any{"1": "2", "2": []any{"1", "Mars"}}},
 	ScenarioAskUserMetadata: {"values": map[string]any{"1": "CockroachDB", "2": []any{"2"}}},
-	ScenarioElicitation: {"values": map[string]any{"environment": "staging", "replicas": 3, "reason": "traffic", "confirm": true}},
+	ScenarioElicitation:     {"values": map[string]any{"environment": "staging", "replicas": 3, "reason": "traffic", "confirm": true}},
 	ScenarioEveryType: {"values": map[string]any{"service": "api", "replicas": 4, "agree": true,
 		"features": []any{"metrics", "chaos"}, "region": "eu-north-1", "notes": "<b>hi</b> **there**"}},
 	ScenarioExpiring:   {"values": map[string]any{"window": "2200", "notify": false}},
