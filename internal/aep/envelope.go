@@ -39,7 +39,7 @@ func ValidateEnvelope(e *Event) error {
 		{"id", e.id}, {"agent", e.agent}, {"subject", e.subject}, {"session", e.session},
 		{"run", e.run}, {"step", e.step}, {"cause", e.cause},
 	} {
-		if e.Has(a.name) && a.val == "" {
+		if v, ok := e.members[a.name]; ok && a.val == "" && jsonKind(v) == '"' {
 			c.add(a.name, "must not be empty")
 		}
 	}
