@@ -1,0 +1,297 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/agent"
+	"github.com/aepforms/aepforms/internal/feed"
+	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/respond"
+	"github.com/aepforms/aepforms/web"
+)
+
+// The concrete parts fit the interfaces their consumers declare.
+var (
+	_ feed.Sink        = (*feedSink)(nil)
+	_ web.Inbox        = (*inbox.Inbox)(nil)
+	_ web.Submitter    = submitter{}
+	_ web.Roster       = (*respond.Client)(nil)
+	_ web.Readiness    = readiness{}
+	_ respond.Reporter = reporter{}
+)
+
+// sweepInterval is how often the inbox re-checks expires_at deadlines.
+const sweepInterval = time.Second
+
+// runServe is `aepforms serve`: the operator UI, with the embedded relay
+// unless --relay names one, and with --demo the demo agent.
+func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stderr io.Writer) error {
+	cfg, err := parseServe(args, env, stderr)
+	if err != nil {
+		return err
+	}
+	logger, err := newLogger(stderr, cfg.logFormat, cfg.logLevel)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	relayURL, token := cfg.relayURL, cfg.relayToken
+	relayWait := func() error { return nil }
+	if relayURL == "" {
+		if token == "" {
+			var path string
+			if token, path, err = loadOrMintToken(cfg.tokenFile); err != nil {
+				return err
+			}
+			logger.Info("relay token (for local agent adapters) is in " + path)
+		}
+		rs, err := embeddedRelaySettings(env)
+		if err != nil {
+			return err
+		}
+		rs.host, rs.port, rs.token = cfg.relayHost, cfg.relayPort, token
+		addr, wait, err := startRelay(ctx, relayServerConfig{Addr: rs.addr(), Relay: rs.config(logger.With("part", "relay"))}, logger.With("part", "relay"))
+		if err != nil {
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return fmt.Errorf("%s is taken (another relay?). Either use it: aepforms serve --relay http://%s (with its AEP_TOKEN), or move the embedded relay: aepforms serve --relay-port 0", rs.addr(), rs.addr())
+			}
+			return err
+		}
+		relayURL, relayWait = "http://"+addr, wait
+	} else if token == "" {
+		logger.Warn("no AEP_TOKEN for the external relay: watch-only, answers cannot be sent")
+	}
+
+	metrics := web.NewMetrics()
+	in := inbox.New(inbox.Options{})
+	fd := feed.New(feed.Config{RelayURL: relayURL, Token: token, SilenceTimeout: cfg.feedSilence, Logger: logger.With("part", "feed")})
+	var rc *respond.Client
+	deps := web.Deps{Inbox: in, Metrics: metrics}
+	if token != "" {
+		rc = respond.New(respond.Config{
+			RelayURL: relayURL, Token: token, Agent: cfg.agentName, AckWindow: cfg.ackWindow,
+			Reporter: reporter{in: in, metrics: metrics}, Logger: logger.With("part", "respond"),
+			// A roster change (an agent connected or left) re-renders the open cards.
+			Notify: in.Refresh,
+		})
+		deps.Submitter, deps.Roster = submitter{rc}, rc
+	}
+	deps.Ready = readiness{in: in, rc: rc}
+	handler := web.NewServer(web.Config{
+		BasePath: cfg.basePath, OperatorToken: cfg.operatorToken, AllowHosts: cfg.allowHosts,
+		EmbedOrigins: cfg.embedOrigins, SecureCookies: cfg.tlsCert != "" || cfg.trustProxy,
+		WatchOnly: token == "", Heartbeat: cfg.heartbeat, Logger: logger.With("part", "web"),
+	}, deps)
+
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		cancel()
+		_ = relayWait()
+		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
+	}
+	scheme := "http"
+	if cfg.tlsCert != "" {
+		scheme = "https"
+	}
+	url := scheme + "://" + ln.Addr().String() + cleanBasePath(cfg.basePath)
+	logger.Info("aepforms UI listening on " + url)
+	logger.Info("open " + url + " in your browser")
+	if cfg.operatorToken != "" {
+		logger.Info("operator sign-in required (operator secret set)")
+	}
+
+	var wg sync.WaitGroup
+	goRun := func(name string, f func() error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(); err != nil && ctx.Err() == nil {
+				logger.Error(name+" stopped", "err", err)
+			}
+		}()
+	}
+	sink := &feedSink{Inbox: in, metrics: metrics}
+	if rc != nil {
+		sink.newSession = rc.Refresh
+	}
+	goRun("feed", func() error { return fd.Run(ctx, sink) })
+	if rc != nil {
+		goRun("respond", func() error { return rc.Run(ctx) })
+	}
+	goRun("sweep", func() error {
+		t := time.NewTicker(sweepInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+				in.Sweep()
+			}
+		}
+	})
+	if cfg.demo {
+		ac := agent.DefaultConfig()
+		ac.RelayURL, ac.Token, ac.Every, ac.ReaskExpired = relayURL, token, cfg.demoEvery, true
+		ac.Logger = logger.With("part", "demo-agent")
+		ag := agent.New(ac)
+		goRun("demo agent", func() error { return ag.Run(ctx) })
+	}
+
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	served := make(chan error, 1)
+	go func() {
+		if cfg.tlsCert != "" {
+			served <- srv.ServeTLS(ln, cfg.tlsCert, cfg.tlsKey)
+		} else {
+			served <- srv.Serve(ln)
+		}
+	}()
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-served:
+		cancel()
+	}
+	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer scancel()
+	_ = srv.Shutdown(sctx)
+	wg.Wait()
+	relayErr := relayWait()
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", serveErr)
+	}
+	logger.Info("aepforms stopped")
+	return relayErr
+}
+
+// embeddedRelaySettings reads the AEP_* relay settings for the embedded relay.
+func embeddedRelaySettings(env Env) (relaySettings, error) {
+	var rs relaySettings
+	fs := flag.NewFlagSet("relay", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	rs.register(fs)
+	_ = fs.Parse(nil)
+	err := rs.applyEnv(fs, env)
+	return rs, err
+}
+
+func cleanBasePath(p string) string {
+	if p == "" || p == "/" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	if p[len(p)-1] != '/' {
+		p += "/"
+	}
+	return p
+}
+
+// feedSink is the inbox as the feed's sink. It counts reconnects and asks
+// for a fresh roster when a session starts, so cards know whether their
+// agent is connected before the operator types.
+type feedSink struct {
+	*inbox.Inbox
+	metrics    *web.Metrics
+	newSession func()
+	mu         sync.Mutex
+	connected  bool
+	connects   int
+}
+
+func (s *feedSink) Apply(e *aep.Event) {
+	s.Inbox.Apply(e)
+	if s.newSession != nil && e.Type() == "session.started" {
+		s.newSession()
+	}
+}
+
+func (s *feedSink) FeedState(connected bool, err error) {
+	s.mu.Lock()
+	if connected && !s.connected {
+		s.connects++
+		if s.connects > 1 {
+			s.metrics.FeedReconnects.Add(1)
+		}
+	}
+	s.connected = connected
+	s.mu.Unlock()
+	s.Inbox.FeedState(connected, err)
+}
+
+// submitter adapts the respond client to the web's Submitter.
+type submitter struct{ c *respond.Client }
+
+func (s submitter) Submit(ctx context.Context, sub web.Submission) error {
+	return s.c.Submit(ctx, respond.Submission{
+		CardID: string(sub.CardID), Session: sub.Session, Source: sub.Source, RequestID: sub.RequestID,
+		Answer: sub.Answer, Fields: sub.Fields, By: sub.By, CommandID: sub.CommandID,
+	})
+}
+
+// reporter settles the inbox's submissions with the respond path's outcomes.
+type reporter struct {
+	in      *inbox.Inbox
+	metrics *web.Metrics
+}
+
+func (r reporter) Outcome(o respond.Outcome) {
+	state := inbox.SubmissionFailed
+	switch o.State {
+	case respond.StateAccepted:
+		state = inbox.SubmissionAccepted
+	case respond.StateRejected:
+		state = inbox.SubmissionRejected
+	}
+	r.metrics.Answer(o.State)
+	r.in.SettleSubmission(inbox.CardID(o.CardID), o.CommandID, state, o.Reason, o.Detail)
+}
+
+// readiness reports the upstream connections for /readyz. Without a
+// control token there is no respond path to wait for.
+type readiness struct {
+	in *inbox.Inbox
+	rc *respond.Client
+}
+
+func (r readiness) FeedConnected() bool { return r.in.Status().FeedConnected }
+func (r readiness) RespondConnected() bool {
+	return r.rc == nil || r.rc.Connected()
+}
+
+// newLogger builds the slog logger for --log-format and --log-level.
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("%w: --log-level %q: use debug, info, warn or error", ErrUsage, level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("%w: --log-format %q: use text or json", ErrUsage, format)
+}

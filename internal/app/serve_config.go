@@ -1,0 +1,149 @@
+package app
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// serveConfig is everything `aepforms serve` is told by flags and env.
+type serveConfig struct {
+	addr          string
+	relayURL      string // external relay; "" starts the embedded one
+	relayHost     string
+	relayPort     int
+	relayToken    string
+	tokenFile     string
+	demo          bool
+	operatorToken string
+	allowHosts    []string
+	embedOrigins  []string
+	basePath      string
+	tlsCert       string
+	tlsKey        string
+	trustProxy    bool
+	agentName     string
+	logFormat     string
+	logLevel      string
+	feedSilence   time.Duration
+	heartbeat     time.Duration
+	ackWindow     time.Duration
+	demoEvery     time.Duration
+}
+
+// listFlag is a repeatable flag whose env form is comma-separated.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}
+
+// parseServe reads serve's flags; env supplies the defaults (flags win).
+func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
+	c := serveConfig{}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	envOr := func(k, def string) string {
+		if v := env(k); v != "" {
+			return v
+		}
+		return def
+	}
+	envDur := func(k string, def time.Duration) time.Duration {
+		if d, err := time.ParseDuration(env(k)); err == nil {
+			return d
+		}
+		return def
+	}
+	envBool := func(k string) bool { b, _ := strconv.ParseBool(env(k)); return b }
+
+	fs.StringVar(&c.addr, "addr", envOr("AEPFORMS_ADDR", "127.0.0.1:8080"), "UI listen address (env AEPFORMS_ADDR); port 0 picks a free port")
+	fs.StringVar(&c.relayURL, "relay", env("AEP_RELAY"), "external AEP relay base URL, e.g. http://127.0.0.1:8787 (env AEP_RELAY); empty starts the embedded relay")
+	fs.StringVar(&c.relayHost, "relay-host", envOr("AEP_HOST", "127.0.0.1"), "embedded relay bind address (env AEP_HOST)")
+	port, _ := strconv.Atoi(envOr("AEP_PORT", "8787"))
+	fs.IntVar(&c.relayPort, "relay-port", port, "embedded relay port (env AEP_PORT); 0 picks a free port")
+	fs.StringVar(&c.relayToken, "token", env("AEP_TOKEN"), "relay bearer token (env AEP_TOKEN); with the embedded relay and none set, one is minted and written to --token-file")
+	fs.StringVar(&c.tokenFile, "token-file", envOr("AEPFORMS_TOKEN_FILE", defaultTokenFile(env)), "where a minted relay token is kept, readable only by you (env AEPFORMS_TOKEN_FILE)")
+	fs.BoolVar(&c.demo, "demo", envBool("AEPFORMS_DEMO"), "also run the demo agent against the relay (env AEPFORMS_DEMO)")
+	fs.StringVar(&c.operatorToken, "operator-token", env("AEPFORMS_OPERATOR_TOKEN"), "operator secret that unlocks the UI (env AEPFORMS_OPERATOR_TOKEN); required off loopback")
+	c.allowHosts = listFromEnv(env("AEPFORMS_ALLOW_HOSTS"))
+	fs.Var((*listFlag)(&c.allowHosts), "allow-host", "extra Host name accepted without an operator secret, repeatable (env AEPFORMS_ALLOW_HOSTS, comma-separated)")
+	c.embedOrigins = listFromEnv(env("AEPFORMS_EMBED_ORIGINS"))
+	fs.Var((*listFlag)(&c.embedOrigins), "embed-origin", "origin allowed to frame the UI and post to it (Mission Control), repeatable; needs TLS (env AEPFORMS_EMBED_ORIGINS)")
+	fs.StringVar(&c.basePath, "base-path", envOr("AEPFORMS_BASE_PATH", "/"), "URL prefix the UI is served under, e.g. /forms/ (env AEPFORMS_BASE_PATH)")
+	fs.StringVar(&c.tlsCert, "tls-cert", env("AEPFORMS_TLS_CERT"), "TLS certificate file (env AEPFORMS_TLS_CERT)")
+	fs.StringVar(&c.tlsKey, "tls-key", env("AEPFORMS_TLS_KEY"), "TLS key file (env AEPFORMS_TLS_KEY)")
+	fs.BoolVar(&c.trustProxy, "trust-proxy", envBool("AEPFORMS_TRUST_PROXY"), "served behind a TLS-terminating proxy: mark cookies Secure (env AEPFORMS_TRUST_PROXY)")
+	fs.StringVar(&c.agentName, "agent", envOr("AEPFORMS_AGENT", "aepforms"), "identity this UI sends commands as (env AEPFORMS_AGENT)")
+	fs.StringVar(&c.logFormat, "log-format", envOr("AEPFORMS_LOG_FORMAT", "text"), "log format: text or json (env AEPFORMS_LOG_FORMAT)")
+	fs.StringVar(&c.logLevel, "log-level", envOr("AEPFORMS_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env AEPFORMS_LOG_LEVEL)")
+	fs.DurationVar(&c.feedSilence, "feed-silence", envDur("AEPFORMS_FEED_SILENCE", 60*time.Second), "reconnect the relay feed after this long without a byte (env AEPFORMS_FEED_SILENCE)")
+	fs.DurationVar(&c.heartbeat, "heartbeat", envDur("AEPFORMS_HEARTBEAT", 15*time.Second), "browser push heartbeat interval (env AEPFORMS_HEARTBEAT)")
+	fs.DurationVar(&c.ackWindow, "ack-window", envDur("AEPFORMS_ACK_WINDOW", 0), "wait this long for an agent's ack; 0 uses the agent's declared window, else 10s (env AEPFORMS_ACK_WINDOW)")
+	fs.DurationVar(&c.demoEvery, "demo-every", envDur("AEPFORMS_DEMO_EVERY", 30*time.Second), "with --demo: ask one more question this often, 0 = never (env AEPFORMS_DEMO_EVERY)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
+	}
+	if (c.tlsCert == "") != (c.tlsKey == "") {
+		return c, fmt.Errorf("%w: --tls-cert and --tls-key go together", ErrUsage)
+	}
+	if c.relayURL != "" {
+		u, err := url.Parse(c.relayURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return c, fmt.Errorf("%w: --relay must be an http(s) URL like http://127.0.0.1:8787, got %q", ErrUsage, c.relayURL)
+		}
+	}
+	if !isLoopbackAddr(c.addr) && c.operatorToken == "" {
+		return c, errors.New("refusing to listen on " + c.addr + " without an operator secret: set --operator-token or AEPFORMS_OPERATOR_TOKEN (anyone who reaches this UI can answer agents)")
+	}
+	return c, nil
+}
+
+func listFromEnv(v string) []string {
+	var l listFlag
+	_ = l.Set(v)
+	return l
+}
+
+// defaultTokenFile is $XDG_CONFIG_HOME/aepforms/relay-token, or
+// $HOME/.config/aepforms/relay-token.
+func defaultTokenFile(env Env) string {
+	dir := env("XDG_CONFIG_HOME")
+	if dir == "" {
+		home := env("HOME")
+		if home == "" {
+			return ""
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "aepforms", "relay-token")
+}
+
+// isLoopbackAddr reports whether a listen address binds only loopback.
+func isLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,138 @@
+package web
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// cookieName is the operator session cookie.
+const cookieName = "aepforms_session"
+
+// auth signs and checks operator sessions. The signing key is derived from
+// the operator secret, so rotating the secret signs everyone out and a
+// restart does not.
+type auth struct {
+	token  string
+	key    []byte
+	ttl    time.Duration
+	secure bool
+	embed  bool
+	now    func() time.Time
+	base   string
+}
+
+func newAuth(cfg Config) *auth {
+	a := &auth{token: cfg.OperatorToken, ttl: cfg.SessionTTL, secure: cfg.SecureCookies || len(cfg.EmbedOrigins) > 0,
+		embed: len(cfg.EmbedOrigins) > 0, now: cfg.Now, base: cfg.BasePath}
+	if a.token != "" {
+		m := hmac.New(sha256.New, []byte(a.token))
+		m.Write([]byte("aepforms operator session v1"))
+		a.key = m.Sum(nil)
+	}
+	return a
+}
+
+// enabled reports whether an operator secret is configured.
+func (a *auth) enabled() bool { return a.token != "" }
+
+// checkToken compares a presented secret in constant time.
+func (a *auth) checkToken(got string) bool {
+	return subtle.ConstantTimeCompare([]byte(got), []byte(a.token)) == 1
+}
+
+type sessionClaims struct {
+	Name string `json:"n,omitempty"`
+	Exp  int64  `json:"e"`
+}
+
+// issue returns a signed cookie value for the operator name.
+func (a *auth) issue(name string) string {
+	b, _ := json.Marshal(sessionClaims{Name: name, Exp: a.now().Add(a.ttl).Unix()})
+	payload := base64.RawURLEncoding.EncodeToString(b)
+	return payload + "." + a.sign(payload)
+}
+
+func (a *auth) sign(payload string) string {
+	m := hmac.New(sha256.New, a.key)
+	m.Write([]byte(payload))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// verify checks a cookie value's signature and expiry.
+func (a *auth) verify(v string) (sessionClaims, bool) {
+	var c sessionClaims
+	payload, sig, ok := strings.Cut(v, ".")
+	if !ok || !hmac.Equal([]byte(sig), []byte(a.sign(payload))) {
+		return c, false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(payload)
+	if err != nil || json.Unmarshal(b, &c) != nil {
+		return c, false
+	}
+	if a.now().Unix() >= c.Exp {
+		return c, false
+	}
+	return c, true
+}
+
+// cookie builds the session cookie (value "" and MaxAge -1 clears it).
+func (a *auth) cookie(value string) *http.Cookie {
+	c := &http.Cookie{Name: cookieName, Value: value, Path: a.base, HttpOnly: true, Secure: a.secure, SameSite: http.SameSiteLaxMode}
+	if a.embed {
+		c.SameSite = http.SameSiteNoneMode
+	}
+	if value == "" {
+		c.MaxAge = -1
+	} else {
+		c.MaxAge = int(a.ttl / time.Second)
+	}
+	return c
+}
+
+// operator returns the operator name and whether the request is signed in
+// (session cookie, or `Authorization: Bearer` with the secret; a script
+// may name its operator in X-Operator-Name).
+func (a *auth) operator(r *http.Request) (string, bool) {
+	if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
+		if a.checkToken(strings.TrimPrefix(h, "Bearer ")) {
+			return r.Header.Get("X-Operator-Name"), true
+		}
+		return "", false
+	}
+	if ck, err := r.Cookie(cookieName); err == nil {
+		if c, ok := a.verify(ck.Value); ok {
+			return c.Name, true
+		}
+	}
+	return "", false
+}
+
+// requireOperator lets signed-in requests through with the operator's name
+// in the context. Signed-out page loads are sent to the sign-in page;
+// everything else gets 401.
+func (s *server) requireOperator(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.auth.enabled() {
+			next.ServeHTTP(w, r)
+			return
+		}
+		name, ok := s.auth.operator(r)
+		if !ok {
+			if r.Method == http.MethodGet && strings.Contains(r.Header.Get("Accept"), "text/html") {
+				http.Redirect(w, r, s.cfg.BasePath+"signin", http.StatusSeeOther)
+				return
+			}
+			w.Header().Set("WWW-Authenticate", `Bearer realm="aepforms"`)
+			http.Error(w, "Sign in first: this UI needs the operator secret.", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), operatorKey, name)))
+	})
+}

@@ -1,0 +1,107 @@
+package web
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"strings"
+
+	"github.com/go-chi/chi/v5/middleware"
+)
+
+// ctxKey is the type of this package's request-context keys.
+type ctxKey int
+
+const operatorKey ctxKey = iota
+
+// operatorFrom returns the signed-in operator's name ("" when unknown).
+func operatorFrom(ctx context.Context) string {
+	name, _ := ctx.Value(operatorKey).(string)
+	return name
+}
+
+// securityHeaders sets a strict CSP (no inline script or style) and the
+// other defensive headers on every response.
+func (s *server) securityHeaders(next http.Handler) http.Handler {
+	ancestors := "'none'"
+	if len(s.cfg.EmbedOrigins) > 0 {
+		ancestors = "'self' " + strings.Join(s.cfg.EmbedOrigins, " ")
+	}
+	csp := "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+		"connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors " + ancestors
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", csp)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		if len(s.cfg.EmbedOrigins) == 0 {
+			h.Set("X-Frame-Options", "DENY")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// hostCheck refuses requests whose Host is not a loopback name (or one
+// given with --allow-host) when no operator secret is set, so a page
+// using DNS rebinding cannot reach an open UI.
+func (s *server) hostCheck(next http.Handler) http.Handler {
+	if s.cfg.OperatorToken != "" {
+		return next
+	}
+	allowed := map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true}
+	for _, h := range s.cfg.AllowHosts {
+		allowed[strings.ToLower(strings.Trim(h, "[]"))] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		host = strings.ToLower(strings.Trim(host, "[]"))
+		if !allowed[host] {
+			http.Error(w, "This UI answers only on localhost. Use http://127.0.0.1 or start aepforms with --allow-host or an operator token.", http.StatusMisdirectedRequest)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// crossOrigin refuses cross-site state-changing requests; embed origins
+// are trusted.
+func (s *server) crossOrigin(next http.Handler) http.Handler {
+	cop := http.NewCrossOriginProtection()
+	for _, o := range s.cfg.EmbedOrigins {
+		if err := cop.AddTrustedOrigin(o); err != nil {
+			s.cfg.Logger.Error("web: embed origin not usable", "origin", o, "err", err)
+		}
+	}
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "Cross-site request refused: answers may only be posted from this UI's own pages.", http.StatusForbidden)
+	}))
+	return cop.Handler(next)
+}
+
+// limitBody bounds request bodies.
+func (s *server) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// recoverer turns a panic into a logged 500 with a generic message.
+func (s *server) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.cfg.Logger.Error("web: panic", "path", r.URL.Path, "request_id", middleware.GetReqID(r.Context()), "panic", v, "stack", string(debug.Stack()))
+				http.Error(w, "Something went wrong on our side. The error was logged.", http.StatusInternalServerError)
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}

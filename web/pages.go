@@ -1,0 +1,157 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"net/http"
+	"net/url"
+
+	"github.com/a-h/templ"
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/aepforms/aepforms/components"
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render"
+)
+
+// handlePage renders the inbox page, or the panel (the same inbox without
+// chrome, for Mission Control), narrowed by ?agent=, ?session=, ?kind=.
+func handlePage(s *server, panel bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.writePage(w, r, http.StatusOK, panel, nil)
+	}
+}
+
+// handleCard renders one card's fragment (what the push stream sends).
+func handleCard(s *server) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		card, ok := s.deps.Inbox.Card(inbox.CardID(chi.URLParam(r, "id")))
+		if !ok {
+			http.Error(w, "This question is not in the inbox (it may have been cleared).", http.StatusNotFound)
+			return
+		}
+		html, err := s.renderCardFragment(r, card, nil, nil)
+		if err != nil {
+			s.internalError(w, r, err)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(html))
+	}
+}
+
+// queryOf reads the page's narrowing from the URL.
+func queryOf(r *http.Request) inbox.Query {
+	q := r.URL.Query()
+	return inbox.Query{Agent: q.Get("agent"), Session: q.Get("session"), Kind: q.Get("kind")}
+}
+
+// pageOptions builds the view options shared by pages and fragments.
+func (s *server) pageOptions(r *http.Request, panel bool) render.PageOptions {
+	return render.PageOptions{
+		BasePath:     s.cfg.BasePath,
+		Now:          s.cfg.Now(),
+		CanSubmit:    s.canSubmit(),
+		Token:        func(inbox.CardID) string { return newToken() },
+		Reachable:    s.reachable,
+		Filter:       queryOf(r),
+		Panel:        panel,
+		Theme:        r.URL.Query().Get("theme"),
+		EmbedOrigins: s.cfg.EmbedOrigins,
+	}
+}
+
+func (s *server) canSubmit() bool { return s.deps.Submitter != nil && !s.cfg.WatchOnly }
+
+func (s *server) reachable(session string) render.Reachability {
+	if s.deps.Roster == nil {
+		return render.ReachUnknown
+	}
+	return render.ReachabilityOf(s.deps.Roster.Reachable(session))
+}
+
+// writePage renders the page (or panel) into a buffer, then writes status
+// and body, so a template error never yields half a page with a 200.
+func (s *server) writePage(w http.ResponseWriter, r *http.Request, status int, panel bool, refused *render.Refused) {
+	opts := s.pageOptions(r, panel)
+	opts.Refused = refused
+	in := s.deps.Inbox
+	// Read the seq before the cards: a change racing with the read is
+	// then sent again by push, never lost.
+	opts.Seq = seqOf(in)
+	view := render.Page(in.Cards(opts.Filter), in.Status(), opts)
+	var c templ.Component = components.Page(view)
+	if panel {
+		c = components.Panel(view)
+	}
+	s.writeComponent(w, r, status, c)
+}
+
+// seqOf reads the inbox's change seq when it offers one.
+func seqOf(in Inbox) uint64 {
+	if sq, ok := in.(interface{ Seq() uint64 }); ok {
+		return sq.Seq()
+	}
+	return 0
+}
+
+func (s *server) writeComponent(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
+	var buf bytes.Buffer
+	if err := c.Render(r.Context(), &buf); err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = buf.WriteTo(w)
+}
+
+// renderCardFragment renders one card as the push stream and /cards/{id}
+// send it.
+func (s *server) renderCardFragment(r *http.Request, c inbox.Card, input url.Values, problems []aep.Problem) (string, error) {
+	po := s.pageOptions(r, false)
+	opts := render.Options{
+		BasePath: po.BasePath, Now: po.Now, Token: newToken(), CanSubmit: po.CanSubmit,
+		Reachable: s.reachable(c.Session), Input: input, Problems: problems,
+	}
+	var buf bytes.Buffer
+	if err := components.CardFragment(render.Card(c, opts)).Render(r.Context(), &buf); err != nil {
+		return "", err
+	}
+	return buf.String(), nil
+}
+
+// renderStatusFragment renders the header status (counts, connection,
+// banners) for push.
+func (s *server) renderStatusFragment(r *http.Request, q inbox.Query) (string, error) {
+	opts := s.pageOptions(r, false)
+	opts.Filter = q
+	in := s.deps.Inbox
+	view := render.Page(in.Cards(q), in.Status(), opts)
+	var buf bytes.Buffer
+	if err := components.StatusFragment(view).Render(context.WithoutCancel(r.Context()), &buf); err != nil {
+		return "", err
+	}
+	return buf.String(), nil
+}
+
+// internalError logs the detail and answers with a generic message.
+func (s *server) internalError(w http.ResponseWriter, r *http.Request, err error) {
+	s.cfg.Logger.Error("web: request failed", "path", r.URL.Path, "request_id", middleware.GetReqID(r.Context()), "err", err)
+	http.Error(w, "Something went wrong on our side. The error was logged.", http.StatusInternalServerError)
+}
+
+// domID is a card's element id, as components render it.
+func domID(id inbox.CardID) string { return "card-" + string(id) }
+
+// newToken mints a form token: 128 random bits.
+func newToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}

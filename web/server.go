@@ -1,0 +1,161 @@
+// Package web is the operator UI's HTTP surface: pages rendered with templ,
+// the answer post, the browser push stream, sign-in and the operations
+// endpoints. It reaches the inbox and the respond path only through the
+// interfaces declared here; internal/app hands it the concrete types.
+package web
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
+)
+
+// Inbox is what the UI needs of the domain.
+type Inbox interface {
+	Cards(inbox.Query) []inbox.Card
+	Card(inbox.CardID) (inbox.Card, bool)
+	Status() inbox.Status
+	BeginSubmission(inbox.CardID, inbox.Submission) (inbox.Submission, error)
+	SettleSubmission(id inbox.CardID, commandID string, state inbox.SubmissionState, reason, detail string)
+	Subscribe(buf int) *inbox.Subscription
+	Since(seq uint64) ([]inbox.Change, bool)
+}
+
+// Submission is one command to send: the answer for one card's request.
+type Submission struct {
+	CardID    inbox.CardID
+	CommandID string
+	Source    string // the requester's source
+	Session   string
+	RequestID string
+	Answer    aep.Answer
+	Fields    []aep.FieldSpec
+	By        string
+}
+
+// Submitter queues a submission and returns at once; outcomes come back to
+// the inbox as events (acks) or settlements.
+type Submitter interface {
+	Submit(ctx context.Context, s Submission) error
+}
+
+// Roster tells whether a session's agent is connected for answers.
+type Roster interface {
+	// Reachable reports whether the session has exactly one live control
+	// claimant; known is false when the relay's roster is not (yet) read.
+	Reachable(session string) (reachable, known bool)
+}
+
+// Readiness reports the state of the upstream connections for /readyz.
+type Readiness interface {
+	FeedConnected() bool
+	RespondConnected() bool
+}
+
+// Deps are the parts the server talks to. Submitter, Roster and Readiness
+// may be nil: without a Submitter the UI is watch-only.
+type Deps struct {
+	Inbox     Inbox
+	Submitter Submitter
+	Roster    Roster
+	Ready     Readiness
+	Metrics   *Metrics
+}
+
+// Config holds the server's settings. Zero values are the defaults.
+type Config struct {
+	// BasePath is the URL prefix the UI is mounted under, "/" by default;
+	// it always starts and ends with "/".
+	BasePath string
+	// OperatorToken, when set, must be presented (sign-in cookie or bearer)
+	// on every route but static assets, /healthz and /readyz.
+	OperatorToken string
+	// AllowHosts are host names accepted besides localhost, 127.0.0.1 and
+	// [::1] when no OperatorToken is set (DNS-rebinding defence).
+	AllowHosts []string
+	// EmbedOrigins are the origins allowed to frame the UI and post to it
+	// (Mission Control). Empty: framing refused.
+	EmbedOrigins []string
+	// SecureCookies marks the session cookie Secure (TLS or --trust-proxy).
+	SecureCookies bool
+	// WatchOnly is true when the UI has no control token for the relay:
+	// every card says so and offers no submit.
+	WatchOnly bool
+	// Heartbeat is the push stream's comment interval, 15 s by default.
+	Heartbeat time.Duration
+	// PushBuffer is each browser's queue of pending changes, 64 by default.
+	PushBuffer int
+	// WriteTimeout bounds each network write of the push stream, 10 s by default.
+	WriteTimeout time.Duration
+	// MaxBody bounds a form post, 1 MiB by default.
+	MaxBody int64
+	// SessionTTL is how long a sign-in lasts, 12 h by default.
+	SessionTTL time.Duration
+	// Now is the clock, time.Now by default.
+	Now func() time.Time
+	// Logger receives request errors; nil discards.
+	Logger *slog.Logger
+}
+
+func (c *Config) defaults() {
+	if c.BasePath == "" {
+		c.BasePath = "/"
+	}
+	if !strings.HasPrefix(c.BasePath, "/") {
+		c.BasePath = "/" + c.BasePath
+	}
+	if !strings.HasSuffix(c.BasePath, "/") {
+		c.BasePath += "/"
+	}
+	if c.Heartbeat <= 0 {
+		c.Heartbeat = 15 * time.Second
+	}
+	if c.PushBuffer <= 0 {
+		c.PushBuffer = 64
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = 10 * time.Second
+	}
+	if c.MaxBody <= 0 {
+		c.MaxBody = 1 << 20
+	}
+	if c.SessionTTL <= 0 {
+		c.SessionTTL = 12 * time.Hour
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// server carries the configuration and parts shared by the handlers.
+type server struct {
+	cfg  Config
+	deps Deps
+	auth *auth
+}
+
+// NewServer returns the UI's handler, mounted at cfg.BasePath.
+func NewServer(cfg Config, deps Deps) http.Handler {
+	cfg.defaults()
+	if deps.Metrics == nil {
+		deps.Metrics = NewMetrics()
+	}
+	s := &server{cfg: cfg, deps: deps, auth: newAuth(cfg)}
+	h := s.routes()
+	if cfg.BasePath != "/" {
+		prefix := strings.TrimSuffix(cfg.BasePath, "/")
+		mux := http.NewServeMux()
+		mux.Handle(cfg.BasePath, http.StripPrefix(prefix, h))
+		mux.Handle(prefix, http.RedirectHandler(cfg.BasePath, http.StatusMovedPermanently))
+		return mux
+	}
+	return h
+}
