@@ -110,7 +110,7 @@ func (c *Client) Run(ctx context.Context, sink Sink) error {
 		url:     streamURL,
 		tracker: newTracker(c.cfg.DedupeWindow, c.cfg.MaxSessions),
 		fromAll: true,
-		log:     c.cfg.Logger.With("relay", streamURL.Host+streamURL.Path),
+		log:     c.cfg.Logger.With("relay", (&url.URL{Scheme: streamURL.Scheme, Host: streamURL.Host, Path: streamURL.Path}).String()),
 	}
 	return r.loop(ctx)
 }
@@ -122,7 +122,10 @@ func (c *Client) streamURL() (*url.URL, error) {
 		return nil, fmt.Errorf("%w: relay URL must be http(s)://host[/path]", ErrConfig)
 	}
 	u = u.JoinPath("stream")
-	u.Fragment = ""
+	if !strings.HasPrefix(u.Path, "/") {
+		u.Path = "/" + u.Path
+	}
+	u.Fragment, u.RawFragment = "", ""
 	return u, nil
 }
 
