@@ -1,0 +1,167 @@
+package render
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
+)
+
+// provenance builds the card's origin line at opts.Now.
+func provenance(c inbox.Card, opts Options) Provenance {
+	p := Provenance{
+		Agent:        c.Agent,
+		Session:      c.Session,
+		SessionShort: shorten(c.Session, 16),
+		Run:          c.Run,
+		Source:       c.Source,
+		SourceShort:  shorten(c.Source, 32),
+		Capture:      c.Capture.String(),
+		Reach:        opts.Reachable,
+	}
+	if c.Severity >= aep.SeverityWarning {
+		p.Severity = c.Severity.String()
+	}
+	asked := c.AskedAt
+	if asked.IsZero() {
+		asked = c.ReceivedAt
+	}
+	if !asked.IsZero() {
+		p.AskedISO = asked.UTC().Format(time.RFC3339)
+		p.AskedRel = relTime(asked, opts.Now)
+		p.AskedTitle = exactTime(asked)
+	}
+	for _, r := range c.Routes {
+		p.Routes = append(p.Routes, "routed"+phrase(" to ", r.To)+phrase(" via ", r.Via))
+	}
+	if !c.ExpiresAt.IsZero() {
+		p.Deadline = countdown(c.ExpiresAt, opts.Now)
+	}
+	return p
+}
+
+// countdown is the deadline's state at now.
+func countdown(deadline, now time.Time) *Countdown {
+	left := deadline.Sub(now)
+	d := &Countdown{
+		ISO:   deadline.UTC().Format(time.RFC3339Nano),
+		Title: "Deadline " + exactTime(deadline),
+	}
+	if left <= 0 {
+		d.Passed = true
+		d.Text = "Deadline passed"
+		return d
+	}
+	d.Soon = left < time.Minute
+	d.Text = clock(left) + " left"
+	return d
+}
+
+// clock formats a remaining duration as m:ss or h:mm:ss, rounding up to
+// the second (so "0:00 left" is never shown while time remains). The
+// browser's countdown uses the same format.
+func clock(d time.Duration) string {
+	s := int64((d + time.Second - 1) / time.Second)
+	h, m, sec := s/3600, (s/60)%60, s%60
+	if h > 0 {
+		return fmt.Sprintf("%d:%02d:%02d", h, m, sec)
+	}
+	return fmt.Sprintf("%d:%02d", m, sec)
+}
+
+// relTime says how long ago t was, at now: "just now", "3 min ago",
+// "2 h ago", "4 d ago". A t in the future (clock skew) is "just now".
+func relTime(t, now time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < 45*time.Second:
+		return "just now"
+	case d < 90*time.Second:
+		return "1 min ago"
+	case d < time.Hour:
+		return strconv.Itoa(int(d.Round(time.Minute)/time.Minute)) + " min ago"
+	case d < 48*time.Hour:
+		return strconv.Itoa(int(d/time.Hour)) + " h ago"
+	default:
+		return strconv.Itoa(int(d/(24*time.Hour))) + " d ago"
+	}
+}
+
+// formatDuration says a duration in words: "45 s", "5 min", "1 h 30 min".
+func formatDuration(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return strconv.Itoa(int(d.Round(time.Second)/time.Second)) + " s"
+	case d < time.Hour:
+		return strconv.Itoa(int(d.Round(time.Minute)/time.Minute)) + " min"
+	default:
+		h := int(d / time.Hour)
+		m := int((d % time.Hour).Round(time.Minute) / time.Minute)
+		if m == 0 {
+			return strconv.Itoa(h) + " h"
+		}
+		return strconv.Itoa(h) + " h " + strconv.Itoa(m) + " min"
+	}
+}
+
+// exactTime is a time in words for a title: "2 Jan 2026 15:04:05 UTC".
+func exactTime(t time.Time) string {
+	return t.UTC().Format("2 Jan 2006 15:04:05 UTC")
+}
+
+// shorten keeps at most max runes of s, cutting from the middle with an
+// ellipsis (ids and URLs differ at both ends).
+func shorten(s string, max int) string {
+	if utf8.RuneCountInString(s) <= max || max < 5 {
+		return s
+	}
+	r := []rune(s)
+	head := (max - 1) / 2
+	tail := max - 1 - head
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+}
+
+// groupOf returns the DOM id and heading of the card's agent+session group.
+// The id is a hash: agent and session are agent-controlled text.
+func groupOf(c inbox.Card) (id, label string) {
+	h := fnv.New64a()
+	h.Write([]byte(c.Agent))
+	h.Write([]byte{0})
+	h.Write([]byte(c.Session))
+	agent := c.Agent
+	if agent == "" {
+		agent = "unnamed agent"
+	}
+	label = agent
+	if c.Session != "" {
+		label += " · session " + shorten(c.Session, 16)
+	}
+	return fmt.Sprintf("group-%016x", h.Sum64()), label
+}
+
+// sortKey orders open cards: soonest deadline first (none last), then the
+// longest waiting. Keys compare as strings; the browser inserts pushed
+// cards by it.
+func sortKey(c inbox.Card) string {
+	const none = int64(1<<62 - 1)
+	dl := none
+	if !c.ExpiresAt.IsZero() {
+		dl = c.ExpiresAt.UnixMilli()
+	}
+	asked := c.ReceivedAt
+	if asked.IsZero() {
+		asked = c.AskedAt
+	}
+	return fmt.Sprintf("%019d-%019d-%s", clampMs(dl), clampMs(asked.UnixMilli()), c.ID)
+}
+
+func clampMs(v int64) int64 {
+	if v < 0 {
+		return 0
+	}
+	return v
+}

@@ -1,0 +1,195 @@
+package render
+
+import (
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/static"
+)
+
+// PageOptions are what Page needs beyond the cards and the inbox status.
+type PageOptions struct {
+	// BasePath is the UI's mount point ("" or "/forms"), as in Options.
+	BasePath string
+	// Now is the time relative times and countdowns are computed against.
+	Now time.Time
+	// CanSubmit is false when the UI has no control token (watch-only).
+	CanSubmit bool
+	// Token mints the form token of one card's form; nil gives no token.
+	Token func(inbox.CardID) string
+	// Reachable says whether a session's agent is connected for answers;
+	// nil means unknown for every card.
+	Reachable func(session string) Reachability
+	// Filter is the query in force (?agent=, ?session=, ?kind=).
+	Filter inbox.Query
+	// Refused, when set, is a refused post to re-render (status 422) with
+	// the operator's input kept and its problems shown.
+	Refused *Refused
+	// Panel renders the Mission Control panel: the inbox without chrome.
+	Panel bool
+	// Theme is "light" or "dark" to override prefers-color-scheme; any
+	// other value follows the system.
+	Theme string
+	// EmbedOrigins are the origins allowed to embed the panel; the panel
+	// posts its pending count to its parent only at these.
+	EmbedOrigins []string
+	// Seq is the inbox change seq the cards were read at: the push URL
+	// carries it as ?since= so the first connect catches up from there.
+	Seq uint64
+}
+
+// Refused is a refused post: the card, the operator's input and the problems.
+type Refused struct {
+	Card     inbox.CardID
+	Input    url.Values
+	Problems []aep.Problem
+}
+
+// PageView is the whole inbox page (or panel).
+type PageView struct {
+	Title     string // "(3) aepforms"
+	Base      string // the cleaned base path ("" or "/forms")
+	HomeURL   string // {base}/ (the page without a filter)
+	PanelURL  string // {base}/panel
+	CSSURL    string // {base}/static/app.css?v={hash}
+	JSURL     string // {base}/static/app.js?v={hash}
+	PushURL   string // {base}/push?{filter}&since={seq}: the page's live updates
+	Theme     string // "light", "dark" or ""
+	Panel     bool
+	NowISO    string // the server's Now, so the browser can correct its clock for countdowns
+	Pending   int    // open cards on this page
+	Relay     RelayView
+	Notices   []string // inbox notices ("events may be missing for session X")
+	Filter    []FilterTerm
+	ClearURL  string // the page without the filter
+	WatchOnly bool
+	// EmbedOrigins is the space-separated list of origins the panel may
+	// post its pending count to (data-embed-origins).
+	EmbedOrigins string
+
+	Groups  []GroupView // open cards by agent and session, most urgent group first
+	Settled []CardView  // settled cards, newest first
+	// FocusErrors is the id of the error summary to focus on load (a
+	// refused post), "" when none.
+	FocusErrors string
+}
+
+// RelayView is the UI's connection to the relay, as the feed reports it.
+type RelayView struct {
+	Connected bool
+	Error     string // the last feed error ("" when none); shown in the banner
+}
+
+// FilterTerm is one narrowing in force: "agent" = "claude-code".
+type FilterTerm struct {
+	Name, Value string
+}
+
+// GroupView is the open cards of one agent and session.
+type GroupView struct {
+	ID    string // "group-{hash}"
+	Label string // "claude-code · session s_1"
+	Cards []CardView
+}
+
+// Page builds the inbox page from the cards (in inbox order: open by
+// urgency, then settled newest first) and the inbox status at opts.Now.
+func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
+	base := cleanBase(opts.BasePath)
+	v := PageView{
+		Base:      base,
+		HomeURL:   base + "/",
+		PanelURL:  base + "/panel",
+		CSSURL:    base + "/static/app.css?v=" + static.Hash(),
+		JSURL:     base + "/static/app.js?v=" + static.Hash(),
+		Theme:     theme(opts.Theme),
+		Panel:     opts.Panel,
+		NowISO:    opts.Now.UTC().Format(time.RFC3339Nano),
+		Relay:     RelayView{Connected: status.FeedConnected, Error: status.FeedError},
+		WatchOnly: !opts.CanSubmit,
+	}
+	for _, n := range status.Notices {
+		v.Notices = append(v.Notices, n.Message)
+	}
+	q := url.Values{}
+	for _, t := range []FilterTerm{{"agent", opts.Filter.Agent}, {"session", opts.Filter.Session}, {"kind", opts.Filter.Kind}} {
+		if t.Value != "" {
+			v.Filter = append(v.Filter, t)
+			q.Set(t.Name, t.Value)
+		}
+	}
+	q.Set("since", strconv.FormatUint(opts.Seq, 10))
+	v.PushURL = base + "/push?" + q.Encode()
+	v.ClearURL = v.HomeURL
+	if opts.Panel {
+		v.ClearURL = v.PanelURL
+	}
+	v.EmbedOrigins = strings.Join(opts.EmbedOrigins, " ")
+
+	byGroup := map[string]int{}
+	for _, c := range cards {
+		o := Options{
+			BasePath:  base,
+			Now:       opts.Now,
+			CanSubmit: opts.CanSubmit,
+			Panel:     opts.Panel,
+		}
+		if opts.Token != nil {
+			o.Token = opts.Token(c.ID)
+		}
+		if opts.Reachable != nil {
+			o.Reachable = opts.Reachable(c.Session)
+		}
+		if r := opts.Refused; r != nil && r.Card == c.ID {
+			o.Input, o.Problems = r.Input, r.Problems
+		}
+		cv := Card(c, o)
+		if cv.Form != nil && len(cv.Form.Errors) > 0 && v.FocusErrors == "" {
+			v.FocusErrors = cv.Form.ErrorsID
+		}
+		if cv.Settled {
+			v.Settled = append(v.Settled, cv)
+			continue
+		}
+		if cv.Open {
+			v.Pending++
+		}
+		gi, ok := byGroup[cv.Group]
+		if !ok {
+			gi = len(v.Groups)
+			byGroup[cv.Group] = gi
+			v.Groups = append(v.Groups, GroupView{ID: cv.Group, Label: cv.GroupLabel})
+		}
+		v.Groups[gi].Cards = append(v.Groups[gi].Cards, cv)
+	}
+	sortGroups(v.Groups)
+	v.Title = "aepforms"
+	if v.Pending > 0 {
+		v.Title = "(" + strconv.Itoa(v.Pending) + ") aepforms"
+	}
+	return v
+}
+
+// sortGroups orders each group's cards by urgency, and the groups by their
+// most urgent card (stable for equal keys, so inbox order is kept).
+func sortGroups(gs []GroupView) {
+	for _, g := range gs {
+		slices.SortStableFunc(g.Cards, func(a, b CardView) int { return strings.Compare(a.SortKey, b.SortKey) })
+	}
+	slices.SortStableFunc(gs, func(a, b GroupView) int { return strings.Compare(a.Cards[0].SortKey, b.Cards[0].SortKey) })
+}
+
+func theme(t string) string {
+	if t == "light" || t == "dark" {
+		return t
+	}
+	return ""
+}
+
+// Empty reports whether the page has no card at all.
+func (p PageView) Empty() bool { return len(p.Groups) == 0 && len(p.Settled) == 0 }

@@ -1,0 +1,598 @@
+/* aepforms operator UI: the small script. The page is complete without it;
+ * this adds live updates and comfort. No framework, no inline script.
+ *
+ * Browser push protocol (also in docs/DESIGN.md, "Browser push protocol"):
+ * the page's <body data-push> names the UI's SSE endpoint,
+ * {base}/push?{agent,session,kind filter}&since={seq the page was rendered at}.
+ * Every message's SSE id is the inbox change seq, so EventSource resumes
+ * with Last-Event-ID. Events:
+ *   card    data: the HTML of one card (components.CardFragment): one
+ *           <article id="card-{cardID}" data-card data-version data-open
+ *           data-settled data-group data-group-label data-sort>. Replaces
+ *           the card with that id, or is placed as a new one.
+ *   remove  data: the card's DOM id ("card-{cardID}"): the card left the
+ *           view (evicted, or no longer matches the filter).
+ *   status  data: the HTML of components.StatusFragment: top-level
+ *           elements with ids (#banners, data-relay="up|lost") that replace
+ *           the elements with the same ids.
+ *   reload  data ignored: the server cannot catch this page up; reload it.
+ * Comments (": ping") are heartbeats and are not seen here.
+ */
+(function () {
+  'use strict';
+
+  var doc = document;
+  var body = doc.body;
+  doc.documentElement.classList.add('js');
+
+  var ds = body.dataset;
+  var serverSkew = ds.now ? Date.parse(ds.now) - Date.now() : 0;
+  if (isNaN(serverSkew)) serverSkew = 0;
+  function now() { return Date.now() + serverSkew; }
+
+  var store = (function () {
+    try {
+      var k = '__aepforms_probe';
+      window.localStorage.setItem(k, k);
+      window.localStorage.removeItem(k);
+      return window.localStorage;
+    } catch (e) {
+      return null;
+    }
+  })();
+  function load(key, fallback) {
+    if (!store) return fallback;
+    try {
+      var v = store.getItem(key);
+      return v === null ? fallback : JSON.parse(v);
+    } catch (e) {
+      return fallback;
+    }
+  }
+  function save(key, value) {
+    if (!store) return;
+    try {
+      if (value === null) store.removeItem(key);
+      else store.setItem(key, JSON.stringify(value));
+    } catch (e) { /* quota: drafts are a comfort, not a promise */ }
+  }
+
+  function byId(id) { return doc.getElementById(id); }
+  function cardOf(node) { return node && node.closest ? node.closest('.card') : null; }
+  function cards(sel) { return Array.prototype.slice.call(doc.querySelectorAll(sel)); }
+
+  /* ---------- drafts (per card, in this browser, cleared on send) ---------- */
+
+  var DRAFT = 'aepforms:draft:';
+  var DRAFT_TTL = 7 * 24 * 3600 * 1000;
+
+  function formState(form) {
+    var out = {};
+    Array.prototype.forEach.call(form.elements, function (el) {
+      if (!el.name || el.name === 'token' || el.type === 'submit' || el.type === 'button') return;
+      if ((el.type === 'checkbox' || el.type === 'radio') && !el.checked) return;
+      if (el.value === '' && el.type !== 'checkbox' && el.type !== 'radio') return;
+      (out[el.name] = out[el.name] || []).push(el.value);
+    });
+    return out;
+  }
+
+  function saveDraft(form) {
+    var id = form.dataset.card;
+    var st = formState(form);
+    save(DRAFT + id, Object.keys(st).length ? { t: Date.now(), v: st } : null);
+  }
+
+  function restoreDraft(form) {
+    if (form.dataset.kept === 'true') return;
+    var d = load(DRAFT + form.dataset.card, null);
+    if (!d || !d.v) return;
+    var restored = false;
+    Array.prototype.forEach.call(form.elements, function (el) {
+      var vals = d.v[el.name];
+      if (!vals || el.name === 'token' || /^(submit|button|hidden)$/.test(el.type)) return;
+      if (el.type === 'checkbox' || el.type === 'radio') {
+        el.checked = vals.indexOf(el.value) >= 0;
+      } else {
+        el.value = vals[0];
+      }
+      restored = true;
+    });
+    if (restored) {
+      var card = cardOf(form);
+      if (card) card.dataset.dirty = 'true';
+    }
+  }
+
+  function pruneDrafts() {
+    if (!store) return;
+    for (var i = store.length - 1; i >= 0; i--) {
+      var k = store.key(i);
+      if (k && k.indexOf(DRAFT) === 0) {
+        var d = load(k, null);
+        if (!d || !d.t || Date.now() - d.t > DRAFT_TTL) store.removeItem(k);
+      }
+    }
+  }
+
+  /* ---------- locally hidden cards (never sent anywhere) ---------- */
+
+  var HIDDEN = 'aepforms:hidden';
+  function hiddenSet() { return load(HIDDEN, []); }
+  function setHidden(list) { save(HIDDEN, list.slice(-500)); }
+
+  function applyHidden(card) {
+    card.classList.toggle('is-hidden', hiddenSet().indexOf(card.dataset.card) >= 0);
+  }
+
+  /* ---------- Other, textarea growth, long prompts ---------- */
+
+  function otherWrap(choice) { return byId(choice.dataset.otherChoice + '-wrap'); }
+
+  function syncOther(root) {
+    root.querySelectorAll('[data-other-choice]').forEach(function (choice) {
+      var wrap = otherWrap(choice);
+      var input = byId(choice.dataset.otherChoice);
+      if (!wrap || !input) return;
+      var show = choice.checked || input.value !== '';
+      wrap.classList.toggle('is-collapsed', !show);
+      choice.setAttribute('aria-expanded', show ? 'true' : 'false');
+    });
+    root.querySelectorAll('[data-other-select]').forEach(function (sel) {
+      var input = byId(sel.dataset.otherSelect);
+      var wrap = input && byId(input.id + '-wrap');
+      if (wrap) wrap.classList.toggle('is-collapsed', !(sel.value === 'other' || input.value !== ''));
+    });
+  }
+
+  function otherTyped(input) {
+    if (input.value === '') return;
+    var choice = byId(input.id + '-choice');
+    if (choice && !choice.checked) {
+      choice.checked = true;
+      choice.dispatchEvent(new Event('change', { bubbles: true }));
+    }
+    var sel = doc.querySelector('[data-other-select="' + input.id + '"]');
+    if (sel && sel.value !== 'other') sel.value = 'other';
+  }
+
+  function grow(ta) {
+    ta.style.height = 'auto';
+    ta.style.height = ta.scrollHeight + 4 + 'px';
+  }
+
+  /* enhance wires up a card (or the whole page) after it is rendered. */
+  function enhance(root) {
+    root.querySelectorAll('[data-action="hide"]').forEach(function (b) { b.hidden = false; });
+    root.querySelectorAll('[data-action="expand"]').forEach(function (b) {
+      var p = byId(b.getAttribute('aria-controls'));
+      if (!p) return;
+      p.classList.add('is-collapsed');
+      b.hidden = false;
+    });
+    root.querySelectorAll('form[data-card]').forEach(restoreDraft);
+    syncOther(root);
+    root.querySelectorAll('textarea[data-grow]').forEach(grow);
+    var list = root.classList && root.classList.contains('card') ? [root] : root.querySelectorAll('.card');
+    Array.prototype.forEach.call(list, applyHidden);
+  }
+
+  /* ---------- events on the page (delegated, so pushed cards work too) ---------- */
+
+  doc.addEventListener('input', function (e) {
+    var t = e.target;
+    var card = cardOf(t);
+    if (card && t.form) {
+      card.dataset.dirty = 'true';
+      saveDraft(t.form);
+    }
+    if (t.matches('[data-other-input]')) otherTyped(t);
+    if (t.matches('textarea[data-grow]')) grow(t);
+    if (card) syncOther(card);
+  });
+
+  doc.addEventListener('change', function (e) {
+    var t = e.target;
+    var card = cardOf(t);
+    if (card && t.form) {
+      card.dataset.dirty = 'true';
+      saveDraft(t.form);
+    }
+    if (card) syncOther(card);
+  });
+
+  doc.addEventListener('submit', function (e) {
+    var form = e.target;
+    if (form.dataset.sent === 'true') {
+      e.preventDefault(); // a second click: the first post is on its way
+      return;
+    }
+    form.dataset.sent = 'true';
+    save(DRAFT + form.dataset.card, null);
+    var card = cardOf(form);
+    if (card) delete card.dataset.dirty;
+  });
+
+  doc.addEventListener('click', function (e) {
+    var t = e.target.closest('[data-action], .error-summary a');
+    if (!t) return;
+    var action = t.dataset.action;
+    if (action === 'hide') {
+      var card = cardOf(t);
+      var list = hiddenSet();
+      if (list.indexOf(card.dataset.card) < 0) list.push(card.dataset.card);
+      setHidden(list);
+      applyHidden(card);
+      refresh();
+    } else if (action === 'unhide-all') {
+      setHidden([]);
+      cards('.card').forEach(applyHidden);
+      refresh();
+    } else if (action === 'expand') {
+      var p = byId(t.getAttribute('aria-controls'));
+      var open = p.classList.toggle('is-collapsed') === false;
+      t.setAttribute('aria-expanded', open ? 'true' : 'false');
+      t.textContent = open ? 'Show less' : 'Show all';
+    } else if (action === 'show-new') {
+      revealHeld(true);
+    } else if (t.matches('.error-summary a')) {
+      var target = byId(t.getAttribute('href').slice(1));
+      if (target) {
+        e.preventDefault();
+        target.focus();
+        var label = target.closest('fieldset') ? target.closest('fieldset').querySelector('legend') : doc.querySelector('label[for="' + target.id + '"]');
+        (label || target).scrollIntoView({ block: 'start' });
+      }
+    }
+  });
+
+  doc.addEventListener('focusout', function () {
+    window.setTimeout(function () { if (!midForm()) revealHeld(false); }, 0);
+  });
+
+  /* ---------- live updates ---------- */
+
+  var live = false;
+  var held = [];
+
+  function midForm() {
+    var a = doc.activeElement;
+    return !!(a && a.form && cardOf(a));
+  }
+
+  /* busy: the operator is working in this card; it is never replaced. */
+  function busy(card) {
+    var a = doc.activeElement;
+    return card.dataset.dirty === 'true' || !!(a && card.contains(a) && a.form);
+  }
+
+  function parse(html) {
+    var t = doc.createElement('template');
+    t.innerHTML = html;
+    return t.content;
+  }
+
+  function lock(card, text) {
+    card.classList.add('is-locked');
+    card.dataset.open = 'false';
+    card.querySelectorAll('input, textarea, select, button').forEach(function (el) {
+      if (el.dataset.action) return;
+      if (el.tagName === 'TEXTAREA' || (el.tagName === 'INPUT' && /^(text|number)$/.test(el.type))) el.readOnly = true;
+      else el.disabled = true;
+    });
+    if (text) {
+      var st = card.querySelector('.state');
+      if (st && st.dataset.state !== 'expired' && (st.dataset.state === 'pending' || st.dataset.state === 'routed' || st.dataset.state === 'rejected' || st.dataset.state === 'failed')) {
+        st.className = 'state state--warning';
+        st.dataset.state = 'expired';
+        st.replaceChildren();
+        var p = doc.createElement('p');
+        p.className = 'state__text';
+        p.textContent = text;
+        st.appendChild(p);
+      }
+    }
+  }
+
+  /* updateState copies a pushed card's state line into a busy card. */
+  function updateState(card, fresh) {
+    var st = card.querySelector('.state');
+    var nst = fresh.querySelector('.state');
+    if (st && nst) {
+      st.className = nst.className;
+      st.dataset.state = nst.dataset.state;
+      st.replaceChildren.apply(st, Array.prototype.slice.call(nst.childNodes));
+    }
+    card.dataset.version = fresh.dataset.version;
+    card.dataset.state = fresh.dataset.state;
+    if (fresh.dataset.open === 'false') lock(card, '');
+  }
+
+  function groupFor(card) {
+    var g = byId(card.dataset.group);
+    if (g) return g;
+    var tpl = byId('group-template');
+    g = tpl.content.firstElementChild.cloneNode(true);
+    g.id = card.dataset.group;
+    var h = g.querySelector('.group__title');
+    h.id = g.id + '-title';
+    h.textContent = card.dataset.groupLabel || '';
+    g.setAttribute('aria-labelledby', h.id);
+    return g;
+  }
+
+  function firstKey(group) {
+    var c = group.querySelector('.card');
+    return c ? c.dataset.sort : '';
+  }
+
+  /* place puts a card where it belongs: its group, by urgency; or the top
+   * of the settled list. */
+  function place(card) {
+    if (card.dataset.settled === 'true') {
+      var list = byId('settled-list');
+      if (card.parentNode !== list) list.prepend(card);
+      byId('settled').hidden = false;
+      return;
+    }
+    var g = groupFor(card);
+    var box = g.querySelector('.group__cards');
+    if (card.parentNode !== box) {
+      var before = null;
+      Array.prototype.some.call(box.children, function (c) {
+        if (c.dataset.sort > card.dataset.sort) { before = c; return true; }
+        return false;
+      });
+      box.insertBefore(card, before);
+    }
+    var open = byId('open');
+    if (g.parentNode !== open) {
+      var next = null;
+      Array.prototype.some.call(open.children, function (o) {
+        if (firstKey(o) > card.dataset.sort) { next = o; return true; }
+        return false;
+      });
+      open.insertBefore(g, next);
+    }
+  }
+
+  function tidyGroups() {
+    cards('#open .group').forEach(function (g) {
+      if (!g.querySelector('.card')) g.remove();
+    });
+  }
+
+  function onCard(html) {
+    var fresh = parse(html).firstElementChild;
+    if (!fresh || !fresh.id) return;
+    var old = byId(fresh.id);
+    if (old) {
+      if (Number(fresh.dataset.version) < Number(old.dataset.version)) return; // out of date
+      if (busy(old)) {
+        updateState(old, fresh);
+      } else {
+        var wasHeld = old.dataset.held === 'true';
+        old.replaceWith(fresh);
+        if (wasHeld) { fresh.hidden = true; fresh.dataset.held = 'true'; }
+        place(fresh);
+        enhance(fresh);
+      }
+    } else {
+      var hold = fresh.dataset.open === 'true' && midForm();
+      if (hold) {
+        fresh.hidden = true;
+        fresh.dataset.held = 'true';
+        held.push(fresh.id);
+      }
+      place(fresh);
+      enhance(fresh);
+      if (fresh.dataset.open === 'true') notify(fresh);
+    }
+    tidyGroups();
+    refresh();
+  }
+
+  function onRemove(id) {
+    var card = byId(id.trim());
+    if (!card) return;
+    if (busy(card)) {
+      lock(card, 'This question is no longer shown here: it left the inbox.');
+    } else {
+      card.remove();
+      tidyGroups();
+    }
+    refresh();
+  }
+
+  function onStatus(html) {
+    var frag = parse(html);
+    Array.prototype.slice.call(frag.children).forEach(function (el) {
+      var old = el.id && byId(el.id);
+      if (old) old.replaceWith(el);
+    });
+    renderConn();
+  }
+
+  function revealHeld(scroll) {
+    var first = null;
+    held.forEach(function (id) {
+      var c = byId(id);
+      if (!c) return;
+      c.hidden = false;
+      delete c.dataset.held;
+      if (!first) first = c;
+    });
+    held = [];
+    byId('new-notice').hidden = true;
+    if (scroll && first) {
+      first.scrollIntoView({ block: 'start' });
+      var t = first.querySelector('.card__title');
+      if (t) { t.setAttribute('tabindex', '-1'); t.focus(); }
+    }
+  }
+
+  function renderConn() {
+    var el = byId('connection');
+    if (!el) return;
+    var banners = byId('banners');
+    var relayLost = banners && banners.dataset.relay === 'lost';
+    var state = relayLost ? 'relay-lost' : live ? 'live' : 'not-live';
+    el.dataset.state = state;
+    el.className = 'conn conn--' + state;
+    el.textContent = relayLost ? 'Relay lost' : live ? 'Live' : 'Not live';
+    el.title = live ? 'Live updates are on' : 'Live updates are off: reload to see changes';
+  }
+
+  /* refresh recounts what the header, the title and the parent window show. */
+  var lastPosted = -1;
+  function refresh() {
+    var pending = cards('#open .card[data-open="true"]').length;
+    var pc = byId('pending-count');
+    if (pc) {
+      pc.textContent = pending + ' pending';
+      pc.dataset.pending = String(pending);
+    }
+    doc.title = pending > 0 ? '(' + pending + ') aepforms' : 'aepforms';
+    var empty = byId('empty');
+    if (empty) empty.hidden = !!doc.querySelector('#open .card');
+    var settled = cards('#settled-list .card').length;
+    var sec = byId('settled');
+    if (sec) {
+      sec.hidden = settled === 0;
+      var n = sec.querySelector('.section-title__count');
+      if (n) n.textContent = '(' + settled + ')';
+    }
+    var hiddenN = cards('.card.is-hidden').length;
+    var note = byId('hidden-note');
+    if (note) {
+      note.hidden = hiddenN === 0;
+      note.querySelector('span').textContent = hiddenN + (hiddenN === 1 ? ' card hidden.' : ' cards hidden.');
+    }
+    var nn = byId('new-notice');
+    var heldN = held.filter(byId).length;
+    if (nn) {
+      nn.hidden = heldN === 0;
+      nn.querySelector('button').textContent = heldN === 1 ? '1 new question' : heldN + ' new questions';
+    }
+    if (pending !== lastPosted) {
+      lastPosted = pending;
+      postPending(pending);
+    }
+  }
+
+  /* The panel tells its parent how many questions wait, at the allowed
+   * embedding origins only (never "*"). */
+  function postPending(n) {
+    if (ds.panel !== 'true' || window.parent === window) return;
+    (ds.embedOrigins || '').split(/\s+/).filter(Boolean).forEach(function (origin) {
+      try {
+        window.parent.postMessage({ type: 'aepforms:pending', pending: n }, origin);
+      } catch (e) { /* a malformed origin: skip it */ }
+    });
+  }
+
+  var source = null;
+  var lastId = '';
+  var retry = 1000;
+  function connect() {
+    if (!ds.push || !window.EventSource) return;
+    var url = ds.push;
+    if (lastId) url = url.replace(/([?&])since=[^&]*/, '$1since=' + encodeURIComponent(lastId));
+    source = new EventSource(url);
+    source.onopen = function () { live = true; retry = 1000; renderConn(); };
+    source.onerror = function () {
+      live = false;
+      renderConn();
+      if (source.readyState === EventSource.CLOSED) {
+        // The browser gave up (an HTTP error): try again, slower each time.
+        window.setTimeout(connect, retry);
+        retry = Math.min(retry * 2, 30000);
+      }
+    };
+    function track(fn) {
+      return function (e) {
+        if (e.lastEventId) lastId = e.lastEventId;
+        fn(e.data);
+      };
+    }
+    source.addEventListener('card', track(onCard));
+    source.addEventListener('remove', track(onRemove));
+    source.addEventListener('status', track(onStatus));
+    source.addEventListener('reload', function () { source.close(); window.location.reload(); });
+  }
+
+  /* ---------- countdowns ---------- */
+
+  function clock(ms) {
+    var s = Math.ceil(ms / 1000);
+    var h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60, sec = s % 60;
+    var mm = h > 0 && m < 10 ? '0' + m : String(m);
+    return (h > 0 ? h + ':' : '') + mm + ':' + (sec < 10 ? '0' : '') + sec;
+  }
+
+  function tick() {
+    cards('time[data-deadline]').forEach(function (t) {
+      var left = Date.parse(t.dataset.deadline) - now();
+      var box = t.parentNode;
+      var card = cardOf(t);
+      if (left > 0) {
+        t.textContent = clock(left) + ' left';
+        box.classList.toggle('is-soon', left < 60000);
+        return;
+      }
+      if (box.classList.contains('is-passed')) return;
+      t.textContent = 'Deadline passed';
+      box.classList.remove('is-soon');
+      box.classList.add('is-passed');
+      if (card && card.dataset.open === 'true') {
+        lock(card, 'The deadline has passed: this can no longer be answered.');
+        refresh();
+      }
+    });
+  }
+
+  /* ---------- browser notifications (after the operator opts in) ---------- */
+
+  var NOTIFY = 'aepforms:notify';
+  function notifyReady() {
+    return 'Notification' in window && Notification.permission === 'granted' && load(NOTIFY, false);
+  }
+  function setupNotify() {
+    var b = byId('notify-optin');
+    if (!b || !('Notification' in window) || Notification.permission === 'denied' || notifyReady()) return;
+    b.hidden = false;
+    b.addEventListener('click', function () {
+      Notification.requestPermission().then(function (p) {
+        if (p === 'granted') {
+          save(NOTIFY, true);
+          b.hidden = true;
+        }
+      });
+    });
+  }
+  function notify(card) {
+    if (!notifyReady() || !doc.hidden) return;
+    try {
+      var title = card.querySelector('.card__title');
+      new Notification('aepforms: new question', {
+        body: (title ? title.textContent + ' · ' : '') + (card.dataset.groupLabel || ''),
+        tag: card.id
+      });
+    } catch (e) { /* notifications are optional */ }
+  }
+
+  /* ---------- start ---------- */
+
+  pruneDrafts();
+  enhance(doc);
+  renderConn();
+  refresh();
+  setupNotify();
+  if (ds.focus) {
+    var summary = byId(ds.focus);
+    if (summary) summary.focus();
+  }
+  if (doc.querySelector('time[data-deadline]') || ds.push) window.setInterval(tick, 1000);
+  tick();
+  connect();
+})();
