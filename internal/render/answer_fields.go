@@ -69,6 +69,7 @@ func parseNumber(f aep.FieldSpec, raw string) (n json.Number, code string, ok bo
 		}
 		return "", "", true
 	}
+	s = htmlFloatToJSON(s)
 	if !isJSONNumber(s) {
 		return "", aep.ProblemNotNumber, false
 	}
@@ -100,6 +101,34 @@ func numberProblemMessage(f aep.FieldSpec, code string) string {
 	default:
 		return "Enter a number, like 3 or 2.5"
 	}
+}
+
+// htmlFloatToJSON rewrites the forms a browser's number input accepts but
+// JSON does not (HTML "valid floating-point number": ".5", "-.5", "007")
+// into JSON's grammar ("0.5", "-0.5", "7"), so nothing the browser lets
+// through is refused for its spelling. Anything else is returned as is.
+func htmlFloatToJSON(s string) string {
+	sign := ""
+	if strings.HasPrefix(s, "-") {
+		sign, s = "-", s[1:]
+	}
+	intPart, rest := s, ""
+	if i := strings.IndexAny(s, ".eE"); i >= 0 {
+		intPart, rest = s[:i], s[i:]
+	}
+	if strings.HasPrefix(rest, ".") && intPart == "" {
+		intPart = "0"
+	}
+	if len(intPart) > 1 {
+		trimmed := strings.TrimLeft(intPart, "0")
+		if trimmed == "" {
+			trimmed = "0"
+		}
+		if strings.Trim(intPart, "0123456789") == "" {
+			intPart = trimmed
+		}
+	}
+	return sign + intPart + rest
 }
 
 // isJSONNumber reports whether s follows the JSON number grammar (RFC 8259

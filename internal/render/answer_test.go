@@ -181,11 +181,16 @@ func TestParseAnswerNumber(t *testing.T) {
 		{name: "tiny without range", form: answerPost(map[string][]string{"f3": {"1e-400"}}), field: "budget", want: json.Number("1e-400")},
 		{name: "empty optional left out", form: answerPost(map[string][]string{"f3": {""}}), field: "budget", absent: true},
 		{name: "blank optional left out", form: answerPost(map[string][]string{"f3": {"   "}}), field: "budget", absent: true},
+		// A browser's number input accepts these (HTML floating-point grammar); JSON spells them so.
+		{name: "leading dot from the browser", form: answerPost(map[string][]string{"f3": {".5"}}), field: "budget", want: json.Number("0.5")},
+		{name: "negative leading dot", form: answerPost(map[string][]string{"f3": {"-.25"}}), field: "budget", want: json.Number("-0.25")},
+		{name: "leading zeros", form: answerPost(map[string][]string{"f3": {"007"}}), field: "budget", want: json.Number("7")},
+		{name: "zeros only", form: answerPost(map[string][]string{"f3": {"000.5e2"}}), field: "budget", want: json.Number("0.5e2")},
 	})
 	const plain = "Enter a number, like 3 or 2.5"
 	const ranged = "Enter a number between 0.5 and 2500"
 	var cases []answerProblemCase
-	for _, s := range []string{"NaN", "Infinity", "-Infinity", "12abc", "0x10", "1,5", "+5", ".5", "5.", "01", "1e", "--1", "1_000", "1 000", "٣"} {
+	for _, s := range []string{"NaN", "Infinity", "-Infinity", "12abc", "0x10", "1,5", "+5", "5.", ".", "-.", "1e", "--1", "1_000", "1 000", "٣"} {
 		cases = append(cases, answerProblemCase{name: "not a number " + s, form: answerPost(map[string][]string{"f3": {s}}),
 			want: aep.Problem{Field: "budget", Code: aep.ProblemNotNumber, Message: plain}})
 	}
