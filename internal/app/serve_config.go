@@ -56,6 +56,13 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	c := serveConfig{}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "usage: aepforms serve [flags]\n\n"+
+			"Runs the operator UI. Without --relay it also starts the embedded AEP relay\n"+
+			"(AEP_* settings apply to it); with --demo it starts the demo agent too.\n"+
+			"Each flag falls back to the environment variable it names.\n\n")
+		fs.PrintDefaults()
+	}
 	envOr := func(k, def string) string {
 		if v := env(k); v != "" {
 			return v
@@ -75,10 +82,10 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.relayHost, "relay-host", envOr("AEP_HOST", "127.0.0.1"), "embedded relay bind address (env AEP_HOST)")
 	port, _ := strconv.Atoi(envOr("AEP_PORT", "8787"))
 	fs.IntVar(&c.relayPort, "relay-port", port, "embedded relay port (env AEP_PORT); 0 picks a free port")
-	fs.StringVar(&c.relayToken, "token", env("AEP_TOKEN"), "relay bearer token (env AEP_TOKEN); with the embedded relay and none set, one is minted and written to --token-file")
+	fs.StringVar(&c.relayToken, "token", "", "relay bearer token (env AEP_TOKEN); with the embedded relay and none set, one is minted and written to --token-file")
 	fs.StringVar(&c.tokenFile, "token-file", envOr("AEPFORMS_TOKEN_FILE", defaultTokenFile(env)), "where a minted relay token is kept, readable only by you (env AEPFORMS_TOKEN_FILE)")
 	fs.BoolVar(&c.demo, "demo", envBool("AEPFORMS_DEMO"), "also run the demo agent against the relay (env AEPFORMS_DEMO)")
-	fs.StringVar(&c.operatorToken, "operator-token", env("AEPFORMS_OPERATOR_TOKEN"), "operator secret that unlocks the UI (env AEPFORMS_OPERATOR_TOKEN); required off loopback")
+	fs.StringVar(&c.operatorToken, "operator-token", "", "operator secret that unlocks the UI (env AEPFORMS_OPERATOR_TOKEN); required off loopback")
 	c.allowHosts = listFromEnv(env("AEPFORMS_ALLOW_HOSTS"))
 	fs.Var((*listFlag)(&c.allowHosts), "allow-host", "extra Host name accepted without an operator secret, repeatable (env AEPFORMS_ALLOW_HOSTS, comma-separated)")
 	c.embedOrigins = listFromEnv(env("AEPFORMS_EMBED_ORIGINS"))
@@ -96,6 +103,13 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.DurationVar(&c.demoEvery, "demo-every", envDur("AEPFORMS_DEMO_EVERY", 30*time.Second), "with --demo: ask one more question this often, 0 = never (env AEPFORMS_DEMO_EVERY)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	// Secrets come from env after parsing, so -h never prints them.
+	if c.relayToken == "" {
+		c.relayToken = env("AEP_TOKEN")
+	}
+	if c.operatorToken == "" {
+		c.operatorToken = env("AEPFORMS_OPERATOR_TOKEN")
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
