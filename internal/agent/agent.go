@@ -130,11 +130,7 @@ func (a *Agent) drain() {
 	if a.cfg.DrainTimeout < 0 {
 		return
 	}
-	d := a.cfg.DrainTimeout
-	if d == 0 {
-		d = DefaultConfig().DrainTimeout
-	}
-	deadline := time.NewTimer(d)
+	deadline := time.NewTimer(a.cfg.DrainTimeout)
 	defer deadline.Stop()
 	for {
 		ch := a.Changed()

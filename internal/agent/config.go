@@ -21,8 +21,11 @@ var (
 	ErrClosed          = errors.New("agent: stopped")
 )
 
-// Config configures an Agent. Zero fields take the value DefaultConfig gives
-// them, so a literal naming only RelayURL works.
+// Config configures an Agent. A zero field takes the value DefaultConfig
+// gives it, so a literal naming only RelayURL works, except where zero is
+// meaningful: Token "" (none), Every 0 (never), RejectRate 0, NeverAck and
+// ReaskExpired false. serve --demo starts from DefaultConfig and sets
+// ReaskExpired.
 type Config struct {
 	// RelayURL is the relay's base URL (http, https, ws or wss); the agent
 	// connects to {RelayURL}/socket. Default http://127.0.0.1:8787.
@@ -90,6 +93,10 @@ type Config struct {
 	// MaxCommands bounds the dedupe state (one entry per distinct command);
 	// the oldest entry is forgotten beyond it. Default 10000.
 	MaxCommands int
+	// MaxSessions bounds the sessions the agent remembers; beyond it the
+	// oldest ended ones are forgotten (a command for one is then dropped,
+	// as for any session the agent does not know). Default 1000.
+	MaxSessions int
 	// Capture is the capture level the events declare and the content they
 	// hold; scenarios pinned lower (the metadata AskUserQuestion) declare
 	// their own level when it is lower. metadata, redacted or full; default
@@ -133,13 +140,13 @@ func DefaultConfig() Config {
 		MaxFrame:        16 << 20,
 		MaxQueue:        10000,
 		MaxCommands:     10000,
+		MaxSessions:     1000,
 		Capture:         aep.CaptureFull,
 	}
 }
 
-// withDefaults fills zero fields from DefaultConfig. Every and DrainTimeout
-// keep a zero (never / no drain wait): only the caller can know it meant it,
-// so DefaultConfig is where their defaults come from.
+// withDefaults fills zero fields from DefaultConfig; see Config for the
+// fields whose zero is kept.
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
 	if c.RelayURL == "" {
@@ -171,6 +178,9 @@ func (c Config) withDefaults() Config {
 	setDur(&c.PongTimeout, d.PongTimeout)
 	setDur(&c.WriteTimeout, d.WriteTimeout)
 	setDur(&c.DialTimeout, d.DialTimeout)
+	if c.DrainTimeout == 0 {
+		c.DrainTimeout = d.DrainTimeout
+	}
 	if c.Every < 0 {
 		c.Every = 0
 	}
@@ -185,6 +195,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxCommands <= 0 {
 		c.MaxCommands = d.MaxCommands
+	}
+	if c.MaxSessions <= 0 {
+		c.MaxSessions = d.MaxSessions
 	}
 	if c.Capture == aep.CaptureNone {
 		// The zero value: an agent cannot ask anything at capture none (the

@@ -81,6 +81,7 @@ func (a *Agent) openLocked(now time.Time, sc *scenario, extra bool) *session {
 	}
 	a.sessions = append(a.sessions, s)
 	a.byID[id] = s
+	a.pruneLocked()
 	a.emitLocked(s, now, out{typ: "session.started", data: sessionStartedData{
 		Label: textAt(sc.label, s.capture), Client: &clientInfo{Name: clientName},
 	}})
@@ -90,6 +91,25 @@ func (a *Agent) openLocked(now time.Time, sc *scenario, extra bool) *session {
 		a.askLocked(now, s)
 	}
 	return s
+}
+
+// pruneLocked forgets the oldest ended sessions beyond MaxSessions.
+func (a *Agent) pruneLocked() {
+	excess := len(a.sessions) - a.cfg.MaxSessions
+	if excess <= 0 {
+		return
+	}
+	kept := a.sessions[:0]
+	for _, s := range a.sessions {
+		if excess > 0 && s.ended {
+			delete(a.byID, s.id)
+			excess--
+			continue
+		}
+		kept = append(kept, s)
+	}
+	clear(a.sessions[len(kept):])
+	a.sessions = kept
 }
 
 // startRunLocked starts a new run of s.

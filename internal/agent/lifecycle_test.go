@@ -233,3 +233,26 @@ func TestNewSessionIDsPerProcess(t *testing.T) {
 	}
 	assert.Len(t, seen, 2*len(AllScenarios()))
 }
+
+func TestEndedSessionsForgottenBeyondMaxSessions(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, []string{ScenarioStandby, ScenarioPermission}, func(c *Config) {
+		c.MaxSessions = 2
+		c.Every = time.Second
+	})
+	h.take()
+	perm := h.session(ScenarioPermission)
+	h.send(h.respond(ScenarioPermission, map[string]any{"option": "allow"}))
+	h.advance(time.Second) // a third session: the ended permission one goes
+	ss := h.a.Sessions()
+	require.Len(t, ss, 2)
+	assert.Equal(t, ScenarioStandby, ss[0].Scenario, "open sessions are never forgotten")
+	assert.NotEqual(t, perm.ID, ss[1].ID)
+
+	h.take()
+	evs := h.send(command{typ: "control.attention.respond", session: perm.ID, subject: perm.Requests[0].ID,
+		data: map[string]any{"answer": map[string]any{"option": "deny"}}}.event(t))
+	assert.Empty(t, evs)
+	rec := h.a.Record()
+	assert.Equal(t, OutcomeDropped, rec[len(rec)-1].Decision.Outcome)
+}
