@@ -35,10 +35,7 @@ func Downlevel(e *Event, ceiling Capture) (*Event, error) {
 	if ceiling == CaptureRedacted && src == CaptureFull {
 		target = CaptureMetadata
 	}
-	ms, err := objectMembers(e.raw)
-	if err != nil {
-		return nil, fmt.Errorf("aep: downlevel %s: %w", e.id, err)
-	}
+	ms := e.members
 	data, keep, err := downlevelData(e, target)
 	if err != nil {
 		return nil, fmt.Errorf("aep: downlevel %s: %w", e.id, err)
@@ -71,7 +68,7 @@ func Downlevel(e *Event, ceiling Capture) (*Event, error) {
 
 // downlevelData returns the payload at level target and whether to keep it.
 func downlevelData(e *Event, target Capture) (json.RawMessage, bool, error) {
-	data, ok := e.members["data"]
+	data, ok := e.coreMember(coreData)
 	if !ok || target == CaptureNone {
 		return nil, false, nil
 	}

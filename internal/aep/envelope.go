@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 )
 
 // ValidateEnvelope checks e against the envelope rules of AEP-0001 §5 (the
@@ -28,7 +27,7 @@ func ValidateEnvelope(e *Event) error {
 	// Core attributes that are present must have their JSON type; Decode
 	// already refused non-strings and non-integers, but not null.
 	for _, name := range [...]string{"aep", "id", "type", "subject", "time", "source", "agent", "session", "run", "step", "cause", "traceparent", "severity", "capture"} {
-		if v, ok := e.members[name]; ok && jsonKind(v) != '"' {
+		if v, ok := e.Member(name); ok && jsonKind(v) != '"' {
 			c.add(name, "must be a string, not null")
 		}
 	}
@@ -39,7 +38,7 @@ func ValidateEnvelope(e *Event) error {
 		{"id", e.id}, {"agent", e.agent}, {"subject", e.subject}, {"session", e.session},
 		{"run", e.run}, {"step", e.step}, {"cause", e.cause},
 	} {
-		if v, ok := e.members[a.name]; ok && a.val == "" && jsonKind(v) == '"' {
+		if v, ok := e.Member(a.name); ok && a.val == "" && jsonKind(v) == '"' {
 			c.add(a.name, "must not be empty")
 		}
 	}
@@ -97,7 +96,7 @@ func ValidateEnvelope(e *Event) error {
 			c.add("capture", fmt.Sprintf("must be one of none, metadata, redacted, full (got %q)", e.capture))
 		}
 	}
-	if d, ok := e.members["data"]; ok && jsonKind(d) != '{' {
+	if d, ok := e.coreMember(coreData); ok && jsonKind(d) != '{' {
 		c.add("data", "must be an object")
 	}
 	c.extensions(e)
@@ -113,24 +112,32 @@ func (c *collector) add(attr, rule string) {
 
 func (c *collector) err() error { return errors.Join(c.errs...) }
 
-// extensions checks every non-core member (AEP-0001 §5.4), in name order.
+// extensions checks every non-core member (AEP-0001 §5.4), in document
+// order, and that no member name repeats (RFC 8259 says names SHOULD be
+// unique; parsers disagree on which duplicate wins, so a relay must not pass
+// an ambiguous event on).
 func (c *collector) extensions(e *Event) {
-	var bad []string
-	for name, v := range e.members {
-		if coreAttrs[name] {
+	var ext [8]int
+	exts := ext[:0] // indexes of extension members seen so far
+	for i, m := range e.members {
+		if ci := coreIndex(m.Key); ci >= 0 {
+			if int(e.core[ci]) != i+1 { // not the last occurrence
+				c.add(m.Key, "appears more than once")
+			}
 			continue
 		}
-		if !validExtensionName(name) || !validExtensionValue(v) {
-			bad = append(bad, name)
+		for _, j := range exts {
+			if e.members[j].Key == m.Key {
+				c.add(m.Key, "appears more than once")
+				break
+			}
 		}
-	}
-	slices.Sort(bad)
-	for _, name := range bad {
-		if !validExtensionName(name) {
-			c.add(name, "extension attribute name must match [a-z0-9]{1,20}")
+		exts = append(exts, i)
+		if !validExtensionName(m.Key) {
+			c.add(m.Key, "extension attribute name must match [a-z0-9]{1,20}")
 		}
-		if !validExtensionValue(e.members[name]) {
-			c.add(name, "extension attribute value must be a string, integer or boolean")
+		if !validExtensionValue(m.Value) {
+			c.add(m.Key, "extension attribute value must be a string, integer or boolean")
 		}
 	}
 }

@@ -23,7 +23,7 @@ func edit(t *testing.T, set map[string]*string) []byte {
 	for _, m := range ms {
 		if v, ok := set[m.Key]; ok {
 			if v != nil {
-				out = append(out, member{m.Key, json.RawMessage(*v)})
+				out = append(out, member{Key: m.Key, Value: json.RawMessage(*v)})
 			}
 			delete(set, m.Key)
 			continue
@@ -32,7 +32,7 @@ func edit(t *testing.T, set map[string]*string) []byte {
 	}
 	for k, v := range set {
 		if v != nil {
-			out = append(out, member{k, json.RawMessage(*v)})
+			out = append(out, member{Key: k, Value: json.RawMessage(*v)})
 		}
 	}
 	return encodeObject(out)
@@ -106,6 +106,33 @@ func TestValidateEnvelopeRules(t *testing.T) {
 			assert.Equal(t, tc.attrs, got, "attributes named: %v", err)
 		})
 	}
+}
+
+func TestValidateEnvelopeDuplicates(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		in    string
+		attrs []string
+	}{
+		"core attribute twice":       {strings.TrimSuffix(base, "}") + `,"type":"tool.failed"}`, []string{"type"}},
+		"extension twice":            {strings.TrimSuffix(base, "}") + `,"acmex":1,"acmex":2}`, []string{"acmex"}},
+		"escaped duplicate of a key": {strings.TrimSuffix(base, "}") + `,"\u0069d":"E2"}`, []string{"id"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e, err := Decode([]byte(tc.in))
+			require.NoError(t, err)
+			var got []string
+			for _, ve := range validationErrors(t, ValidateEnvelope(e)) {
+				got = append(got, ve.Attr)
+				assert.Equal(t, "appears more than once", ve.Rule)
+			}
+			assert.Equal(t, tc.attrs, got)
+		})
+	}
+	e, err := Decode([]byte(strings.TrimSuffix(base, "}") + `,"type":"tool.failed"}`))
+	require.NoError(t, err)
+	assert.Equal(t, "tool.failed", e.Type(), "the last occurrence wins, as in encoding/json")
 }
 
 // TestEnvelopeAgreesWithSchema checks the hand-written envelope rules

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -25,7 +26,8 @@ var (
 // An Event is immutable after Decode and safe for concurrent reads.
 type Event struct {
 	raw     []byte
-	members map[string]json.RawMessage
+	members []member // in document order; values are subslices of raw
+	core    [numCore]int32
 
 	aep, id, typ, subject, time, source, agent string
 	session, run, step, cause, traceparent     string
@@ -34,49 +36,136 @@ type Event struct {
 	hasSeq, hasEpoch                           bool
 }
 
+// The core members, indexing Event.core, which holds 1 + the index in
+// members of the member's last occurrence (0: absent; the last one wins, as
+// with encoding/json).
+const (
+	coreAEP = iota
+	coreID
+	coreType
+	coreSubject
+	coreTime
+	coreSource
+	coreAgent
+	coreSession
+	coreRun
+	coreStep
+	coreCause
+	coreTraceparent
+	coreSeverity
+	coreCapture
+	coreSeq
+	coreEpoch
+	coreData
+	numCore
+)
+
+// coreIndex returns name's index in Event.core, -1 for other names.
+func coreIndex(name string) int {
+	switch name {
+	case "aep":
+		return coreAEP
+	case "id":
+		return coreID
+	case "type":
+		return coreType
+	case "subject":
+		return coreSubject
+	case "time":
+		return coreTime
+	case "source":
+		return coreSource
+	case "agent":
+		return coreAgent
+	case "session":
+		return coreSession
+	case "run":
+		return coreRun
+	case "step":
+		return coreStep
+	case "cause":
+		return coreCause
+	case "traceparent":
+		return coreTraceparent
+	case "severity":
+		return coreSeverity
+	case "capture":
+		return coreCapture
+	case "seq":
+		return coreSeq
+	case "epoch":
+		return coreEpoch
+	case "data":
+		return coreData
+	}
+	return -1
+}
+
 // Decode parses one event. It fails only when b is not a JSON object or an
 // attribute that must be a string or integer has another JSON type; the
 // envelope rules are checked by ValidateEnvelope. Whitespace outside strings
 // is removed so the event fits on one line (the JSONL and SSE framing).
+// Decode keeps its own copy of the bytes.
 func Decode(b []byte) (*Event, error) {
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, b); err != nil {
-		return nil, fmt.Errorf("aep: event is not valid JSON: %w", err)
+	raw := bytes.Clone(b)
+	ms, ws, ok := scanEvent(raw)
+	if !ok || ws {
+		// Let encoding/json compact (and, for invalid input, explain).
+		var buf bytes.Buffer
+		buf.Grow(len(b))
+		if err := json.Compact(&buf, b); err != nil {
+			return nil, fmt.Errorf("aep: event is not valid JSON: %w", err)
+		}
+		raw = buf.Bytes()
+		if len(raw) == 0 || raw[0] != '{' {
+			return nil, ErrNotObject
+		}
+		if ms, _, ok = scanEvent(raw); !ok {
+			var err error
+			if ms, err = objectMembers(raw); err != nil {
+				return nil, fmt.Errorf("aep: event is not a JSON object: %w", err)
+			}
+		}
 	}
-	raw := buf.Bytes()
-	if len(raw) == 0 || raw[0] != '{' {
-		return nil, ErrNotObject
+	e := &Event{raw: raw, members: ms}
+	for i, m := range ms {
+		if c := coreIndex(m.Key); c >= 0 {
+			e.core[c] = int32(i + 1)
+		}
 	}
-	e := &Event{raw: raw}
-	if err := json.Unmarshal(raw, &e.members); err != nil {
-		return nil, fmt.Errorf("aep: event is not a JSON object: %w", err)
-	}
-	strs := []struct {
-		name string
-		dst  *string
+	// Attribute strings are substrings of one copy of the event.
+	rawStr := string(raw)
+	strs := [...]struct {
+		idx int
+		dst *string
 	}{
-		{"aep", &e.aep}, {"id", &e.id}, {"type", &e.typ}, {"subject", &e.subject},
-		{"time", &e.time}, {"source", &e.source}, {"agent", &e.agent},
-		{"session", &e.session}, {"run", &e.run}, {"step", &e.step},
-		{"cause", &e.cause}, {"traceparent", &e.traceparent},
-		{"severity", &e.severity}, {"capture", &e.capture},
+		{coreAEP, &e.aep}, {coreID, &e.id}, {coreType, &e.typ}, {coreSubject, &e.subject},
+		{coreTime, &e.time}, {coreSource, &e.source}, {coreAgent, &e.agent},
+		{coreSession, &e.session}, {coreRun, &e.run}, {coreStep, &e.step},
+		{coreCause, &e.cause}, {coreTraceparent, &e.traceparent},
+		{coreSeverity, &e.severity}, {coreCapture, &e.capture},
 	}
 	for _, s := range strs {
-		v, ok := e.members[s.name]
-		if !ok {
+		i := e.core[s.idx] - 1
+		if i < 0 {
+			continue
+		}
+		v, off := ms[i].Value, ms[i].off
+		if off >= 0 && len(v) >= 2 && v[0] == '"' && bytes.IndexByte(v, '\\') < 0 {
+			*s.dst = rawStr[off+1 : off+len(v)-1]
 			continue
 		}
 		str, err := rawString(v)
 		if err != nil {
-			return nil, &ValidationError{Attr: s.name, Rule: "must be a string"}
+			return nil, &ValidationError{Attr: ms[e.core[s.idx]-1].Key, Rule: "must be a string"}
 		}
 		*s.dst = str
 	}
 	var err error
-	if e.seq, e.hasSeq, err = rawInt(e.members, "seq"); err != nil {
+	if e.seq, e.hasSeq, err = e.rawInt(coreSeq, "seq"); err != nil {
 		return nil, err
 	}
-	if e.epoch, e.hasEpoch, err = rawInt(e.members, "epoch"); err != nil {
+	if e.epoch, e.hasEpoch, err = e.rawInt(coreEpoch, "epoch"); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -92,8 +181,8 @@ func rawString(v json.RawMessage) (string, error) {
 	return s, err
 }
 
-func rawInt(m map[string]json.RawMessage, name string) (int64, bool, error) {
-	v, ok := m[name]
+func (e *Event) rawInt(idx int, name string) (int64, bool, error) {
+	v, ok := e.coreMember(idx)
 	if !ok {
 		return 0, false, nil
 	}
@@ -104,26 +193,45 @@ func rawInt(m map[string]json.RawMessage, name string) (int64, bool, error) {
 	return n, true, nil
 }
 
+// coreMember returns the last occurrence of a core member.
+func (e *Event) coreMember(idx int) (json.RawMessage, bool) {
+	if i := e.core[idx]; i > 0 {
+		return e.members[i-1].Value, true
+	}
+	return nil, false
+}
+
 // Raw returns the event's bytes, one line of JSON. Callers must not modify it.
 func (e *Event) Raw() []byte { return e.raw }
 
-// Member returns the raw JSON of a top-level member and whether it is present.
+// Member returns the raw JSON of a top-level member and whether it is
+// present (the last occurrence when a name repeats).
 func (e *Event) Member(name string) (json.RawMessage, bool) {
-	v, ok := e.members[name]
-	return v, ok
+	if c := coreIndex(name); c >= 0 {
+		return e.coreMember(c)
+	}
+	for i := len(e.members) - 1; i >= 0; i-- {
+		if e.members[i].Key == name {
+			return e.members[i].Value, true
+		}
+	}
+	return nil, false
 }
 
-// Members lists the names of all top-level members (unordered).
+// Members lists the names of the top-level members, each once, in
+// document order.
 func (e *Event) Members() []string {
 	out := make([]string, 0, len(e.members))
-	for k := range e.members {
-		out = append(out, k)
+	for _, m := range e.members {
+		if !slices.Contains(out, m.Key) {
+			out = append(out, m.Key)
+		}
 	}
 	return out
 }
 
 // Has reports whether the top-level member name is present.
-func (e *Event) Has(name string) bool { _, ok := e.members[name]; return ok }
+func (e *Event) Has(name string) bool { _, ok := e.Member(name); return ok }
 
 func (e *Event) AEP() string         { return e.aep }
 func (e *Event) ID() string          { return e.id }
@@ -170,12 +278,12 @@ func (e *Event) Capture() Capture {
 }
 
 // Data returns the raw data member, nil when absent.
-func (e *Event) Data() json.RawMessage { return e.members["data"] }
+func (e *Event) Data() json.RawMessage { d, _ := e.coreMember(coreData); return d }
 
 // DecodeData unmarshals the data member into v (numbers as json.Number).
 func (e *Event) DecodeData(v any) error {
-	d := e.members["data"]
-	if d == nil {
+	d, ok := e.coreMember(coreData)
+	if !ok {
 		d = json.RawMessage("{}")
 	}
 	dec := json.NewDecoder(bytes.NewReader(d))

@@ -40,6 +40,22 @@ func FuzzDecode(f *testing.F) {
 		if !bytes.Equal(e.Raw(), want.Bytes()) {
 			t.Fatalf("Raw = %q, want the compacted input %q", e.Raw(), want.Bytes())
 		}
+		// The fast scanner agrees with encoding/json on every member.
+		var std map[string]json.RawMessage
+		if err := json.Unmarshal(b, &std); err != nil {
+			t.Fatalf("Decode accepted what encoding/json refuses: %v", err)
+		}
+		if len(std) != len(e.Members()) {
+			t.Fatalf("members: got %v, encoding/json has %d", e.Members(), len(std))
+		}
+		for k, v := range std {
+			got, ok := e.Member(k)
+			var cv bytes.Buffer
+			_ = json.Compact(&cv, v)
+			if !ok || !bytes.Equal(got, cv.Bytes()) {
+				t.Fatalf("member %q: got %q, encoding/json has %q", k, got, cv.Bytes())
+			}
+		}
 		again, err := Decode(e.Raw())
 		if err != nil || !bytes.Equal(again.Raw(), e.Raw()) {
 			t.Fatalf("Raw does not round-trip: %v", err)

@@ -12,6 +12,7 @@ import (
 type member struct {
 	Key   string
 	Value json.RawMessage
+	off   int // Value's offset in the decoded event's bytes; -1 when not known
 }
 
 var errNotObject = errors.New("not a JSON object")
@@ -41,7 +42,7 @@ func objectMembers(raw []byte) ([]member, error) {
 		if err := dec.Decode(&v); err != nil {
 			return nil, err
 		}
-		out = append(out, member{Key: key, Value: v})
+		out = append(out, member{Key: key, Value: v, off: -1})
 	}
 	if _, err := dec.Token(); err != nil { // closing brace
 		return nil, err

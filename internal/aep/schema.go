@@ -20,7 +20,7 @@ import (
 // ("data.fields[0]") and whose Rule is the schema's complaint; several are
 // joined (errors.Join).
 func ValidatePayload(e *Event) error {
-	data, ok := e.members["data"]
+	data, ok := e.coreMember(coreData)
 	if !ok {
 		return nil
 	}
