@@ -135,4 +135,3 @@ func TestRecordForgetsBeyondMaxCommands(t *testing.T) {
 	require.Len(t, evs, 1)
 	assert.Equal(t, "control.rejected", evs[0].Type())
 }
-
