@@ -81,6 +81,9 @@ func handleAnswer(s *server, in Inbox, sub Submitter) http.HandlerFunc {
 		case errors.Is(err, inbox.ErrInformational):
 			refuse(http.StatusConflict, "informational", "This question is answered in the agent's own interface, not here. Nothing was sent.")
 			return
+		case errors.Is(err, inbox.ErrNotFound):
+			http.Error(w, "This question is not in the inbox any more. Reload the page.", http.StatusNotFound)
+			return
 		case errors.Is(err, inbox.ErrMalformed):
 			refuse(http.StatusConflict, "malformed", "This request is malformed, so it cannot be answered here. Nothing was sent.")
 			return

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -126,7 +127,11 @@ func (s *server) requireOperator(next http.Handler) http.Handler {
 		name, ok := s.auth.operator(r)
 		if !ok {
 			if r.Method == http.MethodGet && strings.Contains(r.Header.Get("Accept"), "text/html") {
-				http.Redirect(w, r, s.cfg.BasePath+"signin", http.StatusSeeOther)
+				target := s.cfg.BasePath + "signin"
+				if next := nextOf(r); next != "" {
+					target += "?" + url.Values{"next": {next}}.Encode()
+				}
+				http.Redirect(w, r, target, http.StatusSeeOther)
 				return
 			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="aepforms"`)

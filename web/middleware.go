@@ -51,20 +51,24 @@ func (s *server) hostCheck(next http.Handler) http.Handler {
 	}
 	allowed := map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true}
 	for _, h := range s.cfg.AllowHosts {
-		allowed[strings.ToLower(strings.Trim(h, "[]"))] = true
+		allowed[hostOnly(h)] = true
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := r.Host
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		host = strings.ToLower(strings.Trim(host, "[]"))
-		if !allowed[host] {
+		if !allowed[hostOnly(r.Host)] {
 			http.Error(w, "This UI answers only on localhost. Use http://127.0.0.1 or start aepforms with --allow-host or an operator token.", http.StatusMisdirectedRequest)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// hostOnly is a Host header's (or --allow-host value's) name, without the
+// port and IPv6 brackets, lower-cased.
+func hostOnly(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return strings.ToLower(strings.Trim(host, "[]"))
 }
 
 // crossOrigin refuses cross-site state-changing requests; embed origins

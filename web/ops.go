@@ -2,7 +2,6 @@ package web
 
 import (
 	"fmt"
-	"io/fs"
 	"net/http"
 	"sort"
 	"strings"
@@ -39,13 +38,16 @@ func handleReadyz(ready Readiness) http.HandlerFunc {
 // handleStatic serves the embedded CSS, JS and icons. Asset URLs carry a
 // content version, so they may be cached for long.
 func handleStatic() http.Handler {
-	sub, err := fs.Sub(static.FS, ".")
-	if err != nil {
-		panic(err)
-	}
-	files := http.StripPrefix("/static/", http.FileServerFS(sub))
+	files := http.StripPrefix("/static/", http.FileServerFS(static.FS))
+	version := static.Hash()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("v") != "" {
+		if strings.HasSuffix(r.URL.Path, "/") {
+			http.NotFound(w, r) // no directory listings
+			return
+		}
+		// Only the current version may be kept for good: an old or
+		// made-up ?v= must not pin today's file under that URL.
+		if r.URL.Query().Get("v") == version {
 			w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
 		} else {
 			w.Header().Set("Cache-Control", "no-cache")
@@ -75,7 +77,10 @@ func (m *Metrics) Answer(outcome string) {
 	m.mu.Unlock()
 }
 
-func handleMetrics(m *Metrics, in Inbox) http.HandlerFunc {
+// handleMetrics writes the metrics in the Prometheus text format:
+// pending cards, feed and respond connection (1 up, 0 down), feed
+// reconnects, connected browsers, push drops and answers by outcome.
+func handleMetrics(m *Metrics, in Inbox, ready Readiness) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		st := in.Status()
 		var b strings.Builder
@@ -91,6 +96,13 @@ func handleMetrics(m *Metrics, in Inbox) http.HandlerFunc {
 			feedUp = 1
 		}
 		gauge("aepforms_feed_connected", "1 when the relay event feed is connected.", feedUp)
+		if ready != nil {
+			respondUp := int64(0)
+			if ready.RespondConnected() {
+				respondUp = 1
+			}
+			gauge("aepforms_respond_connected", "1 when the respond path to the relay is connected.", respondUp)
+		}
 		counter("aepforms_feed_reconnects_total", "Times the relay event feed reconnected.", m.FeedReconnects.Load())
 		gauge("aepforms_browsers_connected", "Browsers reading the push stream.", m.Browsers.Load())
 		counter("aepforms_push_drops_total", "Browsers dropped for reading too slowly.", m.PushDrops.Load())

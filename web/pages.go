@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"net/http"
@@ -50,17 +49,31 @@ func queryOf(r *http.Request) inbox.Query {
 	return inbox.Query{Agent: q.Get("agent"), Session: q.Get("session"), Kind: q.Get("kind")}
 }
 
+// viewQuery is the query string of the view a request shows: its own for
+// a GET, the posting page's (its same-origin Referer) for a form post, so
+// a refused post re-renders the filter and theme the operator was using.
+func viewQuery(r *http.Request) url.Values {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return r.URL.Query()
+	}
+	if ref, err := url.Parse(r.Referer()); err == nil && ref.Host == r.Host {
+		return ref.Query()
+	}
+	return url.Values{}
+}
+
 // pageOptions builds the view options shared by pages and fragments.
 func (s *server) pageOptions(r *http.Request, panel bool) render.PageOptions {
+	q := viewQuery(r)
 	return render.PageOptions{
 		BasePath:     s.cfg.BasePath,
 		Now:          s.cfg.Now(),
 		CanSubmit:    s.canSubmit(),
 		Token:        func(inbox.CardID) string { return newToken() },
 		Reachable:    s.reachable,
-		Filter:       queryOf(r),
+		Filter:       inbox.Query{Agent: q.Get("agent"), Session: q.Get("session"), Kind: q.Get("kind")},
 		Panel:        panel,
-		Theme:        r.URL.Query().Get("theme"),
+		Theme:        q.Get("theme"),
 		EmbedOrigins: s.cfg.EmbedOrigins,
 	}
 }
@@ -82,21 +95,13 @@ func (s *server) writePage(w http.ResponseWriter, r *http.Request, status int, p
 	in := s.deps.Inbox
 	// Read the seq before the cards: a change racing with the read is
 	// then sent again by push, never lost.
-	opts.Seq = seqOf(in)
+	opts.Seq = in.Seq()
 	view := render.Page(in.Cards(opts.Filter), in.Status(), opts)
 	var c templ.Component = components.Page(view)
 	if panel {
 		c = components.Panel(view)
 	}
 	s.writeComponent(w, r, status, c)
-}
-
-// seqOf reads the inbox's change seq when it offers one.
-func seqOf(in Inbox) uint64 {
-	if sq, ok := in.(interface{ Seq() uint64 }); ok {
-		return sq.Seq()
-	}
-	return 0
 }
 
 func (s *server) writeComponent(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
@@ -126,15 +131,13 @@ func (s *server) renderCardFragment(r *http.Request, c inbox.Card, input url.Val
 	return buf.String(), nil
 }
 
-// renderStatusFragment renders the header status (counts, connection,
-// banners) for push.
-func (s *server) renderStatusFragment(r *http.Request, q inbox.Query) (string, error) {
-	opts := s.pageOptions(r, false)
-	opts.Filter = q
-	in := s.deps.Inbox
-	view := render.Page(in.Cards(q), in.Status(), opts)
+// renderStatusFragment renders the banners (relay lost, notices,
+// watch-only) for push. They depend on the inbox status only, so no card
+// is read or rendered.
+func (s *server) renderStatusFragment(r *http.Request) (string, error) {
+	view := render.Page(nil, s.deps.Inbox.Status(), s.pageOptions(r, false))
 	var buf bytes.Buffer
-	if err := components.StatusFragment(view).Render(context.WithoutCancel(r.Context()), &buf); err != nil {
+	if err := components.StatusFragment(view).Render(r.Context(), &buf); err != nil {
 		return "", err
 	}
 	return buf.String(), nil

@@ -1,7 +1,9 @@
 package web
 
 import (
+	"errors"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
@@ -9,69 +11,88 @@ import (
 	"github.com/aepforms/aepforms/internal/sse"
 )
 
-// handlePush streams rendered card fragments to one browser (see
-// docs/DESIGN.md, "Browser push protocol"). Each message's id is the inbox
-// change seq, so a reconnecting EventSource resumes with Last-Event-ID; the
-// page passes the seq it was rendered at as ?since= on its first connect.
-// A browser too far behind gets `reload`; one that reads too slowly is
-// dropped and catches up when it reconnects.
+// handlePush streams rendered card fragments to one browser (the protocol
+// is described at the top of static/app.js). Each card message's id is the
+// inbox change seq, so a reconnecting EventSource resumes with
+// Last-Event-ID; the page passes the seq it was rendered at as ?since= for
+// its first connect. The catch-up and the subscription are taken
+// atomically (Inbox.SubscribeSince), so no change falls between them. A
+// browser too far behind gets `reload`; one that reads too slowly (its
+// queue overflows, or a write outlasts Config.WriteTimeout) is dropped,
+// counted in the push drops metric, and catches up when it reconnects.
 func handlePush(s *server, in Inbox) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		q := queryOf(r)
-		var since uint64
-		hasSince := false
-		for _, v := range []string{r.Header.Get("Last-Event-ID"), r.URL.Query().Get("since")} {
-			if n, err := strconv.ParseUint(v, 10, 64); err == nil {
-				since, hasSince = n, true
-				break
-			}
-		}
-		// Subscribe before reading history so nothing falls in between.
-		sub := in.Subscribe(s.cfg.PushBuffer)
-		defer sub.Close()
+		since, hasSince := resumePoint(r)
 		sw, err := sse.NewWriter(w, s.cfg.WriteTimeout)
 		if err != nil {
-			s.cfg.Logger.Error("web: push needs a flushing response writer", "err", err)
-			http.Error(w, "Live updates are not available.", http.StatusInternalServerError)
+			s.internalError(w, r, err)
 			return
 		}
+		var (
+			sub     *inbox.Subscription
+			changes []inbox.Change
+			ok      = true
+		)
+		if hasSince {
+			sub, changes, ok = in.SubscribeSince(since, s.cfg.PushBuffer)
+		} else {
+			sub = in.Subscribe(s.cfg.PushBuffer)
+		}
+		defer sub.Close()
 		s.deps.Metrics.Browsers.Add(1)
 		defer s.deps.Metrics.Browsers.Add(-1)
 
-		p := &pusher{s: s, in: in, w: sw, r: r, q: q, last: since}
-		if hasSince {
-			changes, ok := in.Since(since)
-			if !ok {
-				_ = sw.Event(sse.Message{Event: "reload", Data: "too far behind"})
-				return
-			}
-			for _, c := range changes {
-				if p.send(c) != nil {
-					return
-				}
-			}
+		err = s.stream(r, sw, sub, changes, ok, since)
+		if sub.Dropped() || errors.Is(err, os.ErrDeadlineExceeded) {
+			s.deps.Metrics.PushDrops.Add(1)
+			s.cfg.Logger.Debug("web: dropped a browser that read too slowly", "remote", r.RemoteAddr)
 		}
-		if err := p.status(); err != nil {
-			return
+	}
+}
+
+// resumePoint is where a browser resumes: its Last-Event-ID, else the
+// ?since= its page was rendered at.
+func resumePoint(r *http.Request) (uint64, bool) {
+	for _, v := range []string{r.Header.Get("Last-Event-ID"), r.URL.Query().Get("since")} {
+		if n, err := strconv.ParseUint(v, 10, 64); err == nil {
+			return n, true
 		}
-		tick := time.NewTicker(s.cfg.Heartbeat)
-		defer tick.Stop()
-		for {
-			select {
-			case <-r.Context().Done():
-				return
-			case <-tick.C:
-				if sw.Comment("ping") != nil {
-					return
-				}
-			case c, ok := <-sub.C():
-				if !ok {
-					s.deps.Metrics.PushDrops.Add(1)
-					return
-				}
-				if p.send(c) != nil {
-					return
-				}
+	}
+	return 0, false
+}
+
+// stream writes the catch-up, the current status, then every change and a
+// heartbeat until the browser leaves, the subscription is dropped or a
+// write fails (whose error it returns).
+func (s *server) stream(r *http.Request, sw *sse.Writer, sub *inbox.Subscription, catchUp []inbox.Change, ok bool, since uint64) error {
+	if !ok {
+		return sw.Event(sse.Message{Event: "reload", Data: "too far behind"})
+	}
+	p := &pusher{s: s, w: sw, r: r, q: queryOf(r), last: since}
+	for _, c := range catchUp {
+		if err := p.send(c); err != nil {
+			return err
+		}
+	}
+	if err := p.status(""); err != nil {
+		return err
+	}
+	tick := time.NewTicker(s.cfg.Heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return nil
+		case <-tick.C:
+			if err := sw.Ping(); err != nil {
+				return err
+			}
+		case c, open := <-sub.C():
+			if !open {
+				return nil // dropped: the caller counts it
+			}
+			if err := p.send(c); err != nil {
+				return err
 			}
 		}
 	}
@@ -80,13 +101,14 @@ func handlePush(s *server, in Inbox) http.HandlerFunc {
 // pusher writes inbox changes to one browser.
 type pusher struct {
 	s    *server
-	in   Inbox
 	w    *sse.Writer
 	r    *http.Request
 	q    inbox.Query
 	last uint64
 }
 
+// send writes one change: the card's fragment, `remove` when the card is
+// gone or outside the browser's filter, or the status fragment.
 func (p *pusher) send(c inbox.Change) error {
 	if c.Seq <= p.last {
 		return nil
@@ -94,9 +116,9 @@ func (p *pusher) send(c inbox.Change) error {
 	p.last = c.Seq
 	id := strconv.FormatUint(c.Seq, 10)
 	if c.Kind == inbox.ChangeStatus {
-		return p.statusWithID(id)
+		return p.status(id)
 	}
-	card, ok := p.in.Card(c.Card)
+	card, ok := p.s.deps.Inbox.Card(c.Card)
 	if !ok || !p.q.Match(card) {
 		return p.w.Event(sse.Message{ID: id, Event: "remove", Data: domID(c.Card)})
 	}
@@ -104,16 +126,13 @@ func (p *pusher) send(c inbox.Change) error {
 	if err != nil {
 		return err
 	}
-	if err := p.w.Event(sse.Message{ID: id, Event: "card", Data: html}); err != nil {
-		return err
-	}
-	return p.statusWithID("")
+	return p.w.Event(sse.Message{ID: id, Event: "card", Data: html})
 }
 
-func (p *pusher) status() error { return p.statusWithID("") }
-
-func (p *pusher) statusWithID(id string) error {
-	html, err := p.s.renderStatusFragment(p.r, p.q)
+// status writes the status fragment (banners, relay state); id is "" for
+// the one sent on connect, which is not a change.
+func (p *pusher) status(id string) error {
+	html, err := p.s.renderStatusFragment(p.r)
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ func (s *server) routes() http.Handler {
 		r.Get("/cards/{id}", handleCard(s))
 		r.Post("/cards/{id}/answer", handleAnswer(s, s.deps.Inbox, s.deps.Submitter))
 		r.Get("/push", handlePush(s, s.deps.Inbox))
-		r.Get("/metrics", handleMetrics(s.deps.Metrics, s.deps.Inbox))
+		r.Get("/metrics", handleMetrics(s.deps.Metrics, s.deps.Inbox, s.deps.Ready))
 	})
 	return r
 }

@@ -22,8 +22,15 @@ type Inbox interface {
 	Status() inbox.Status
 	BeginSubmission(inbox.CardID, inbox.Submission) (inbox.Submission, error)
 	SettleSubmission(id inbox.CardID, commandID string, state inbox.SubmissionState, reason, detail string)
+	// Seq is the number of the latest change (0 before any).
+	Seq() uint64
+	// Subscribe follows every change from now on (a browser with no
+	// position to resume from).
 	Subscribe(buf int) *inbox.Subscription
-	Since(seq uint64) ([]inbox.Change, bool)
+	// SubscribeSince atomically returns the changes after seq and a
+	// subscription for every later one; false means seq is too far behind
+	// (or ahead): the browser must reload.
+	SubscribeSince(seq uint64, buf int) (*inbox.Subscription, []inbox.Change, bool)
 }
 
 // Submission is one command to send: the answer for one card's request.
@@ -150,12 +157,27 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 	}
 	s := &server{cfg: cfg, deps: deps, auth: newAuth(cfg)}
 	h := s.routes()
-	if cfg.BasePath != "/" {
-		prefix := strings.TrimSuffix(cfg.BasePath, "/")
-		mux := http.NewServeMux()
-		mux.Handle(cfg.BasePath, http.StripPrefix(prefix, h))
-		mux.Handle(prefix, http.RedirectHandler(cfg.BasePath, http.StatusMovedPermanently))
-		return mux
+	if cfg.BasePath == "/" {
+		return h
 	}
-	return h
+	return mountAt(cfg.BasePath, h)
+}
+
+// mountAt serves h under base ("/forms/"): the prefix is stripped before
+// routing, the bare prefix ("/forms") redirects to base, and anything
+// outside it is not found. (A ServeMux pattern would misread a base path
+// holding a space or braces.)
+func mountAt(base string, h http.Handler) http.Handler {
+	prefix := strings.TrimSuffix(base, "/")
+	inner := http.StripPrefix(prefix, h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == prefix:
+			http.Redirect(w, r, base, http.StatusMovedPermanently)
+		case strings.HasPrefix(r.URL.Path, base):
+			inner.ServeHTTP(w, r)
+		default:
+			http.NotFound(w, r)
+		}
+	})
 }

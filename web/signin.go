@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"unicode/utf8"
 
@@ -17,8 +18,42 @@ func handleSignInPage(s *server) http.HandlerFunc {
 			http.Redirect(w, r, s.cfg.BasePath, http.StatusSeeOther)
 			return
 		}
-		s.writeComponent(w, r, http.StatusOK, components.SignIn(render.SignIn(s.cfg.BasePath, "", "")))
+		s.writeComponent(w, r, http.StatusOK, components.SignIn(s.signInView(r, "", "")))
 	}
+}
+
+// signInView is the sign-in form; its action carries the page to return
+// to (?next=) when the request named a safe one.
+func (s *server) signInView(r *http.Request, problem, name string) render.SignInView {
+	v := render.SignIn(s.cfg.BasePath, problem, name)
+	if next := safeNext(r.URL.Query().Get("next")); next != "" {
+		v.Action += "?" + url.Values{"next": {next}}.Encode()
+	}
+	return v
+}
+
+// safeNext returns next when it is a path relative to the base path (no
+// scheme, host or leading slash, so it can only lead back into this UI),
+// "" otherwise.
+func safeNext(next string) string {
+	if next == "" || len(next) > 2048 || strings.HasPrefix(next, "/") || strings.ContainsAny(next, "\\\x00\r\n\t") {
+		return ""
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" {
+		return ""
+	}
+	return next
+}
+
+// nextOf is the request's own place relative to the base path, to return
+// to after signing in ("" for the inbox itself).
+func nextOf(r *http.Request) string {
+	next := strings.TrimPrefix(r.URL.Path, "/")
+	if r.URL.RawQuery != "" {
+		next += "?" + r.URL.RawQuery
+	}
+	return safeNext(next)
 }
 
 // handleSignIn checks the operator secret (constant time) and sets the
@@ -39,12 +74,12 @@ func handleSignIn(s *server) http.HandlerFunc {
 		}
 		if !s.auth.checkToken(r.PostForm.Get("token")) {
 			s.cfg.Logger.Warn("web: sign-in refused: wrong operator secret", "remote", r.RemoteAddr)
-			s.writeComponent(w, r, http.StatusUnauthorized, components.SignIn(render.SignIn(s.cfg.BasePath,
+			s.writeComponent(w, r, http.StatusUnauthorized, components.SignIn(s.signInView(r,
 				"That is not the operator secret this UI was started with. Check it and try again.", name)))
 			return
 		}
 		http.SetCookie(w, s.auth.cookie(s.auth.issue(name)))
-		http.Redirect(w, r, s.cfg.BasePath, http.StatusSeeOther)
+		http.Redirect(w, r, s.cfg.BasePath+safeNext(r.URL.Query().Get("next")), http.StatusSeeOther)
 	}
 }
 

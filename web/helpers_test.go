@@ -1,0 +1,304 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
+)
+
+// testNow is where every test clock starts.
+var testNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// clock is a test clock shared by the server (Config.Now) and the inbox.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// fakeSubmitter records every submission; err, when set, is returned.
+type fakeSubmitter struct {
+	mu   sync.Mutex
+	subs []Submission
+	err  error
+}
+
+func (f *fakeSubmitter) Submit(_ context.Context, s Submission) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.subs = append(f.subs, s)
+	return f.err
+}
+
+func (f *fakeSubmitter) all() []Submission {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Submission(nil), f.subs...)
+}
+
+func (f *fakeSubmitter) setErr(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.err = err
+}
+
+// fakeRoster answers Reachable from a map; sessions not in it are unknown.
+type fakeRoster struct {
+	mu sync.Mutex
+	up map[string]bool
+}
+
+func (f *fakeRoster) Reachable(session string) (bool, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v, ok := f.up[session]
+	return v, ok
+}
+
+// fakeReady is the feed and respond connection state /readyz reads.
+type fakeReady struct{ feed, respond atomic.Bool }
+
+func (f *fakeReady) FeedConnected() bool    { return f.feed.Load() }
+func (f *fakeReady) RespondConnected() bool { return f.respond.Load() }
+
+// harness is one UI server over a real inbox, with fake respond parts.
+type harness struct {
+	t       *testing.T
+	clk     *clock
+	in      *inbox.Inbox
+	sub     *fakeSubmitter
+	roster  *fakeRoster
+	ready   *fakeReady
+	metrics *Metrics
+	cfg     Config
+	srv     *httptest.Server
+	seq     atomic.Int64
+}
+
+// option changes the server's configuration or parts before it starts.
+type option func(*Config, *Deps)
+
+// watchOnly gives the server no Submitter.
+func watchOnly(_ *Config, d *Deps) { d.Submitter = nil }
+
+// withToken sets the operator secret.
+func withToken(tok string) option { return func(c *Config, _ *Deps) { c.OperatorToken = tok } }
+
+// withConfig applies f to the configuration.
+func withConfig(f func(*Config)) option { return func(c *Config, _ *Deps) { f(c) } }
+
+// newHarness starts the UI on a port-0 listener; the inbox, the server and
+// the test share one clock. The feed and respond path start connected.
+func newHarness(t *testing.T, opts ...option) *harness {
+	t.Helper()
+	h := &harness{t: t, clk: &clock{t: testNow}, sub: &fakeSubmitter{},
+		roster: &fakeRoster{up: map[string]bool{}}, ready: &fakeReady{}, metrics: NewMetrics()}
+	h.in = inbox.New(inbox.Options{Now: h.clk.Now})
+	h.in.FeedState(true, nil)
+	h.ready.feed.Store(true)
+	h.ready.respond.Store(true)
+	h.cfg = Config{Now: h.clk.Now, Heartbeat: time.Hour, WriteTimeout: 5 * time.Second}
+	deps := Deps{Inbox: h.in, Submitter: h.sub, Roster: h.roster, Ready: h.ready, Metrics: h.metrics}
+	for _, o := range opts {
+		o(&h.cfg, &deps)
+	}
+	h.srv = httptest.NewServer(NewServer(h.cfg, deps))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+// base is the server's URL with the configured base path ("http://x/forms/").
+func (h *harness) base() string {
+	bp := h.cfg.BasePath
+	if bp == "" {
+		bp = "/"
+	}
+	if !strings.HasSuffix(bp, "/") {
+		bp += "/"
+	}
+	if !strings.HasPrefix(bp, "/") {
+		bp = "/" + bp
+	}
+	return h.srv.URL + bp
+}
+
+// url is path (relative to the base path, no leading slash) on the server.
+func (h *harness) url(path string) string { return h.base() + path }
+
+// client is a browser-like client: a cookie jar, redirects not followed
+// (tests look at them).
+func (h *harness) client() *http.Client {
+	jar, err := cookiejar.New(nil)
+	require.NoError(h.t, err)
+	return &http.Client{
+		Jar:           jar,
+		Timeout:       10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// response is a finished response with its body read.
+type response struct {
+	*http.Response
+	body string
+}
+
+// doc parses the body as HTML.
+func (r response) doc(t *testing.T) *goquery.Document {
+	t.Helper()
+	d, err := goquery.NewDocumentFromReader(strings.NewReader(r.body))
+	require.NoError(t, err)
+	return d
+}
+
+// do sends req with c (http.DefaultClient-like when nil) and reads the body.
+func (h *harness) do(c *http.Client, req *http.Request) response {
+	h.t.Helper()
+	if c == nil {
+		c = &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	resp, err := c.Do(req)
+	require.NoError(h.t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(h.t, err)
+	return response{Response: resp, body: string(b)}
+}
+
+// request builds a request; header pairs follow as "Name", "value", ...
+func (h *harness) request(method, rawURL string, body io.Reader, header ...string) *http.Request {
+	h.t.Helper()
+	req, err := http.NewRequest(method, rawURL, body)
+	require.NoError(h.t, err)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	return req
+}
+
+// getPage loads a page as a browser would (Accept text/html).
+func (h *harness) getPage(c *http.Client, path string, header ...string) response {
+	h.t.Helper()
+	return h.do(c, h.request(http.MethodGet, h.url(path), nil, append([]string{"Accept", "text/html,application/xhtml+xml"}, header...)...))
+}
+
+// postForm posts form to path with the server's own Origin (as a page of
+// this UI would), plus any extra headers.
+func (h *harness) postForm(c *http.Client, path string, form url.Values, header ...string) response {
+	h.t.Helper()
+	hdr := append([]string{"Content-Type", "application/x-www-form-urlencoded", "Origin", h.srv.URL, "Referer", h.base()}, header...)
+	return h.do(c, h.request(http.MethodPost, h.url(path), strings.NewReader(form.Encode()), hdr...))
+}
+
+// Test events: one emitter, sessions chosen per request.
+const (
+	testSource = "aep://test.example/agents/deployer/instance-1"
+	testAgent  = "deployer"
+)
+
+// emit builds an event in session from env (id, type, data...) and applies
+// it to the inbox; seq and time are filled in for sequenced events.
+func (h *harness) emit(env aep.Envelope) *aep.Event {
+	h.t.Helper()
+	if env.Source == "" {
+		env.Source = testSource
+	}
+	if env.Agent == "" {
+		env.Agent = testAgent
+	}
+	if env.Time == "" {
+		env.Time = h.clk.Now().Format(time.RFC3339Nano)
+	}
+	if env.Capture == "" {
+		env.Capture = "full"
+	}
+	if env.Seq == nil && !aep.MustOmitSeq(env.Type) {
+		env.Seq = aep.Int64(h.seq.Add(1))
+	}
+	e, err := aep.Build(env)
+	require.NoError(h.t, err)
+	h.in.Apply(e)
+	return e
+}
+
+// ask applies an attention.requested for req in session and returns the card id.
+func (h *harness) ask(session, id string, req aep.Request) inbox.CardID {
+	h.t.Helper()
+	h.emit(aep.Envelope{ID: id, Type: "attention.requested", Session: session, Run: "run_1", Data: req})
+	return cardID(session, id)
+}
+
+// lifecycle applies an event of typ about request id in session.
+func (h *harness) lifecycle(session, id, typ string, data any) {
+	h.t.Helper()
+	h.emit(aep.Envelope{ID: id + "-" + strings.ReplaceAll(typ, ".", "-"), Type: typ, Session: session, Subject: id, Cause: id, Data: data})
+}
+
+func cardID(session, id string) inbox.CardID {
+	return inbox.RequestKey{Source: testSource, Session: session, RequestID: id}.CardID()
+}
+
+// nameForm is a form with one required string field.
+func nameForm() aep.Request {
+	return aep.Request{Kind: aep.KindForm, Prompt: "What should the service be called?",
+		Fields: []aep.FieldSpec{{ID: "name", Type: aep.FieldString, Label: "Service name", Required: true}}}
+}
+
+// answerForm finds card id's answer form on a page: its action and token.
+func answerForm(t *testing.T, d *goquery.Document, id inbox.CardID) (action, token string) {
+	t.Helper()
+	f := d.Find("#" + domID(id) + ` form[data-testid="answer-form"]`)
+	require.Equal(t, 1, f.Length(), "answer forms on card %s: got %d, want 1", id, f.Length())
+	action, _ = f.Attr("action")
+	token, _ = f.Find(`input[name="token"]`).Attr("value")
+	require.NotEmpty(t, action)
+	require.NotEmpty(t, token)
+	return action, token
+}
+
+// relative turns an absolute path from the page into a path relative to
+// the harness base.
+func (h *harness) relative(path string) string {
+	h.t.Helper()
+	u, err := url.Parse(h.base())
+	require.NoError(h.t, err)
+	require.True(h.t, strings.HasPrefix(path, u.Path), "path %q is not under the base path %q", path, u.Path)
+	return strings.TrimPrefix(path, u.Path)
+}
+
+// errSubmit is a Submitter failure (the relay unreachable).
+var errSubmit = errors.New("respond: not connected")
+
+// bodyOf reads r fully (for error messages).
+func bodyOf(r io.Reader) string {
+	var b bytes.Buffer
+	_, _ = io.Copy(&b, r)
+	return b.String()
+}
