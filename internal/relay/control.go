@@ -49,7 +49,7 @@ func (r *Relay) route(from *wsConn, ev *aep.Event) {
 	}
 	target.out.pushControl(item{kind: itemFrame, frame: ev.Raw()})
 	r.store.add(ev)
-	r.fanOutLocked(ev)
+	r.fanOutLocked([]*aep.Event{ev})
 }
 
 // claimLocked makes c a claimant of session. A connection keeps at most

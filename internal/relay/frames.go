@@ -122,7 +122,7 @@ func (c *wsConn) event(data []byte) {
 		c.r.route(c, ev)
 		return
 	}
-	c.r.ingest(ev, c)
+	c.r.ingest([]*aep.Event{ev}, c)
 }
 
 // subscribeFrame is {type:"subscribe", id, filter, from?, capture?}.

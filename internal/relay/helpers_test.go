@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -40,14 +41,43 @@ type testRelay struct {
 func startRelay(t *testing.T, cfg relay.Config) *testRelay {
 	t.Helper()
 	r := relay.New(cfg)
-	srv := httptest.NewServer(r.Handler())
+	return serveRelay(t, r, httptest.NewServer(r.Handler()), cfg.Token)
+}
+
+// startRelaySmallBuffers serves a relay whose requests carrying the test's
+// own query parameter stall=1 get a tiny kernel send buffer, so a reader
+// that stalls backs the relay's writes up after a few hundred KiB instead
+// of megabytes, while every other connection keeps normal buffers.
+func startRelaySmallBuffers(t *testing.T, cfg relay.Config) *testRelay {
+	t.Helper()
+	r := relay.New(cfg)
+	h := r.Handler()
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Query().Get("stall") == "1" {
+			if tc, ok := req.Context().Value(connKey{}).(*net.TCPConn); ok {
+				_ = tc.SetWriteBuffer(4096)
+			}
+		}
+		h.ServeHTTP(w, req)
+	}))
+	srv.Config.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		return context.WithValue(ctx, connKey{}, c)
+	}
+	srv.Start()
+	return serveRelay(t, r, srv, cfg.Token)
+}
+
+type connKey struct{}
+
+func serveRelay(t *testing.T, r *relay.Relay, srv *httptest.Server, token string) *testRelay {
+	t.Helper()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()
 		_ = r.Shutdown(ctx)
 		srv.Close()
 	})
-	return &testRelay{Relay: r, srv: srv, token: cfg.Token}
+	return &testRelay{Relay: r, srv: srv, token: token}
 }
 
 // cfg returns a config with the test token and short intervals.

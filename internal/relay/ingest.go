@@ -103,14 +103,8 @@ func (r *Relay) handleIngest(w http.ResponseWriter, req *http.Request) {
 		}
 		evs = []*aep.Event{ev}
 	}
-	var res ingestResult
-	for _, ev := range evs {
-		res.Accepted++
-		if !r.ingest(ev, nil) {
-			res.Duplicates++
-		}
-	}
-	writeJSON(w, http.StatusAccepted, res)
+	dups := r.ingest(evs, nil)
+	writeJSON(w, http.StatusAccepted, ingestResult{Accepted: len(evs), Duplicates: dups})
 }
 
 // lineRefusal refuses a whole batch because of one line.

@@ -53,10 +53,28 @@ func downlevel(ev *aep.Event, c aep.Capture) (*aep.Event, error) {
 	return aep.Downlevel(ev, c)
 }
 
+// batch is the live events of one ingest (one POST, one frame), shared by
+// every subscriber it is queued to; each subscriber applies its filter as
+// it writes. Queuing a burst as one item means a big NDJSON batch costs a
+// subscriber one queue slot, not a slot per event.
+type batch struct {
+	ds     []*delivery
+	maxSev aep.Severity
+}
+
+func newBatch(evs []*aep.Event) *batch {
+	b := &batch{ds: make([]*delivery, len(evs))}
+	for i, ev := range evs {
+		b.ds[i] = &delivery{ev: ev}
+		b.maxSev = max(b.maxSev, ev.Severity())
+	}
+	return b
+}
+
 type itemKind uint8
 
 const (
-	itemEvent  itemKind = iota // a live event for sub
+	itemEvents itemKind = iota // live events (a batch) for sub
 	itemReplay                 // sub's replay, before its live events
 	itemFrame                  // bytes written as they are (WS frames, forwarded commands)
 )
@@ -65,7 +83,7 @@ const (
 type item struct {
 	kind   itemKind
 	sub    *subscriber
-	d      *delivery
+	batch  *batch
 	replay *replay
 	frame  []byte
 }
@@ -92,11 +110,13 @@ func (o *outbox) signal() {
 	}
 }
 
-// pushEvent queues a live event without blocking. Past three quarters of
-// the limit, debug and info events are dropped (counted); at the limit, a
-// notice-or-above event fails the outbox so its peer is disconnected and
-// resumes exactly: never a silent loss (AEP-0003 §8.4).
-func (o *outbox) pushEvent(it item, sev aep.Severity) {
+// pushEvents queues live events without blocking. Past three quarters of
+// the limit, a batch of only debug and info events is dropped (counted);
+// at the limit, a batch holding a notice-or-above event fails the outbox
+// so its peer is disconnected and resumes exactly: never a silent loss
+// (AEP-0003 §8.4).
+func (o *outbox) pushEvents(it item) {
+	sev := it.batch.maxSev
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.failed {
@@ -104,7 +124,7 @@ func (o *outbox) pushEvent(it item, sev aep.Severity) {
 	}
 	n := len(o.items)
 	if sev <= aep.SeverityInfo && n >= o.limit*3/4 {
-		o.dropped++
+		o.dropped += len(it.batch.ds)
 		return
 	}
 	if n >= o.limit {

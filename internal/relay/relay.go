@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -204,35 +205,39 @@ func (r *Relay) detach(sub *subscriber) {
 	r.mu.Unlock()
 }
 
-// ingest buffers ev (admission dedupe on (source, id)) and fans it out as
-// received, redeliveries included. from is the socket it arrived on (nil
-// for HTTP): a sequenced event makes that socket a claimant of its session.
-// It reports whether ev was newly stored.
-func (r *Relay) ingest(ev *aep.Event, from *wsConn) bool {
+// ingest buffers events (admission dedupe on (source, id)) and fans them
+// out as received, redeliveries included. from is the socket they arrived
+// on (nil for HTTP): a sequenced event makes that socket a claimant of its
+// session. It returns how many were already held (duplicates).
+func (r *Relay) ingest(evs []*aep.Event, from *wsConn) (duplicates int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, sequenced := ev.Seq(); from != nil && sequenced && ev.SessionScoped() {
-		r.claimLocked(from, ev.Session())
+	for _, ev := range evs {
+		if _, sequenced := ev.Seq(); from != nil && sequenced && ev.SessionScoped() {
+			r.claimLocked(from, ev.Session())
+		}
+		if !r.store.add(ev) {
+			duplicates++
+		}
 	}
-	stored := r.store.add(ev)
-	r.fanOutLocked(ev)
-	return stored
+	r.fanOutLocked(evs)
+	return duplicates
 }
 
-// fanOutLocked queues ev to every matching subscriber without blocking.
-func (r *Relay) fanOutLocked(ev *aep.Event) {
+// fanOutLocked queues the events, as one batch, to every subscriber that
+// any of them matches, without blocking.
+func (r *Relay) fanOutLocked(evs []*aep.Event) {
 	if len(r.subs) == 0 {
 		return
 	}
-	var d *delivery
-	sev := ev.Severity()
+	var b *batch
 	for s := range r.subs {
-		if !s.match(ev) {
+		if !slices.ContainsFunc(evs, s.match) {
 			continue
 		}
-		if d == nil {
-			d = &delivery{ev: ev}
+		if b == nil {
+			b = newBatch(evs)
 		}
-		s.out.pushEvent(item{kind: itemEvent, sub: s, d: d}, sev)
+		s.out.pushEvents(item{kind: itemEvents, sub: s, batch: b})
 	}
 }

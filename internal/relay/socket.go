@@ -247,13 +247,20 @@ func (c *wsConn) writeItem(it item) bool {
 	switch it.kind {
 	case itemFrame:
 		return c.write(it.frame) == nil
-	case itemEvent:
-		ev, err := it.d.at(it.sub.ceiling)
-		if err != nil {
-			c.r.log.Warn("relay: down-level for delivery", "err", err)
-			return true
+	case itemEvents:
+		for _, d := range it.batch.ds {
+			if !it.sub.match(d.ev) {
+				continue
+			}
+			ev, err := d.at(it.sub.ceiling)
+			if err != nil {
+				c.r.log.Warn("relay: down-level for delivery", "err", err)
+				continue
+			}
+			if !c.deliver(it.sub, ev) {
+				return false
+			}
 		}
-		return c.deliver(it.sub, ev)
 	case itemReplay:
 		for _, m := range it.replay.marks {
 			b, _ := json.Marshal(exhaustedFrame{Type: "replay-exhausted", Sub: json.RawMessage(it.sub.id), Session: m.session, Earliest: m.earliest})

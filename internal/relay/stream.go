@@ -103,10 +103,22 @@ func (r *Relay) handleStream(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	s := &sseStream{r: r, sw: sw, sub: sub}
-	if !s.writeReplay(rp) || !sr.live {
+	if !sr.live {
+		if !s.writeReplay(rp) {
+			abort(w)
+		}
 		return
 	}
-	s.loop(req)
+	if !s.writeReplay(rp) || !s.loop(req) {
+		abort(w)
+	}
+}
+
+// abort makes every later write to w fail at once, so the server closes a
+// connection whose peer stopped reading instead of blocking on the
+// response's final bytes.
+func abort(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Unix(1, 0))
 }
 
 // sseStream writes one subscriber's deliveries to its event stream.
@@ -160,24 +172,25 @@ func sseID(ev *aep.Event) string {
 	return aep.FormatSSEID(ev.Session(), p)
 }
 
-func (s *sseStream) loop(req *http.Request) {
+// loop delivers live events until the client leaves (true), the relay
+// drains (true, after `: shutting-down`), or the stream broke or
+// overflowed (false).
+func (s *sseStream) loop(req *http.Request) bool {
 	ping := time.NewTicker(s.r.cfg.SSEPing)
 	defer ping.Stop()
 	for {
 		select {
 		case <-req.Context().Done():
-			return
+			return true
 		case <-s.r.closing:
-			s.drain()
-			_ = s.sw.Comment("shutting-down")
-			return
+			return s.drain() && s.sw.Comment("shutting-down") == nil
 		case <-ping.C:
 			if s.sw.Ping() != nil {
-				return
+				return false
 			}
 		case <-s.sub.out.notify:
 			if !s.drain() {
-				return
+				return false
 			}
 		}
 	}
@@ -190,16 +203,21 @@ func (s *sseStream) drain() bool {
 	s.buf, failed = s.sub.out.take(s.buf)
 	for i, it := range s.buf {
 		s.buf[i] = item{}
-		if it.kind != itemEvent {
+		if it.kind != itemEvents {
 			continue
 		}
-		ev, err := it.d.at(s.sub.ceiling)
-		if err != nil {
-			s.r.log.Warn("relay: down-level for delivery", "err", err)
-			continue
-		}
-		if !s.write(ev, it.d.data(s.sub.ceiling, ev)) {
-			return false
+		for _, d := range it.batch.ds {
+			if !s.sub.match(d.ev) {
+				continue
+			}
+			ev, err := d.at(s.sub.ceiling)
+			if err != nil {
+				s.r.log.Warn("relay: down-level for delivery", "err", err)
+				continue
+			}
+			if !s.write(ev, d.data(s.sub.ceiling, ev)) {
+				return false
+			}
 		}
 	}
 	if failed {

@@ -1,0 +1,59 @@
+package relay
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/aepforms/aepforms/internal/aep"
+)
+
+func TestOutboxDropsLowSeverityFirstAndFailsLoudly(t *testing.T) {
+	t.Parallel()
+	o := newOutbox(8)
+	at := func(sevs ...string) item {
+		var evs []*aep.Event
+		for _, s := range sevs {
+			e, err := aep.Build(aep.Envelope{ID: "x", Type: "progress.status", Time: "2026-07-03T10:00:00Z",
+				Source: "aep://t", Agent: "t", Session: "s", Seq: aep.Int64(0), Severity: s})
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs = append(evs, e)
+		}
+		return item{kind: itemEvents, batch: newBatch(evs)}
+	}
+	for range 6 {
+		o.pushEvents(at("info"))
+	}
+	o.pushEvents(at("debug"))
+	o.pushEvents(at("info", "debug"))
+	assert.Equal(t, 3, o.dropped, "past three quarters, debug and info are dropped")
+	o.pushEvents(at("info", "notice"))
+	o.pushEvents(at("warning"))
+	items, failed := o.take(nil)
+	assert.Len(t, items, 8, "notice and above still fit until the limit")
+	assert.False(t, failed)
+
+	for range 8 {
+		o.pushEvents(at("error"))
+	}
+	o.pushEvents(at("debug", "notice"))
+	_, failed = o.take(nil)
+	assert.True(t, failed, "a notice event that does not fit fails the outbox: never a silent loss")
+	o.pushControl(item{kind: itemFrame})
+	items, _ = o.take(nil)
+	assert.Empty(t, items, "a failed outbox takes nothing more")
+
+	c := newOutbox(2)
+	for range 4 {
+		c.pushControl(item{kind: itemFrame})
+	}
+	_, failed = c.take(nil)
+	assert.False(t, failed, "frames may use twice the limit")
+	for range 5 {
+		c.pushControl(item{kind: itemFrame})
+	}
+	_, failed = c.take(nil)
+	assert.True(t, failed)
+}
