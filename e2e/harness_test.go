@@ -1,0 +1,481 @@
+// Package e2e holds black-box tests of the whole aepforms stack: the
+// relay, the UI (serve --relay) and the demo agent run in-process on port
+// 0 through app.Run, and the UI is driven only over HTTP, as a browser
+// would drive it. What the demo agent recorded receiving is the truth the
+// tests assert on.
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/agent"
+	"github.com/aepforms/aepforms/internal/app"
+	"github.com/aepforms/aepforms/internal/sse"
+)
+
+// stackWait bounds every wait of the suite: a stack that has not done what
+// a test waits for by then is broken, not slow.
+const stackWait = 15 * time.Second
+
+// stackAckWindow is the UI's ack window (--ack-window): short, so the
+// timeout path takes a few seconds, long enough for an agent acking at
+// once under -race on two cores.
+const stackAckWindow = "300ms"
+
+// stack is one running relay and UI, and the agents a test starts on it.
+type stack struct {
+	ctx      context.Context
+	token    string // the relay's AEP_TOKEN
+	relayURL string // http://127.0.0.1:PORT
+	uiURL    string // http://127.0.0.1:PORT/
+	origin   string // the UI's origin, as a browser sends it in Origin
+}
+
+// stackOptions changes how a stack starts.
+type stackOptions struct {
+	// uiRelay returns the relay URL the UI is pointed at, given the
+	// relay's own (a proxy in front of it); nil points it at the relay.
+	uiRelay func(t *testing.T, relayURL string) string
+}
+
+// startStack starts a relay and a UI against it, and stops both (waiting
+// for their Run to return) when the test ends.
+func startStack(t *testing.T, opts stackOptions) *stack {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &stack{ctx: ctx, token: "e2e-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
+	var stops []func()
+	t.Cleanup(func() {
+		cancel()
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	})
+
+	addr, stop := runApp(t, ctx, "relay", []string{"relay", "--port", "0"},
+		map[string]string{"AEP_TOKEN": s.token}, `relay listening on (http://[^\s"]+)`)
+	stops = append(stops, stop)
+	s.relayURL = addr
+
+	uiRelay := s.relayURL
+	if opts.uiRelay != nil {
+		uiRelay = opts.uiRelay(t, s.relayURL)
+	}
+	ui, stop := runApp(t, ctx, "ui", []string{"serve", "--relay", uiRelay, "--addr", "127.0.0.1:0", "--ack-window", stackAckWindow},
+		map[string]string{"AEP_TOKEN": s.token, "HOME": t.TempDir()}, `aepforms UI listening on (http://[^\s"]+)`)
+	stops = append(stops, stop)
+	s.uiURL = ui
+	u, err := url.Parse(ui)
+	require.NoError(t, err)
+	s.origin = u.Scheme + "://" + u.Host
+	return s
+}
+
+// runApp runs app.Run(args) until ctx ends and returns the first submatch
+// of the log line matching ready, waiting for it with a deadline. stop
+// waits for Run to return.
+func runApp(t *testing.T, ctx context.Context, name string, args []string, env map[string]string, ready string) (string, func()) {
+	t.Helper()
+	logs := newStackLog(regexp.MustCompile(ready))
+	dumpOnFailure(t, name, logs)
+	done := make(chan error, 1)
+	go func() {
+		done <- app.Run(ctx, args, func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, logs)
+	}()
+	stop := func() {
+		select {
+		case err := <-done:
+			if err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("%s: Run returned %v, want nil after its context ended", name, err)
+			}
+		case <-time.After(stackWait):
+			t.Errorf("%s: Run did not return within %v of its context ending", name, stackWait)
+		}
+	}
+	select {
+	case m := <-logs.found:
+		return m, stop
+	case err := <-done:
+		t.Fatalf("%s: Run returned %v before it logged %q", name, err, ready)
+	case <-time.After(stackWait):
+		t.Fatalf("%s: no log line %q within %v", name, ready, stackWait)
+	}
+	return "", nil
+}
+
+// agentOptions are the demo agent settings a test changes.
+type agentOptions struct {
+	scenarios []string
+	relayURL  string // "" = the stack's relay
+	neverAck  bool
+	expiresIn time.Duration
+}
+
+// startAgent runs a demo agent (internal/agent, so its record can be read)
+// against the stack's relay until the test ends.
+func (s *stack) startAgent(t *testing.T, o agentOptions) *agent.Agent {
+	t.Helper()
+	cfg := agent.DefaultConfig()
+	cfg.RelayURL, cfg.Token = s.relayURL, s.token
+	if o.relayURL != "" {
+		cfg.RelayURL = o.relayURL
+	}
+	cfg.Scenarios = o.scenarios
+	cfg.Host = "e2e.test"
+	cfg.Every = 0
+	cfg.Backoff, cfg.BackoffMax = 20*time.Millisecond, 200*time.Millisecond
+	cfg.DrainTimeout = -1
+	cfg.NeverAck = o.neverAck
+	if o.expiresIn > 0 {
+		cfg.ExpiresIn = o.expiresIn
+	}
+	logs := newStackLog(nil)
+	dumpOnFailure(t, "agent", logs)
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	ag := agent.New(cfg)
+	ctx, cancel := context.WithCancel(s.ctx)
+	done := make(chan error, 1)
+	go func() { done <- ag.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("agent: Run returned %v, want nil", err)
+			}
+		case <-time.After(stackWait):
+			t.Errorf("agent: Run did not return within %v", stackWait)
+		}
+	})
+	return ag
+}
+
+// askedRequest waits until the agent's scenario has a request that
+// reached the relay and returns its session and request.
+func askedRequest(t *testing.T, ag *agent.Agent, scenario string) (agent.SessionInfo, agent.RequestInfo) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), stackWait)
+	defer cancel()
+	s, r, err := ag.WaitRequest(ctx, scenario)
+	require.NoError(t, err, "the agent did not ask its %s request", scenario)
+	return s, r
+}
+
+// commandsTo is what the agent recorded for session, in arrival order.
+func commandsTo(ag *agent.Agent, session string) []agent.Received {
+	var out []agent.Received
+	for _, r := range ag.Record() {
+		if r.Session == session {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// awaitCommands waits until the agent holds n commands for session that
+// satisfy done (nil: any decision made), and returns them all.
+func awaitCommands(t *testing.T, ag *agent.Agent, session string, n int, done func(agent.Received) bool) []agent.Received {
+	t.Helper()
+	if done == nil {
+		done = func(r agent.Received) bool { return r.Decision.Outcome != "" }
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), stackWait)
+	defer cancel()
+	var got []agent.Received
+	err := ag.Until(ctx, func() bool {
+		got = commandsTo(ag, session)
+		ready := 0
+		for _, r := range got {
+			if done(r) {
+				ready++
+			}
+		}
+		return ready >= n
+	})
+	require.NoError(t, err, "the agent holds %d commands for session %s, want %d: %+v", len(got), session, n, got)
+	return got
+}
+
+// stackLog collects a part's log (the last logKeep bytes, for a failing
+// test's report) and signals found with the first submatch of the first
+// line matching re.
+type stackLog struct {
+	re    *regexp.Regexp
+	found chan string
+
+	mu      sync.Mutex
+	kept    []byte
+	partial []byte
+	matched bool
+}
+
+const logKeep = 64 << 10
+
+func newStackLog(re *regexp.Regexp) *stackLog {
+	return &stackLog{re: re, found: make(chan string, 1)}
+}
+
+func (w *stackLog) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.kept = append(w.kept, p...)
+	if over := len(w.kept) - logKeep; over > 0 {
+		w.kept = append(w.kept[:0], w.kept[over:]...)
+	}
+	if w.re == nil || w.matched {
+		return len(p), nil
+	}
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			break
+		}
+		line := w.partial[:i]
+		if m := w.re.FindSubmatch(line); m != nil {
+			w.matched = true
+			w.found <- string(m[len(m)-1])
+			w.partial = nil
+			break
+		}
+		w.partial = w.partial[i+1:]
+	}
+	return len(p), nil
+}
+
+func (w *stackLog) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return string(w.kept)
+}
+
+// dumpOnFailure logs a part's log when the test fails.
+func dumpOnFailure(t *testing.T, name string, w *stackLog) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("%s log (last %d KiB):\n%s", name, logKeep>>10, w.String())
+		}
+	})
+}
+
+// tcpGate is a TCP proxy in front of the relay whose connections a test
+// can cut, so an agent drops off the relay without closing its sessions
+// (as a crashed or partitioned agent would).
+type tcpGate struct {
+	ln     net.Listener
+	target string
+
+	mu    sync.Mutex
+	shut  bool
+	conns map[net.Conn]struct{}
+	wg    sync.WaitGroup
+}
+
+// startGate proxies a new loopback port to target (host:port) until the
+// test ends.
+func startGate(t *testing.T, target string) *tcpGate {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	g := &tcpGate{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
+	g.wg.Go(g.accept)
+	t.Cleanup(func() {
+		_ = ln.Close()
+		g.cut()
+		g.wg.Wait()
+	})
+	return g
+}
+
+// url is the gate's address as a relay base URL.
+func (g *tcpGate) url() string { return "http://" + g.ln.Addr().String() }
+
+func (g *tcpGate) accept() {
+	for {
+		c, err := g.ln.Accept()
+		if err != nil {
+			return
+		}
+		g.mu.Lock()
+		if g.shut {
+			g.mu.Unlock()
+			_ = c.Close()
+			continue
+		}
+		up, err := net.Dial("tcp", g.target)
+		if err != nil {
+			g.mu.Unlock()
+			_ = c.Close()
+			continue
+		}
+		g.conns[c], g.conns[up] = struct{}{}, struct{}{}
+		g.mu.Unlock()
+		pipe := func(dst, src net.Conn) {
+			_, _ = io.Copy(dst, src)
+			_ = dst.Close()
+			_ = src.Close()
+		}
+		g.wg.Go(func() { pipe(up, c) })
+		g.wg.Go(func() { pipe(c, up) })
+	}
+}
+
+// cut closes every proxied connection and refuses new ones.
+func (g *tcpGate) cut() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.shut = true
+	for c := range g.conns {
+		_ = c.Close()
+	}
+	clear(g.conns)
+}
+
+// reopen lets connections through again.
+func (g *tcpGate) reopen() {
+	g.mu.Lock()
+	g.shut = false
+	g.mu.Unlock()
+}
+
+// relayConnections reads the relay's authenticated /healthz count of
+// WebSocket connections.
+func (s *stack) relayConnections(t *testing.T) int {
+	t.Helper()
+	req, err := http.NewRequestWithContext(s.ctx, http.MethodGet, s.relayURL+"/healthz", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var h struct {
+		Connections *int `json:"connections"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&h))
+	require.NotNil(t, h.Connections, "relay /healthz with the token has no connections count")
+	return *h.Connections
+}
+
+// awaitRelayConnections waits until the relay counts n WebSocket
+// connections. The relay signals a dropped peer nowhere a client can
+// subscribe to, so this reads its count on a short tick, with a deadline.
+func (s *stack) awaitRelayConnections(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.After(stackWait)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		got := s.relayConnections(t)
+		if got == n {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("relay holds %d WebSocket connections, want %d", got, n)
+		}
+	}
+}
+
+// relayHistory returns the events the relay holds for session, read from
+// its SSE stream's replay (from=all, live=0).
+func (s *stack) relayHistory(t *testing.T, session string) []*aep.Event {
+	t.Helper()
+	filter, err := json.Marshal(map[string]string{"session": session})
+	require.NoError(t, err)
+	q := url.Values{"from": {"all"}, "live": {"0"}, "filter": {string(filter)}}
+	ctx, cancel := context.WithTimeout(s.ctx, stackWait)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.relayURL+"/stream?"+q.Encode(), nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, "relay /stream status")
+	var out []*aep.Event
+	rd := sse.NewReader(resp.Body, 0)
+	for {
+		it, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		require.NoError(t, err)
+		if it.IsComment {
+			continue
+		}
+		ev, err := aep.Decode([]byte(it.Data))
+		require.NoError(t, err, "relay event %q", it.Data)
+		out = append(out, ev)
+	}
+}
+
+// rewritingProxy is an HTTP proxy in front of the relay (WebSocket
+// upgrades pass through) that rewrites each SSE data line with edit, so
+// the UI can be shown a request other than the one the agent asked.
+func rewritingProxy(t *testing.T, relayURL string, edit func(data []byte) []byte) string {
+	t.Helper()
+	target, err := url.Parse(relayURL)
+	require.NoError(t, err)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.ModifyResponse = func(resp *http.Response) error {
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			resp.Body = &lineEditor{src: bufio.NewReader(resp.Body), closer: resp.Body, edit: edit}
+		}
+		return nil
+	}
+	rp.ErrorLog = slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)
+	srv := httptest.NewServer(rp)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// lineEditor passes an event stream through line by line, editing the
+// value of every data line.
+type lineEditor struct {
+	src    *bufio.Reader
+	closer io.Closer
+	edit   func([]byte) []byte
+	out    []byte
+}
+
+func (l *lineEditor) Read(p []byte) (int, error) {
+	for len(l.out) == 0 {
+		line, err := l.src.ReadBytes('\n')
+		if v, ok := bytes.CutPrefix(line, []byte("data: ")); ok && bytes.HasSuffix(v, []byte("\n")) {
+			line = append(append([]byte("data: "), l.edit(bytes.TrimSuffix(v, []byte("\n")))...), '\n')
+		}
+		l.out = line
+		if err != nil {
+			if len(l.out) == 0 {
+				return 0, err
+			}
+			break
+		}
+	}
+	n := copy(p, l.out)
+	l.out = l.out[n:]
+	return n, nil
+}
+
+func (l *lineEditor) Close() error { return l.closer.Close() }
