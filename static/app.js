@@ -452,7 +452,7 @@
       pc.textContent = pending + ' pending';
       pc.dataset.pending = String(pending);
     }
-    doc.title = pending > 0 ? '(' + pending + ') aepforms' : 'aepforms';
+    if (pc) doc.title = pending > 0 ? '(' + pending + ') aepforms' : 'aepforms';
     var empty = byId('empty');
     if (empty) empty.hidden = !!doc.querySelector('#open .card');
     var settled = cards('#settled-list .card').length;

@@ -4,14 +4,43 @@ import "github.com/aepforms/aepforms/static"
 
 // SignInView is the operator sign-in page.
 type SignInView struct {
-	Action string // {base}/signin
-	CSSURL string
-	Error  string // why the last attempt failed, "" on first view
-	Name   string // the name the operator typed, kept on a failed attempt
+	Page    PageView // the shell: title, base path, asset URLs (no push)
+	Action  string   // POST URL: {base}/signin
+	Problem string   // why the last attempt was refused; "" on first show
+	Name    string   // the operator name typed last time, kept
 }
 
-// SignIn builds the sign-in page's view.
-func SignIn(basePath, errMsg, name string) SignInView {
+// Sign-in form control names and ids.
+const (
+	SignInSecretName = "token" // the operator secret
+	SignInNameName   = "name"  // the operator's name (optional)
+	SignInErrorsID   = "signin-errors"
+)
+
+// SignIn builds the sign-in page under basePath; problem is the message
+// of a refused attempt ("" when none), name the name to keep in the form.
+func SignIn(basePath, problem, name string) SignInView {
 	base := cleanBase(basePath)
-	return SignInView{Action: base + "/signin", CSSURL: base + "/static/app.css?v=" + static.Hash(), Error: errMsg, Name: name}
+	title := "Sign in · aepforms"
+	if problem != "" {
+		title = "Error: " + title
+	}
+	focus := ""
+	if problem != "" {
+		focus = SignInErrorsID
+	}
+	return SignInView{
+		Page: PageView{
+			FocusErrors: focus,
+			Title:       title,
+			Base:        base,
+			HomeURL:     base + "/",
+			CSSURL:      base + "/static/app.css?v=" + static.Hash(),
+			JSURL:       base + "/static/app.js?v=" + static.Hash(),
+			Relay:       RelayView{Connected: true},
+		},
+		Action:  base + "/signin",
+		Problem: problem,
+		Name:    name,
+	}
 }

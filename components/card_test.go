@@ -1,0 +1,234 @@
+package components
+
+import (
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/render"
+)
+
+func TestCardRoot(t *testing.T) {
+	t.Parallel()
+	doc := cardDoc(t, sample(t, "cform"), answerable())
+	card := doc.Find(`article[data-testid="card"]`)
+	require.Equal(t, 1, card.Length())
+	assert.Equal(t, "card-cform", attr(t, card, "id"), "the push protocol's key")
+	assert.Equal(t, "cform", attr(t, card, "data-card"))
+	assert.Equal(t, "1", attr(t, card, "data-version"))
+	assert.Equal(t, "true", attr(t, card, "data-open"))
+	assert.Equal(t, "false", attr(t, card, "data-settled"))
+	assert.Regexp(t, `^group-[0-9a-f]{16}$`, attr(t, card, "data-group"))
+	assert.Equal(t, "claude-code · session s_payments", attr(t, card, "data-group-label"))
+	assert.NotEmpty(t, attr(t, card, "data-sort"))
+	title := doc.Find("#" + attr(t, card, "aria-labelledby"))
+	assert.Equal(t, "Form", title.Text())
+
+	prov := doc.Find(`[data-testid="provenance"]`)
+	assert.Equal(t, "claude-code", squash(prov.Find(`[data-testid="prov-agent"]`).Text()))
+	assert.Equal(t, "run_7", prov.Find(`[data-testid="prov-run"]`).Text())
+	src := prov.Find(`[data-testid="prov-source"]`)
+	assert.Equal(t, "aep://demo.example/agents/claude-code/instance-0001", attr(t, src, "title"), "full source in the title")
+	assert.Contains(t, src.Text(), "…")
+	asked := prov.Find(`[data-testid="prov-asked"] time`)
+	assert.Equal(t, "2026-03-01T11:58:00Z", attr(t, asked, "datetime"))
+	assert.Equal(t, "2 min ago", asked.Text())
+	assert.Equal(t, "full", prov.Find(`[data-testid="prov-capture"]`).Text())
+
+	cd := doc.Find(`[data-testid="countdown"]`)
+	require.Equal(t, 1, cd.Length())
+	assert.Equal(t, "2026-03-01T12:04:30Z", attr(t, cd.Find("time"), "data-deadline"))
+	assert.Equal(t, "4:30 left", cd.Text())
+	assert.False(t, cd.HasClass("is-soon"))
+
+	prompt := doc.Find(`blockquote[data-testid="prompt"] p`)
+	assert.Equal(t, "Before I deploy the payments service, I need a few details.\nThe change touches the checkout flow.", prompt.Text(), "line breaks kept")
+	assert.Equal(t, 1, doc.Find(`[data-action="hide"][hidden]`).Length(), "hide, revealed by the script")
+}
+
+func TestCardCountdownSoon(t *testing.T) {
+	t.Parallel()
+	doc := cardDoc(t, sample(t, "cperm"), answerable())
+	cd := doc.Find(`[data-testid="countdown"]`)
+	assert.True(t, cd.HasClass("is-soon"), "amber under a minute")
+	assert.Equal(t, "0:42 left", cd.Text())
+	assert.Equal(t, "warning", doc.Find(`[data-testid="prov-severity"]`).Text())
+}
+
+func TestCardOptionButtons(t *testing.T) {
+	t.Parallel()
+	doc := cardDoc(t, sample(t, "cperm"), answerable())
+	form := doc.Find("form")
+	require.Equal(t, 1, form.Length())
+	buttons := form.Find(`button[data-testid="option"]`)
+	require.Equal(t, 3, buttons.Length())
+	assert.Equal(t, []string{"option", "option", "option"}, vals(buttons, "name"))
+	assert.Equal(t, []string{"0", "1", "2"}, vals(buttons, "value"))
+	assert.Equal(t, []string{"submit", "submit", "submit"}, vals(buttons, "type"))
+	assert.Equal(t, []string{"Allow once", "Always allow", "Deny"}, texts(buttons))
+	assert.Equal(t, []string{"primary", "secondary", "deny"}, vals(buttons, "data-style"))
+	assert.True(t, buttons.Eq(2).HasClass("button--deny"), "deny styled destructive")
+	assert.False(t, buttons.Eq(2).HasClass("button--primary"), "never the default")
+	assert.Equal(t, 0, form.Find(`[data-testid="submit"]`).Length(), "options are the only submits")
+	assert.Equal(t, 0, form.Find("textarea").Length())
+}
+
+func TestCardFreeTextReply(t *testing.T) {
+	t.Parallel()
+	for _, id := range []string{"cinput", "cnofields", "cvendor"} {
+		t.Run(id, func(t *testing.T) {
+			t.Parallel()
+			doc := cardDoc(t, sample(t, id), answerable())
+			ta := doc.Find(`form textarea[name="text"]`)
+			require.Equal(t, 1, ta.Length(), "a free-text reply")
+			assert.Equal(t, id+"-text", attr(t, ta, "id"))
+			assert.True(t, has(ta, "required"))
+			assert.Equal(t, "Your answer (required)", squash(doc.Find(`label[for="`+id+`-text"]`).Text()))
+			assert.Equal(t, 1, doc.Find(`form [data-testid="submit"]`).Length())
+		})
+	}
+}
+
+func TestCardWithoutSubmit(t *testing.T) {
+	t.Parallel()
+	watch := answerable()
+	watch.CanSubmit = false
+	cases := []struct {
+		name   string
+		id     string
+		opts   render.Options
+		state  string
+		notice string
+	}{
+		{"informational oob", "coob", answerable(), "info", ""},
+		{"watch-only form", "cform", watch, "pending", "Watch-only"},
+		{"watch-only permission", "cperm", watch, "pending", "Watch-only"},
+		{"malformed", "cbad", answerable(), "malformed", ""},
+		{"sending", "csending", answerable(), "sending", ""},
+		{"settled", "canswered", answerable(), "answered", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			doc := cardDoc(t, sample(t, tc.id), tc.opts)
+			assert.Equal(t, 0, doc.Find("form").Length(), "nothing to post")
+			assert.Equal(t, 0, doc.Find(`button[type="submit"], [data-testid="submit"], button[data-testid="option"]`).Length(), "no submit")
+			for _, c := range doc.Find("input, textarea, select").EachIter() {
+				assert.True(t, has(c, "disabled"), "control %s shown disabled", c.AttrOr("id", ""))
+			}
+			assert.Equal(t, tc.state, attr(t, doc.Find(`[data-testid="state"]`), "data-state"))
+			if tc.notice != "" {
+				assert.Contains(t, doc.Find(`[data-testid="card-notice"]`).Text(), tc.notice, "says so on the card")
+			}
+		})
+	}
+	// The watch-only permission card still lists its options, deny apart.
+	doc := cardDoc(t, sample(t, "cperm"), watch)
+	items := doc.Find(`[data-testid="option-item"]`)
+	assert.Equal(t, []string{"Allow once", "Always allow", "Deny"}, texts(items))
+	assert.Equal(t, "deny", attr(t, items.Eq(2), "data-style"))
+}
+
+func TestCardMalformed(t *testing.T) {
+	t.Parallel()
+	doc := cardDoc(t, sample(t, "cbad"), answerable())
+	state := doc.Find(`[data-testid="state"]`)
+	assert.Equal(t, "malformed", attr(t, state, "data-state"))
+	assert.Equal(t, `This request is malformed and cannot be answered: field "a": a select needs at least one choice`, squash(state.Find(`[data-testid="state-text"]`).Text()))
+	assert.Equal(t, "Pick one", doc.Find(`[data-testid="prompt"]`).Text(), "the prompt is still shown")
+	assert.Equal(t, 0, doc.Find(`[data-testid="field"]`).Length())
+}
+
+func TestCardStateLines(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		id, state, text, quote string
+	}{
+		{"csending", "sending", "Sent, waiting for the agent", ""},
+		{"caccepted", "accepted", "The agent accepted the answer; waiting for it to record it", ""},
+		{"crejected", "rejected", "The agent did not accept the answer. Correct it below and send it again.", "replicas must be even for the quorum"},
+		{"cnoroute", "failed", "Not delivered: the agent is not connected. Your answer is kept.", ""},
+		{"canswered", "answered", "Answered by alice via control", ""},
+		{"celsewhere", "answered", "Answered elsewhere by bob via oob", ""},
+		{"ctimeout", "timed-out", "Timed out: the agent stopped waiting after 5 min", ""},
+		{"cexpired", "expired", "Expired: the deadline passed without an answer", ""},
+		{"cended", "session-ended", "The session ended before this was answered", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.id, func(t *testing.T) {
+			t.Parallel()
+			doc := cardDoc(t, sample(t, tc.id), answerable())
+			st := doc.Find(`[data-testid="state"]`)
+			require.Equal(t, 1, st.Length())
+			assert.Equal(t, tc.id+"-state", attr(t, st, "id"))
+			assert.Equal(t, tc.state, attr(t, st, "data-state"))
+			assert.Equal(t, "polite", attr(t, st, "aria-live"))
+			assert.Equal(t, tc.text, squash(st.Find(`[data-testid="state-text"]`).Text()))
+			assert.Equal(t, tc.quote, st.Find(`[data-testid="state-quote"]`).Text(), "the agent's words quoted")
+		})
+	}
+
+	// The rejected card keeps the operator's answer in the form, ready to resend.
+	doc := cardDoc(t, sample(t, "crejected"), answerable())
+	assert.Equal(t, "3", attr(t, doc.Find(`input[name="f0"]`), "value"))
+	assert.Equal(t, "true", attr(t, doc.Find("form"), "data-kept"))
+	assert.Equal(t, 1, doc.Find(`[data-testid="submit"]`).Length())
+
+	// Sending shows the submitted answer and a spinner for the script.
+	doc = cardDoc(t, sample(t, "csending"), answerable())
+	assert.Equal(t, 1, doc.Find(`[data-testid="state"] .spinner[aria-hidden="true"]`).Length())
+	assert.Equal(t, []string{"Environment: Staging"}, pairs(doc.Find(`[data-testid="values"] .values__item`)))
+}
+
+func TestCardSettledCompact(t *testing.T) {
+	t.Parallel()
+	doc := cardDoc(t, sample(t, "canswered"), answerable())
+	card := doc.Find(`[data-testid="card"]`)
+	assert.True(t, card.HasClass("card--settled"))
+	assert.Equal(t, "true", attr(t, card, "data-settled"))
+	values := doc.Find(`[data-testid="values"] .values__item`)
+	assert.Equal(t, []string{"Ship now: Yes", "Reason: withheld", "Canary percent: 12.5"}, pairs(values), "withheld values say so")
+	assert.Equal(t, 1, doc.Find(`[data-testid="withheld"]`).Length())
+	details := doc.Find(`details[data-testid="details"]`)
+	require.Equal(t, 1, details.Length(), "the question behind a disclosure")
+	assert.Equal(t, "Ship it?", details.Find(`[data-testid="prompt"]`).Text())
+	assert.Equal(t, 1, details.Find(`[data-testid="provenance"]`).Length())
+}
+
+func TestCardReachability(t *testing.T) {
+	t.Parallel()
+	o := answerable()
+	o.Reachable = render.ReachNo
+	doc := cardDoc(t, sample(t, "cinput"), o)
+	assert.Equal(t, "no", attr(t, doc.Find(`[data-testid="reach"]`), "data-reach"))
+	assert.Contains(t, doc.Find(`[data-testid="card-notice"]`).Text(), "The agent is not connected")
+	o.Reachable = render.ReachYes
+	doc = cardDoc(t, sample(t, "cinput"), o)
+	assert.Equal(t, "connected", doc.Find(`[data-testid="reach"]`).Text())
+	o.Reachable = render.ReachUnknown
+	assert.Equal(t, 0, cardDoc(t, sample(t, "cinput"), o).Find(`[data-testid="reach"]`).Length())
+}
+
+func TestCardsHaveNoInlineScriptOrStyle(t *testing.T) {
+	t.Parallel()
+	for _, c := range sampleCards() {
+		doc := cardDoc(t, c, answerable())
+		assert.Equal(t, 0, doc.Find("script, style, [style]").Length(), "card %s", c.ID)
+		for _, s := range doc.Find("*").EachIter() {
+			for _, a := range s.Nodes[0].Attr {
+				assert.NotRegexp(t, `^on`, a.Key, "card %s: inline handler %s", c.ID, a.Key)
+			}
+		}
+	}
+}
+
+// pairs reads definition list items as "term: value".
+func pairs(s *goquery.Selection) []string {
+	var out []string
+	for _, e := range s.EachIter() {
+		out = append(out, squash(e.Find("dt").Text())+": "+squash(e.Find("dd").Text()))
+	}
+	return out
+}

@@ -1,0 +1,240 @@
+package components
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render"
+)
+
+func pageOpts() render.PageOptions {
+	return render.PageOptions{
+		BasePath:  "/forms/",
+		Now:       sampleNow,
+		CanSubmit: true,
+		Token:     func(id inbox.CardID) string { return "tok-" + string(id) },
+		Reachable: func(string) render.Reachability { return render.ReachYes },
+		Seq:       7,
+	}
+}
+
+func samplePage(opts render.PageOptions) render.PageView {
+	return render.Page(sampleCards(), inbox.Status{FeedConnected: true, Pending: 14}, opts)
+}
+
+func TestPageLayout(t *testing.T) {
+	t.Parallel()
+	doc := parse(t, Page(samplePage(pageOpts())))
+	assert.Equal(t, "(14) aepforms", doc.Find("title").Text(), "the tab title carries the pending count")
+	assert.Equal(t, "en", attr(t, doc.Find("html"), "lang"))
+	header := doc.Find(`header[data-testid="header"]`)
+	require.Equal(t, 1, header.Length())
+	assert.Equal(t, "aepforms", header.Find(".brand").Text())
+	pc := header.Find(`[data-testid="pending-count"]`)
+	assert.Equal(t, "14 pending", pc.Text())
+	assert.Equal(t, "14", attr(t, pc, "data-pending"))
+	conn := header.Find(`[data-testid="connection"]`)
+	assert.Equal(t, "not-live", attr(t, conn, "data-state"), "live only once the script connects")
+	assert.Equal(t, 0, doc.Find(`[data-testid="filter"]`).Length(), "no filter in force")
+	assert.Equal(t, 0, doc.Find(`[data-testid="relay-lost"]`).Length())
+	assert.Equal(t, 0, doc.Find(`[data-testid="watch-only"]`).Length())
+
+	groups := doc.Find(`#open [data-testid="group"]`)
+	require.Greater(t, groups.Length(), 1)
+	first := groups.First()
+	assert.Equal(t, "claude-code · session s_payments", first.Find("h2").Text(), "the most urgent group first")
+	assert.Equal(t, []string{"card-cperm", "card-cform"}, vals(first.Find(`[data-testid="card"]`), "id"), "soonest deadline first")
+	for _, g := range groups.EachIter() {
+		assert.Equal(t, g.AttrOr("id", ""), g.Find(`[data-testid="card"]`).First().AttrOr("data-group", ""), "cards sit in their group")
+	}
+	settled := doc.Find(`#settled [data-testid="card"]`)
+	assert.Equal(t, 5, settled.Length())
+	for _, c := range settled.EachIter() {
+		assert.Equal(t, "true", c.AttrOr("data-settled", ""))
+	}
+	assert.Equal(t, 0, doc.Find(`#open [data-settled="true"]`).Length(), "settled cards below, never among the open")
+	assert.True(t, has(doc.Find(`[data-testid="empty"]`), "hidden"), "the empty note is hidden while cards wait")
+	assert.Equal(t, 1, doc.Find("template#group-template").Length())
+}
+
+func TestPageScriptAndData(t *testing.T) {
+	t.Parallel()
+	opts := pageOpts()
+	opts.Filter = inbox.Query{Agent: "claude-code"}
+	doc := parse(t, Page(samplePage(opts)))
+	scripts := doc.Find("script")
+	require.Equal(t, 1, scripts.Length(), "one script, no inline code")
+	assert.Regexp(t, `^/forms/static/app\.js\?v=[0-9a-f]{12}$`, attr(t, scripts, "src"))
+	assert.True(t, has(scripts, "defer"))
+	assert.Empty(t, strings.TrimSpace(scripts.Text()))
+	assert.Equal(t, 0, doc.Find("style, [style]").Length(), "no inline style")
+	body := doc.Find("body")
+	push, err := url.Parse(attr(t, body, "data-push"))
+	require.NoError(t, err)
+	assert.Equal(t, "/forms/push", push.Path)
+	assert.Equal(t, "claude-code", push.Query().Get("agent"), "push narrowed like the page")
+	assert.Equal(t, "7", push.Query().Get("since"))
+	assert.Equal(t, "2026-03-01T12:00:00Z", attr(t, body, "data-now"))
+	assert.False(t, has(body, "data-embed-origins"), "only the panel talks to a parent")
+
+	filter := doc.Find(`[data-testid="filter"]`)
+	require.Equal(t, 1, filter.Length(), "the filter in force is named")
+	assert.Equal(t, "agent claude-code", squash(filter.Find(`[data-testid="filter-term"]`).Text()))
+	assert.Equal(t, "/forms/", attr(t, filter.Find(`[data-testid="clear-filter"]`), "href"))
+}
+
+func TestPageBasePathEverywhere(t *testing.T) {
+	t.Parallel()
+	for _, panel := range []bool{false, true} {
+		opts := pageOpts()
+		opts.Panel = panel
+		opts.Filter = inbox.Query{Session: "s_1"}
+		view := samplePage(opts)
+		c := Page(view)
+		if panel {
+			c = Panel(view)
+		}
+		doc := parse(t, c)
+		n := 0
+		for _, s := range doc.Find("[href], [src], [action], [data-push]").EachIter() {
+			for _, a := range []string{"href", "src", "action", "data-push"} {
+				v, ok := s.Attr(a)
+				if !ok {
+					continue
+				}
+				n++
+				if strings.HasPrefix(v, "#") {
+					continue
+				}
+				assert.True(t, strings.HasPrefix(v, "/forms/"), "panel=%v: %s=%q ignores the base path", panel, a, v)
+			}
+		}
+		assert.Greater(t, n, 10, "URLs were checked")
+	}
+}
+
+func TestPageStates(t *testing.T) {
+	t.Parallel()
+	t.Run("empty", func(t *testing.T) {
+		t.Parallel()
+		doc := parse(t, Page(render.Page(nil, inbox.Status{FeedConnected: true}, pageOpts())))
+		empty := doc.Find(`[data-testid="empty"]`)
+		assert.False(t, has(empty, "hidden"))
+		assert.Equal(t, "No questions waiting. New ones appear here as agents ask.", squash(empty.Text()))
+		assert.True(t, has(doc.Find(`[data-testid="settled"]`), "hidden"))
+		assert.Equal(t, "aepforms", doc.Find("title").Text())
+		assert.Equal(t, "0 pending", doc.Find(`[data-testid="pending-count"]`).Text())
+	})
+	t.Run("relay lost and watch-only", func(t *testing.T) {
+		t.Parallel()
+		opts := pageOpts()
+		opts.CanSubmit = false
+		st := inbox.Status{FeedConnected: false, FeedError: "dial tcp: <refused>", Notices: []inbox.Notice{{Session: "s_1", Message: "events may be missing for session s_1"}}}
+		doc := parse(t, Page(render.Page(sampleCards()[:2], st, opts)))
+		lost := doc.Find(`[data-testid="relay-lost"]`)
+		require.Equal(t, 1, lost.Length(), "a banner when the relay is lost")
+		assert.Contains(t, lost.Text(), "Lost the connection to the relay")
+		assert.Contains(t, lost.Text(), "dial tcp: <refused>", "the error as text")
+		assert.Equal(t, "lost", attr(t, doc.Find("#banners"), "data-relay"))
+		assert.Equal(t, "relay-lost", attr(t, doc.Find(`[data-testid="connection"]`), "data-state"))
+		assert.Equal(t, "Relay lost", doc.Find(`[data-testid="connection"]`).Text())
+		assert.Equal(t, "Events may be missing for session s_1", squash(doc.Find(`[data-testid="notice"]`).Text()))
+		assert.Equal(t, 1, doc.Find(`[data-testid="watch-only"]`).Length())
+		assert.Equal(t, 0, doc.Find("form").Length(), "watch-only: no form anywhere")
+	})
+	t.Run("refused post", func(t *testing.T) {
+		t.Parallel()
+		opts := pageOpts()
+		opts.Refused = &render.Refused{Card: "cinput", Input: url.Values{"text": {""}}, Problems: []aep.Problem{{Code: "blank", Message: "Enter your answer"}}}
+		doc := parse(t, Page(samplePage(opts)))
+		assert.Equal(t, "cinput-errors", attr(t, doc.Find("body"), "data-focus"), "the script focuses the summary")
+		assert.Equal(t, 1, doc.Find(`#cinput-errors[data-testid="error-summary"]`).Length())
+		assert.Equal(t, 1, doc.Find(`[data-testid="error-summary"]`).Length(), "on the refused card only")
+	})
+	t.Run("theme override", func(t *testing.T) {
+		t.Parallel()
+		opts := pageOpts()
+		opts.Theme = "dark"
+		doc := parse(t, Page(samplePage(opts)))
+		assert.Equal(t, "dark", attr(t, doc.Find("html"), "data-theme"))
+		assert.Equal(t, "dark", attr(t, doc.Find(`meta[name="color-scheme"]`), "content"))
+		doc = parse(t, Page(samplePage(pageOpts())))
+		assert.False(t, has(doc.Find("html"), "data-theme"), "the system decides by default")
+	})
+}
+
+func TestPanel(t *testing.T) {
+	t.Parallel()
+	opts := pageOpts()
+	opts.Panel = true
+	opts.EmbedOrigins = []string{"https://mc.example"}
+	doc := parse(t, Panel(samplePage(opts)))
+	body := doc.Find("body")
+	assert.True(t, body.HasClass("panel"))
+	assert.Equal(t, "true", attr(t, body, "data-panel"))
+	assert.Equal(t, "https://mc.example", attr(t, body, "data-embed-origins"), "postMessage target origins")
+	assert.Equal(t, 0, doc.Find("header.top, .skip, .brand").Length(), "no page chrome")
+	assert.Equal(t, "14 pending", doc.Find(`[data-testid="pending-count"]`).Text())
+	assert.Equal(t, 14, doc.Find(`#open [data-testid="card"]`).Length())
+	assert.Equal(t, "/forms/cards/cform/answer", attr(t, doc.Find(`#card-cform form`), "action"))
+}
+
+func TestStatusFragment(t *testing.T) {
+	t.Parallel()
+	doc := parse(t, StatusFragment(render.Page(nil, inbox.Status{FeedConnected: true}, pageOpts())))
+	b := doc.Find("#banners")
+	require.Equal(t, 1, b.Length())
+	assert.Equal(t, "up", attr(t, b, "data-relay"))
+	assert.Equal(t, 0, b.Children().Length())
+}
+
+func TestSignIn(t *testing.T) {
+	t.Parallel()
+	doc := parse(t, SignIn(render.SignIn("/forms/", "That is not the operator secret.", "<ann>")))
+	form := doc.Find(`form[data-testid="signin-form"]`)
+	assert.Equal(t, "/forms/signin", attr(t, form, "action"))
+	assert.Equal(t, "post", attr(t, form, "method"))
+	secret := form.Find(`input[name="token"]`)
+	assert.Equal(t, "password", attr(t, secret, "type"))
+	assert.Equal(t, "true", attr(t, secret, "aria-invalid"))
+	assert.Equal(t, "<ann>", attr(t, form.Find(`input[name="name"]`), "value"))
+	assert.Equal(t, "signin-errors", attr(t, doc.Find("body"), "data-focus"))
+	assert.Equal(t, "#signin-secret", attr(t, doc.Find(`[data-testid="error-link"]`), "href"))
+	assertDescribedBy(t, doc)
+}
+
+func TestGoldenPages(t *testing.T) {
+	t.Parallel()
+	opts := pageOpts()
+	opts.Refused = &render.Refused{Card: "cform", Input: url.Values{"f2": {"9000"}, "f5": {"other"}}, Problems: []aep.Problem{
+		{Field: "ticket", Code: "required", Message: "Enter the change ticket"},
+		{Field: "budget", Code: "out-of-range", Message: "Enter a number between 0.5 and 2500"},
+		{Field: "db", Code: "other-blank", Message: "Enter your other answer for Database"},
+	}}
+	golden(t, "page.golden.html", renderHTML(t, Page(samplePage(opts))))
+
+	panel := pageOpts()
+	panel.Panel, panel.Theme, panel.EmbedOrigins = true, "light", []string{"https://mc.example"}
+	golden(t, "panel.golden.html", renderHTML(t, Panel(render.Page(sampleCards()[:4], inbox.Status{FeedConnected: false}, panel))))
+
+	golden(t, "signin.golden.html", renderHTML(t, SignIn(render.SignIn("/forms/", "", ""))))
+}
+
+// Every data-testid the tests select exists in the sample page at least once.
+func TestTestIDs(t *testing.T) {
+	t.Parallel()
+	opts := pageOpts()
+	opts.Refused = &render.Refused{Card: "cform", Problems: []aep.Problem{{Field: "ticket", Code: "required", Message: "Enter the change ticket"}}}
+	doc := parse(t, Page(samplePage(opts)))
+	for _, id := range []string{"header", "pending-count", "connection", "banners", "inbox", "empty", "group", "card", "provenance",
+		"countdown", "prompt", "state", "state-text", "values", "answer-form", "field", "field-error", "error-summary",
+		"error-link", "submit", "option", "options", "placeholder-note", "settled", "details", "hide", "notify-optin", "new-notice"} {
+		assert.Positive(t, doc.Find(`[data-testid="`+id+`"]`).Length(), "data-testid=%q", id)
+	}
+}

@@ -1,0 +1,220 @@
+package render
+
+import (
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
+)
+
+func TestCardProvenance(t *testing.T) {
+	t.Parallel()
+	c := viewCard(viewForm())
+	c.ExpiresAt = viewNow.Add(4*time.Minute + 30*time.Second)
+	v := Card(c, viewOpts())
+	assert.Equal(t, "card-c1", v.DOMID)
+	assert.Equal(t, "/forms/cards/c1/answer", v.Form.Action, "base path honoured, trailing slash dropped")
+	assert.Equal(t, "Form", v.Title)
+	p := v.Prov
+	assert.Equal(t, "claude-code", p.Agent)
+	assert.Equal(t, "run_1", p.Run)
+	assert.Equal(t, c.Source, p.Source, "full source for the title")
+	assert.Less(t, len([]rune(p.SourceShort)), len(c.Source), "source shortened")
+	assert.Contains(t, p.SourceShort, "…")
+	assert.Equal(t, "2026-03-01T11:59:00Z", p.AskedISO)
+	assert.Equal(t, "1 min ago", p.AskedRel)
+	assert.Equal(t, "1 Mar 2026 11:59:00 UTC", p.AskedTitle)
+	assert.Equal(t, "full", p.Capture)
+	require.NotNil(t, p.Deadline)
+	assert.Equal(t, "4:30 left", p.Deadline.Text)
+	assert.False(t, p.Deadline.Soon)
+	assert.Equal(t, "2026-03-01T12:04:30Z", p.Deadline.ISO)
+	assert.Empty(t, p.Severity, "info severity is not shown")
+}
+
+func TestCardDeadlineStates(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name       string
+		left       time.Duration
+		text       string
+		soon       bool
+		answerable bool
+	}{
+		{"minutes", 10 * time.Minute, "10:00 left", false, true},
+		{"under a minute", 42*time.Second + 300*time.Millisecond, "0:43 left", true, true},
+		{"hours", 90 * time.Minute, "1:30:00 left", false, true},
+		{"passed", -time.Second, "Deadline passed", false, false},
+		{"exactly now", 0, "Deadline passed", false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := viewCard(aep.Request{Kind: aep.KindInput})
+			c.ExpiresAt = viewNow.Add(tc.left)
+			v := Card(c, viewOpts())
+			assert.Equal(t, tc.text, v.Prov.Deadline.Text)
+			assert.Equal(t, tc.soon, v.Prov.Deadline.Soon, "amber under a minute")
+			assert.Equal(t, tc.answerable, v.Form.Answerable)
+			assert.Equal(t, tc.answerable, v.Open)
+			if !tc.answerable {
+				assert.Equal(t, "expired", v.State.Kind, "past the deadline at Now, before the inbox sweeps")
+				assert.False(t, v.Settled, "still in the open list until the inbox settles it")
+			}
+		})
+	}
+}
+
+func TestCardPlaceholdersAtMetadata(t *testing.T) {
+	t.Parallel()
+	c := viewCard(aep.Request{
+		Kind:    aep.KindForm,
+		Prompt:  "claude-code requests form: AskUserQuestion",
+		Fields:  []aep.FieldSpec{{ID: "1", Type: aep.FieldSelect, Label: "1", Choices: []aep.Choice{{ID: "1", Label: "1"}, {ID: "2", Label: "2"}}}},
+		Options: nil,
+	})
+	c.Capture = aep.CaptureMetadata
+	v := Card(c, viewOpts())
+	assert.Equal(t, "labels withheld at capture metadata", v.Placeholder)
+	assert.True(t, v.Prompt.Placeholder)
+	f := v.Form.Fields[0]
+	assert.True(t, f.Placeholder)
+	assert.Equal(t, "1", f.AgentID, "the id is shown, never an invented label")
+	assert.True(t, f.Choices[1].Placeholder)
+	assert.Equal(t, "2", f.Choices[1].AgentID)
+	assert.True(t, v.Form.Answerable, "placeholders can still be answered by id")
+
+	c.Capture = aep.CaptureRedacted
+	v = Card(c, viewOpts())
+	assert.Empty(t, v.Placeholder, "redacted labels are real text")
+	assert.False(t, v.Form.Fields[0].Placeholder)
+}
+
+func TestCardNotAnswerable(t *testing.T) {
+	t.Parallel()
+	watch := viewOpts()
+	watch.CanSubmit = false
+	oob := viewCard(aep.Request{Kind: aep.KindPermission, Options: []aep.Option{{ID: "ok", Label: "OK"}}, RespondVia: []string{aep.ViaOOB}})
+	oob.Informational = true
+	sending := viewCard(viewForm())
+	sending.Submission = &inbox.Submission{State: inbox.SubmissionSending, Answer: aep.Answer{Values: aep.Values{"ticket": "CHG-1"}}, Form: url.Values{"f0": {"CHG-1"}}}
+	accepted := viewCard(viewForm())
+	accepted.Submission = &inbox.Submission{State: inbox.SubmissionAccepted}
+	malformed := viewCard(viewForm())
+	malformed.Malformed = "duplicate field id \"ticket\""
+
+	cases := []struct {
+		name   string
+		card   inbox.Card
+		opts   Options
+		form   bool // controls shown (disabled)
+		state  string
+		notice string
+	}{
+		{"watch-only", viewCard(viewForm()), watch, true, "pending", "Watch-only: this UI has no control token for the relay, so it cannot send answers."},
+		{"informational", oob, viewOpts(), true, "info", ""},
+		{"sending", sending, viewOpts(), false, "sending", ""},
+		{"accepted", accepted, viewOpts(), false, "accepted", ""},
+		{"malformed", malformed, viewOpts(), false, "malformed", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			v := Card(tc.card, tc.opts)
+			assert.Equal(t, tc.state, v.State.Kind)
+			if !tc.form {
+				assert.Nil(t, v.Form, "no controls")
+			} else {
+				require.NotNil(t, v.Form)
+				assert.False(t, v.Form.Answerable, "no submit")
+				for _, f := range v.Form.Fields {
+					assert.True(t, f.Disabled, "field %s disabled", f.Name)
+				}
+			}
+			if tc.notice != "" {
+				require.NotEmpty(t, v.Notices)
+				assert.Equal(t, tc.notice, v.Notices[0].Text)
+			}
+		})
+	}
+}
+
+func TestCardReachability(t *testing.T) {
+	t.Parallel()
+	o := viewOpts()
+	o.Reachable = ReachNo
+	v := Card(viewCard(viewForm()), o)
+	require.Len(t, v.Notices, 1)
+	assert.Equal(t, "warning", v.Notices[0].Tone)
+	assert.Contains(t, v.Notices[0].Text, "not connected")
+	assert.True(t, v.Form.Answerable, "sending stays possible: the relay's answer is shown")
+	assert.Equal(t, ReachNo, v.Prov.Reach)
+
+	o.Reachable = ReachYes
+	assert.Empty(t, Card(viewCard(viewForm()), o).Notices)
+
+	assert.Equal(t, ReachUnknown, ReachabilityOf(true, false))
+	assert.Equal(t, ReachYes, ReachabilityOf(true, true))
+	assert.Equal(t, ReachNo, ReachabilityOf(false, true))
+}
+
+func TestCardSubmissionInputKept(t *testing.T) {
+	t.Parallel()
+	c := viewCard(viewForm())
+	c.Submission = &inbox.Submission{State: inbox.SubmissionRejected, Reason: aep.ReasonInvalid, Detail: "ticket must start with CHG", Form: url.Values{"f0": {"T-1"}}}
+	v := Card(c, viewOpts())
+	require.NotNil(t, v.Form)
+	assert.True(t, v.Form.Answerable, "a rejected answer can be corrected and sent again")
+	assert.Equal(t, "T-1", v.Form.Fields[0].Value, "the submission's input is kept in the form")
+	assert.True(t, v.Form.Kept)
+
+	o := viewOpts()
+	o.Input = url.Values{"f0": {"CHG-2"}}
+	assert.Equal(t, "CHG-2", Card(c, o).Form.Fields[0].Value, "a refused post's input wins over the submission's")
+}
+
+func TestCardSettled(t *testing.T) {
+	t.Parallel()
+	c := viewCard(viewForm())
+	c.State = inbox.StateTimedOut
+	v := Card(c, viewOpts())
+	assert.True(t, v.Settled)
+	assert.False(t, v.Open)
+	assert.Nil(t, v.Form, "a settled card shows its outcome, not controls")
+	assert.Empty(t, v.Notices)
+}
+
+func TestCardLongPrompt(t *testing.T) {
+	t.Parallel()
+	short := Card(viewCard(aep.Request{Kind: aep.KindInput, Prompt: "one\ntwo"}), viewOpts())
+	assert.False(t, short.Prompt.Long)
+	assert.Equal(t, "one\ntwo", short.Prompt.Text, "line breaks kept")
+	long := Card(viewCard(aep.Request{Kind: aep.KindInput, Prompt: "1\n2\n3\n4\n5\n6\n7\n8\n9"}), viewOpts())
+	assert.True(t, long.Prompt.Long)
+	assert.Equal(t, "c1-prompt", long.Prompt.ID)
+}
+
+func TestCardGroupAndSort(t *testing.T) {
+	t.Parallel()
+	a := viewCard(viewForm())
+	b := viewCard(viewForm())
+	b.ID = "c2"
+	b.Session = "s_2"
+	ga, la := groupOf(a)
+	gb, _ := groupOf(b)
+	assert.NotEqual(t, ga, gb, "one group per agent and session")
+	assert.Regexp(t, `^group-[0-9a-f]{16}$`, ga, "group ids never carry agent text")
+	assert.Equal(t, "claude-code · session s_1", la)
+
+	soon := viewCard(viewForm())
+	soon.ExpiresAt = viewNow.Add(time.Minute)
+	old := viewCard(viewForm())
+	old.ReceivedAt = viewNow.Add(-time.Hour)
+	assert.Less(t, sortKey(soon), sortKey(old), "a deadline sorts before none")
+	assert.Less(t, sortKey(old), sortKey(a), "then the longest waiting")
+}
