@@ -243,8 +243,8 @@ func editMember(obj json.RawMessage, name string, fn func(json.RawMessage) (json
 
 // mapArray applies fn to every element of a JSON array.
 func mapArray(arr json.RawMessage, fn func(int, json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
-	var els []json.RawMessage
-	if err := json.Unmarshal(arr, &els); err != nil {
+	els, err := arrayElements(arr)
+	if err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer

@@ -119,6 +119,10 @@ func (c *collector) err() error { return errors.Join(c.errs...) }
 func (c *collector) extensions(e *Event) {
 	var ext [8]int
 	exts := ext[:0] // indexes of extension members seen so far
+	var seen map[string]bool
+	if len(e.members) > 32 {
+		seen = make(map[string]bool, len(e.members)) // keep huge events linear
+	}
 	for i, m := range e.members {
 		if ci := coreIndex(m.Key); ci >= 0 {
 			if int(e.core[ci]) != i+1 { // not the last occurrence
@@ -126,13 +130,22 @@ func (c *collector) extensions(e *Event) {
 			}
 			continue
 		}
-		for _, j := range exts {
-			if e.members[j].Key == m.Key {
-				c.add(m.Key, "appears more than once")
-				break
+		dup := false
+		if seen != nil {
+			dup = seen[m.Key]
+			seen[m.Key] = true
+		} else {
+			for _, j := range exts {
+				if e.members[j].Key == m.Key {
+					dup = true
+					break
+				}
 			}
+			exts = append(exts, i)
 		}
-		exts = append(exts, i)
+		if dup {
+			c.add(m.Key, "appears more than once")
+		}
 		if !validExtensionName(m.Key) {
 			c.add(m.Key, "extension attribute name must match [a-z0-9]{1,20}")
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -222,8 +221,10 @@ func (e *Event) Member(name string) (json.RawMessage, bool) {
 // document order.
 func (e *Event) Members() []string {
 	out := make([]string, 0, len(e.members))
+	seen := make(map[string]bool, len(e.members))
 	for _, m := range e.members {
-		if !slices.Contains(out, m.Key) {
+		if !seen[m.Key] {
+			seen[m.Key] = true
 			out = append(out, m.Key)
 		}
 	}

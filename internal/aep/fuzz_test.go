@@ -96,6 +96,17 @@ func FuzzParseFilter(f *testing.F) {
 		f.Add([]byte(m.Filter), []byte(`{"type":"run.started"}`))
 	}
 	f.Fuzz(func(t *testing.T, filter, event []byte) {
+		// The scanner-based member split agrees with encoding/json's.
+		fast, errFast := objectMembers(filter)
+		std, errStd := objectMembersStd(filter)
+		if (errFast == nil) != (errStd == nil) || len(fast) != len(std) {
+			t.Fatalf("objectMembers(%q): scanner %d members (%v), encoding/json %d (%v)", filter, len(fast), errFast, len(std), errStd)
+		}
+		for i := range fast {
+			if fast[i].Key != std[i].Key || !bytes.Equal(fast[i].Value, std[i].Value) {
+				t.Fatalf("member %d: scanner %q=%q, encoding/json %q=%q", i, fast[i].Key, fast[i].Value, std[i].Key, std[i].Value)
+			}
+		}
 		flt, err := ParseFilter(filter)
 		if err != nil {
 			if flt != nil {

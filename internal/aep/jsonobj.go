@@ -18,8 +18,25 @@ type member struct {
 var errNotObject = errors.New("not a JSON object")
 
 // objectMembers splits a JSON object into its members in document order,
-// values kept raw. Duplicate names are returned as they appear.
+// values kept raw (subslices of raw). Duplicate names are returned as they
+// appear.
 func objectMembers(raw []byte) ([]member, error) {
+	s := scanner{b: raw}
+	s.skipWS()
+	if s.i < len(raw) && raw[s.i] == '{' {
+		var ms []member
+		if s.object(1, &ms) {
+			s.skipWS()
+			if s.i == len(raw) {
+				return ms, nil
+			}
+		}
+	}
+	return objectMembersStd(raw) // for encoding/json's reading and errors
+}
+
+// objectMembersStd is objectMembers through encoding/json.
+func objectMembersStd(raw []byte) ([]member, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	tok, err := dec.Token()
 	if err != nil {
@@ -53,6 +70,41 @@ func objectMembers(raw []byte) ([]member, error) {
 	return out, nil
 }
 
+// arrayElements splits a JSON array into its elements (subslices of raw).
+func arrayElements(raw []byte) ([]json.RawMessage, error) {
+	s := scanner{b: raw}
+	s.skipWS()
+	if s.i >= len(raw) || raw[s.i] != '[' {
+		return nil, errors.New("not a JSON array")
+	}
+	s.i++
+	s.skipWS()
+	var out []json.RawMessage
+	if s.i < len(raw) && raw[s.i] == ']' {
+		return out, nil
+	}
+	for {
+		start := s.i
+		if !s.value(1) {
+			return nil, errors.New("invalid JSON array")
+		}
+		out = append(out, raw[start:s.i:s.i])
+		s.skipWS()
+		if s.i >= len(raw) {
+			return nil, errors.New("invalid JSON array")
+		}
+		switch raw[s.i] {
+		case ',':
+			s.i++
+			s.skipWS()
+		case ']':
+			return out, nil
+		default:
+			return nil, errors.New("invalid JSON array")
+		}
+	}
+}
+
 // writeObject encodes members as a compact JSON object, in order.
 func writeObject(buf *bytes.Buffer, ms []member) {
 	buf.WriteByte('{')
@@ -60,12 +112,25 @@ func writeObject(buf *bytes.Buffer, ms []member) {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		k, _ := json.Marshal(m.Key) // a string always marshals
-		buf.Write(k)
+		writeKey(buf, m.Key)
 		buf.WriteByte(':')
 		buf.Write(m.Value)
 	}
 	buf.WriteByte('}')
+}
+
+// writeKey writes a member name as a JSON string.
+func writeKey(buf *bytes.Buffer, k string) {
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			b, _ := json.Marshal(k) // a string always marshals
+			buf.Write(b)
+			return
+		}
+	}
+	buf.WriteByte('"')
+	buf.WriteString(k)
+	buf.WriteByte('"')
 }
 
 // encodeObject is writeObject into a fresh slice.
