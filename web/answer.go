@@ -19,7 +19,9 @@ import (
 // (one command per form token), queues the command and redirects
 // (post/redirect/get). The card's state then arrives by push. A problem
 // the operator can fix re-renders the page with their input kept: 422 for
-// their answer, 409 when the card can no longer be answered.
+// their answer, 409 when the card can no longer be answered (checked
+// before the answer, so the operator is not asked to fix an answer that
+// cannot be sent anyway).
 func handleAnswer(s *server, in Inbox, sub Submitter) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := inbox.CardID(chi.URLParam(r, "id"))
@@ -36,7 +38,7 @@ func handleAnswer(s *server, in Inbox, sub Submitter) http.HandlerFunc {
 		form := r.PostForm
 		card, ok := in.Card(id)
 		if !ok {
-			http.Error(w, "This question is not in the inbox any more. Reload the page.", http.StatusNotFound)
+			http.Error(w, msgGone, http.StatusNotFound)
 			return
 		}
 		refuse := func(status int, code, msg string) {
@@ -45,12 +47,22 @@ func handleAnswer(s *server, in Inbox, sub Submitter) http.HandlerFunc {
 				Problems: []aep.Problem{{Code: code, Message: msg}}})
 		}
 		if !s.canSubmit() {
-			refuse(http.StatusConflict, "watch_only", "This UI has no control token for the relay, so it cannot send answers. Your answer was not sent.")
+			refuse(http.StatusConflict, "watch_only", msgWatchOnly)
 			return
 		}
 		token := form.Get(render.NameToken)
 		if token == "" {
-			refuse(http.StatusBadRequest, "no_token", "This form is missing its token. Reload the page and send your answer again.")
+			refuse(http.StatusBadRequest, "no_token", msgNoToken)
+			return
+		}
+		if card.Submission != nil && card.Submission.Token == token {
+			// The same form posted again (double click, resubmit), even
+			// after its answer settled the card: one command.
+			s.redirectBack(w, r, id, panel)
+			return
+		}
+		if code, msg, closed := closedReason(card, s.cfg.Now()); closed {
+			refuse(http.StatusConflict, code, msg)
 			return
 		}
 		answer, problems := render.ParseAnswer(card.Request, form)
@@ -66,28 +78,16 @@ func handleAnswer(s *server, in Inbox, sub Submitter) http.HandlerFunc {
 		})
 		switch {
 		case errors.Is(err, inbox.ErrDuplicate):
-			// The same form posted twice (double click, resubmit): one command.
 			s.redirectBack(w, r, id, panel)
 			return
-		case errors.Is(err, inbox.ErrInFlight):
-			refuse(http.StatusConflict, "in_flight", "An answer to this question is already on its way to the agent. Wait for its reply before sending another.")
-			return
-		case errors.Is(err, inbox.ErrExpired):
-			refuse(http.StatusConflict, "expired", "This question expired before your answer was sent. Nothing was sent to the agent.")
-			return
-		case errors.Is(err, inbox.ErrSettled):
-			refuse(http.StatusConflict, "settled", settledMessage(card))
-			return
-		case errors.Is(err, inbox.ErrInformational):
-			refuse(http.StatusConflict, "informational", "This question is answered in the agent's own interface, not here. Nothing was sent.")
-			return
 		case errors.Is(err, inbox.ErrNotFound):
-			http.Error(w, "This question is not in the inbox any more. Reload the page.", http.StatusNotFound)
-			return
-		case errors.Is(err, inbox.ErrMalformed):
-			refuse(http.StatusConflict, "malformed", "This request is malformed, so it cannot be answered here. Nothing was sent.")
+			http.Error(w, msgGone, http.StatusNotFound)
 			return
 		case err != nil:
+			if code, msg, ok := beginRefusal(err, card); ok {
+				refuse(http.StatusConflict, code, msg)
+				return
+			}
 			s.internalError(w, r, err)
 			return
 		}
@@ -106,25 +106,11 @@ func handleAnswer(s *server, in Inbox, sub Submitter) http.HandlerFunc {
 	}
 }
 
-// settledMessage says why a card can no longer be answered.
-func settledMessage(c inbox.Card) string {
-	switch c.State {
-	case inbox.StateTimedOut:
-		return "The agent stopped waiting for this answer (timed out). Nothing was sent."
-	case inbox.StateEnded:
-		return "The agent's session ended before your answer was sent. Nothing was sent."
-	}
-	if c.Outcome != nil && c.Outcome.By != "" {
-		return "This question was already answered by " + c.Outcome.By + ". Nothing was sent."
-	}
-	return "This question was already answered elsewhere. Nothing was sent."
-}
-
 // cameFromPanel reports whether the post came from the panel page (its
 // Referer, same-origin by our Referrer-Policy).
 func cameFromPanel(r *http.Request, base string) bool {
 	ref, err := url.Parse(r.Referer())
-	return err == nil && strings.HasSuffix(strings.TrimSuffix(ref.Path, "/"), strings.TrimSuffix(base, "/")+"/panel")
+	return err == nil && ref.Host == r.Host && strings.HasSuffix(strings.TrimSuffix(ref.Path, "/"), strings.TrimSuffix(base, "/")+"/panel")
 }
 
 // redirectBack sends the browser to the page (or panel) it posted from,
@@ -134,7 +120,7 @@ func (s *server) redirectBack(w http.ResponseWriter, r *http.Request, id inbox.C
 	if panel {
 		target += "panel"
 	}
-	if ref, err := url.Parse(r.Referer()); err == nil && ref.RawQuery != "" && (ref.Host == "" || ref.Host == r.Host) {
+	if ref, err := url.Parse(r.Referer()); err == nil && ref.RawQuery != "" && ref.Host == r.Host {
 		target += "?" + ref.Query().Encode()
 	}
 	http.Redirect(w, r, target+"#"+domID(id), http.StatusSeeOther)

@@ -97,11 +97,44 @@ func (s *server) writePage(w http.ResponseWriter, r *http.Request, status int, p
 	// then sent again by push, never lost.
 	opts.Seq = in.Seq()
 	view := render.Page(in.Cards(opts.Filter), in.Status(), opts)
+	if refused != nil {
+		bannerRefusal(&view, refused)
+	}
 	var c templ.Component = components.Page(view)
 	if panel {
 		c = components.Panel(view)
 	}
 	s.writeComponent(w, r, status, c)
+}
+
+// bannerRefusal puts a refused post's problems in the page's banners when
+// its card does not show them in an error summary (a settled card, one
+// with an answer in flight, a malformed one, or a card outside the view),
+// so the operator always reads why nothing was sent.
+func bannerRefusal(v *render.PageView, refused *render.Refused) {
+	var card *render.CardView
+	for gi := range v.Groups {
+		for ci := range v.Groups[gi].Cards {
+			if v.Groups[gi].Cards[ci].ID == string(refused.Card) {
+				card = &v.Groups[gi].Cards[ci]
+			}
+		}
+	}
+	for ci := range v.Settled {
+		if v.Settled[ci].ID == string(refused.Card) {
+			card = &v.Settled[ci]
+		}
+	}
+	if card != nil && card.Form != nil && len(card.Form.Errors) > 0 {
+		return
+	}
+	for _, p := range refused.Problems {
+		msg := p.Message
+		if card != nil {
+			msg = card.Title + " (" + card.GroupLabel + "): " + msg
+		}
+		v.Notices = append(v.Notices, msg)
+	}
 }
 
 func (s *server) writeComponent(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {

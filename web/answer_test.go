@@ -1,0 +1,310 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
+)
+
+// replicasForm is a form with a bounded number and an optional string.
+func replicasForm() aep.Request {
+	return aep.Request{Kind: aep.KindForm, Prompt: "How many replicas?", Fields: []aep.FieldSpec{
+		{ID: "replicas", Type: aep.FieldNumber, Label: "Replicas", Required: true, Min: fptr(1), Max: fptr(12)},
+		{ID: "why", Type: aep.FieldString, Label: "Why"},
+	}}
+}
+
+func TestAnswerPostRedirectsAndSubmitsOnce(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	id := h.ask("s1", "r1", replicasForm())
+	action, token := answerForm(t, h.getPage(nil, "").doc(t), id)
+	assert.Equal(t, "/cards/"+string(id)+"/answer", action)
+
+	r := h.postForm(nil, h.relative(action), url.Values{"token": {token}, "f0": {"3"}, "f1": {"load"}, "f9": {"ignored"}})
+	require.Equal(t, http.StatusSeeOther, r.StatusCode, "status: got %d, want 303; body %s", r.StatusCode, r.body)
+	assert.Equal(t, "/#"+domID(id), r.Header.Get("Location"), "post/redirect/get back to the card")
+
+	subs := h.sub.all()
+	require.Len(t, subs, 1, "submissions: got %d, want exactly 1", len(subs))
+	s := subs[0]
+	assert.Equal(t, id, s.CardID)
+	assert.Equal(t, testSource, s.Source)
+	assert.Equal(t, "s1", s.Session)
+	assert.Equal(t, "r1", s.RequestID)
+	assert.NotEmpty(t, s.CommandID)
+	assert.Equal(t, aep.Values{"replicas": 3, "why": "load"}, normalise(s.Answer.Values), "values sent")
+	assert.Len(t, s.Fields, 2, "the request's field specs travel with the submission")
+
+	card, _ := h.in.Card(id)
+	require.NotNil(t, card.Submission, "the post is recorded on the card")
+	assert.Equal(t, s.CommandID, card.Submission.CommandID)
+	assert.Equal(t, inbox.SubmissionSending, card.Submission.State)
+
+	// The page after the redirect shows the answer on its way, with no
+	// second submit offered.
+	page := h.getPage(nil, "").doc(t)
+	c := page.Find("#" + domID(id))
+	st, _ := c.Attr("data-state")
+	assert.Equal(t, "sending", st, "card state after the post")
+	assert.Zero(t, c.Find(`form[data-testid="answer-form"]`).Length(), "a card with an answer in flight offers no submit")
+
+	// A resubmit of the same form (double click, browser resubmit): the
+	// same redirect, no second command.
+	again := h.postForm(nil, h.relative(action), url.Values{"token": {token}, "f0": {"4"}})
+	assert.Equal(t, http.StatusSeeOther, again.StatusCode, "resubmit: got %d, want 303", again.StatusCode)
+	assert.Len(t, h.sub.all(), 1, "a resubmitted form token became a second command")
+
+	// Another tab's form (a new token) while the first is in flight: refused.
+	other := h.postForm(nil, h.relative(action), url.Values{"token": {"another-tab"}, "f0": {"5"}})
+	assert.Equal(t, http.StatusConflict, other.StatusCode, "second answer in flight: got %d, want 409", other.StatusCode)
+	assert.Len(t, h.sub.all(), 1)
+	assert.Contains(t, refusalText(other.doc(t)), "already on its way")
+	assert.Equal(t, int64(1), h.metrics.answers("sent"))
+}
+
+// normalise turns json.Number values into float64 or int for comparison.
+func normalise(v aep.Values) aep.Values {
+	out := aep.Values{}
+	for k, x := range v {
+		if n, ok := x.(interface{ Int64() (int64, error) }); ok {
+			if i, err := n.Int64(); err == nil {
+				out[k] = int(i)
+				continue
+			}
+		}
+		out[k] = x
+	}
+	return out
+}
+
+func TestAnswerPostWithProblemsKeepsInput(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	id := h.ask("s1", "r1", replicasForm())
+	other := h.ask("s2", "r2", nameForm())
+	action, token := answerForm(t, h.getPage(nil, "").doc(t), id)
+
+	for _, bad := range []string{"12abc", "0", "13", "1e400", "NaN", ""} {
+		t.Run("replicas="+bad, func(t *testing.T) {
+			r := h.postForm(nil, h.relative(action), url.Values{"token": {token}, "f0": {bad}, "f1": {"because\nof load"}})
+			require.Equal(t, http.StatusUnprocessableEntity, r.StatusCode, "status: got %d, want 422", r.StatusCode)
+			d := r.doc(t)
+			card := d.Find("#" + domID(id))
+			require.Equal(t, 1, card.Length())
+			summary := card.Find(`[data-testid="error-summary"]`)
+			require.Equal(t, 1, summary.Length(), "the refused card has an error summary")
+			href, _ := summary.Find(`a[data-testid="error-link"]`).Attr("href")
+			assert.Equal(t, "#"+string(id)+"-f0", href, "the summary links to the field")
+			sid, _ := summary.Attr("id")
+			focus, _ := d.Find("body").Attr("data-focus")
+			assert.Equal(t, sid, focus, "the error summary takes focus on load")
+
+			in := card.Find("#" + string(id) + "-f0")
+			v, _ := in.Attr("value")
+			assert.Equal(t, bad, v, "the operator's input is kept exactly")
+			inv, _ := in.Attr("aria-invalid")
+			assert.Equal(t, "true", inv)
+			desc, _ := in.Attr("aria-describedby")
+			assert.Contains(t, strings.Fields(desc), string(id)+"-f0-error", "the message is tied to the field")
+			assert.Equal(t, "because\nof load", card.Find("#"+string(id)+"-f1").Text(), "the other field's input is kept too")
+
+			// The rest of the page is still there, without the error.
+			assert.Equal(t, 1, d.Find("#"+domID(other)).Length(), "the other cards are on the refused page")
+			assert.Zero(t, d.Find("#"+domID(other)+` [data-testid="error-summary"]`).Length())
+		})
+	}
+	assert.Empty(t, h.sub.all(), "a refused answer was submitted")
+	card, _ := h.in.Card(id)
+	assert.Nil(t, card.Submission, "a refused answer was recorded")
+}
+
+func TestRefusedPostKeepsTheView(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	id := h.ask("s1", "r1", replicasForm())
+	h.ask("s2", "r2", nameForm())
+	page := h.getPage(nil, "panel?session=s1&theme=dark")
+	action, token := answerForm(t, page.doc(t), id)
+
+	ref := h.url("panel?session=s1&theme=dark")
+	r := h.postForm(nil, h.relative(action), url.Values{"token": {token}, "f0": {"x"}}, "Referer", ref)
+	require.Equal(t, http.StatusUnprocessableEntity, r.StatusCode)
+	d := r.doc(t)
+	assert.Equal(t, "true", attr(d.Find("body"), "data-panel"), "a refused post from the panel re-renders the panel")
+	assert.Equal(t, "dark", attr(d.Find("html"), "data-theme"), "with its theme")
+	assert.Equal(t, 1, d.Find(`article[data-testid="card"]`).Length(), "and its filter: got %d cards", d.Find(`article[data-testid="card"]`).Length())
+
+	ok := h.postForm(nil, h.relative(action), url.Values{"token": {token}, "f0": {"2"}}, "Referer", ref)
+	require.Equal(t, http.StatusSeeOther, ok.StatusCode)
+	loc, err := url.Parse(ok.Header.Get("Location"))
+	require.NoError(t, err)
+	assert.Equal(t, "/panel", loc.Path, "a panel post returns to the panel")
+	assert.Equal(t, "s1", loc.Query().Get("session"))
+	assert.Equal(t, "dark", loc.Query().Get("theme"))
+	assert.Equal(t, domID(id), loc.Fragment)
+
+	// A foreign Referer's query is not carried into the redirect.
+	id2 := h.ask("s3", "r3", nameForm())
+	_, token2 := answerForm(t, h.getPage(nil, "").doc(t), id2)
+	r = h.postForm(nil, "cards/"+string(id2)+"/answer", url.Values{"token": {token2}, "f0": {"x"}}, "Referer", "https://evil.example/panel?agent=evil")
+	require.Equal(t, http.StatusSeeOther, r.StatusCode)
+	assert.Equal(t, "/#"+domID(id2), r.Header.Get("Location"))
+}
+
+// refusalText is what a refused post's page says about it: the card's
+// error summary, or the page banners when the card shows no form.
+func refusalText(d *goquery.Document) string {
+	return d.Find(`[data-testid="error-summary"]`).Text() + " " + d.Find(`[data-testid="notice"]`).Text()
+}
+
+func attr(s interface{ Attr(string) (string, bool) }, name string) string {
+	v, _ := s.Attr(name)
+	return v
+}
+
+func TestAnswerPostToClosedCardIsRefused(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	f := seedEveryKind(h)
+	cases := []struct {
+		name string
+		id   inbox.CardID
+		want string
+	}{
+		{"answered and resolved", f.Answered, "already answered by alice"},
+		{"answered elsewhere", f.Elsewhere, "already answered by bob"},
+		{"timed out", f.TimedOut, "timed out"},
+		{"expired", f.Expired, "expired"},
+		{"session ended", f.Ended, "session ended"},
+		{"informational", f.Informational, "agent's own interface"},
+		{"malformed", f.Malformed, "malformed"},
+		{"in flight", f.Sending, "already on its way"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.postForm(nil, "cards/"+string(tc.id)+"/answer", url.Values{"token": {"fresh-" + tc.name}, "f0": {"0"}, "text": {"x"}, "option": {"0"}})
+			require.Equal(t, http.StatusConflict, r.StatusCode, "status: got %d, want 409", r.StatusCode)
+			assert.Contains(t, strings.ToLower(refusalText(r.doc(t))), tc.want)
+		})
+	}
+	assert.Empty(t, h.sub.all(), "a closed card's answer was submitted")
+}
+
+func TestAnswerPostJustAfterExpiryIsRefused(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	req := nameForm()
+	req.ExpiresAt = testNow.Add(time.Minute).Format(time.RFC3339)
+	id := h.ask("s1", "r1", req)
+	action, token := answerForm(t, h.getPage(nil, "").doc(t), id)
+
+	h.clk.Add(time.Minute) // no Sweep: the post itself must see the deadline
+	r := h.postForm(nil, h.relative(action), url.Values{"token": {token}, "f0": {"x"}})
+	assert.Equal(t, http.StatusConflict, r.StatusCode, "status: got %d, want 409", r.StatusCode)
+	assert.Empty(t, h.sub.all())
+}
+
+func TestWatchOnlyOffersNoSubmit(t *testing.T) {
+	t.Parallel()
+	for name, opt := range map[string]option{
+		"no submitter":    watchOnly,
+		"no relay token": withConfig(func(c *Config) { c.WatchOnly = true }),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, opt)
+			f := seedEveryKind(h)
+			for _, path := range []string{"", "panel"} {
+				d := h.getPage(nil, path).doc(t)
+				assert.Equal(t, 1, d.Find(`[data-testid="watch-only"]`).Length(), "/%s says watch-only", path)
+				assert.Zero(t, d.Find("form[method=post]").Length(), "/%s: a watch-only page has no answer form", path)
+				assert.Zero(t, d.Find(`button[type="submit"], input[type="submit"]`).Length(), "/%s: no submit button", path)
+			}
+			r := h.postForm(nil, "cards/"+string(f.Form)+"/answer", url.Values{"token": {"t"}, "f0": {"x"}})
+			assert.Equal(t, http.StatusConflict, r.StatusCode, "watch-only post: got %d, want 409", r.StatusCode)
+			assert.Contains(t, refusalText(r.doc(t)), "no control token")
+			card, _ := h.in.Card(f.Form)
+			assert.Nil(t, card.Submission, "a watch-only post was recorded")
+			assert.Empty(t, h.sub.all())
+		})
+	}
+}
+
+func TestAnswerPostOverMaxBodyIsRefused(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withConfig(func(c *Config) { c.MaxBody = 2048 }))
+	id := h.ask("s1", "r1", nameForm())
+	action, token := answerForm(t, h.getPage(nil, "").doc(t), id)
+
+	r := h.postForm(nil, h.relative(action), url.Values{"token": {token}, "f0": {strings.Repeat("x", 4096)}})
+	assert.Equal(t, http.StatusRequestEntityTooLarge, r.StatusCode, "status: got %d, want 413", r.StatusCode)
+	assert.Empty(t, h.sub.all())
+
+	r = h.postForm(nil, h.relative(action), url.Values{"token": {token}, "f0": {strings.Repeat("x", 1024)}})
+	assert.Equal(t, http.StatusSeeOther, r.StatusCode, "a post under the limit: got %d, want 303", r.StatusCode)
+	assert.Len(t, h.sub.all(), 1)
+}
+
+func TestAnswerPostEdgeCases(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	id := h.ask("s1", "r1", nameForm())
+
+	r := h.postForm(nil, "cards/"+string(id)+"/answer", url.Values{"f0": {"x"}})
+	assert.Equal(t, http.StatusBadRequest, r.StatusCode, "no form token: got %d, want 400", r.StatusCode)
+	assert.Contains(t, refusalText(r.doc(t)), "missing its token")
+
+	r = h.postForm(nil, "cards/cnosuchcard/answer", url.Values{"token": {"t"}, "f0": {"x"}})
+	assert.Equal(t, http.StatusNotFound, r.StatusCode, "unknown card: got %d, want 404", r.StatusCode)
+
+	r = h.do(nil, h.request(http.MethodPost, h.url("cards/"+string(id)+"/answer"), strings.NewReader("token=%zz&f0=x"),
+		"Content-Type", "application/x-www-form-urlencoded", "Origin", h.srv.URL))
+	assert.Equal(t, http.StatusBadRequest, r.StatusCode, "an unreadable body: got %d, want 400", r.StatusCode)
+	assert.Empty(t, h.sub.all())
+}
+
+func TestAnswerNotQueuedIsShownAndKept(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.sub.setErr(errSubmit)
+	id := h.ask("s1", "r1", nameForm())
+	action, token := answerForm(t, h.getPage(nil, "").doc(t), id)
+
+	r := h.postForm(nil, h.relative(action), url.Values{"token": {token}, "f0": {"payments"}})
+	require.Equal(t, http.StatusSeeOther, r.StatusCode)
+	card, _ := h.in.Card(id)
+	require.NotNil(t, card.Submission)
+	assert.Equal(t, inbox.SubmissionFailed, card.Submission.State)
+	assert.Equal(t, "unreachable", card.Submission.Reason)
+	assert.Equal(t, int64(1), h.metrics.answers("failed"))
+
+	// The reload shows the failure with the answer kept, ready to resend.
+	d := h.getPage(nil, "").doc(t)
+	c := d.Find("#" + domID(id))
+	assert.Equal(t, "failed", attr(c, "data-state"))
+	assert.Equal(t, "payments", attr(c.Find("#"+string(id)+"-f0"), "value"), "the answer is kept in the form")
+	_, token2 := answerForm(t, d, id)
+	h.sub.setErr(nil)
+	r = h.postForm(nil, h.relative(action), url.Values{"token": {token2}, "f0": {"payments"}})
+	require.Equal(t, http.StatusSeeOther, r.StatusCode)
+	subs := h.sub.all()
+	require.Len(t, subs, 2)
+	assert.NotEqual(t, subs[0].CommandID, subs[1].CommandID, "a resend is a new command")
+}
+
+// answers reads one outcome's count.
+func (m *Metrics) answers(outcome string) int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.answersByResult[outcome]
+}
