@@ -217,7 +217,7 @@ func TestAnswerPostJustAfterExpiryIsRefused(t *testing.T) {
 func TestWatchOnlyOffersNoSubmit(t *testing.T) {
 	t.Parallel()
 	for name, opt := range map[string]option{
-		"no submitter":    watchOnly,
+		"no submitter":   watchOnly,
 		"no relay token": withConfig(func(c *Config) { c.WatchOnly = true }),
 	} {
 		t.Run(name, func(t *testing.T) {
