@@ -128,6 +128,12 @@ func (tr *testRelay) serve(rw http.ResponseWriter, req *http.Request) {
 		}
 		return
 	}
+	// Subscribe before the headers go out, as a relay must: whatever is
+	// added once the client sees the stream open is delivered live.
+	tr.mu.Lock()
+	snapshot := append([]sse.Message(nil), tr.history...)
+	next := len(tr.history)
+	tr.mu.Unlock()
 	w, err := sse.NewWriter(rw, time.Second)
 	if err != nil {
 		return
@@ -156,10 +162,6 @@ func (tr *testRelay) serve(rw http.ResponseWriter, req *http.Request) {
 			named[p.Session] = aep.Position{Epoch: p.Epoch, Seq: p.Seq}
 		}
 	}
-	tr.mu.Lock()
-	snapshot := append([]sse.Message(nil), tr.history...)
-	next := len(tr.history)
-	tr.mu.Unlock()
 	for _, m := range snapshot {
 		if from == "all" || replayAfter(m, named) {
 			if w.Event(m) != nil {
