@@ -38,7 +38,7 @@ type testRelay struct {
 
 // startRelay serves a relay configured by cfg (Token defaults to
 // testToken; set NoToken for the open posture).
-func startRelay(t *testing.T, cfg relay.Config) *testRelay {
+func startRelay(t testing.TB, cfg relay.Config) *testRelay {
 	t.Helper()
 	r := relay.New(cfg)
 	return serveRelay(t, r, httptest.NewServer(r.Handler()), cfg.Token)
@@ -69,7 +69,7 @@ func startRelaySmallBuffers(t *testing.T, cfg relay.Config) *testRelay {
 
 type connKey struct{}
 
-func serveRelay(t *testing.T, r *relay.Relay, srv *httptest.Server, token string) *testRelay {
+func serveRelay(t testing.TB, r *relay.Relay, srv *httptest.Server, token string) *testRelay {
 	t.Helper()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
@@ -97,7 +97,7 @@ func (tr *testRelay) url(path string, q url.Values) string {
 }
 
 // request sends one HTTP request with the relay's token.
-func (tr *testRelay) request(t *testing.T, method, path string, q url.Values, h http.Header, body []byte) (int, http.Header, []byte) {
+func (tr *testRelay) request(t testing.TB, method, path string, q url.Values, h http.Header, body []byte) (int, http.Header, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, tr.url(path, q), bytes.NewReader(body))
 	require.NoError(t, err)

@@ -126,7 +126,7 @@ func (r *Relay) Shutdown(ctx context.Context) error {
 	r.mu.Unlock()
 	for _, c := range conns {
 		c.out.fail()
-		_ = c.ws.CloseNow()
+		_ = c.raw.Close()
 	}
 	return ctx.Err()
 }

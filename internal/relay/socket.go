@@ -1,9 +1,11 @@
 package relay
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"slices"
 	"sync"
@@ -26,6 +28,7 @@ const (
 type wsConn struct {
 	r   *Relay
 	ws  *websocket.Conn
+	raw net.Conn // the hijacked connection, closed to force a stuck close handshake
 	out *outbox
 
 	// From the peer's hello, kept verbatim for the roster.
@@ -54,7 +57,8 @@ func (r *Relay) handleSocket(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	defer r.wg.Done()
-	ws, err := websocket.Accept(w, req, &websocket.AcceptOptions{
+	tap := &hijackTap{ResponseWriter: w}
+	ws, err := websocket.Accept(tap, req, &websocket.AcceptOptions{
 		OriginPatterns:     r.cfg.OriginPatterns,
 		InsecureSkipVerify: r.cfg.Token != "", // the token is not ambient, so no cross-site risk
 	})
@@ -64,14 +68,15 @@ func (r *Relay) handleSocket(w http.ResponseWriter, req *http.Request) {
 	}
 	defer ws.CloseNow()
 	ws.SetReadLimit(r.cfg.MaxBody)
-	c := &wsConn{r: r, ws: ws, out: newOutbox(r.cfg.Queue), subs: make(map[string]*subscriber)}
+	c := &wsConn{r: r, ws: ws, raw: tap.conn, out: newOutbox(r.cfg.Queue), subs: make(map[string]*subscriber)}
+	r.mu.Lock()
+	r.conns[c] = struct{}{}
+	r.mu.Unlock()
+	defer r.dropConn(c)
 	if !c.hello() {
 		return
 	}
 	c.lastSeen.Store(time.Now().UnixNano())
-	r.mu.Lock()
-	r.conns[c] = struct{}{}
-	r.mu.Unlock()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -80,10 +85,23 @@ func (r *Relay) handleSocket(w http.ResponseWriter, req *http.Request) {
 		c.writeLoop(ctx)
 	}()
 	c.readLoop(ctx)
-	r.dropConn(c)
 	c.out.fail()
 	cancel()
 	<-done
+}
+
+// hijackTap records the connection websocket.Accept hijacks, so a drain
+// that must be forced can close it even while a close handshake waits on
+// a peer that stopped reading.
+type hijackTap struct {
+	http.ResponseWriter
+	conn net.Conn
+}
+
+func (h *hijackTap) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, brw, err := http.NewResponseController(h.ResponseWriter).Hijack()
+	h.conn = c
+	return c, brw, err
 }
 
 // helloFrame is the hello both ways (AEP-0003 §4).
