@@ -2,12 +2,15 @@ package e2e
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/aepforms/aepforms/internal/agent"
 	"github.com/aepforms/aepforms/internal/conformance"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The limits the relay is started with, so the checker can probe them.
@@ -96,4 +99,101 @@ func confConcat(lists ...[]string) []string {
 		out = append(out, l...)
 	}
 	return slices.Compact(out)
+}
+
+// TestControlTargetConformance runs the independent control-target checker
+// against the demo agent's standby session, through the relay of set-up 1,
+// and answers its deploy form as a raw AEP control sender.
+func TestControlTargetConformance(t *testing.T) {
+	t.Parallel()
+	const token = "conformance-secret"
+	base, relayLog := startConfRelay(t, map[string]string{"AEP_TOKEN": token})
+
+	cfg := agent.DefaultConfig()
+	cfg.RelayURL, cfg.Token = base, token
+	cfg.Scenarios = []string{agent.ScenarioStandby, agent.ScenarioDeploy}
+	cfg.Host, cfg.Agent = "conformance.test", "conformance-demo"
+	cfg.Every, cfg.AckWindow, cfg.DrainTimeout = 0, 2*time.Second, -1
+	agentLog := newConfLog()
+	cfg.Logger = slog.New(slog.NewTextHandler(agentLog, nil))
+	ag := agent.New(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ag.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			assert.NoError(t, err, "agent Run")
+		case <-time.After(10 * time.Second):
+			t.Error("agent Run did not return within 10 s of its context ending")
+		}
+	})
+
+	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer wcancel()
+	deploy, form, err := ag.WaitRequest(wctx, agent.ScenarioDeploy)
+	require.NoError(t, err, "the agent did not ask its deploy form")
+	awaitRelayHolds(t, base, token, deploy.ID, form.ID)
+	var standby agent.SessionInfo
+	for _, s := range ag.Sessions() {
+		if s.Scenario == agent.ScenarioStandby {
+			standby = s
+		}
+	}
+	require.NotEmpty(t, standby.Run, "the standby session has a running run")
+
+	values := map[string]any{"name": "conformance-svc", "staged": true, "regions": []any{"1", "3"}, "db": "a custom engine"}
+	cctx, ccancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer ccancel()
+	rep := conformance.RunControl(cctx, conformance.ControlTarget{
+		BaseURL: base, Token: token, Agent: cfg.Agent,
+		Form: &conformance.FormAnswer{Values: values},
+	})
+	t.Logf("control-target report:\n%s", rep)
+	for _, f := range rep.Failed() {
+		assert.Failf(t, "check failed", "%s: %s", f.Name, f.Reason)
+	}
+	assert.Empty(t, rep.Skipped(), "every control-target check runs against the demo agent")
+	assert.Len(t, rep.Results, len(conformance.ControlChecks()))
+	if res, ok := rep.Result("target.declared"); ok {
+		assert.Contains(t, res.Reason, standby.ID, "the checker found the standby session by itself")
+	}
+
+	// What reached the agent, by its own record: each redelivered command
+	// arrived twice and was decided once; the form answer once, accepted.
+	var redelivered, cancels, answers int
+	for _, r := range ag.Record() {
+		switch {
+		case r.Type == "control.cancel":
+			cancels++
+			assert.Equal(t, 2, r.Count, "control.cancel transmissions (one redelivery)")
+			assert.Equal(t, agent.OutcomeAccepted, r.Decision.Outcome)
+			assert.Zero(t, r.Differing, "the redelivery was byte-identical")
+		case r.Session == deploy.ID:
+			answers++
+			assert.Equal(t, 1, r.Count)
+			assert.Equal(t, agent.OutcomeAccepted, r.Decision.Outcome, "form answer decision: %+v", r.Decision)
+		case r.Count == 2:
+			redelivered++
+			assert.Zero(t, r.Differing)
+		default:
+			assert.Equal(t, 1, r.Count, "command %s %s", r.Type, r.ID)
+		}
+	}
+	assert.Equal(t, 1, cancels, "distinct control.cancel commands")
+	assert.Equal(t, 1, answers, "distinct answers to the deploy form")
+	assert.Equal(t, 1, redelivered, "distinct redelivered respond commands")
+	for _, s := range ag.Sessions() {
+		switch s.Scenario {
+		case agent.ScenarioStandby:
+			assert.Len(t, s.Runs, 2, "standby runs: the cancelled one and the one it restarts")
+		case agent.ScenarioDeploy:
+			require.Len(t, s.Requests, 1)
+			assert.Equal(t, agent.StateAnswered, s.Requests[0].State)
+		}
+	}
+	if t.Failed() {
+		t.Logf("relay log:\n%s\nagent log:\n%s", relayLog, agentLog)
+	}
 }

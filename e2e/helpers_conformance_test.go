@@ -1,12 +1,17 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -87,4 +92,30 @@ func confFixture(t *testing.T, rel string) []byte {
 	b, err := os.ReadFile(filepath.Join(filepath.Dir(here), "..", "testdata", "aep", "fixtures", rel))
 	require.NoError(t, err)
 	return b
+}
+
+// awaitRelayHolds waits until the relay at base delivers the event id of
+// session on /stream (from=all, so whether it is already held or arrives
+// later), so a check that starts next sees what the agent emitted.
+func awaitRelayHolds(t *testing.T, base, token, session, id string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	q := url.Values{"from": {"all"}, "filter": {`{"session":` + strconv.Quote(session) + `}`}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/stream?"+q.Encode(), nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode, "GET /stream")
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	want := `"id":` + strconv.Quote(id)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "data:") && strings.Contains(sc.Text(), want) {
+			return
+		}
+	}
+	t.Fatalf("the relay never delivered event %s of session %s: %v", id, session, sc.Err())
 }
