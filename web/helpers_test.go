@@ -102,17 +102,27 @@ type harness struct {
 	seq     atomic.Int64
 }
 
+// setup is what an option may change before the server starts.
+type setup struct {
+	cfg   *Config
+	deps  *Deps
+	inbox *inbox.Options
+}
+
 // option changes the server's configuration or parts before it starts.
-type option func(*Config, *Deps)
+type option func(*setup)
 
 // watchOnly gives the server no Submitter.
-func watchOnly(_ *Config, d *Deps) { d.Submitter = nil }
+func watchOnly(s *setup) { s.deps.Submitter = nil }
 
 // withToken sets the operator secret.
-func withToken(tok string) option { return func(c *Config, _ *Deps) { c.OperatorToken = tok } }
+func withToken(tok string) option { return func(s *setup) { s.cfg.OperatorToken = tok } }
 
 // withConfig applies f to the configuration.
-func withConfig(f func(*Config)) option { return func(c *Config, _ *Deps) { f(c) } }
+func withConfig(f func(*Config)) option { return func(s *setup) { f(s.cfg) } }
+
+// withInbox applies f to the inbox options.
+func withInbox(f func(*inbox.Options)) option { return func(s *setup) { f(s.inbox) } }
 
 // newHarness starts the UI on a port-0 listener; the inbox, the server and
 // the test share one clock. The feed and respond path start connected.
@@ -120,15 +130,17 @@ func newHarness(t *testing.T, opts ...option) *harness {
 	t.Helper()
 	h := &harness{t: t, clk: &clock{t: testNow}, sub: &fakeSubmitter{},
 		roster: &fakeRoster{up: map[string]bool{}}, ready: &fakeReady{}, metrics: NewMetrics()}
-	h.in = inbox.New(inbox.Options{Now: h.clk.Now})
+	h.cfg = Config{Now: h.clk.Now, Heartbeat: time.Hour, WriteTimeout: 5 * time.Second}
+	deps := Deps{Submitter: h.sub, Roster: h.roster, Ready: h.ready, Metrics: h.metrics}
+	inOpts := inbox.Options{Now: h.clk.Now}
+	for _, o := range opts {
+		o(&setup{cfg: &h.cfg, deps: &deps, inbox: &inOpts})
+	}
+	h.in = inbox.New(inOpts)
 	h.in.FeedState(true, nil)
 	h.ready.feed.Store(true)
 	h.ready.respond.Store(true)
-	h.cfg = Config{Now: h.clk.Now, Heartbeat: time.Hour, WriteTimeout: 5 * time.Second}
-	deps := Deps{Inbox: h.in, Submitter: h.sub, Roster: h.roster, Ready: h.ready, Metrics: h.metrics}
-	for _, o := range opts {
-		o(&h.cfg, &deps)
-	}
+	deps.Inbox = h.in
 	h.srv = httptest.NewServer(NewServer(h.cfg, deps))
 	t.Cleanup(h.srv.Close)
 	return h

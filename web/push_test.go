@@ -1,0 +1,417 @@
+package web
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/sse"
+)
+
+// wait bounds every wait for something the server pushes.
+const wait = 5 * time.Second
+
+// pushStream is one browser reading the push stream.
+type pushStream struct {
+	t     *testing.T
+	resp  *http.Response
+	items chan sse.Item
+	err   error // set before items is closed
+}
+
+// openPush connects to push?query (relative to the base path), with extra
+// header pairs, and reads it in the background until the test ends.
+func (h *harness) openPush(query string, header ...string) *pushStream {
+	h.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.url("push"+query), nil)
+	require.NoError(h.t, err)
+	req.Header.Set("Accept", "text/event-stream")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(h.t, err)
+	require.Equal(h.t, http.StatusOK, resp.StatusCode, "push status: got %d, want 200", resp.StatusCode)
+	require.Equal(h.t, "text/event-stream", resp.Header.Get("Content-Type"))
+	ps := &pushStream{t: h.t, resp: resp, items: make(chan sse.Item, 64)}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(ps.items)
+		rd := sse.NewReader(resp.Body, 4<<20)
+		for {
+			it, err := rd.Next()
+			if err != nil {
+				ps.err = err
+				return
+			}
+			select {
+			case ps.items <- it:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	h.t.Cleanup(func() {
+		cancel()
+		resp.Body.Close()
+		wg.Wait()
+	})
+	return ps
+}
+
+// next returns the next message, skipping comments.
+func (ps *pushStream) next() sse.Message {
+	ps.t.Helper()
+	for {
+		it := ps.item()
+		if !it.IsComment {
+			return it.Message
+		}
+	}
+}
+
+// item returns the next comment or message.
+func (ps *pushStream) item() sse.Item {
+	ps.t.Helper()
+	select {
+	case it, ok := <-ps.items:
+		if !ok {
+			ps.t.Fatalf("push stream ended: %v", ps.err)
+		}
+		return it
+	case <-time.After(wait):
+		ps.t.Fatalf("nothing pushed within %s", wait)
+	}
+	return sse.Item{}
+}
+
+// ended waits for the server to end the stream.
+func (ps *pushStream) ended() {
+	ps.t.Helper()
+	deadline := time.After(wait)
+	for {
+		select {
+		case it, ok := <-ps.items:
+			if !ok {
+				assert.True(ps.t, errors.Is(ps.err, io.EOF) || ps.err != nil, "stream end: %v", ps.err)
+				return
+			}
+			ps.t.Logf("after the end: %+v", it)
+		case <-deadline:
+			ps.t.Fatalf("the server did not end the push stream within %s", wait)
+		}
+	}
+}
+
+// cardMsg is a pushed card fragment, parsed.
+func cardMsg(t *testing.T, m sse.Message) *goquery.Selection {
+	t.Helper()
+	require.Equal(t, "card", m.Event, "event: got %q (data %.200q), want card", m.Event, m.Data)
+	d, err := goquery.NewDocumentFromReader(strings.NewReader(m.Data))
+	require.NoError(t, err)
+	art := d.Find("body > article[data-testid=card]")
+	require.Equal(t, 1, art.Length(), "a card event holds one card: %.300q", m.Data)
+	return art
+}
+
+// seqID is the SSE id of the inbox's latest change.
+func seqID(in *inbox.Inbox) string { return strconv.FormatUint(in.Seq(), 10) }
+
+func TestPushSendsChangedCardsAsFragments(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ps := h.openPush("")
+	first := ps.next()
+	assert.Equal(t, "status", first.Event, "on connect: the status fragment")
+	assert.Empty(t, first.ID, "the status sent on connect is not a change: no id")
+
+	id := h.ask("s1", "r1", nameForm())
+	m := ps.next()
+	art := cardMsg(t, m)
+	assert.Equal(t, seqID(h.in), m.ID, "the message id is the inbox change seq")
+	assert.Equal(t, domID(id), attr(art, "id"))
+	assert.Equal(t, "true", attr(art, "data-open"))
+	action, _ := art.Find(`form[data-testid="answer-form"]`).Attr("action")
+	assert.Equal(t, "/cards/"+string(id)+"/answer", action, "the pushed card is the form that will be posted")
+	assert.NotEmpty(t, attr(art.Find(`input[name="token"]`), "value"), "the pushed form carries its token")
+	assert.Contains(t, art.Find(`[data-testid="prompt"]`).Text(), "What should the service be called?")
+
+	// A changed card arrives again, settled.
+	h.lifecycle("s1", "r1", "attention.timeout", aep.Timeout{AfterMS: aep.Int64(1000)})
+	m = ps.next()
+	art = cardMsg(t, m)
+	assert.Equal(t, seqID(h.in), m.ID)
+	assert.Equal(t, "true", attr(art, "data-settled"), "the timed-out card is pushed as settled")
+	assert.Zero(t, art.Find("form").Length(), "a settled card has no form")
+}
+
+func TestPushSendsStatusChanges(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ps := h.openPush("")
+	require.Equal(t, "status", ps.next().Event)
+
+	h.in.FeedState(false, errors.New("relay closed the stream"))
+	m := ps.next()
+	require.Equal(t, "status", m.Event)
+	assert.Equal(t, seqID(h.in), m.ID, "a status change carries its seq")
+	d, err := goquery.NewDocumentFromReader(strings.NewReader(m.Data))
+	require.NoError(t, err)
+	assert.Equal(t, "lost", attr(d.Find("#banners"), "data-relay"))
+	assert.Equal(t, 1, d.Find(`[data-testid="relay-lost"]`).Length(), "the relay-lost banner is pushed")
+
+	h.in.FeedState(true, nil)
+	m = ps.next()
+	d, err = goquery.NewDocumentFromReader(strings.NewReader(m.Data))
+	require.NoError(t, err)
+	assert.Equal(t, "up", attr(d.Find("#banners"), "data-relay"))
+	assert.Zero(t, d.Find(`[data-testid="relay-lost"]`).Length())
+}
+
+func TestPushReconnectGetsExactlyWhatItMissed(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r1 := h.ask("s1", "r1", nameForm())
+	ps := h.openPush("")
+	require.Equal(t, "status", ps.next().Event)
+	h.ask("s1", "r0", nameForm())
+	last := ps.next()
+	require.Equal(t, "card", last.Event)
+
+	// While the browser is away: two new cards, one change, one status.
+	r2 := h.ask("s1", "r2", nameForm())
+	r3 := h.ask("s2", "r3", nameForm())
+	h.lifecycle("s1", "r1", "attention.timeout", nil)
+	h.in.FeedState(false, errors.New("relay gone"))
+
+	again := h.openPush("?since=1", "Last-Event-ID", last.ID) // Last-Event-ID wins over the page's since
+	base, err := strconv.ParseUint(last.ID, 10, 64)
+	require.NoError(t, err)
+	want := []struct {
+		event string
+		card  inbox.CardID
+	}{{"card", r2}, {"card", r3}, {"card", r1}, {"status", ""}}
+	for i, w := range want {
+		m := again.next()
+		assert.Equal(t, strconv.FormatUint(base+uint64(i)+1, 10), m.ID, "missed change %d: id", i)
+		require.Equal(t, w.event, m.Event, "missed change %d: event", i)
+		if w.event == "card" {
+			assert.Equal(t, domID(w.card), attr(cardMsg(t, m), "id"), "missed change %d: card", i)
+		}
+	}
+	st := again.next()
+	assert.Equal(t, "status", st.Event, "after the catch-up: the current status")
+	assert.Equal(t, strconv.FormatUint(base+4, 10), st.ID, "the current status sets no id: the last id stays the last change's")
+
+	// Nothing else was queued: the next message is the next change.
+	r4 := h.ask("s1", "r4", nameForm())
+	m := again.next()
+	assert.Equal(t, seqID(h.in), m.ID)
+	assert.Equal(t, domID(r4), attr(cardMsg(t, m), "id"))
+}
+
+func TestPushFirstConnectCatchesUpFromThePage(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.ask("s1", "r1", nameForm())
+	push := attr(h.getPage(nil, "").doc(t).Find("body"), "data-push")
+	require.True(t, strings.HasPrefix(push, "/push?"), "data-push: got %q", push)
+
+	// A card asked between the page's render and the browser's connect.
+	r2 := h.ask("s1", "r2", nameForm())
+	ps := h.openPush(strings.TrimPrefix(push, "/push"))
+	m := ps.next()
+	assert.Equal(t, domID(r2), attr(cardMsg(t, m), "id"), "the card asked after the page was rendered")
+	assert.Equal(t, "status", ps.next().Event)
+}
+
+func TestPushTooFarBehindReloads(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withInbox(func(o *inbox.Options) { o.History = 4 }))
+	for i := range 10 {
+		h.ask("s1", "r"+strconv.Itoa(i), nameForm())
+	}
+	cases := map[string][]string{
+		"older than the history":          {"?since=2"},
+		"Last-Event-ID older":             {"", "Last-Event-ID", "3"},
+		"ahead (an earlier process's id)": {"?since=999"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			ps := h.openPush(c[0], c[1:]...)
+			m := ps.next()
+			assert.Equal(t, "reload", m.Event, "got %q, want reload", m.Event)
+			ps.ended()
+		})
+	}
+	// Within the history: caught up, no reload.
+	ps := h.openPush("?since=" + strconv.FormatUint(h.in.Seq()-3, 10))
+	for range 3 {
+		assert.Equal(t, "card", ps.next().Event)
+	}
+	assert.Equal(t, "status", ps.next().Event)
+}
+
+func TestPushFollowsTheFilter(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	mine := h.openPush("?session=s1")
+	require.Equal(t, "status", mine.next().Event)
+
+	other := h.ask("s2", "r1", nameForm())
+	m := mine.next()
+	assert.Equal(t, "remove", m.Event, "a card outside the filter is never sent: got %q", m.Event)
+	assert.Equal(t, domID(other), m.Data)
+
+	in := h.ask("s1", "r2", nameForm())
+	assert.Equal(t, domID(in), attr(cardMsg(t, mine.next()), "id"))
+}
+
+func TestPushHeartbeat(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withConfig(func(c *Config) { c.Heartbeat = 20 * time.Millisecond }))
+	ps := h.openPush("")
+	for i := 0; i < 2; {
+		it := ps.item()
+		if it.IsComment {
+			assert.Equal(t, "ping", it.Comment)
+			i++
+		}
+	}
+}
+
+func TestPushNeverWritesAnEmptyID(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	req := h.request(http.MethodGet, h.url("push"), nil, "Accept", "text/event-stream")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+
+	blocks := make(chan string, 16)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(blocks)
+		br := bufio.NewReader(resp.Body)
+		var b strings.Builder
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if line == "\n" {
+				blocks <- b.String()
+				b.Reset()
+				continue
+			}
+			b.WriteString(line)
+		}
+	}()
+	t.Cleanup(func() { cancel(); resp.Body.Close(); wg.Wait() })
+
+	h.ask("s1", "r1", nameForm())
+	h.in.FeedState(false, nil)
+	var got []string
+	for len(got) < 3 {
+		select {
+		case b, ok := <-blocks:
+			require.True(t, ok, "stream ended")
+			got = append(got, b)
+		case <-time.After(wait):
+			t.Fatalf("got %d blocks, want 3", len(got))
+		}
+	}
+	for _, b := range got {
+		for _, line := range strings.Split(strings.TrimSuffix(b, "\n"), "\n") {
+			if strings.HasPrefix(line, "id") {
+				assert.Regexp(t, `^id: [0-9]+$`, line, "an id line must carry an id (an empty one resets the browser's Last-Event-ID)")
+			}
+		}
+	}
+	assert.NotContains(t, got[0], "id:", "the status on connect has no id line")
+	assert.Contains(t, got[1], "id: ", "a card change has an id")
+	assert.Contains(t, got[2], "id: ", "a status change has an id")
+}
+
+func TestSlowReaderIsDroppedWithoutDelayingOthers(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withConfig(func(c *Config) {
+		c.PushBuffer = 2
+		c.WriteTimeout = 300 * time.Millisecond
+	}))
+	// The slow browser connects and never reads its body.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	slowReq := h.request(http.MethodGet, h.url("push"), nil, "Accept", "text/event-stream")
+	slow, err := http.DefaultClient.Do(slowReq.WithContext(ctx))
+	require.NoError(t, err)
+	defer slow.Body.Close()
+
+	fast := h.openPush("")
+	require.Equal(t, "status", fast.next().Event)
+
+	// Big cards fill the slow browser's socket buffers; the fast one gets
+	// every change, each within the wait, until the slow one is dropped.
+	big := nameForm()
+	big.Prompt = strings.Repeat("A long prompt that fills socket buffers. ", 3000)
+	const maxChanges = 300
+	n := 0
+	for ; n < maxChanges && h.metrics.PushDrops.Load() == 0; n++ {
+		h.ask("s1", "r"+strconv.Itoa(n), big)
+		start := time.Now()
+		m := fast.next()
+		require.Equal(t, seqID(h.in), m.ID, "the fast reader got change %d", n)
+		require.Less(t, time.Since(start), 2*time.Second, "the fast reader was held up by the slow one")
+	}
+	require.Equal(t, int64(1), h.metrics.PushDrops.Load(), "the slow reader was not dropped after %d changes", n)
+	t.Logf("slow reader dropped after %d changes", n)
+
+	// The slow reader's stream was ended by the server; the fast one lives on.
+	_, err = io.Copy(io.Discard, slow.Body)
+	assert.NotErrorIs(t, err, context.Canceled, "the slow stream ends on the server's side")
+	h.ask("s1", "after", nameForm())
+	assert.Equal(t, seqID(h.in), fast.next().ID)
+
+	r := h.do(nil, h.request(http.MethodGet, h.url("metrics"), nil))
+	assert.Contains(t, r.body, "aepforms_push_drops_total 1")
+}
+
+func TestPushEndsWhenTheBrowserLeaves(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	req := h.request(http.MethodGet, h.url("push"), nil, "Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+	require.NoError(t, err)
+	rd := sse.NewReader(resp.Body, 1<<20)
+	_, err = rd.Next() // the status: the handler is streaming
+	require.NoError(t, err)
+	require.Equal(t, int64(1), h.metrics.Browsers.Load(), "browsers while connected")
+	cancel()
+	resp.Body.Close()
+	// The handler ends and the gauge drops; httptest's Close waits for
+	// handlers, so a leaked one would hang the test's cleanup.
+	h.srv.Close()
+	assert.Equal(t, int64(0), h.metrics.Browsers.Load(), "browsers after the browser left")
+	assert.Equal(t, int64(0), h.metrics.PushDrops.Load(), "a browser that left is not a drop")
+}
