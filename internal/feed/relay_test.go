@@ -176,11 +176,7 @@ func (tr *testRelay) serve(rw http.ResponseWriter, req *http.Request) {
 		tick = t.C
 	}
 	for {
-		tr.mu.Lock()
-		live := append([]sse.Message(nil), tr.history[next:]...)
-		next = len(tr.history)
-		grew := tr.grew
-		tr.mu.Unlock()
+		live, grew := tr.since(&next)
 		for _, m := range live {
 			if w.Event(m) != nil {
 				return
@@ -199,6 +195,20 @@ func (tr *testRelay) serve(rw http.ResponseWriter, req *http.Request) {
 			return
 		}
 	}
+}
+
+// since returns the history added after *next (advancing it) and the
+// channel closed on the next append. A test that rewrote the history to a
+// shorter one restarts its streams; until then they see nothing new.
+func (tr *testRelay) since(next *int) ([]sse.Message, chan struct{}) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if *next > len(tr.history) {
+		*next = len(tr.history)
+	}
+	live := append([]sse.Message(nil), tr.history[*next:]...)
+	*next = len(tr.history)
+	return live, tr.grew
 }
 
 // replayAfter reports whether m is in a named session strictly after its
