@@ -3,7 +3,6 @@ package conformance
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/aepforms/aepforms/internal/aep"
 )
@@ -56,17 +55,6 @@ func (e *emitter) claim(ctx context.Context, r *runner, session string) (*aep.Ev
 		return nil, err
 	}
 	return ev, nil
-}
-
-// commandsSince lists the control events e received at index >= from.
-func (e *emitter) commandsSince(from int) []wsMsg {
-	var out []wsMsg
-	for i, m := range e.log.all() {
-		if i >= from && m.isEvent() && strings.HasPrefix(m.typ, "control.") {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 // received counts the transmissions of the event id e received.

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/aepforms/aepforms/internal/aep"
 )
@@ -236,13 +235,4 @@ func commentsOf(items []sseItem) []string {
 		}
 	}
 	return out
-}
-
-func hasPrefixAny(s string, ps ...string) bool {
-	for _, p := range ps {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
 }
