@@ -1,0 +1,164 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/static"
+)
+
+func TestHealthz(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withToken(secret))
+	h.ready.feed.Store(false)
+	r := h.do(nil, h.request(http.MethodGet, h.url("healthz"), nil))
+	assert.Equal(t, http.StatusOK, r.StatusCode, "healthz is the process being up, whatever the relay")
+	assert.JSONEq(t, `{"ok":true}`, r.body)
+}
+
+func TestReadyzReflectsFeedAndRespondPath(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withToken(secret))
+	ready := func() (int, map[string]bool) {
+		t.Helper()
+		r := h.do(nil, h.request(http.MethodGet, h.url("readyz"), nil))
+		var body map[string]bool
+		require.NoError(t, json.Unmarshal([]byte(r.body), &body), "readyz body %q", r.body)
+		return r.StatusCode, body
+	}
+	steps := []struct {
+		name          string
+		feed, respond bool
+		status        int
+	}{
+		{"both up", true, true, http.StatusOK},
+		{"relay feed gone", false, true, http.StatusServiceUnavailable},
+		{"both gone", false, false, http.StatusServiceUnavailable},
+		{"feed back, respond path still down", true, false, http.StatusServiceUnavailable},
+		{"both back", true, true, http.StatusOK},
+	}
+	for _, s := range steps {
+		h.ready.feed.Store(s.feed)
+		h.ready.respond.Store(s.respond)
+		status, body := ready()
+		assert.Equal(t, s.status, status, "%s: status", s.name)
+		assert.Equal(t, map[string]bool{"ok": s.feed && s.respond, "feed": s.feed, "respond": s.respond}, body, "%s: body", s.name)
+	}
+}
+
+// promSample is one line of the Prometheus text format.
+var promSample = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?)$`)
+
+// scrape reads /metrics into sample -> value, checking the format.
+func (h *harness) scrape(header ...string) map[string]float64 {
+	h.t.Helper()
+	r := h.do(nil, h.request(http.MethodGet, h.url("metrics"), nil, header...))
+	require.Equal(h.t, http.StatusOK, r.StatusCode, "metrics: got %d", r.StatusCode)
+	require.True(h.t, strings.HasPrefix(r.Header.Get("Content-Type"), "text/plain; version=0.0.4"), "content type %q", r.Header.Get("Content-Type"))
+	out := map[string]float64{}
+	typed := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSuffix(r.body, "\n"), "\n") {
+		if strings.HasPrefix(line, "# TYPE ") {
+			f := strings.Fields(line)
+			require.Len(h.t, f, 4, "TYPE line %q", line)
+			require.Contains(h.t, []string{"counter", "gauge"}, f[3])
+			typed[f[2]] = true
+			continue
+		}
+		if strings.HasPrefix(line, "# HELP ") {
+			continue
+		}
+		m := promSample.FindStringSubmatch(line)
+		require.NotNil(h.t, m, "not a Prometheus sample line: %q", line)
+		require.True(h.t, typed[m[1]], "sample %q before its TYPE", m[1])
+		v, err := strconv.ParseFloat(m[3], 64)
+		require.NoError(h.t, err)
+		out[m[1]+m[2]] = v
+	}
+	return out
+}
+
+func TestMetrics(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withToken(secret))
+	auth := []string{"Authorization", "Bearer " + secret}
+	m := h.scrape(auth...)
+	for _, name := range []string{"aepforms_pending_cards", "aepforms_feed_connected", "aepforms_respond_connected",
+		"aepforms_feed_reconnects_total", "aepforms_browsers_connected", "aepforms_push_drops_total"} {
+		_, ok := m[name]
+		assert.True(t, ok, "metric %s missing: %v", name, m)
+	}
+	assert.Equal(t, 0.0, m["aepforms_pending_cards"])
+	assert.Equal(t, 1.0, m["aepforms_feed_connected"])
+	assert.Equal(t, 1.0, m["aepforms_respond_connected"])
+
+	id := h.ask("s1", "r1", nameForm())
+	h.ask("s1", "r2", nameForm())
+	h.ask("s1", "r3", nameForm())
+	h.lifecycle("s1", "r3", "attention.timeout", nil)
+	assert.Equal(t, 2.0, h.scrape(auth...)["aepforms_pending_cards"], "open cards only")
+
+	// Answers by outcome.
+	c := h.client()
+	h.signIn(c, "alice")
+	action, token := answerForm(t, h.getPage(c, "").doc(t), id)
+	require.Equal(t, http.StatusUnprocessableEntity, h.postForm(c, h.relative(action), url.Values{"token": {token}, "f0": {""}}).StatusCode)
+	require.Equal(t, http.StatusSeeOther, h.postForm(c, h.relative(action), url.Values{"token": {token}, "f0": {"x"}}).StatusCode)
+	h.metrics.Answer("accepted") // as the respond path reports it (internal/app)
+	m = h.scrape(auth...)
+	assert.Equal(t, 1.0, m[`aepforms_answers_total{outcome="sent"}`], "sent: %v", m)
+	assert.Equal(t, 1.0, m[`aepforms_answers_total{outcome="refused"}`])
+	assert.Equal(t, 1.0, m[`aepforms_answers_total{outcome="accepted"}`])
+
+	// Browsers connected.
+	ps := h.openPush("", auth...)
+	require.Equal(t, "status", ps.next().Event)
+	assert.Equal(t, 1.0, h.scrape(auth...)["aepforms_browsers_connected"])
+
+	// The relay goes away and comes back.
+	h.in.FeedState(false, errors.New("relay gone"))
+	h.ready.respond.Store(false)
+	m = h.scrape(auth...)
+	assert.Equal(t, 0.0, m["aepforms_feed_connected"], "relay gone: feed")
+	assert.Equal(t, 0.0, m["aepforms_respond_connected"], "relay gone: respond path")
+	h.in.FeedState(true, nil)
+	h.ready.respond.Store(true)
+	h.metrics.FeedReconnects.Add(1) // counted by internal/app's feed sink
+	m = h.scrape(auth...)
+	assert.Equal(t, 1.0, m["aepforms_feed_connected"], "relay back: feed")
+	assert.Equal(t, 1.0, m["aepforms_respond_connected"], "relay back: respond path")
+	assert.Equal(t, 1.0, m["aepforms_feed_reconnects_total"])
+}
+
+func TestStaticAssets(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	v := static.Hash()
+	cases := []struct {
+		path, ctype, cache string
+	}{
+		{"static/app.css?v=" + v, "text/css", "immutable"},
+		{"static/app.js?v=" + v, "javascript", "immutable"},
+		{"static/app.js?v=000000000000", "javascript", "no-cache"},
+		{"static/app.js", "javascript", "no-cache"},
+	}
+	for _, tc := range cases {
+		r := h.do(nil, h.request(http.MethodGet, h.url(tc.path), nil))
+		require.Equal(t, http.StatusOK, r.StatusCode, "%s", tc.path)
+		assert.Contains(t, r.Header.Get("Content-Type"), tc.ctype, "%s content type", tc.path)
+		assert.Contains(t, r.Header.Get("Cache-Control"), tc.cache, "%s cache", tc.path)
+	}
+	for _, p := range []string{"static/", "static/static.go", "static/missing.css"} {
+		r := h.do(nil, h.request(http.MethodGet, h.url(p), nil))
+		assert.Equal(t, http.StatusNotFound, r.StatusCode, "%s: got %d, want 404", p, r.StatusCode)
+	}
+}
