@@ -52,7 +52,8 @@ type Sink interface {
 	// Apply receives each event once per (source, id).
 	Apply(*aep.Event)
 	// FeedState reports the connection: (true, nil) once a stream is open,
-	// (false, err) when a connection fails or ends, before the wait to retry.
+	// (false, err) when a connection fails or ends, before the wait to
+	// retry. When Run's context ends there is no report.
 	FeedState(connected bool, err error)
 	// ReplayExhausted reports that events of session before earliest may be
 	// missing: the relay no longer held the position the feed resumed from.
