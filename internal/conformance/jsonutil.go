@@ -30,15 +30,19 @@ func jsonEqual(a, b []byte) bool {
 	return err1 == nil && err2 == nil && reflect.DeepEqual(normNum(va), normNum(vb))
 }
 
-// normNum rewrites json.Numbers to their canonical float text so 3 and 3.0
-// compare equal.
+// number is a JSON number in canonical text, a type of its own so it
+// never equals a string.
+type number string
+
+// normNum rewrites json.Numbers to canonical numbers so 3 and 3.0 compare
+// equal.
 func normNum(v any) any {
 	switch x := v.(type) {
 	case json.Number:
 		if f, err := x.Float64(); err == nil {
-			return strconv.FormatFloat(f, 'g', -1, 64)
+			return number(strconv.FormatFloat(f, 'g', -1, 64))
 		}
-		return x.String()
+		return number(x.String())
 	case map[string]any:
 		for k, e := range x {
 			x[k] = normNum(e)
