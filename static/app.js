@@ -136,7 +136,6 @@
       if (!wrap || !input) return;
       var show = choice.checked || input.value !== '';
       wrap.classList.toggle('is-collapsed', !show);
-      choice.setAttribute('aria-expanded', show ? 'true' : 'false');
     });
     root.querySelectorAll('[data-other-select]').forEach(function (sel) {
       var input = byId(sel.dataset.otherSelect);
@@ -246,9 +245,12 @@
     }
   });
 
-  doc.addEventListener('focusout', function () {
-    window.setTimeout(function () { if (!midForm()) revealHeld(false); }, 0);
-  });
+  /* Held new cards appear once the operator leaves the form they were in. */
+  function leftForm() {
+    window.setTimeout(function () { if (held.length && !midForm()) revealHeld(false); }, 0);
+  }
+  doc.addEventListener('focusout', leftForm);
+  doc.addEventListener('focusin', leftForm);
 
   /* ---------- live updates ---------- */
 
