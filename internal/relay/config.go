@@ -30,8 +30,9 @@ type Config struct {
 	// MaxSubscriptions caps the concurrent subscriptions on one WebSocket
 	// connection (default 64).
 	MaxSubscriptions int
-	// Queue bounds each subscriber's outbound queue, in events (default
-	// 1024). Past three quarters full, debug and info events are dropped
+	// Queue bounds each subscriber's outbound queue, in ingests (one POST
+	// or frame, however many events it carries; default 1024). Past three
+	// quarters full, ingests of only debug and info events are dropped
 	// toward that subscriber; a full queue facing a notice-or-above event
 	// disconnects it so it resumes exactly (AEP-0003 §8.4).
 	Queue int

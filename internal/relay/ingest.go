@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"strings"
@@ -73,7 +72,13 @@ func (r *Relay) handleIngest(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(r.cfg.ReadTimeout))
-	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, r.cfg.MaxBody))
+	size := req.ContentLength
+	if size < 0 || size > r.cfg.MaxBody {
+		size = 512
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+1))
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, req.Body, r.cfg.MaxBody))
+	body := buf.Bytes()
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {

@@ -6,43 +6,45 @@ import (
 	"github.com/aepforms/aepforms/internal/aep"
 )
 
-// delivery is one live event on its way to subscribers. The down-levelled
-// forms for each capture ceiling are computed once and shared.
+// delivery is one live event on its way to subscribers. Its form under
+// each capture ceiling (down-levelled, and as an SSE data string) is
+// computed once, by whichever subscriber needs it first, and shared.
 type delivery struct {
-	ev   *aep.Event
-	mu   sync.Mutex
-	down [aep.CaptureFull + 1]*aep.Event
-	err  [aep.CaptureFull + 1]error
-	str  [aep.CaptureFull + 1]string // SSE data, once per ceiling
-	has  [aep.CaptureFull + 1]bool
+	ev *aep.Event
+	v  [aep.CaptureFull + 1]variant
 }
 
-// at returns the event as delivered under ceiling c: itself when its
-// capture is at or below c, else its down-levelled form (never up-levelled).
+type variant struct {
+	once    sync.Once
+	ev      *aep.Event
+	err     error
+	strOnce sync.Once
+	str     string
+}
+
+// slot is the variant index for ceiling c: the event's own capture when c
+// is at or above it (never up-levelled).
+func (d *delivery) slot(c aep.Capture) aep.Capture {
+	return min(max(c, aep.CaptureNone), d.ev.Capture(), aep.CaptureFull)
+}
+
+// at returns the event as delivered under ceiling c.
 func (d *delivery) at(c aep.Capture) (*aep.Event, error) {
-	if d.ev.Capture() <= c || c < aep.CaptureNone || c > aep.CaptureFull {
+	i := d.slot(c)
+	if i == d.ev.Capture() {
 		return d.ev, nil
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.down[c] == nil && d.err[c] == nil {
-		d.down[c], d.err[c] = aep.Downlevel(d.ev, c)
-	}
-	return d.down[c], d.err[c]
+	v := &d.v[i]
+	v.once.Do(func() { v.ev, v.err = aep.Downlevel(d.ev, i) })
+	return v.ev, v.err
 }
 
 // data returns ev's bytes (ev = d.at(c)) as a string, converted once per
 // ceiling for all SSE subscribers.
 func (d *delivery) data(c aep.Capture, ev *aep.Event) string {
-	if c < aep.CaptureNone || c > aep.CaptureFull {
-		return string(ev.Raw())
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if !d.has[c] {
-		d.str[c], d.has[c] = string(ev.Raw()), true
-	}
-	return d.str[c]
+	v := &d.v[d.slot(c)]
+	v.strOnce.Do(func() { v.str = string(ev.Raw()) })
+	return v.str
 }
 
 // downlevel applies ceiling c to one event, for replay.

@@ -148,7 +148,20 @@ func TestSocketPongTimeout(t *testing.T) {
 	w := tr.consumer(t)
 	f := w.expect(t, "closing")
 	assert.Equal(t, "ping timeout", f.str("reason"))
-	w.closed(t)
+	assert.Equal(t, []any{}, f["delivered"])
+	// Frames after the relay's closing are not processed (the write may
+	// also fail if the close already went through: either way no answer).
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	_ = w.c.Write(ctx, websocket.MessageText, []byte(`{"type":"subscribe","id":"late","filter":{}}`))
+	assert.Equal(t, websocket.StatusPolicyViolation, w.closed(t))
+	for len(w.frames) > 0 {
+		assert.NotContains(t, string(<-w.frames), "subscribed", "a frame after closing got an answer")
+	}
+	// And the relay serves everyone else as before.
+	tr.mustPost(t, ev(t, "session.started", "after-close", 0))
+	events, _ := tr.history(t, url.Values{"from": {"all"}})
+	assert.Len(t, events, 1)
 }
 
 func TestSocketSubscribe(t *testing.T) {
