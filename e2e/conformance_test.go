@@ -70,9 +70,10 @@ func TestRelayConformance(t *testing.T) {
 	for _, s := range setups {
 		t.Run(s.name, func(t *testing.T) {
 			t.Parallel()
-			base, log := startConfRelay(t, s.env, limitFlags...)
+			relay := startConfRelay(t, s.env, limitFlags...)
+			log := relay.log
 			tg := s.target
-			tg.BaseURL, tg.Downlevel = base, downlevel
+			tg.BaseURL, tg.Downlevel = relay.base, downlevel
 			tg.MaxBody, tg.MaxBatch, tg.MaxFrom = testMaxBody, testMaxBatch, testMaxFrom
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -107,7 +108,8 @@ func confConcat(lists ...[]string) []string {
 func TestControlTargetConformance(t *testing.T) {
 	t.Parallel()
 	const token = "conformance-secret"
-	base, relayLog := startConfRelay(t, map[string]string{"AEP_TOKEN": token})
+	relay := startConfRelay(t, map[string]string{"AEP_TOKEN": token})
+	base, relayLog := relay.base, relay.log
 
 	cfg := agent.DefaultConfig()
 	cfg.RelayURL, cfg.Token = base, token
@@ -196,4 +198,25 @@ func TestControlTargetConformance(t *testing.T) {
 	if t.Failed() {
 		t.Logf("relay log:\n%s\nagent log:\n%s", relayLog, agentLog)
 	}
+}
+
+// TestRelayDrainConformance checks the relay's orderly shutdown: a socket
+// gets closing (with its delivered position) and close 1001, a stream gets
+// `: shutting-down` and ends, and the process exits 0.
+func TestRelayDrainConformance(t *testing.T) {
+	t.Parallel()
+	const token = "conformance-secret"
+	relay := startConfRelay(t, map[string]string{"AEP_TOKEN": token})
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	stopped := make(chan error, 1)
+	rep := conformance.RunDrain(ctx, conformance.Target{BaseURL: relay.base, Token: token, Buffer: 10000}, func() {
+		go func() { stopped <- relay.stop() }()
+	})
+	t.Logf("drain report:\n%s", rep)
+	for _, f := range rep.Failed() {
+		assert.Failf(t, "check failed", "%s: %s", f.Name, f.Reason)
+	}
+	assert.Len(t, rep.Results, len(conformance.DrainChecks()))
+	assert.NoError(t, <-stopped, "relay exit after drain")
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/aepforms/aepforms/internal/app"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -53,36 +55,52 @@ func (w *confLog) String() string {
 	return w.buf.String()
 }
 
-// startConfRelay runs `aepforms relay args...` in-process with env as its
-// environment and returns its base URL and log. The relay is stopped, and
-// required to exit cleanly, when the test ends.
-func startConfRelay(t *testing.T, env map[string]string, args ...string) (string, *confLog) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	stderr := newConfLog()
-	done := make(chan error, 1)
-	go func() {
-		done <- app.Run(ctx, append([]string{"relay", "--host", "127.0.0.1", "--port", "0"}, args...),
-			func(k string) string { return env[k] }, nil, &bytes.Buffer{}, stderr)
-	}()
-	t.Cleanup(func() {
-		cancel()
+// confRelay is one in-process `aepforms relay`.
+type confRelay struct {
+	base   string
+	log    *confLog
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+	err    error
+}
+
+// stop ends the relay's context (as SIGTERM does) and waits for Run to
+// return; it returns Run's error, or one saying it did not return in time.
+func (r *confRelay) stop() error {
+	r.once.Do(func() {
+		r.cancel()
 		select {
-		case err := <-done:
-			require.NoError(t, err, "relay exit; log:\n%s", stderr)
+		case r.err = <-r.done:
 		case <-time.After(10 * time.Second):
-			t.Errorf("relay did not stop within 10 s after its context ended; log:\n%s", stderr)
+			r.err = errors.New("relay did not stop within 10 s after its context ended")
 		}
 	})
+	return r.err
+}
+
+// startConfRelay runs `aepforms relay args...` in-process with env as its
+// environment, and learns its address from the listening log line. The
+// relay is stopped, and required to exit cleanly, when the test ends.
+func startConfRelay(t *testing.T, env map[string]string, args ...string) *confRelay {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &confRelay{log: newConfLog(), cancel: cancel, done: make(chan error, 1)}
+	go func() {
+		r.done <- app.Run(ctx, append([]string{"relay", "--host", "127.0.0.1", "--port", "0"}, args...),
+			func(k string) string { return env[k] }, nil, &bytes.Buffer{}, r.log)
+	}()
+	t.Cleanup(func() { assert.NoError(t, r.stop(), "relay exit; log:\n%s", r.log) })
 	select {
-	case base := <-stderr.ready:
-		return base, stderr
-	case err := <-done:
-		t.Fatalf("relay exited before listening: %v; log:\n%s", err, stderr)
+	case r.base = <-r.log.ready:
+		return r
+	case err := <-r.done:
+		r.done <- err
+		t.Fatalf("relay exited before listening: %v; log:\n%s", err, r.log)
 	case <-time.After(5 * time.Second):
-		t.Fatalf("no %q line within 5 s; log:\n%s", "relay listening on", stderr)
+		t.Fatalf("no %q line within 5 s; log:\n%s", "relay listening on", r.log)
 	}
-	return "", nil
+	return nil
 }
 
 // fixture reads a file of the protocol fixtures.
