@@ -111,10 +111,31 @@ type store struct {
 	sessions   map[string]*ring
 	lrw        *list.List // front = most recently written
 	agent      *ring
+	// tombs remembers the highest position of up to max evicted sessions,
+	// oldest first, so a session that comes back still reports
+	// replay-exhausted to a resume from before its eviction.
+	tombs     map[string]aep.Position
+	tombOrder []string
 }
 
 func newStore(depth, max int) *store {
-	return &store{depth: depth, max: max, sessions: make(map[string]*ring), lrw: list.New(), agent: newRing("")}
+	return &store{depth: depth, max: max, sessions: make(map[string]*ring), lrw: list.New(), agent: newRing(""),
+		tombs: make(map[string]aep.Position)}
+}
+
+// bury remembers an evicted session's highest position.
+func (s *store) bury(b *ring) {
+	if !b.hasHigh {
+		return
+	}
+	if _, ok := s.tombs[b.name]; !ok {
+		s.tombOrder = append(s.tombOrder, b.name)
+	}
+	s.tombs[b.name] = b.high
+	for len(s.tombOrder) > s.max {
+		delete(s.tombs, s.tombOrder[0])
+		s.tombOrder = s.tombOrder[1:]
+	}
 }
 
 // add buffers ev in its session's ring (or the agent ring) and reports
@@ -131,8 +152,13 @@ func (s *store) add(ev *aep.Event) bool {
 			victim := oldest.Value.(*ring)
 			s.lrw.Remove(oldest)
 			delete(s.sessions, victim.name)
+			s.bury(victim)
 		}
 		b = newRing(name)
+		if p, ok := s.tombs[name]; ok {
+			b.evicted, b.evictedHigh = true, p
+			b.high, b.hasHigh = p, true
+		}
 		b.lrw = s.lrw.PushFront(b)
 		s.sessions[name] = b
 	}

@@ -200,7 +200,7 @@ func TestSessionCapEvictsLeastRecentlyWritten(t *testing.T) {
 	c.MaxSessions = 2
 	tr := startRelay(t, c)
 	tr.mustPost(t, ev(t, "session.started", "s1", 0))
-	tr.mustPost(t, ev(t, "session.started", "s2", 0))
+	tr.mustPost(t, ev(t, "session.started", "s2", 0), ev(t, "progress.status", "s2", 1), ev(t, "progress.status", "s2", 2))
 	tr.mustPost(t, ev(t, "progress.status", "s1", 1))
 	tr.mustPost(t, ev(t, "session.started", "s3", 0))
 	assert.Equal(t, 2, tr.Stats().Sessions)
@@ -210,6 +210,14 @@ func TestSessionCapEvictsLeastRecentlyWritten(t *testing.T) {
 		sessions = append(sessions, decoded(t, []byte(e)).Session())
 	}
 	assert.Equal(t, []string{"s1", "s1", "s3"}, sessions, "s2 was the least recently written")
+
+	// s2 comes back after its eviction: a resume from before its last
+	// event learns that events were lost instead of meeting a silent gap.
+	back := ev(t, "progress.status", "s2", 5)
+	tr.mustPost(t, back)
+	events, comments := tr.history(t, url.Values{"from": {fromJSON(t, "s2", 0, 0)}})
+	assert.Equal(t, []string{"replay-exhausted s2 0:5"}, comments)
+	assert.Equal(t, []string{string(back)}, events)
 }
 
 func TestStreamCaptureCeiling(t *testing.T) {
