@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/stretchr/testify/require"
 
 	"github.com/aepforms/aepforms/internal/aep"
@@ -62,60 +63,51 @@ type stackOptions struct {
 // for their Run to return) when the test ends.
 func startStack(t *testing.T, opts stackOptions) *stack {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &stack{ctx: ctx, token: "e2e-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
-	var stops []func()
-	t.Cleanup(func() {
-		cancel()
-		for i := len(stops) - 1; i >= 0; i-- {
-			stops[i]()
-		}
-	})
-
-	addr, stop := runApp(t, ctx, "relay", []string{"relay", "--port", "0"},
+	s := &stack{token: "e2e-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
+	s.relayURL, _ = runApp(t, "relay", []string{"relay", "--port", "0"},
 		map[string]string{"AEP_TOKEN": s.token}, `relay listening on (http://[^\s"]+)`)
-	stops = append(stops, stop)
-	s.relayURL = addr
-
 	uiRelay := s.relayURL
 	if opts.uiRelay != nil {
+		// Its cleanups run after the UI has stopped, before the relay does.
 		uiRelay = opts.uiRelay(t, s.relayURL)
 	}
-	ui, stop := runApp(t, ctx, "ui", []string{"serve", "--relay", uiRelay, "--addr", "127.0.0.1:0", "--ack-window", stackAckWindow},
+	s.uiURL, s.ctx = runApp(t, "ui", []string{"serve", "--relay", uiRelay, "--addr", "127.0.0.1:0", "--ack-window", stackAckWindow},
 		map[string]string{"AEP_TOKEN": s.token, "HOME": t.TempDir()}, `aepforms UI listening on (http://[^\s"]+)`)
-	stops = append(stops, stop)
-	s.uiURL = ui
-	u, err := url.Parse(ui)
+	u, err := url.Parse(s.uiURL)
 	require.NoError(t, err)
 	s.origin = u.Scheme + "://" + u.Host
 	return s
 }
 
-// runApp runs app.Run(args) until ctx ends and returns the first submatch
-// of the log line matching ready, waiting for it with a deadline. stop
-// waits for Run to return.
-func runApp(t *testing.T, ctx context.Context, name string, args []string, env map[string]string, ready string) (string, func()) {
+// runApp runs app.Run(args) and returns the first submatch of the log
+// line matching ready, waiting for it with a deadline, and the context
+// Run runs under. When the test ends the context is cancelled and Run
+// must return nil in time.
+func runApp(t *testing.T, name string, args []string, env map[string]string, ready string) (string, context.Context) {
 	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
 	logs := newStackLog(regexp.MustCompile(ready))
 	dumpOnFailure(t, name, logs)
 	done := make(chan error, 1)
 	go func() {
 		done <- app.Run(ctx, args, func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, logs)
 	}()
-	stop := func() {
+	t.Cleanup(func() {
+		cancel()
 		select {
 		case err := <-done:
-			if err != nil && !errors.Is(err, context.Canceled) {
+			if err != nil {
 				t.Errorf("%s: Run returned %v, want nil after its context ended", name, err)
 			}
 		case <-time.After(stackWait):
 			t.Errorf("%s: Run did not return within %v of its context ending", name, stackWait)
 		}
-	}
+	})
 	select {
 	case m := <-logs.found:
-		return m, stop
+		return m, ctx
 	case err := <-done:
+		done <- err
 		t.Fatalf("%s: Run returned %v before it logged %q", name, err, ready)
 	case <-time.After(stackWait):
 		t.Fatalf("%s: no log line %q within %v", name, ready, stackWait)
@@ -358,41 +350,64 @@ func (g *tcpGate) reopen() {
 	g.mu.Unlock()
 }
 
-// relayConnections reads the relay's authenticated /healthz count of
-// WebSocket connections.
-func (s *stack) relayConnections(t *testing.T) int {
+// awaitRoster waits until the relay's roster lists session (listed) or
+// no longer does: whether a command to it would be routed. The relay
+// announces a claim or a dropped peer to nobody, so this asks its roster
+// (over a consumer WebSocket of its own) on a short tick, with a deadline.
+func (s *stack) awaitRoster(t *testing.T, session string, listed bool) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(s.ctx, http.MethodGet, s.relayURL+"/healthz", nil)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+s.token)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	var h struct {
-		Connections *int `json:"connections"`
+	ctx, cancel := context.WithTimeout(s.ctx, stackWait)
+	defer cancel()
+	h := http.Header{"Authorization": {"Bearer " + s.token}}
+	c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.relayURL, "http")+"/socket", &websocket.DialOptions{HTTPHeader: h})
+	if resp != nil && resp.Body != nil {
+		resp.Body.Close()
 	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&h))
-	require.NotNil(t, h.Connections, "relay /healthz with the token has no connections count")
-	return *h.Connections
-}
-
-// awaitRelayConnections waits until the relay counts n WebSocket
-// connections. The relay signals a dropped peer nowhere a client can
-// subscribe to, so this reads its count on a short tick, with a deadline.
-func (s *stack) awaitRelayConnections(t *testing.T, n int) {
-	t.Helper()
-	deadline := time.After(stackWait)
+	require.NoError(t, err, "roster probe: dial the relay")
+	defer c.CloseNow()
+	c.SetReadLimit(16 << 20)
+	write := func(v any) {
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		require.NoError(t, c.Write(ctx, websocket.MessageText, b), "roster probe: write")
+	}
+	type frame struct {
+		Type    string `json:"type"`
+		ID      string `json:"id"`
+		Entries []struct {
+			Session string `json:"session"`
+		} `json:"entries"`
+	}
+	read := func(typ, id string) frame {
+		for {
+			_, b, err := c.Read(ctx)
+			require.NoError(t, err, "roster probe: waiting for %s frame (listed=%v)", typ, listed)
+			var f frame
+			require.NoError(t, json.Unmarshal(b, &f), "roster probe: frame %s", b)
+			if f.Type == typ && f.ID == id {
+				return f
+			}
+		}
+	}
+	write(map[string]any{"type": "hello", "versions": []string{aep.Version}, "role": "consumer",
+		"identity": map[string]string{"agent": "e2e-roster-probe", "instance": "e2e"}})
+	read("hello", "")
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
-	for {
-		got := s.relayConnections(t)
-		if got == n {
+	for n := 1; ; n++ {
+		id := "probe-" + strconv.Itoa(n)
+		write(map[string]string{"type": "roster", "id": id})
+		got := false
+		for _, e := range read("roster", id).Entries {
+			got = got || e.Session == session
+		}
+		if got == listed {
 			return
 		}
 		select {
 		case <-tick.C:
-		case <-deadline:
-			t.Fatalf("relay holds %d WebSocket connections, want %d", got, n)
+		case <-ctx.Done():
+			t.Fatalf("the relay's roster lists session %s: %v, want %v, after %v", session, got, listed, stackWait)
 		}
 	}
 }
