@@ -56,7 +56,7 @@ func CardFragment(c render.CardView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			var templ_7745c5c3_Var3 = []any{"card", "card--" + c.State.Kind, templ.KV("card--settled", c.Settled)}
+			var templ_7745c5c3_Var3 = []any{cardClass(c)}
 			templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var3...)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -489,7 +489,7 @@ func countdown(d render.Countdown) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			var templ_7745c5c3_Var26 = []any{"countdown", templ.KV("is-soon", d.Soon), templ.KV("is-passed", d.Passed)}
+			var templ_7745c5c3_Var26 = []any{countdownClass(d)}
 			templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var26...)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -892,7 +892,7 @@ func prompt(c render.CardView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			var templ_7745c5c3_Var49 = []any{"prompt", templ.KV("prompt--placeholder", c.Prompt.Placeholder)}
+			var templ_7745c5c3_Var49 = []any{promptClass(c.Prompt)}
 			templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var49...)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -1029,7 +1029,7 @@ func stateLine(s render.StateView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			var templ_7745c5c3_Var56 = []any{"state", "state--" + s.Tone}
+			var templ_7745c5c3_Var56 = []any{"state state--" + s.Tone}
 			templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var56...)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -1050,7 +1050,7 @@ func stateLine(s render.StateView) templ.Component {
 			var templ_7745c5c3_Var58 string
 			templ_7745c5c3_Var58, templ_7745c5c3_Err = templruntime.NewAttributeExpression(s.Kind).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `card.templ`, Line: 172, Col: 95}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `card.templ`, Line: 172, Col: 92}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var58)
 			if templ_7745c5c3_Err != nil {
@@ -1247,7 +1247,7 @@ func notices(ns []render.Notice) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				var templ_7745c5c3_Var66 = []any{"card-notice", "card-notice--" + n.Tone}
+				var templ_7745c5c3_Var66 = []any{"card-notice card-notice--" + n.Tone}
 				templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var66...)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -1282,7 +1282,7 @@ func notices(ns []render.Notice) templ.Component {
 			var templ_7745c5c3_Var68 string
 			templ_7745c5c3_Var68, templ_7745c5c3_Err = templ.JoinStringErrs(n.Text)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `card.templ`, Line: 218, Col: 89}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `card.templ`, Line: 218, Col: 86}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var68))
 			if templ_7745c5c3_Err != nil {
@@ -1417,6 +1417,32 @@ func errorSummary(f *render.FormView) templ.Component {
 		}
 		return nil
 	})
+}
+
+func cardClass(c render.CardView) string {
+	cls := "card card--" + c.State.Kind
+	if c.Settled {
+		cls += " card--settled"
+	}
+	return cls
+}
+
+func countdownClass(d render.Countdown) string {
+	switch {
+	case d.Passed:
+		return "countdown is-passed"
+	case d.Soon:
+		return "countdown is-soon"
+	default:
+		return "countdown"
+	}
+}
+
+func promptClass(p render.Prompt) string {
+	if p.Placeholder {
+		return "prompt prompt--placeholder"
+	}
+	return "prompt"
 }
 
 var _ = templruntime.GeneratedTemplate

@@ -217,7 +217,7 @@ func options(f *render.FormView) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					var templ_7745c5c3_Var9 = []any{"button", "button--" + o.Style}
+					var templ_7745c5c3_Var9 = []any{"button button--" + o.Style}
 					templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var9...)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
@@ -392,7 +392,7 @@ func reply(r render.ReplyView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			var templ_7745c5c3_Var17 = []any{"field", templ.KV("field--error", r.Invalid)}
+			var templ_7745c5c3_Var17 = []any{replyClass(r)}
 			templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var17...)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -666,6 +666,13 @@ func fieldError(id, msg string) templ.Component {
 // itself starts with a newline is kept exactly.
 func textareaValue(v string) string {
 	return "\n" + v
+}
+
+func replyClass(r render.ReplyView) string {
+	if r.Invalid {
+		return "field field--error"
+	}
+	return "field"
 }
 
 var _ = templruntime.GeneratedTemplate
