@@ -209,3 +209,89 @@ func TestAccessibilityAudit(t *testing.T) {
 		}
 	}
 }
+
+// focusStep is what has focus after one Tab press.
+type focusStep struct {
+	Key     string `json:"key"`     // the element's index among the expected stops ("" when not one)
+	Desc    string `json:"desc"`    // for messages
+	Visible bool   `json:"visible"` // an outline or a box shadow shows where focus is
+}
+
+// TestKeyboardReachesEveryControlWithVisibleFocus tabs through the page
+// and the panel with cards of every kind: every control (one stop per
+// radio group) is reached by the keyboard alone, and each shows a visible
+// focus indicator.
+func TestKeyboardReachesEveryControlWithVisibleFocus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: starts Chromium")
+	}
+	bctx := browser(t)
+	h := newHarness(t)
+	seedEveryKind(h)
+	const mark = `(() => {
+		const sel = 'a[href], button, input:not([type=hidden]), select, textarea, summary, [tabindex]:not([tabindex="-1"])';
+		const seenRadio = new Set();
+		let n = 0;
+		for (const el of document.querySelectorAll(sel)) {
+			if (el.disabled || !el.checkVisibility({visibilityProperty: true})) continue;
+			if (el.type === 'radio') {
+				const g = (el.form ? el.form.dataset.card : '') + '/' + el.name;
+				if (seenRadio.has(g)) { el.dataset.kbdGroup = g; continue; }
+				seenRadio.add(g);
+				el.dataset.kbdGroup = g;
+			}
+			el.dataset.kbd = String(n++);
+		}
+		window.__focused = () => {
+			let a = document.activeElement;
+			if (!a || a === document.body) return {key: '', desc: 'body', visible: false};
+			if (a.dataset.kbdGroup) a = document.querySelector('[data-kbd-group="' + a.dataset.kbdGroup + '"][data-kbd]') || a;
+			const s = getComputedStyle(document.activeElement);
+			const visible = (s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0) || s.boxShadow !== 'none';
+			return {key: a.dataset.kbd || '', desc: a.outerHTML.slice(0, 160), visible: visible};
+		};
+		return n;
+	})()`
+	for _, path := range []string{"", "panel"} {
+		t.Run("/"+path, func(t *testing.T) {
+			ctx, cancel := chromedp.NewContext(bctx)
+			defer cancel()
+			require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(h.url(path))))
+			total, err := chromedp.Run(ctx, chromedp.Evaluate[int](mark))
+			require.NoError(t, err)
+			require.Greater(t, total, 20, "focusable controls on the page")
+			reached := map[string]bool{}
+			for i := 0; i < 4*total && len(reached) < total; i++ {
+				require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent("\t")))
+				st, err := chromedp.Run(ctx, chromedp.Evaluate[focusStep](`window.__focused()`))
+				require.NoError(t, err)
+				if st.Key == "" {
+					continue // the browser's own chrome, or the document
+				}
+				if !reached[st.Key] {
+					assert.True(t, st.Visible, "no visible focus on %s", st.Desc)
+				}
+				reached[st.Key] = true
+			}
+			t.Logf("reached %d of %d controls", len(reached), total)
+			if len(reached) < total {
+				missed, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
+					const r = new Set(` + jsonKeys(reached) + `);
+					return Array.from(document.querySelectorAll('[data-kbd]')).filter(e => !r.has(e.dataset.kbd)).map(e => e.outerHTML.slice(0, 160));
+				})()`))
+				require.NoError(t, err)
+				t.Errorf("the keyboard reached %d of %d controls; missed:\n%s", len(reached), total, strings.Join(missed, "\n"))
+			}
+		})
+	}
+}
+
+// jsonKeys is the keys of m as a JSON array.
+func jsonKeys(m map[string]bool) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	b, _ := json.Marshal(keys)
+	return string(b)
+}
