@@ -276,7 +276,7 @@ func TestKeyboardReachesEveryControlWithVisibleFocus(t *testing.T) {
 			t.Logf("reached %d of %d controls", len(reached), total)
 			if len(reached) < total {
 				missed, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
-					const r = new Set(` + jsonKeys(reached) + `);
+					const r = new Set(`+jsonKeys(reached)+`);
 					return Array.from(document.querySelectorAll('[data-kbd]')).filter(e => !r.has(e.dataset.kbd)).map(e => e.outerHTML.slice(0, 160));
 				})()`))
 				require.NoError(t, err)
