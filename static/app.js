@@ -181,11 +181,11 @@
   doc.addEventListener('input', function (e) {
     var t = e.target;
     var card = cardOf(t);
+    if (t.matches('[data-other-input]')) otherTyped(t);
     if (card && t.form) {
       card.dataset.dirty = 'true';
       saveDraft(t.form);
     }
-    if (t.matches('[data-other-input]')) otherTyped(t);
     if (t.matches('textarea[data-grow]')) grow(t);
     if (card) syncOther(card);
   });

@@ -77,7 +77,6 @@ type Provenance struct {
 	Capture      string // capture level name
 	Severity     string // set only when warning or above
 	Reach        Reachability
-	Routes       []string   // "routed to X via Y", in order
 	Deadline     *Countdown // nil when the request has no expires_at
 }
 

@@ -35,9 +35,6 @@ func provenance(c inbox.Card, opts Options) Provenance {
 		p.AskedRel = relTime(asked, opts.Now)
 		p.AskedTitle = exactTime(asked)
 	}
-	for _, r := range c.Routes {
-		p.Routes = append(p.Routes, "routed"+phrase(" to ", r.To)+phrase(" via ", r.Via))
-	}
 	if !c.ExpiresAt.IsZero() {
 		p.Deadline = countdown(c.ExpiresAt, opts.Now)
 	}

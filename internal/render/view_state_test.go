@@ -141,3 +141,17 @@ func TestStateLineOptionAnswerAndWithheldText(t *testing.T) {
 	require.Len(t, s.Values, 1)
 	assert.True(t, s.Values[0].Withheld, "a text answer at metadata was withheld, not empty")
 }
+
+func TestStateLineRoutedAndResponders(t *testing.T) {
+	t.Parallel()
+	c := viewCard(aep.Request{Kind: aep.KindInput, Prompt: "?"})
+	c.State = inbox.StateRouted
+	c.Routes = []inbox.Route{{To: "slack", Via: "sink"}, {To: "pager", Via: "oncall"}}
+	c.Responders = []inbox.Responder{{Agent: "mission-control"}}
+	v := Card(c, viewOpts())
+	assert.Equal(t, "routed", v.State.Kind)
+	assert.Equal(t, "Routed to pager via oncall; still open", v.State.Text, "the latest hop")
+	assert.True(t, v.Open)
+	require.Len(t, v.Notices, 1)
+	assert.Equal(t, "Someone else is answering: mission-control sent an answer.", v.Notices[0].Text)
+}
