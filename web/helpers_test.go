@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -307,10 +306,3 @@ func (h *harness) relative(path string) string {
 
 // errSubmit is a Submitter failure (the relay unreachable).
 var errSubmit = errors.New("respond: not connected")
-
-// bodyOf reads r fully (for error messages).
-func bodyOf(r io.Reader) string {
-	var b bytes.Buffer
-	_, _ = io.Copy(&b, r)
-	return b.String()
-}
