@@ -30,8 +30,10 @@ type Config struct {
 	// MaxSubscriptions caps the concurrent subscriptions on one WebSocket
 	// connection (default 64).
 	MaxSubscriptions int
-	// Queue bounds each subscriber's outbound queue, in ingests (one POST
-	// or frame, however many events it carries; default 1024). Past three
+	// Queue bounds the outbound queue of each SSE stream and of each
+	// WebSocket connection (shared by its subscriptions), in items: one
+	// ingest (a POST or a frame, however many events it carries) per
+	// matching subscription, or one reply frame (default 1024). Past three
 	// quarters full, ingests of only debug and info events are dropped
 	// toward that subscriber; a full queue facing a notice-or-above event
 	// disconnects it so it resumes exactly (AEP-0003 §8.4).

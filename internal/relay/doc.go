@@ -10,7 +10,9 @@
 // keep their arrival place. Admission dedupes on (source, id); live fan-out
 // forwards every delivery as received, redeliveries included, and an event
 // at or below a session's highest position is accepted, not refused. At
-// Config.MaxSessions the least recently written session is evicted.
+// Config.MaxSessions the least recently written session is evicted (its
+// last position is remembered, so if it comes back a resume from before
+// the eviction still gets replay-exhausted).
 // Agent-scoped events share one more buffer of the same depth, replayed by
 // from=all only (they have no resumable position). A resume from a position
 // older than what is held gets replay-exhausted naming the earliest
@@ -49,8 +51,9 @@
 // no-route, ambiguous, unsupported or unauthorized, and the command is
 // neither stored nor fanned out.
 //
-// Backpressure. Each subscriber has a bounded queue (Config.Queue items; an
-// item is one ingest: a POST or a frame, however many events it carries).
+// Backpressure. Each SSE stream and each WebSocket connection has a bounded
+// queue (Config.Queue items; an item is one ingest, a POST or a frame
+// however many events it carries, for one subscription).
 // Past three quarters full, items of only debug and info events are dropped
 // toward it; when full, an item with a notice-or-above event disconnects it
 // (SSE: the stream ends; WebSocket: closing with the delivered positions,
