@@ -34,6 +34,7 @@ type benchStack struct {
 	client   *http.Client    // for the UI and the relay; never follows redirects
 
 	stopUI func() // ends the UI and waits for its Run; idempotent
+	stop   func() // ends the UI, then the relay, waiting for both; idempotent
 }
 
 // benchStackOptions changes how a stack starts.
@@ -71,14 +72,17 @@ func benchStartStack(tb testing.TB, o benchStackOptions) *benchStack {
 	}
 	s.origin = u.Scheme + "://" + u.Host
 
-	var once sync.Once
-	s.stopUI = func() { once.Do(func() { cancelUI(); waitUI() }) }
-	tb.Cleanup(func() {
-		s.stopUI()
-		stopRelay()
-		waitRelay()
-		tr.CloseIdleConnections()
-	})
+	var uiOnce, once sync.Once
+	s.stopUI = func() { uiOnce.Do(func() { cancelUI(); waitUI() }) }
+	s.stop = func() {
+		once.Do(func() {
+			s.stopUI()
+			stopRelay()
+			waitRelay()
+			tr.CloseIdleConnections()
+		})
+	}
+	tb.Cleanup(s.stop)
 	return s
 }
 
