@@ -45,33 +45,41 @@ const stackAckWindow = "300ms"
 
 // stack is one running relay and UI, and the agents a test starts on it.
 type stack struct {
-	ctx      context.Context
-	token    string // the relay's AEP_TOKEN
-	relayURL string // http://127.0.0.1:PORT
-	uiURL    string // http://127.0.0.1:PORT/
-	origin   string // the UI's origin, as a browser sends it in Origin
+	ctx      context.Context // the UI's: ends when the test does
+	token    string          // the relay's AEP_TOKEN
+	relayURL string          // http://127.0.0.1:PORT
+	uiURL    string          // http://127.0.0.1:PORT/
+	origin   string          // the UI's origin, as a browser sends it in Origin
+
+	relayEnv  map[string]string
+	stopRelay func()
 }
 
 // stackOptions changes how a stack starts.
 type stackOptions struct {
 	// uiRelay returns the relay URL the UI is pointed at, given the
 	// relay's own (a proxy in front of it); nil points it at the relay.
+	// What it starts is stopped after the UI, before the relay.
 	uiRelay func(t *testing.T, relayURL string) string
+	// relayEnv adds AEP_* settings to the relay's environment.
+	relayEnv map[string]string
 }
 
 // startStack starts a relay and a UI against it, and stops both (waiting
 // for their Run to return) when the test ends.
 func startStack(t *testing.T, opts stackOptions) *stack {
 	t.Helper()
-	s := &stack{token: "e2e-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
-	s.relayURL, _ = runApp(t, "relay", []string{"relay", "--port", "0"},
-		map[string]string{"AEP_TOKEN": s.token}, `relay listening on (http://[^\s"]+)`)
+	s := &stack{token: "e2e-" + strconv.FormatInt(time.Now().UnixNano(), 36), relayEnv: map[string]string{}}
+	for k, v := range opts.relayEnv {
+		s.relayEnv[k] = v
+	}
+	s.relayEnv["AEP_TOKEN"] = s.token
+	s.relayURL, _, s.stopRelay = runApp(t, "relay", []string{"relay", "--port", "0"}, s.relayEnv, relayReady)
 	uiRelay := s.relayURL
 	if opts.uiRelay != nil {
-		// Its cleanups run after the UI has stopped, before the relay does.
 		uiRelay = opts.uiRelay(t, s.relayURL)
 	}
-	s.uiURL, s.ctx = runApp(t, "ui", []string{"serve", "--relay", uiRelay, "--addr", "127.0.0.1:0", "--ack-window", stackAckWindow},
+	s.uiURL, s.ctx, _ = runApp(t, "ui", []string{"serve", "--relay", uiRelay, "--addr", "127.0.0.1:0", "--ack-window", stackAckWindow},
 		map[string]string{"AEP_TOKEN": s.token, "HOME": t.TempDir()}, `aepforms UI listening on (http://[^\s"]+)`)
 	u, err := url.Parse(s.uiURL)
 	require.NoError(t, err)
@@ -79,11 +87,29 @@ func startStack(t *testing.T, opts stackOptions) *stack {
 	return s
 }
 
+const relayReady = `relay listening on (http://[^\s"]+)`
+
+// restartRelay stops the relay (it drains: streams and sockets are told
+// it is shutting down) and starts a new one, empty, on the same port;
+// between, when not nil, runs while no relay is listening.
+func (s *stack) restartRelay(t *testing.T, between func()) {
+	t.Helper()
+	u, err := url.Parse(s.relayURL)
+	require.NoError(t, err)
+	s.stopRelay()
+	if between != nil {
+		between()
+	}
+	got, _, stop := runApp(t, "relay (restarted)", []string{"relay", "--port", u.Port()}, s.relayEnv, relayReady)
+	require.Equal(t, s.relayURL, got, "the restarted relay's address")
+	s.stopRelay = stop
+}
+
 // runApp runs app.Run(args) and returns the first submatch of the log
-// line matching ready, waiting for it with a deadline, and the context
-// Run runs under. When the test ends the context is cancelled and Run
-// must return nil in time.
-func runApp(t *testing.T, name string, args []string, env map[string]string, ready string) (string, context.Context) {
+// line matching ready, waiting for it with a deadline, the context Run
+// runs under, and stop, which cancels it and checks that Run returns nil
+// in time. stop runs when the test ends, if not before.
+func runApp(t *testing.T, name string, args []string, env map[string]string, ready string) (string, context.Context, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	logs := newStackLog(regexp.MustCompile(ready))
@@ -92,27 +118,31 @@ func runApp(t *testing.T, name string, args []string, env map[string]string, rea
 	go func() {
 		done <- app.Run(ctx, args, func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, logs)
 	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("%s: Run returned %v, want nil after its context ended", name, err)
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("%s: Run returned %v, want nil after its context ended", name, err)
+				}
+			case <-time.After(stackWait):
+				t.Errorf("%s: Run did not return within %v of its context ending", name, stackWait)
 			}
-		case <-time.After(stackWait):
-			t.Errorf("%s: Run did not return within %v of its context ending", name, stackWait)
-		}
-	})
+		})
+	}
+	t.Cleanup(stop)
 	select {
 	case m := <-logs.found:
-		return m, ctx
+		return m, ctx, stop
 	case err := <-done:
 		done <- err
 		t.Fatalf("%s: Run returned %v before it logged %q", name, err, ready)
 	case <-time.After(stackWait):
 		t.Fatalf("%s: no log line %q within %v", name, ready, stackWait)
 	}
-	return "", nil
+	return "", nil, nil
 }
 
 // agentOptions are the demo agent settings a test changes.
@@ -121,6 +151,7 @@ type agentOptions struct {
 	relayURL  string // "" = the stack's relay
 	neverAck  bool
 	expiresIn time.Duration
+	reask     bool // ask the expiring form again each time it times out
 }
 
 // startAgent runs a demo agent (internal/agent, so its record can be read)
@@ -138,6 +169,7 @@ func (s *stack) startAgent(t *testing.T, o agentOptions) *agent.Agent {
 	cfg.Backoff, cfg.BackoffMax = 20*time.Millisecond, 200*time.Millisecond
 	cfg.DrainTimeout = -1
 	cfg.NeverAck = o.neverAck
+	cfg.ReaskExpired = o.reask
 	if o.expiresIn > 0 {
 		cfg.ExpiresIn = o.expiresIn
 	}

@@ -47,12 +47,14 @@ func fillEveryType(t *testing.T, card *goquery.Selection, f *htmlForm, skip ...s
 // everyTypeAnswer is what fillEveryType (skipping nothing) sends.
 const everyTypeAnswer = `{"values":{"agree":true,"features":["tracing","  spaced  out  "],"notes":"keep me\r\nexactly \u003cas typed\u003e \u0026 all","region":"eu-north-1","replicas":5,"service":"search-api"}}`
 
-// refusalText is what a refused post's page announces (its role=alert
-// elements: the card's error summary, or the page's refusal notice).
+// refusalText is what a refused post's page says about it: the card's
+// error summary, or, for a card that shows none (settled, in flight), the
+// page's notices.
 func refusalText(t *testing.T, p *uiPage) string {
 	t.Helper()
 	require.NotNil(t, p.doc, "refusal is not HTML (status %d): %s", p.status, p.body)
-	return strings.Join(strings.Fields(p.doc.Find(`[role="alert"]`).Text()), " ")
+	sel := p.doc.Find(`[data-testid="error-summary"], [data-testid="banners"] [data-testid="notice"]`)
+	return strings.Join(strings.Fields(sel.Text()), " ")
 }
 
 // TestAnswerOutcomes covers the posts the UI must refuse or settle
