@@ -3,7 +3,6 @@ package relay
 import (
 	"context"
 	"crypto/subtle"
-	"errors"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -13,9 +12,6 @@ import (
 
 	"github.com/aepforms/aepforms/internal/aep"
 )
-
-// ErrShuttingDown is returned for work refused because the relay drains.
-var ErrShuttingDown = errors.New("relay: shutting down")
 
 // Relay is an AEP 0.1 relay: HTTP emit and discovery, SSE consume,
 // WebSocket duplex with subscriptions, roster and control routing, over
