@@ -69,6 +69,7 @@ type Provenance struct {
 	Session      string
 	SessionShort string
 	Run          string
+	RunShort     string
 	Source       string
 	SourceShort  string
 	AskedISO     string // RFC 3339, for <time datetime>; empty when unknown

@@ -16,8 +16,9 @@ func provenance(c inbox.Card, opts Options) Provenance {
 	p := Provenance{
 		Agent:        c.Agent,
 		Session:      c.Session,
-		SessionShort: shorten(c.Session, 16),
+		SessionShort: shorten(c.Session, 24),
 		Run:          c.Run,
+		RunShort:     shorten(c.Run, 24),
 		Source:       c.Source,
 		SourceShort:  shorten(c.Source, 32),
 		Capture:      c.Capture.String(),
@@ -135,7 +136,7 @@ func groupOf(c inbox.Card) (id, label string) {
 	}
 	label = agent
 	if c.Session != "" {
-		label += " · session " + shorten(c.Session, 16)
+		label += " · session " + shorten(c.Session, 24)
 	}
 	return fmt.Sprintf("group-%016x", h.Sum64()), label
 }
