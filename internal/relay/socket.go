@@ -85,9 +85,12 @@ func (r *Relay) handleSocket(w http.ResponseWriter, req *http.Request) {
 		c.writeLoop(ctx)
 	}()
 	c.readLoop(ctx)
-	c.out.fail()
+	// The peer is gone (or closed in order): stop the writer before failing
+	// the outbox, so the end of a connection is not mistaken for a slow
+	// consumer (and logged as one).
 	cancel()
 	<-done
+	c.out.fail()
 }
 
 // hijackTap records the connection websocket.Accept hijacks, so a drain
