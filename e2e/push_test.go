@@ -90,14 +90,30 @@ func (p *pushStream) run(ctx context.Context, u string, reconnect bool, first ch
 			p.end(err)
 			return
 		}
-		err = p.read(ctx, sse.NewReader(resp.Body, 0))
+		rd := sse.NewReader(resp.Body, 0)
+		err = p.read(ctx, rd)
 		resp.Body.Close()
 		if ctx.Err() != nil || !reconnect {
 			p.end(err)
 			return
 		}
+		// Wait the stream's reconnection time, as EventSource does.
+		wait := rd.Retry()
+		if wait <= 0 {
+			wait = pushRetry
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			p.end(ctx.Err())
+			return
+		}
 	}
 }
+
+// pushRetry is the reconnection time of a push reader when the server
+// set none (browsers use a few seconds; tests need less).
+const pushRetry = 50 * time.Millisecond
 
 func (p *pushStream) read(ctx context.Context, rd *sse.Reader) error {
 	for {
@@ -105,7 +121,14 @@ func (p *pushStream) read(ctx context.Context, rd *sse.Reader) error {
 		if err != nil {
 			return err
 		}
-		if !it.IsComment && it.ID != "" {
+		switch {
+		case !it.IsComment && it.Event == "reload":
+			// Too far behind to catch up: the page reloads, and its
+			// next stream starts afresh.
+			p.mu.Lock()
+			p.lastID = ""
+			p.mu.Unlock()
+		case !it.IsComment && it.ID != "":
 			p.mu.Lock()
 			p.lastID = it.ID
 			p.mu.Unlock()
@@ -205,7 +228,7 @@ func (s *stack) awaitCard(t *testing.T, session, what string, match func(*goquer
 	if c := check(); c != nil {
 		return c
 	}
-	last := "not pushed"
+	last, reloaded := "not pushed", false
 	deadline := time.After(stackWait)
 	for {
 		it, ok := ps.nextOr(t, deadline)
@@ -222,8 +245,15 @@ func (s *stack) awaitCard(t *testing.T, session, what string, match func(*goquer
 				}
 			}
 		case "reload":
-			if c := check(); c != nil {
-				return c
+			reloaded = true
+		case "status":
+			// After a reload, the new stream's first status means it is
+			// subscribed: read the page again.
+			if reloaded {
+				reloaded = false
+				if c := check(); c != nil {
+					return c
+				}
 			}
 		}
 	}
