@@ -29,6 +29,8 @@ type relaySettings struct {
 	maxBody     int64
 	maxBatch    int
 	maxFrom     int // 0: the session cap
+	ssePing     time.Duration
+	wsPing      time.Duration
 }
 
 // relayEnv maps each flag to its environment variable.
@@ -49,6 +51,8 @@ func (s *relaySettings) register(fs *flag.FlagSet) {
 	fs.Int64Var(&s.maxBody, "max-body", d.MaxBody, "largest POST body or WebSocket frame, in bytes (env AEP_MAX_BODY)")
 	fs.IntVar(&s.maxBatch, "max-batch", d.MaxBatch, "most events in one NDJSON batch (env AEP_MAX_BATCH)")
 	fs.IntVar(&s.maxFrom, "max-from", 0, "most resume positions in one from; 0 = the session cap (env AEP_MAX_FROM)")
+	fs.DurationVar(&s.ssePing, "sse-ping", d.SSEPing, "interval of the `: ping` comment on /stream")
+	fs.DurationVar(&s.wsPing, "ws-ping", d.WSPing, "interval of the ping frame on /socket (a silent peer is dropped after 3 intervals)")
 }
 
 // applyEnv fills every flag not given on the command line from its
@@ -96,6 +100,12 @@ func (s relaySettings) config(logger *slog.Logger) relay.Config {
 	cfg.MaxFrom = s.maxFrom
 	if cfg.MaxFrom == 0 {
 		cfg.MaxFrom = s.maxSessions
+	}
+	if s.ssePing > 0 {
+		cfg.SSEPing = s.ssePing
+	}
+	if s.wsPing > 0 {
+		cfg.WSPing, cfg.WSPongTimeout = s.wsPing, 3*s.wsPing
 	}
 	cfg.Logger = logger
 	return cfg
