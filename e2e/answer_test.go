@@ -1,13 +1,16 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/oklog/ulid/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -322,4 +325,64 @@ func TestAnswering(t *testing.T) {
 			"Database":                 "Other: “" + rec.Answer.Values["db"].(string) + "”",
 		}, shown, "the answered card shows the recorded values")
 	})
+}
+
+// TestAnswerSameAsExternalSender: an external AEP control sender's
+// answer to the same form (built per AEP-0004 by hand) gives the demo
+// agent the same answer as the operator's through the UI, and the agent
+// records the same outcome for both.
+func TestAnswerSameAsExternalSender(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, stackOptions{})
+	ag := s.startAgent(t, agentOptions{scenarios: []string{agent.ScenarioDeploy, agent.ScenarioDeploy}})
+	ctx, cancel := context.WithTimeout(s.ctx, stackWait)
+	defer cancel()
+	var forms []agent.SessionInfo
+	require.NoError(t, ag.Until(ctx, func() bool {
+		forms = forms[:0]
+		for _, x := range ag.Sessions() {
+			if x.Scenario == agent.ScenarioDeploy && len(x.Requests) == 1 && x.Requests[0].Delivered {
+				forms = append(forms, x)
+			}
+		}
+		return len(forms) == 2
+	}), "two deploy forms asked")
+	viaUI, viaExt := forms[0], forms[1]
+
+	_, card, f := s.openForm(t, viaUI.ID)
+	db, regions := fieldNamed(t, card, "Database"), fieldNamed(t, card, "Regions")
+	f.fill(t, fieldNamed(t, card, "Service name"), "checkout")
+	f.tick(t, regions, choiceValue(t, card, regions, "us-east"), true)
+	f.tick(t, regions, choiceValue(t, card, regions, "eu-west"), true)
+	f.tick(t, db, "other", true)
+	f.fill(t, db+"-other", "CockroachDB")
+	fromUI := s.sendAndAccept(t, ag, viaUI.ID, f, nil)
+
+	req := viaExt.Requests[0]
+	cmd, err := aep.Build(aep.Envelope{
+		ID: ulid.Make().String(), Type: "control.attention.respond", Subject: req.ID, Cause: req.ID,
+		Time: time.Now().UTC().Format(time.RFC3339Nano), Source: "aep://e2e.test/sender/external",
+		Agent: "external-sender", Session: viaExt.ID, Capture: aep.CaptureFull.String(),
+		Data: aep.Respond{Answer: aep.Answer{Values: aep.Values{
+			"name": "checkout", "staged": false, "regions": []any{"1", "2"}, "db": "CockroachDB",
+		}}},
+	})
+	require.NoError(t, err)
+	s.dialRelay(t, ctx, "external-sender").write(cmd.Raw())
+	got := awaitCommands(t, ag, viaExt.ID, 1, nil)
+	require.Equal(t, agent.OutcomeAccepted, got[0].Decision.Outcome, "agent decision on the external command: %+v", got[0].Decision)
+	assert.Equal(t, answerOf(t, got[0].Raw), answerOf(t, fromUI.Raw), "the answer the agent received: external sender vs UI")
+
+	recorded := func(session, request string) string {
+		t.Helper()
+		for _, ev := range s.relayHistory(t, session) {
+			if ev.Type() == "attention.answered" && ev.Subject() == request {
+				return answerOf(t, ev.Raw())
+			}
+		}
+		t.Fatalf("no attention.answered in session %s", session)
+		return ""
+	}
+	assert.Equal(t, recorded(viaExt.ID, req.ID), recorded(viaUI.ID, viaUI.Requests[0].ID),
+		"attention.answered recorded: external sender vs UI")
 }

@@ -21,7 +21,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/stretchr/testify/require"
 
 	"github.com/aepforms/aepforms/internal/aep"
@@ -296,68 +295,6 @@ func dumpOnFailure(t *testing.T, name string, w *stackLog) {
 			t.Logf("%s log (last %d KiB):\n%s", name, logKeep>>10, w.String())
 		}
 	})
-}
-
-// awaitRoster waits until the relay's roster lists session (listed) or
-// no longer does: whether a command to it would be routed. The relay
-// announces a claim or a dropped peer to nobody, so this asks its roster
-// (over a consumer WebSocket of its own) on a short tick, with a deadline.
-func (s *stack) awaitRoster(t *testing.T, session string, listed bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(s.ctx, stackWait)
-	defer cancel()
-	h := http.Header{"Authorization": {"Bearer " + s.token}}
-	c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.relayURL, "http")+"/socket", &websocket.DialOptions{HTTPHeader: h})
-	if resp != nil && resp.Body != nil {
-		resp.Body.Close()
-	}
-	require.NoError(t, err, "roster probe: dial the relay")
-	defer c.CloseNow()
-	c.SetReadLimit(16 << 20)
-	write := func(v any) {
-		b, err := json.Marshal(v)
-		require.NoError(t, err)
-		require.NoError(t, c.Write(ctx, websocket.MessageText, b), "roster probe: write")
-	}
-	type frame struct {
-		Type    string `json:"type"`
-		ID      string `json:"id"`
-		Entries []struct {
-			Session string `json:"session"`
-		} `json:"entries"`
-	}
-	read := func(typ, id string) frame {
-		for {
-			_, b, err := c.Read(ctx)
-			require.NoError(t, err, "roster probe: waiting for %s frame (listed=%v)", typ, listed)
-			var f frame
-			require.NoError(t, json.Unmarshal(b, &f), "roster probe: frame %s", b)
-			if f.Type == typ && f.ID == id {
-				return f
-			}
-		}
-	}
-	write(map[string]any{"type": "hello", "versions": []string{aep.Version}, "role": "consumer",
-		"identity": map[string]string{"agent": "e2e-roster-probe", "instance": "e2e"}})
-	read("hello", "")
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for n := 1; ; n++ {
-		id := "probe-" + strconv.Itoa(n)
-		write(map[string]string{"type": "roster", "id": id})
-		got := false
-		for _, e := range read("roster", id).Entries {
-			got = got || e.Session == session
-		}
-		if got == listed {
-			return
-		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			t.Fatalf("the relay's roster lists session %s: %v, want %v, after %v", session, got, listed, stackWait)
-		}
-	}
 }
 
 // relayHistory returns the events the relay holds for session, read from
