@@ -161,7 +161,7 @@ func TestAnswering(t *testing.T) {
 				f.fill(t, notes, "Ship after 18:00 UTC.\nPing the \"release\" channel first. ✓")
 				return f.button(t, "")
 			},
-			wantAnswer:  `{"values":{"agree":true,"features":["metrics","profiling","canary analysis"],"notes":"Ship after 18:00 UTC.\r\nPing the \"release\" channel first. ✓","region":"ap-south-1","replicas":3,"service":"billing-api","timeout":2.5}}`,
+			wantAnswer:  `{"values":{"agree":true,"features":["metrics","profiling","canary analysis"],"notes":"Ship after 18:00 UTC.\nPing the \"release\" channel first. ✓","region":"ap-south-1","replicas":3,"service":"billing-api","timeout":2.5}}`,
 			wantCapture: aep.CaptureFull,
 		},
 		{
@@ -248,7 +248,7 @@ func TestAnswering(t *testing.T) {
 				f.fill(t, "text", "The faster checkout.\nAnd the new invoices.")
 				return f.button(t, "")
 			},
-			wantAnswer:  `{"text":"The faster checkout.\r\nAnd the new invoices."}`,
+			wantAnswer:  `{"text":"The faster checkout.\nAnd the new invoices."}`,
 			wantCapture: aep.CaptureFull,
 		},
 		{

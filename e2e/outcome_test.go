@@ -45,7 +45,7 @@ func fillEveryType(t *testing.T, card *goquery.Selection, f *htmlForm, skip ...s
 }
 
 // everyTypeAnswer is what fillEveryType (skipping nothing) sends.
-const everyTypeAnswer = `{"values":{"agree":true,"features":["tracing","  spaced  out  "],"notes":"keep me\r\nexactly \u003cas typed\u003e \u0026 all","region":"eu-north-1","replicas":5,"service":"search-api"}}`
+const everyTypeAnswer = `{"values":{"agree":true,"features":["tracing","  spaced  out  "],"notes":"keep me\nexactly \u003cas typed\u003e \u0026 all","region":"eu-north-1","replicas":5,"service":"search-api"}}`
 
 // refusalText is what a refused post's page says about it: the card's
 // error summary, or, for a card that shows none (settled, in flight), the

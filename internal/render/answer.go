@@ -41,6 +41,7 @@ const notTextMessage = "This answer holds bytes that are not text; type it again
 // most one per field, each with a message saying what to do. When there are
 // problems the returned answer is the zero Answer: nothing may be sent.
 func ParseAnswer(req aep.Request, form url.Values) (aep.Answer, []aep.Problem) {
+	form = unixLineBreaks(form)
 	if !req.Controllable() {
 		return aep.Answer{}, []aep.Problem{{
 			Code:    CodeNotAnswerable,
@@ -216,4 +217,22 @@ func parseIndex(s string, n int) (int, bool) {
 		return 0, false
 	}
 	return j, true
+}
+
+// unixLineBreaks returns a copy of form with every CRLF (and lone CR) as
+// LF. Browsers submit a textarea's line breaks as CRLF (a form-encoding
+// artefact); the agent gets the text as the operator typed it, with "\n".
+func unixLineBreaks(form url.Values) url.Values {
+	out := make(url.Values, len(form))
+	for k, vs := range form {
+		cp := make([]string, len(vs))
+		for i, v := range vs {
+			if strings.IndexByte(v, '\r') >= 0 {
+				v = strings.ReplaceAll(strings.ReplaceAll(v, "\r\n", "\n"), "\r", "\n")
+			}
+			cp[i] = v
+		}
+		out[k] = cp
+	}
+	return out
 }

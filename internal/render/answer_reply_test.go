@@ -37,7 +37,7 @@ func TestParseAnswerReply(t *testing.T) {
 		{"input option", inputOpts, url.Values{"option": {"1"}}, aep.Answer{Option: "dev"}},
 		{"input option and text", inputOpts, url.Values{"option": {"0"}, "text": {"then rebase"}}, aep.Answer{Option: "main", Text: answerStr("then rebase")}},
 		{"input with options takes text alone", inputOpts, url.Values{"text": {"feature/x"}}, aep.Answer{Text: answerStr("feature/x")}},
-		{"input text as typed", input, url.Values{"text": {"  go on\r\nslowly "}}, aep.Answer{Text: answerStr("  go on\r\nslowly ")}},
+		{"input text as typed", input, url.Values{"text": {"  go on\r\nslowly "}}, aep.Answer{Text: answerStr("  go on\nslowly ")}},
 		{"input ignores option", input, url.Values{"option": {"0"}, "text": {"x"}}, aep.Answer{Text: answerStr("x")}},
 		{"form without fields takes text", formless, url.Values{"text": {"here"}}, aep.Answer{Text: answerStr("here")}},
 		{"unknown kind takes text", unknown, url.Values{"text": {"fine"}}, aep.Answer{Text: answerStr("fine")}},

@@ -150,7 +150,8 @@ func TestParseAnswerString(t *testing.T) {
 	t.Parallel()
 	runAnswerValueCases(t, []answerValueCase{
 		{name: "text as typed, spaces kept", form: answerPost(map[string][]string{"f0": {"  two  spaces "}}), field: "title", want: "  two  spaces "},
-		{name: "line breaks kept", form: answerPost(map[string][]string{"f1": {"line one\r\nline two"}}), field: "notes", want: "line one\r\nline two"},
+		{name: "line breaks kept, as LF", form: answerPost(map[string][]string{"f1": {"line one\r\nline two"}}), field: "notes", want: "line one\nline two"},
+		{name: "a lone CR is a line break", form: answerPost(map[string][]string{"f1": {"a\rb\n\nc"}}), field: "notes", want: "a\nb\n\nc"},
 		{name: "empty optional left out", form: answerPost(map[string][]string{"f1": {""}}), field: "notes", absent: true},
 		{name: "blank optional left out", form: answerPost(map[string][]string{"f1": {"  \t "}}), field: "notes", absent: true},
 		{name: "absent optional left out", form: answerValidPost(), field: "notes", absent: true},
