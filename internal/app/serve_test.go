@@ -115,4 +115,3 @@ func TestTokenFileReadableByOthersIsRefused(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
