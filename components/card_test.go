@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/render"
 )
 
@@ -231,4 +232,28 @@ func pairs(s *goquery.Selection) []string {
 		out = append(out, squash(e.Find("dt").Text())+": "+squash(e.Find("dd").Text()))
 	}
 	return out
+}
+
+// A refused post on a card that shows no form (settled, in flight,
+// malformed, informational, expired) names the problem on the card, at
+// its top, under the heading the summary always has.
+func TestCardRefusalSummaryWithoutForm(t *testing.T) {
+	t.Parallel()
+	for _, id := range []string{"canswered", "celsewhere", "ctimeout", "cexpired", "csending", "caccepted", "cbad", "coob"} {
+		t.Run(id, func(t *testing.T) {
+			t.Parallel()
+			o := answerable()
+			o.Problems = []aep.Problem{{Code: "settled", Message: "This question was already answered by bob. Nothing was sent."}}
+			doc := cardDoc(t, sample(t, id), o)
+			sum := doc.Find(`[data-testid="card"] > [data-testid="error-summary"]`)
+			require.Equal(t, 1, sum.Length(), "the summary is on the card itself")
+			assert.Equal(t, id+"-errors", attr(t, sum, "id"))
+			assert.Equal(t, "-1", attr(t, sum, "tabindex"), "focusable by the script")
+			assert.Equal(t, "There is a problem", sum.Find("#"+id+"-errors-title").Text())
+			assert.Equal(t, "This question was already answered by bob. Nothing was sent.", squash(sum.Find("li").Text()))
+			assert.Equal(t, 0, sum.Find("a").Length(), "no link: the card has no control to jump to")
+			assert.True(t, sum.Prev().Is("header.card__head"), "the summary comes first, under the card's heading")
+			assert.Equal(t, 0, doc.Find(`[data-testid="submit"], [data-testid="option"]`).Length(), "still nothing to submit")
+		})
+	}
 }

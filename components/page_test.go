@@ -157,6 +157,16 @@ func TestPageStates(t *testing.T) {
 		assert.Equal(t, 1, doc.Find(`#cinput-errors[data-testid="error-summary"]`).Length())
 		assert.Equal(t, 1, doc.Find(`[data-testid="error-summary"]`).Length(), "on the refused card only")
 	})
+	t.Run("refused post on a settled card", func(t *testing.T) {
+		t.Parallel()
+		opts := pageOpts()
+		opts.Refused = &render.Refused{Card: "ctimeout", Problems: []aep.Problem{{Code: "settled", Message: "The agent stopped waiting for this answer (timed out). Nothing was sent."}}}
+		doc := parse(t, Page(samplePage(opts)))
+		assert.Equal(t, "ctimeout-errors", attr(t, doc.Find("body"), "data-focus"), "the script focuses the card's summary")
+		sum := doc.Find(`#settled #card-ctimeout [data-testid="error-summary"]`)
+		require.Equal(t, 1, sum.Length(), "the settled card itself says why nothing was sent")
+		assert.Contains(t, sum.Text(), "Nothing was sent.")
+	})
 	t.Run("theme override", func(t *testing.T) {
 		t.Parallel()
 		opts := pageOpts()

@@ -32,6 +32,15 @@ type CardView struct {
 	State   StateView
 	Notices []Notice // the UI's own notes on this card (watch-only, agent not connected, ...)
 
+	// Errors is the error summary of a refused post on this card, in field
+	// order, whatever the card shows: an open form's problems link to their
+	// controls; a refusal of a card that shows no form (settled, in flight,
+	// malformed, informational, expired) is a message without a link.
+	// Empty when there is none. ErrorsID is the summary's element id,
+	// "{cardID}-errors".
+	Errors   []ErrorLink
+	ErrorsID string
+
 	Open    bool // the request is still open (pending or routed, deadline not passed)
 	Settled bool // rendered compact in the settled section
 
@@ -54,10 +63,6 @@ type FormView struct {
 	// SubmitLabel is the primary button's label ("Send answer"); empty when
 	// the only submits are option buttons.
 	SubmitLabel string
-	// Errors is the error summary of a refused post, in field order; empty
-	// when there is none. ErrorsID is the summary's element id.
-	Errors   []ErrorLink
-	ErrorsID string
 	// Kept is true when the controls hold input kept on the server (a
 	// refused post, a submission): the browser must not restore a draft over it.
 	Kept bool
@@ -144,12 +149,13 @@ func Card(c inbox.Card, opts Options) CardView {
 	id := string(c.ID)
 	placeholder := c.Capture <= aep.CaptureMetadata
 	v := CardView{
-		ID:      id,
-		DOMID:   "card-" + id,
-		Version: c.Version,
-		Kind:    c.Request.Kind,
-		Title:   kindTitle(c.Request.Kind),
-		Prov:    provenance(c, opts),
+		ID:       id,
+		DOMID:    "card-" + id,
+		Version:  c.Version,
+		Kind:     c.Request.Kind,
+		Title:    kindTitle(c.Request.Kind),
+		Prov:     provenance(c, opts),
+		ErrorsID: id + "-errors",
 		Prompt: Prompt{
 			ID:          id + "-prompt",
 			Text:        c.Request.Prompt,
@@ -168,7 +174,9 @@ func Card(c inbox.Card, opts Options) CardView {
 	v.Settled = !c.State.Open()
 	v.State = stateLine(c, opts.Now)
 
+	probs := problemsByField(c.Request, opts.Problems)
 	if c.Malformed != "" {
+		v.Errors = probs.unlinked(c.Request)
 		return v
 	}
 	kept := opts.Input
@@ -183,10 +191,8 @@ func Card(c inbox.Card, opts Options) CardView {
 		Action:     base + "/cards/" + url.PathEscape(id) + "/answer",
 		Token:      opts.Token,
 		Answerable: answerable,
-		ErrorsID:   id + "-errors",
 		Kept:       len(kept) > 0,
 	}
-	probs := problemsByField(c.Request, opts.Problems)
 	build := formBuilder{card: id, req: c.Request, kept: kept, probs: probs, disabled: !answerable, placeholder: placeholder}
 	f.Fields = build.fields()
 	f.Options = build.options()
@@ -194,7 +200,6 @@ func Card(c inbox.Card, opts Options) CardView {
 	if f.Reply != nil || len(f.Fields) > 0 {
 		f.SubmitLabel = "Send answer"
 	}
-	f.Errors = build.summary(f)
 	if len(f.Fields) == 0 && len(f.Options) == 0 && f.Reply == nil {
 		f = nil
 	}
@@ -202,6 +207,13 @@ func Card(c inbox.Card, opts Options) CardView {
 		// A settled card shows its outcome, an answer in flight shows
 		// what was sent: not the controls.
 		f = nil
+	}
+	if f != nil && f.Answerable {
+		v.Errors = build.summary(f)
+	} else {
+		// No control to jump to: the controls are not shown, or shown
+		// disabled (a disabled control cannot take focus).
+		v.Errors = probs.unlinked(c.Request)
 	}
 	v.Form = f
 	v.Notices = cardNotices(c, opts, v.Open, inFlight)

@@ -218,3 +218,68 @@ func TestCardGroupAndSort(t *testing.T) {
 	assert.Less(t, sortKey(soon), sortKey(old), "a deadline sorts before none")
 	assert.Less(t, sortKey(old), sortKey(a), "then the longest waiting")
 }
+
+// A refused post on a card that shows no usable form still names the
+// problem on the card itself, as a message without a link (no control
+// to jump to), and the page focuses it.
+func TestCardRefusalWithoutForm(t *testing.T) {
+	t.Parallel()
+	refusal := []aep.Problem{{Code: "closed", Message: "Nothing was sent."}}
+	ask := aep.Request{Kind: aep.KindInput, Prompt: "Name?"}
+	cases := []struct {
+		name     string
+		card     func() inbox.Card
+		canSend  bool
+		wantForm bool // a form is still shown (disabled)
+	}{
+		{"settled", func() inbox.Card {
+			c := viewCard(ask)
+			c.State = inbox.StateAnswered
+			c.Outcome = &inbox.Outcome{By: "bob", Capture: aep.CaptureFull, Answer: aep.Answer{Text: strp("x")}}
+			return c
+		}, true, false},
+		{"in flight", func() inbox.Card {
+			c := viewCard(ask)
+			c.Submission = &inbox.Submission{State: inbox.SubmissionSending, Answer: aep.Answer{Text: strp("x")}}
+			return c
+		}, true, false},
+		{"malformed", func() inbox.Card {
+			c := viewCard(aep.Request{Kind: aep.KindForm, Prompt: "?"})
+			c.Malformed = "duplicate field id"
+			return c
+		}, true, false},
+		{"informational", func() inbox.Card {
+			c := viewCard(aep.Request{Kind: aep.KindInput, Prompt: "?", RespondVia: []string{"oob"}})
+			c.Informational = true
+			return c
+		}, true, true},
+		{"expired", func() inbox.Card {
+			c := viewCard(ask)
+			c.ExpiresAt = viewNow.Add(-time.Second)
+			return c
+		}, true, true},
+		{"watch-only", func() inbox.Card { return viewCard(ask) }, false, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := viewOpts()
+			o.CanSubmit = tc.canSend
+			o.Problems = refusal
+			cv := Card(tc.card(), o)
+			assert.Equal(t, tc.wantForm, cv.Form != nil, "form shown: got %v, want %v", cv.Form != nil, tc.wantForm)
+			if cv.Form != nil {
+				assert.False(t, cv.Form.Answerable, "a refused card offers no submit")
+			}
+			require.Len(t, cv.Errors, 1, "the refusal is on the card")
+			assert.Equal(t, ErrorLink{Message: "Nothing was sent."}, cv.Errors[0], "no link: no control can take focus")
+			assert.Equal(t, "c1-errors", cv.ErrorsID)
+
+			p := Page([]inbox.Card{tc.card()}, inbox.Status{FeedConnected: true}, PageOptions{
+				Now: viewNow, CanSubmit: tc.canSend,
+				Refused: &Refused{Card: "c1", Problems: refusal},
+			})
+			assert.Equal(t, "c1-errors", p.FocusErrors, "the summary takes focus")
+		})
+	}
+}

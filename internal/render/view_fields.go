@@ -343,6 +343,24 @@ func (b formBuilder) reply() *ReplyView {
 }
 
 // summary builds the error summary links in field order.
+// unlinked is the error summary of a card whose controls cannot take
+// focus: every problem in field order, then the whole-answer ones, none
+// of them a link.
+func (fp fieldProblems) unlinked(req aep.Request) []ErrorLink {
+	var out []ErrorLink
+	for i := range req.Fields {
+		if msg, ok := fp.byField[i]; ok {
+			out = append(out, ErrorLink{Message: msg})
+		}
+	}
+	for _, msg := range fp.general {
+		out = append(out, ErrorLink{Message: msg})
+	}
+	return out
+}
+
+// summary is the error summary of an answerable form: each field problem
+// links to its control, the first whole-answer problem to the reply.
 func (b formBuilder) summary(f *FormView) []ErrorLink {
 	var out []ErrorLink
 	for _, fv := range f.Fields {

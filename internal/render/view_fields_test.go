@@ -158,7 +158,8 @@ func TestCardProblems(t *testing.T) {
 		{Field: "", Code: "whole", Message: "Answer at least one question"},
 		{Field: "nope", Code: "unknown_field", Message: "A key the form does not have"},
 	}
-	f := Card(viewCard(viewForm()), o).Form
+	cv := Card(viewCard(viewForm()), o)
+	f := cv.Form
 	budget := f.Fields[2]
 	assert.Equal(t, "Enter a number between 0.5 and 2500", budget.Error)
 	assert.True(t, budget.Invalid())
@@ -168,13 +169,13 @@ func TestCardProblems(t *testing.T) {
 	assert.Equal(t, "Select at least one answer for “Tags”", tags.Error, "a message derived from the code when none is given")
 	assert.False(t, f.Fields[0].Invalid())
 
-	require.Len(t, f.Errors, 4)
-	assert.Equal(t, ErrorLink{Href: "#c1-f2", Message: budget.Error}, f.Errors[0])
-	assert.Equal(t, ErrorLink{Href: "#c1-f6-c0", Message: tags.Error}, f.Errors[1])
-	assert.Equal(t, "Answer at least one question", f.Errors[2].Message)
-	assert.Empty(t, f.Errors[2].Href, "a whole-answer problem has no field to jump to")
-	assert.Equal(t, "c1-errors", f.ErrorsID)
-	for _, e := range f.Errors {
+	require.Len(t, cv.Errors, 4)
+	assert.Equal(t, ErrorLink{Href: "#c1-f2", Message: budget.Error}, cv.Errors[0])
+	assert.Equal(t, ErrorLink{Href: "#c1-f6-c0", Message: tags.Error}, cv.Errors[1])
+	assert.Equal(t, "Answer at least one question", cv.Errors[2].Message)
+	assert.Empty(t, cv.Errors[2].Href, "a whole-answer problem has no field to jump to")
+	assert.Equal(t, "c1-errors", cv.ErrorsID)
+	for _, e := range cv.Errors {
 		assert.NotContains(t, e.Message, "Invalid input")
 	}
 }
@@ -183,13 +184,14 @@ func TestCardReplyProblems(t *testing.T) {
 	t.Parallel()
 	o := viewOpts()
 	o.Problems = []aep.Problem{{Code: "blank", Message: "Enter your answer"}}
-	f := Card(viewCard(aep.Request{Kind: aep.KindInput, Prompt: "Name?"}), o).Form
+	cv := Card(viewCard(aep.Request{Kind: aep.KindInput, Prompt: "Name?"}), o)
+	f := cv.Form
 	require.NotNil(t, f.Reply)
 	assert.Equal(t, "Enter your answer", f.Reply.Error)
 	assert.True(t, f.Reply.Invalid)
 	assert.Equal(t, "c1-text-error", f.Reply.DescribedBy)
-	require.Len(t, f.Errors, 1)
-	assert.Equal(t, "#c1-text", f.Errors[0].Href)
+	require.Len(t, cv.Errors, 1)
+	assert.Equal(t, "#c1-text", cv.Errors[0].Href)
 }
 
 func TestCardOptionsAndReply(t *testing.T) {

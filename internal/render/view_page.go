@@ -149,8 +149,8 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 			o.Input, o.Problems = r.Input, r.Problems
 		}
 		cv := Card(c, o)
-		if cv.Form != nil && len(cv.Form.Errors) > 0 && v.FocusErrors == "" {
-			v.FocusErrors = cv.Form.ErrorsID
+		if len(cv.Errors) > 0 && v.FocusErrors == "" {
+			v.FocusErrors = cv.ErrorsID
 		}
 		if cv.Settled {
 			v.Settled = append(v.Settled, cv)

@@ -99,9 +99,9 @@ func TestPageRefusedPost(t *testing.T) {
 	cs := p.Groups[0].Cards
 	require.Len(t, cs, 2)
 	assert.Equal(t, "tok-a1", cs[0].Form.Token, "one token per card, minted by the caller")
-	assert.Empty(t, cs[0].Form.Errors, "the refused post marks its own card only")
+	assert.Empty(t, cs[0].Errors, "the refused post marks its own card only")
 	assert.Equal(t, "  ", cs[1].Form.Reply.Value)
-	assert.Len(t, cs[1].Form.Errors, 1)
+	assert.Len(t, cs[1].Errors, 1)
 	assert.Equal(t, "b1-errors", p.FocusErrors, "the error summary takes focus")
 	assert.Equal(t, ReachYes, cs[0].Prov.Reach)
 }
