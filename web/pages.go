@@ -108,32 +108,24 @@ func (s *server) writePage(w http.ResponseWriter, r *http.Request, status int, p
 }
 
 // bannerRefusal puts a refused post's problems in the page's banners when
-// its card does not show them in an error summary (a settled card, one
-// with an answer in flight, a malformed one, or a card outside the view),
-// so the operator always reads why nothing was sent.
+// its card is not on the page (outside the view's filter): a card on the
+// page shows them itself in its error summary, whatever its state, so the
+// operator always reads why nothing was sent.
 func bannerRefusal(v *render.PageView, refused *render.Refused) {
-	var card *render.CardView
-	for gi := range v.Groups {
-		for ci := range v.Groups[gi].Cards {
-			if v.Groups[gi].Cards[ci].ID == string(refused.Card) {
-				card = &v.Groups[gi].Cards[ci]
+	for _, g := range v.Groups {
+		for _, c := range g.Cards {
+			if c.ID == string(refused.Card) {
+				return
 			}
 		}
 	}
-	for ci := range v.Settled {
-		if v.Settled[ci].ID == string(refused.Card) {
-			card = &v.Settled[ci]
+	for _, c := range v.Settled {
+		if c.ID == string(refused.Card) {
+			return
 		}
-	}
-	if card != nil && card.Form != nil && len(card.Form.Errors) > 0 {
-		return
 	}
 	for _, p := range refused.Problems {
-		msg := p.Message
-		if card != nil {
-			msg = card.Title + " (" + card.GroupLabel + "): " + msg
-		}
-		v.Notices = append(v.Notices, msg)
+		v.Notices = append(v.Notices, p.Message)
 	}
 }
 
