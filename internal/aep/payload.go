@@ -95,10 +95,25 @@ func (r Request) Controllable() bool {
 
 // Answer is the answer member of control.attention.respond and
 // attention.answered: option, text and/or values.
+//
+// A non-nil Values is always encoded, even empty: a form answered with
+// every optional field left blank is `"values":{}`, not a missing member.
 type Answer struct {
 	Option string  `json:"option,omitempty"`
 	Text   *string `json:"text,omitempty"`
 	Values Values  `json:"values,omitempty"`
+}
+
+// MarshalJSON encodes the answer, keeping an empty, non-nil Values.
+func (a Answer) MarshalJSON() ([]byte, error) {
+	type plain Answer
+	if a.Values == nil || len(a.Values) > 0 {
+		return json.Marshal(plain(a))
+	}
+	return json.Marshal(struct {
+		plain
+		Values Values `json:"values"`
+	}{plain(a), a.Values})
 }
 
 // Answered is attention.answered data.
