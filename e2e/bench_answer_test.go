@@ -17,12 +17,6 @@ import (
 	"github.com/aepforms/aepforms/internal/inbox"
 )
 
-// benchAnswerBatch is how many answer pairs one demo agent serves: its
-// 2 x benchAnswerBatch open cards stay under the UI's per-browser push
-// queue (64), so the roster refresh that re-renders every open card when
-// the agent's sessions start does not drop the benchmark's browser.
-const benchAnswerBatch = 20
-
 // BenchmarkAnswerLatency measures, per iteration, one answer through the
 // UI beside one through a bare WebSocket sender, to the same demo agent,
 // each on its own pending deploy form (the golden s_form's fields):
@@ -38,8 +32,13 @@ const benchAnswerBatch = 20
 //     UI's respond path makes once per command inside its time (the bare
 //     ws figure excludes it).
 //
-// The two paths alternate order each iteration, and each waits for its
-// card to settle (answered) before the next starts. Metrics: ui-, ws- and
+// All 2 x b.N forms are asked before the timer starts, and the roster
+// refresh their sessions cause (the UI re-renders every open card when
+// the relay's roster changes) is let through first: a session.started
+// of its own makes the UI refresh once more, and sampling starts once
+// the browser has seen every card re-rendered after it. The two paths
+// alternate order each iteration, and each waits for its card to settle
+// (answered) before the next starts. Metrics: ui-, ws- and
 // ws-sub-p50/p99-ms, overhead-p99-ms (ui p99 - ws p99; target < 2 ms),
 // push-reloads (page loads the server asked for) and push-resumes
 // (streams the server ended), both counted while samples ran; both
@@ -48,53 +47,77 @@ func BenchmarkAnswerLatency(b *testing.B) {
 	s := benchStartStack(b, benchStackOptions{relayEnv: map[string]string{"AEP_MAX_SESSIONS": "5000"}})
 	br := s.benchOpenBrowser(b)
 	snd := s.benchDialSender(b)
+	asked, _ := s.benchAgentBatch(b, br, 2*b.N)
+	s.benchRosterSettled(b, br, asked)
+	reloads0, resumes0 := br.stats()
 	var ui, ws, wsSub benchLatencies
-	reloads, resumes := 0, 0 // while samples ran
 	b.ResetTimer()
-	for i := 0; i < b.N; {
-		b.StopTimer()
-		k := min(benchAnswerBatch, b.N-i)
-		asked, stop := s.benchAgentBatch(b, br, 2*k)
-		reloads0, resumes0 := br.stats()
-		b.StartTimer()
-		for j := range k {
-			viaUI, viaWS := asked[2*j], asked[2*j+1]
-			answer := func() { ui = append(ui, s.benchAnswerViaUI(b, br, viaUI, i)) }
-			send := func() {
-				r := snd.respond(b, viaWS, benchDeployAnswer(i))
-				ws, wsSub = append(ws, r.ack), append(wsSub, r.subscribe)
-				br.await(b, "the sender's card answered", func(cards map[string]*benchCardView) bool {
-					c := cards[string(benchCardID(viaWS))]
-					return c != nil && c.state == "answered"
-				})
-			}
-			if i%2 == 0 {
-				answer()
-				send()
-			} else {
-				send()
-				answer()
-			}
-			i++
+	for i := range b.N {
+		viaUI, viaWS := asked[2*i], asked[2*i+1]
+		answer := func() { ui = append(ui, s.benchAnswerViaUI(b, br, viaUI, i)) }
+		send := func() {
+			r := snd.respond(b, viaWS, benchDeployAnswer(i))
+			ws, wsSub = append(ws, r.ack), append(wsSub, r.subscribe)
+			br.await(b, "the sender's card answered", func(cards map[string]*benchCardView) bool {
+				c := cards[string(benchCardID(viaWS))]
+				return c != nil && c.state == "answered"
+			})
 		}
-		b.StopTimer()
-		reloads1, resumes1 := br.stats()
-		reloads, resumes = reloads+reloads1-reloads0, resumes+resumes1-resumes0
-		stop()
-		b.StartTimer()
+		if i%2 == 0 {
+			answer()
+			send()
+		} else {
+			send()
+			answer()
+		}
 	}
 	b.StopTimer()
+	reloads1, resumes1 := br.stats()
 	benchReportLatency(b, "ui", ui)
 	benchReportLatency(b, "ws", ws)
 	benchReportLatency(b, "ws-sub", wsSub)
 	b.ReportMetric(benchMS(ui.quantile(0.99)-ws.quantile(0.99)), "overhead-p99-ms")
-	b.ReportMetric(float64(reloads), "push-reloads")
-	b.ReportMetric(float64(resumes), "push-resumes")
+	b.ReportMetric(float64(reloads1-reloads0), "push-reloads")
+	b.ReportMetric(float64(resumes1-resumes0), "push-resumes")
+}
+
+// benchRosterSettled lets the roster refreshes of newly started sessions
+// pass before a measurement: it starts a session of its own (an HTTP
+// emitter's session.started, which makes the UI read the relay's roster
+// and re-render every open card) and waits until the browser has seen
+// each of asked's cards re-rendered after that.
+func (s *benchStack) benchRosterSettled(tb testing.TB, br *benchBrowser, asked []benchAsked) {
+	tb.Helper()
+	v0 := map[string]uint64{}
+	br.await(tb, "the cards' versions", func(cards map[string]*benchCardView) bool {
+		for _, a := range asked {
+			id := string(benchCardID(a))
+			c := cards[id]
+			if c == nil {
+				return false
+			}
+			v0[id] = c.version
+		}
+		return true
+	})
+	em := newBenchEmitter("roster")
+	ctx, cancel := context.WithTimeout(context.Background(), benchWait)
+	defer cancel()
+	if err := s.benchPostEvents(ctx, em.event(tb, "session.started", map[string]any{"label": "roster refresh"})); err != nil {
+		tb.Fatal(err)
+	}
+	br.await(tb, "every card re-rendered after a roster refresh", func(cards map[string]*benchCardView) bool {
+		for id, v := range v0 {
+			if c := cards[id]; c == nil || c.version <= v {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // benchAgentBatch starts a demo agent asking n deploy forms and waits
-// until the browser shows every one pending with its agent connected
-// (so the roster refresh their sessions caused has been rendered).
+// until the browser shows every one pending with its agent connected.
 func (s *benchStack) benchAgentBatch(tb testing.TB, br *benchBrowser, n int) ([]benchAsked, func()) {
 	tb.Helper()
 	scenarios := make([]string, n)
