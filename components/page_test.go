@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/a-h/templ"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -195,6 +196,69 @@ func TestPanel(t *testing.T) {
 	assert.Equal(t, "/forms/cards/cform/answer", attr(t, doc.Find(`#card-cform form`), "action"))
 }
 
+func TestSignOut(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name     string
+		signedIn bool
+		operator string
+		panel    bool
+		who      string // the text of the operator element; "-" = absent
+	}{
+		{"page, named", true, "Ann <ops>", false, "Signed in as Ann <ops>"},
+		{"page, no name", true, "", false, "Signed in"},
+		{"panel, named", true, "Ann <ops>", true, "Ann <ops>"},
+		{"panel, no name", true, "", true, "-"},
+		{"open UI", false, "", false, ""},
+		{"open panel", false, "", true, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			opts := pageOpts()
+			opts.Panel, opts.SignedIn, opts.Operator = tc.panel, tc.signedIn, tc.operator
+			view := samplePage(opts)
+			c := Page(view)
+			if tc.panel {
+				c = Panel(view)
+			}
+			doc := parse(t, c)
+			acct := doc.Find(`[data-testid="header"] form[data-testid="account"]`)
+			if !tc.signedIn {
+				assert.Equal(t, 0, acct.Length(), "no sign-out when nobody signed in")
+				return
+			}
+			require.Equal(t, 1, acct.Length(), "a sign-out in the header")
+			assert.Equal(t, "post", attr(t, acct, "method"), "signing out changes state: a POST")
+			assert.Equal(t, "/forms/signout", attr(t, acct, "action"))
+			btn := acct.Find(`button[data-testid="signout"]`)
+			assert.Equal(t, "submit", attr(t, btn, "type"))
+			assert.Equal(t, "Sign out", btn.Text())
+			who := acct.Find(`[data-testid="operator"]`)
+			if tc.who == "-" {
+				assert.Equal(t, 0, who.Length())
+				return
+			}
+			assert.Equal(t, tc.who, squash(who.Text()), "the name as text, escaped")
+			assert.Equal(t, 0, who.Find("ops").Length(), "agent-free, but still never markup")
+		})
+	}
+}
+
+func TestTabIcon(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]templ.Component{
+		"page":    Page(samplePage(pageOpts())),
+		"sign-in": SignIn(render.SignIn("/forms/", "", "")),
+	} {
+		doc := parse(t, c)
+		icon := doc.Find(`head link[rel="icon"]`)
+		require.Equal(t, 1, icon.Length(), "%s links an icon, so the browser asks for no /favicon.ico", name)
+		assert.Regexp(t, `^/forms/static/icon\.svg\?v=[0-9a-f]{12}$`, attr(t, icon, "href"), name)
+		assert.Equal(t, "image/svg+xml", attr(t, icon, "type"), name)
+	}
+}
+
 func TestStatusFragment(t *testing.T) {
 	t.Parallel()
 	doc := parse(t, StatusFragment(render.Page(nil, inbox.Status{FeedConnected: true}, pageOpts())))
@@ -227,6 +291,7 @@ func TestGoldenPages(t *testing.T) {
 		{Field: "budget", Code: "out-of-range", Message: "Enter a number between 0.5 and 2500"},
 		{Field: "db", Code: "other-blank", Message: "Enter your other answer for Database"},
 	}}
+	opts.SignedIn, opts.Operator = true, "ann"
 	golden(t, "page.golden.html", renderHTML(t, Page(samplePage(opts))))
 
 	panel := pageOpts()
@@ -241,10 +306,12 @@ func TestTestIDs(t *testing.T) {
 	t.Parallel()
 	opts := pageOpts()
 	opts.Refused = &render.Refused{Card: "cform", Problems: []aep.Problem{{Field: "ticket", Code: "required", Message: "Enter the change ticket"}}}
+	opts.SignedIn, opts.Operator = true, "ann"
 	doc := parse(t, Page(samplePage(opts)))
 	for _, id := range []string{"header", "pending-count", "connection", "banners", "inbox", "empty", "group", "card", "provenance",
 		"countdown", "prompt", "state", "state-text", "values", "answer-form", "field", "field-error", "error-summary",
-		"error-link", "submit", "option", "options", "placeholder-note", "settled", "details", "hide", "notify-optin", "new-notice"} {
+		"error-link", "submit", "option", "options", "placeholder-note", "settled", "details", "hide", "notify-optin", "new-notice",
+		"account", "operator", "signout"} {
 		assert.Positive(t, doc.Find(`[data-testid="`+id+`"]`).Length(), "data-testid=%q", id)
 	}
 }

@@ -1,4 +1,4 @@
-// Package static holds the operator UI's stylesheet and script, embedded
+// Package static holds the operator UI's stylesheet, script and tab icon, embedded
 // in the binary. The web server serves FS under {base}/static/; pages link
 // the files with ?v=Hash() so a new build busts browser caches.
 package static
@@ -11,15 +11,18 @@ import (
 	"sync"
 )
 
-// FS holds app.css and app.js at its root.
+// Names are the embedded files, all at FS's root.
+var Names = []string{"app.css", "app.js", "icon.svg"}
+
+// FS holds app.css, app.js and icon.svg at its root.
 //
-//go:embed app.css app.js
+//go:embed app.css app.js icon.svg
 var FS embed.FS
 
 // hash is computed once: FS never changes at run time.
 var hash = sync.OnceValue(func() string {
 	h := sha256.New()
-	for _, name := range []string{"app.css", "app.js"} {
+	for _, name := range Names {
 		b, err := fs.ReadFile(FS, name)
 		if err != nil {
 			panic("static: " + name + " missing from the embedded files: " + err.Error())

@@ -1,6 +1,7 @@
 package static
 
 import (
+	"encoding/xml"
 	"io/fs"
 	"regexp"
 	"strings"
@@ -12,11 +13,18 @@ import (
 
 func TestFiles(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"app.css", "app.js"} {
+	for _, name := range Names {
 		b, err := fs.ReadFile(FS, name)
 		require.NoError(t, err, name)
 		assert.NotEmpty(t, b, name)
 	}
+	entries, err := fs.ReadDir(FS, ".")
+	require.NoError(t, err)
+	var all []string
+	for _, e := range entries {
+		all = append(all, e.Name())
+	}
+	assert.ElementsMatch(t, Names, all, "Names lists every embedded file, so Hash covers them all")
 	assert.Regexp(t, `^[0-9a-f]{12}$`, Hash())
 	assert.Equal(t, Hash(), Hash(), "stable")
 }
@@ -63,4 +71,24 @@ func TestScriptSafety(t *testing.T) {
 	assert.NotRegexp(t, regexp.MustCompile(`postMessage\([^)]*['"]\*['"]`), js)
 	assert.NotRegexp(t, regexp.MustCompile(`\beval\(|new Function\(|innerHTML\s*=\s*[^;]*(dataset|textContent)`), js)
 	assert.Contains(t, js, "aepforms:pending", "the panel's message type")
+}
+
+// The tab icon is a self-contained SVG: no script, no external reference
+// (the CSP allows images from the UI itself only).
+func TestIcon(t *testing.T) {
+	t.Parallel()
+	b, err := fs.ReadFile(FS, "icon.svg")
+	require.NoError(t, err)
+	var root struct {
+		XMLName xml.Name
+		ViewBox string `xml:"viewBox,attr"`
+	}
+	require.NoError(t, xml.Unmarshal(b, &root), "well-formed SVG")
+	assert.Equal(t, "svg", root.XMLName.Local)
+	assert.Equal(t, "http://www.w3.org/2000/svg", root.XMLName.Space)
+	assert.NotEmpty(t, root.ViewBox, "scales to any tab size")
+	svg := strings.ToLower(string(b))
+	for _, bad := range []string{"<script", "href", "url(", "on"+"load"} {
+		assert.NotContains(t, svg, bad)
+	}
 }

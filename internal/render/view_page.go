@@ -41,6 +41,11 @@ type PageOptions struct {
 	// Seq is the inbox change seq the cards were read at: the push URL
 	// carries it as ?since= so the first connect catches up from there.
 	Seq uint64
+	// SignedIn is true when the request carries an operator session (an
+	// operator secret is set and the operator signed in): the header then
+	// offers a sign-out. Operator is the name given at sign-in ("" when none).
+	SignedIn bool
+	Operator string
 }
 
 // Refused is a refused post: the card, the operator's input and the problems.
@@ -77,6 +82,15 @@ type PageView struct {
 	// FocusErrors is the id of the error summary to focus on load (a
 	// refused post), "" when none.
 	FocusErrors string
+
+	// SignedIn is true when the operator signed in with the operator
+	// secret: the header shows who and a sign-out. Operator is the name
+	// given at sign-in ("" when none); SignOutURL is {base}/signout.
+	SignedIn   bool
+	Operator   string
+	SignOutURL string
+	// IconURL is the tab icon, {base}/static/icon.svg?v={hash}.
+	IconURL string
 }
 
 // RelayView is the UI's connection to the relay, as the feed reports it.
@@ -102,16 +116,20 @@ type GroupView struct {
 func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 	base := cleanBase(opts.BasePath)
 	v := PageView{
-		Base:      base,
-		HomeURL:   base + "/",
-		PanelURL:  base + "/panel",
-		CSSURL:    base + "/static/app.css?v=" + static.Hash(),
-		JSURL:     base + "/static/app.js?v=" + static.Hash(),
-		Theme:     theme(opts.Theme),
-		Panel:     opts.Panel,
-		NowISO:    opts.Now.UTC().Format(time.RFC3339Nano),
-		Relay:     RelayView{Connected: status.FeedConnected, Error: status.FeedError},
-		WatchOnly: !opts.CanSubmit,
+		Base:       base,
+		HomeURL:    base + "/",
+		PanelURL:   base + "/panel",
+		CSSURL:     base + "/static/app.css?v=" + static.Hash(),
+		JSURL:      base + "/static/app.js?v=" + static.Hash(),
+		Theme:      theme(opts.Theme),
+		Panel:      opts.Panel,
+		NowISO:     opts.Now.UTC().Format(time.RFC3339Nano),
+		Relay:      RelayView{Connected: status.FeedConnected, Error: status.FeedError},
+		WatchOnly:  !opts.CanSubmit,
+		SignedIn:   opts.SignedIn,
+		Operator:   opts.Operator,
+		SignOutURL: base + "/signout",
+		IconURL:    iconURL(base),
 	}
 	for _, n := range status.Notices {
 		v.Notices = append(v.Notices, n.Message)
@@ -182,6 +200,12 @@ func sortGroups(gs []GroupView) {
 		slices.SortStableFunc(g.Cards, func(a, b CardView) int { return strings.Compare(a.SortKey, b.SortKey) })
 	}
 	slices.SortStableFunc(gs, func(a, b GroupView) int { return strings.Compare(a.Cards[0].SortKey, b.Cards[0].SortKey) })
+}
+
+// iconURL is the tab icon's URL under base: every page links it, so no
+// browser asks for a /favicon.ico that is not there.
+func iconURL(base string) string {
+	return base + "/static/icon.svg?v=" + static.Hash()
 }
 
 func theme(t string) string {

@@ -126,3 +126,15 @@ func TestSignInView(t *testing.T) {
 	assert.Equal(t, SignInErrorsID, bad.Page.FocusErrors)
 	assert.Equal(t, "ann", bad.Name)
 }
+
+func TestPageSignedIn(t *testing.T) {
+	t.Parallel()
+	p := Page(nil, inbox.Status{FeedConnected: true}, PageOptions{BasePath: "/forms/", Now: viewNow, SignedIn: true, Operator: "ann"})
+	assert.True(t, p.SignedIn)
+	assert.Equal(t, "ann", p.Operator)
+	assert.Equal(t, "/forms/signout", p.SignOutURL)
+	assert.Regexp(t, `^/forms/static/icon\.svg\?v=[0-9a-f]{12}$`, p.IconURL)
+	open := Page(nil, inbox.Status{FeedConnected: true}, PageOptions{Now: viewNow})
+	assert.False(t, open.SignedIn, "no operator session: nothing to sign out of")
+	assert.Equal(t, "/signout", open.SignOutURL)
+}

@@ -37,6 +37,7 @@ func SignIn(basePath, problem, name string) SignInView {
 			HomeURL:     base + "/",
 			CSSURL:      base + "/static/app.css?v=" + static.Hash(),
 			JSURL:       base + "/static/app.js?v=" + static.Hash(),
+			IconURL:     iconURL(base),
 			Relay:       RelayView{Connected: true},
 		},
 		Action:  base + "/signin",
