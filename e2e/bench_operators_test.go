@@ -54,8 +54,9 @@ const (
 // Metrics: lost and duplicated (must be 0), posts, taken (303 with a
 // new token), repeats (303 for a double click), refused (409), gone
 // (404), resends (extra transmissions the agent saw), post-to-agent-p50/
-// p99-ms (taken post to the agent's receipt of the command) and
-// answers/s.
+// p99-ms (taken post to the agent's receipt of the command), answers/s,
+// and setup-push-reloads and -resumes (how often the setup's browser had
+// to reload the page or resume its stream while the 1000 cards arrived).
 func BenchmarkOperators(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
@@ -91,6 +92,9 @@ func benchOperatorsRound(b *testing.B, s *benchStack) {
 		return true
 	})
 	br.close()
+	reloads, resumes := br.stats()
+	b.ReportMetric(float64(reloads), "setup-push-reloads")
+	b.ReportMetric(float64(resumes), "setup-push-resumes")
 
 	// Card c goes to operator c%100, and, when raced, (c+50)%100.
 	type job struct {
