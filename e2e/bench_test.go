@@ -3,12 +3,16 @@ package e2e
 // Whole-stack benchmarks (docs/PERFORMANCE.md, sections "Inbox UI" and
 // "Answering"). Each one starts the relay and the UI in-process through
 // app.Run, as the tests do, and reports its figures with b.ReportMetric
-// beside a baseline measured in the same run. They run only with -bench:
+// beside a baseline measured in the same run. They run only with -bench,
+// each with its own sample count:
 //
-//	go test -run '^$' -bench 'PushLatency|BrowserMemory|AnswerLatency|Operators' -benchtime=300x ./e2e
+//	go test -run '^$' -bench PushLatency -benchtime=300x ./e2e
+//	go test -run '^$' -bench BrowserMemory -benchtime=200x ./e2e
+//	go test -run '^$' -bench AnswerLatency -benchtime=300x ./e2e
+//	go test -run '^$' -bench Operators -benchtime=1x ./e2e
 //
-// Each benchmark iteration is one sample (one request, one browser, one
-// answer pair); BenchmarkOperators is one whole round per iteration.
+// An iteration is one sample (one request, one more browser, one answer
+// pair), except in BenchmarkOperators, where it is one whole round.
 
 import (
 	"math"
