@@ -4,12 +4,13 @@ import (
 	"context"
 	"fmt"
 	"html/template"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/PuerkitoBio/goquery"
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
@@ -51,7 +52,7 @@ func BenchmarkPageRender(b *testing.B) {
 			}
 			size = w.n
 		}
-		if n := strings.Count(benchLastPage(h), `data-testid="card"`); n != benchPageCards {
+		if n := benchPageDoc(b, h).Find(`article[data-card]`).Length(); n != benchPageCards {
 			b.Fatalf("the page shows %d cards, want %d", n, benchPageCards)
 		}
 		benchReportRender(b, size)
@@ -109,12 +110,16 @@ func (w *benchWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// benchLastPage renders the page once more and returns it.
-func benchLastPage(h http.Handler) string {
+// benchPageDoc renders the page once more and parses it.
+func benchPageDoc(tb testing.TB, h http.Handler) *goquery.Document {
+	tb.Helper()
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1/", nil))
-	b, _ := io.ReadAll(rec.Body)
-	return string(b)
+	doc, err := goquery.NewDocumentFromReader(rec.Body)
+	if err != nil {
+		tb.Fatalf("parse the page: %v", err)
+	}
+	return doc
 }
 
 // benchListTemplate is the html-template baseline: every card's text as
