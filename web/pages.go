@@ -12,7 +12,6 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/aepforms/aepforms/components"
-	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render"
 )
@@ -33,7 +32,7 @@ func handleCard(s *server) http.HandlerFunc {
 			http.Error(w, "This question is not in the inbox (it may have been cleared).", http.StatusNotFound)
 			return
 		}
-		html, err := s.renderCardFragment(r, card, nil, nil)
+		html, err := s.frags.card(s, r, card)
 		if err != nil {
 			s.internalError(w, r, err)
 			return
@@ -96,7 +95,8 @@ func (s *server) writePage(w http.ResponseWriter, r *http.Request, status int, p
 	// Read the seq before the cards: a change racing with the read is
 	// then sent again by push, never lost.
 	opts.Seq = in.Seq()
-	view := render.Page(in.Cards(opts.Filter), in.Status(), opts)
+	cards := in.Cards(opts.Filter)
+	view := render.Page(cards, in.Status(), opts)
 	if refused != nil {
 		bannerRefusal(&view, refused)
 	}
@@ -104,7 +104,8 @@ func (s *server) writePage(w http.ResponseWriter, r *http.Request, status int, p
 	if panel {
 		c = components.Panel(view)
 	}
-	s.writeComponent(w, r, status, c)
+	// About 4 KiB of HTML a card: size the buffer once instead of growing it.
+	s.writeComponent(w, r, status, c, 16<<10+len(cards)*4<<10)
 }
 
 // bannerRefusal puts a refused post's problems in the page's banners when
@@ -129,8 +130,11 @@ func bannerRefusal(v *render.PageView, refused *render.Refused) {
 	}
 }
 
-func (s *server) writeComponent(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
+// writeComponent renders c into a buffer of about sizeHint bytes, then
+// writes status and body.
+func (s *server) writeComponent(w http.ResponseWriter, r *http.Request, status int, c templ.Component, sizeHint int) {
 	var buf bytes.Buffer
+	buf.Grow(sizeHint)
 	if err := c.Render(r.Context(), &buf); err != nil {
 		s.internalError(w, r, err)
 		return
@@ -139,21 +143,6 @@ func (s *server) writeComponent(w http.ResponseWriter, r *http.Request, status i
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_, _ = buf.WriteTo(w)
-}
-
-// renderCardFragment renders one card as the push stream and /cards/{id}
-// send it.
-func (s *server) renderCardFragment(r *http.Request, c inbox.Card, input url.Values, problems []aep.Problem) (string, error) {
-	po := s.pageOptions(r, false)
-	opts := render.Options{
-		BasePath: po.BasePath, Now: po.Now, Token: newToken(), CanSubmit: po.CanSubmit,
-		Reachable: s.reachable(c.Session), Input: input, Problems: problems,
-	}
-	var buf bytes.Buffer
-	if err := components.CardFragment(render.Card(c, opts)).Render(r.Context(), &buf); err != nil {
-		return "", err
-	}
-	return buf.String(), nil
 }
 
 // renderStatusFragment renders the banners (relay lost, notices,

@@ -122,7 +122,7 @@ func (p *pusher) send(c inbox.Change) error {
 	if !ok || !p.q.Match(card) {
 		return p.w.Event(sse.Message{ID: id, Event: "remove", Data: domID(c.Card)})
 	}
-	html, err := p.s.renderCardFragment(p.r, card, nil, nil)
+	html, err := p.s.frags.card(p.s, p.r, card)
 	if err != nil {
 		return err
 	}

@@ -95,7 +95,7 @@ type Config struct {
 	WatchOnly bool
 	// Heartbeat is the push stream's comment interval, 15 s by default.
 	Heartbeat time.Duration
-	// PushBuffer is each browser's queue of pending changes, 64 by default.
+	// PushBuffer is each browser's queue of pending changes, 256 by default.
 	PushBuffer int
 	// WriteTimeout bounds each network write of the push stream, 10 s by default.
 	WriteTimeout time.Duration
@@ -123,7 +123,7 @@ func (c *Config) defaults() {
 		c.Heartbeat = 15 * time.Second
 	}
 	if c.PushBuffer <= 0 {
-		c.PushBuffer = 64
+		c.PushBuffer = 256
 	}
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = 10 * time.Second
@@ -144,9 +144,10 @@ func (c *Config) defaults() {
 
 // server carries the configuration and parts shared by the handlers.
 type server struct {
-	cfg  Config
-	deps Deps
-	auth *auth
+	cfg   Config
+	deps  Deps
+	auth  *auth
+	frags *fragments
 }
 
 // NewServer returns the UI's handler, mounted at cfg.BasePath.
@@ -155,7 +156,7 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 	if deps.Metrics == nil {
 		deps.Metrics = NewMetrics()
 	}
-	s := &server{cfg: cfg, deps: deps, auth: newAuth(cfg)}
+	s := &server{cfg: cfg, deps: deps, auth: newAuth(cfg), frags: newFragments()}
 	h := s.routes()
 	if cfg.BasePath == "/" {
 		return h

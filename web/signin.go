@@ -18,7 +18,7 @@ func handleSignInPage(s *server) http.HandlerFunc {
 			http.Redirect(w, r, s.cfg.BasePath, http.StatusSeeOther)
 			return
 		}
-		s.writeComponent(w, r, http.StatusOK, components.SignIn(s.signInView(r, "", "")))
+		s.writeComponent(w, r, http.StatusOK, components.SignIn(s.signInView(r, "", "")), 0)
 	}
 }
 
@@ -75,7 +75,7 @@ func handleSignIn(s *server) http.HandlerFunc {
 		if !s.auth.checkToken(r.PostForm.Get("token")) {
 			s.cfg.Logger.Warn("web: sign-in refused: wrong operator secret", "remote", r.RemoteAddr)
 			s.writeComponent(w, r, http.StatusUnauthorized, components.SignIn(s.signInView(r,
-				"That is not the operator secret this UI was started with. Check it and try again.", name)))
+				"That is not the operator secret this UI was started with. Check it and try again.", name)), 0)
 			return
 		}
 		http.SetCookie(w, s.auth.cookie(s.auth.issue(name)))

@@ -80,14 +80,17 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 	fd := feed.New(feed.Config{RelayURL: relayURL, Token: token, SilenceTimeout: cfg.feedSilence, Logger: logger.With("part", "feed")})
 	var rc *respond.Client
 	deps := web.Deps{Inbox: in, Metrics: metrics}
+	reach := &reachNotifier{in: in, last: map[string]respond.Reach{}}
 	if token != "" {
 		rc = respond.New(respond.Config{
 			RelayURL: relayURL, Token: token, Agent: cfg.agentName, AckWindow: cfg.ackWindow,
 			Reporter: reporter{in: in, metrics: metrics}, Logger: logger.With("part", "respond"),
-			// A roster change (an agent connected or left) re-renders the open cards.
-			Notify: in.Refresh,
+			// A roster change (an agent connected or left) re-renders the
+			// open cards whose agent's reachability changed.
+			Notify: reach.notify,
 		})
 		deps.Submitter, deps.Roster = submitter{rc}, rc
+		reach.rc = rc
 	}
 	deps.Ready = readiness{in: in, rc: rc}
 	handler := web.NewServer(web.Config{
@@ -238,6 +241,42 @@ func (s *feedSink) FeedState(connected bool, err error) {
 	s.connected = connected
 	s.mu.Unlock()
 	s.Inbox.FeedState(connected, err)
+}
+
+// reachNotifier republishes the open cards of the sessions whose
+// reachability (the relay roster) changed since it last looked, so each
+// browser re-renders those cards only, not every open card on every
+// roster change.
+type reachNotifier struct {
+	in   *inbox.Inbox
+	rc   *respond.Client // set before the client runs
+	mu   sync.Mutex
+	last map[string]respond.Reach
+}
+
+func (n *reachNotifier) notify() {
+	if n.rc == nil {
+		return
+	}
+	sessions := n.in.OpenSessions()
+	n.mu.Lock()
+	var changed []string
+	seen := make(map[string]bool, len(sessions))
+	for _, s := range sessions {
+		seen[s] = true
+		r := n.rc.Reach(s)
+		if prev, ok := n.last[s]; !ok || prev != r {
+			n.last[s] = r
+			changed = append(changed, s)
+		}
+	}
+	for s := range n.last {
+		if !seen[s] {
+			delete(n.last, s)
+		}
+	}
+	n.mu.Unlock()
+	n.in.RefreshSessions(changed...)
 }
 
 // submitter adapts the respond client to the web's Submitter.

@@ -7,21 +7,36 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestRefreshRepublishesOpenCardsOnly(t *testing.T) {
-	t.Parallel()
+func refreshInbox(t *testing.T) *Inbox {
+	t.Helper()
 	in := New(Options{})
 	in.Apply(raw(t, `{"aep":"0.1","id":"r1","type":"attention.requested","time":"2026-07-03T10:00:00Z","source":"aep://h/a","agent":"a","session":"s1","seq":0,"data":{"kind":"input","prompt":"Name?"}}`))
 	in.Apply(raw(t, `{"aep":"0.1","id":"r2","type":"attention.requested","time":"2026-07-03T10:00:00Z","source":"aep://h/a","agent":"a","session":"s2","seq":0,"data":{"kind":"input","prompt":"Age?"}}`))
+	in.Apply(raw(t, `{"aep":"0.1","id":"r3","type":"attention.requested","time":"2026-07-03T10:00:00Z","source":"aep://h/a","agent":"a","session":"s3","seq":0,"data":{"kind":"input","prompt":"City?"}}`))
 	in.Apply(raw(t, `{"aep":"0.1","id":"t2","type":"attention.timeout","subject":"r2","time":"2026-07-03T10:01:00Z","source":"aep://h/a","agent":"a","session":"s2","seq":1,"data":{}}`))
+	return in
+}
+
+func TestOpenSessionsListsSessionsWithOpenCards(t *testing.T) {
+	t.Parallel()
+	assert.ElementsMatch(t, []string{"s1", "s3"}, refreshInbox(t).OpenSessions(), "s2's only card timed out")
+}
+
+func TestRefreshSessionsRepublishesOnlyTheirOpenCards(t *testing.T) {
+	t.Parallel()
+	in := refreshInbox(t)
 	sub := in.Subscribe(8)
 	defer sub.Close()
 
-	in.Refresh()
+	in.RefreshSessions("s1", "s2")
 
-	require.Len(t, sub.C(), 1, "one change: only the open card is republished")
+	require.Len(t, sub.C(), 1, "one change: s1's open card (s2's is settled, s3 was not named)")
 	ch := <-sub.C()
 	assert.Equal(t, ChangeUpdated, ch.Kind)
 	c, ok := in.Card(ch.Card)
 	require.True(t, ok)
-	assert.Equal(t, "s1", c.Session, "got the settled card, want the open one")
+	assert.Equal(t, "s1", c.Session)
+
+	in.RefreshSessions()
+	assert.Empty(t, sub.C(), "naming no session changes nothing")
 }
