@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/aepforms/aepforms/internal/aep"
@@ -68,9 +69,24 @@ func newBatch(evs []*aep.Event) *batch {
 	b := &batch{ds: make([]*delivery, len(evs))}
 	for i, ev := range evs {
 		b.ds[i] = &delivery{ev: ev}
-		b.maxSev = max(b.maxSev, ev.Severity())
+		b.maxSev = max(b.maxSev, deliverySeverity(ev))
 	}
 	return b
+}
+
+// deliverySeverity is the severity that decides whether an event may be
+// dropped toward a slow subscriber. AEP-0003 §8.4 lets a relay drop debug
+// and info, but attention and control events (a request, its outcome, an
+// ack) are what answering UIs and control senders act on, and they default
+// to info: losing one silently loses a question or an answer. They are
+// treated as notice: delivered, or the subscriber is disconnected so it
+// resumes exactly.
+func deliverySeverity(ev *aep.Event) aep.Severity {
+	sev := ev.Severity()
+	if t := ev.Type(); sev < aep.SeverityNotice && (strings.HasPrefix(t, "attention.") || strings.HasPrefix(t, "control.")) {
+		return aep.SeverityNotice
+	}
+	return sev
 }
 
 type itemKind uint8

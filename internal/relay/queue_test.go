@@ -57,3 +57,35 @@ func TestOutboxDropsLowSeverityFirstAndFailsLoudly(t *testing.T) {
 	_, failed = c.take(nil)
 	assert.True(t, failed)
 }
+
+// Attention and control events are what an answering UI acts on: at info
+// they are still never dropped toward a slow subscriber.
+func TestOutboxNeverDropsAttentionOrControl(t *testing.T) {
+	t.Parallel()
+	build := func(typ string) item {
+		e, err := aep.Build(aep.Envelope{ID: "x", Type: typ, Time: "2026-07-03T10:00:00Z",
+			Source: "aep://t", Agent: "t", Session: "s", Seq: aep.Int64(0), Severity: "info"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return item{kind: itemEvents, batch: newBatch([]*aep.Event{e})}
+	}
+	o := newOutbox(4)
+	for range 3 {
+		o.pushEvents(build("progress.status"))
+	}
+	o.pushEvents(build("progress.status"))
+	assert.Equal(t, 1, o.dropped, "an info progress event past three quarters is dropped")
+	o.pushEvents(build("attention.requested"))
+	assert.Equal(t, 1, o.dropped, "an info attention.requested is not")
+	items, failed := o.take(nil)
+	assert.Len(t, items, 4)
+	assert.False(t, failed)
+
+	for range 4 {
+		o.pushEvents(build("attention.answered"))
+	}
+	o.pushEvents(build("control.accepted"))
+	_, failed = o.take(nil)
+	assert.True(t, failed, "an ack that does not fit disconnects the subscriber, never a silent loss")
+}
