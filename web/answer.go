@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -91,7 +92,9 @@ func handleAnswer(s *server, in Inbox, sub Submitter) http.HandlerFunc {
 			s.internalError(w, r, err)
 			return
 		}
-		err = sub.Submit(r.Context(), Submission{
+		// The send outlives the request: a browser that drops its request
+		// after the answer was recorded must not turn it into a failure.
+		err = sub.Submit(context.WithoutCancel(r.Context()), Submission{
 			CardID: id, CommandID: cmdID, Source: card.Key.Source, Session: card.Session,
 			RequestID: card.Key.RequestID, Answer: answer, Fields: card.Request.Fields, By: by,
 		})

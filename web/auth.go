@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // cookieName is the operator session cookie.
@@ -101,9 +103,9 @@ func (a *auth) cookie(value string) *http.Cookie {
 // (session cookie, or `Authorization: Bearer` with the secret; a script
 // may name its operator in X-Operator-Name).
 func (a *auth) operator(r *http.Request) (string, bool) {
-	if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
-		if a.checkToken(strings.TrimPrefix(h, "Bearer ")) {
-			return r.Header.Get("X-Operator-Name"), true
+	if tok, ok := bearer(r.Header.Get("Authorization")); ok {
+		if a.checkToken(tok) {
+			return operatorName(r.Header.Get("X-Operator-Name")), true
 		}
 		return "", false
 	}
@@ -140,4 +142,34 @@ func (s *server) requireOperator(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), operatorKey, name)))
 	})
+}
+
+// bearer extracts the credentials of an `Authorization: Bearer` header;
+// the scheme is case-insensitive (RFC 7235).
+func bearer(h string) (string, bool) {
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(tok), true
+}
+
+// maxOperatorName bounds an operator's name, in bytes.
+const maxOperatorName = 80
+
+// operatorName cleans a name an operator gave (sign-in form or
+// X-Operator-Name): trimmed, valid UTF-8, no control characters, at most
+// maxOperatorName bytes; anything else is no name. It becomes part of
+// every command's agent attribute, so it is kept small and printable.
+func operatorName(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > maxOperatorName || !utf8.ValidString(s) {
+		return ""
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return ""
+		}
+	}
+	return s
 }

@@ -283,3 +283,28 @@ func TestOperatorNameIsWhoAnswered(t *testing.T) {
 	require.NotNil(t, card.Submission)
 	assert.Equal(t, "Alice Operator", card.Submission.By, "the inbox records who answered")
 }
+
+func TestOperatorNameAndBearerParsing(t *testing.T) {
+	t.Parallel()
+	names := map[string]string{
+		"  Ada  ":               "Ada",
+		"Zoë":                   "Zoë",
+		strings.Repeat("x", 81): "",
+		"bad\xffutf8":           "",
+		"line\nbreak":           "",
+		"tab\there":             "",
+		strings.Repeat("é", 40): strings.Repeat("é", 40),
+	}
+	for in, want := range names {
+		assert.Equal(t, want, operatorName(in), "operatorName(%q)", in)
+	}
+	for h, want := range map[string]string{"Bearer abc": "abc", "bearer abc": "abc", "BEARER  abc ": "abc"} {
+		got, ok := bearer(h)
+		assert.True(t, ok, h)
+		assert.Equal(t, want, got, h)
+	}
+	for _, h := range []string{"", "Basic abc", "Bearerabc"} {
+		_, ok := bearer(h)
+		assert.False(t, ok, "bearer(%q)", h)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/aepforms/aepforms/components"
 	"github.com/aepforms/aepforms/internal/render"
@@ -68,10 +67,7 @@ func handleSignIn(s *server) http.HandlerFunc {
 			http.Error(w, "The sign-in form could not be read.", http.StatusBadRequest)
 			return
 		}
-		name := strings.TrimSpace(r.PostForm.Get("name"))
-		if len(name) > 80 || !utf8.ValidString(name) {
-			name = ""
-		}
+		name := operatorName(r.PostForm.Get("name"))
 		if !s.auth.checkToken(r.PostForm.Get("token")) {
 			s.cfg.Logger.Warn("web: sign-in refused: wrong operator secret", "remote", r.RemoteAddr)
 			s.writeComponent(w, r, http.StatusUnauthorized, components.SignIn(s.signInView(r,
