@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -44,6 +45,16 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 	logger, err := newLogger(stderr, cfg.logFormat, cfg.logLevel)
 	if err != nil {
 		return err
+	}
+	var tlsConfig *tls.Config
+	if cfg.tlsCert != "" {
+		// Load the key pair before anything starts, so a bad one is an
+		// error at start-up, not after the log said "open https://...".
+		pair, err := tls.LoadX509KeyPair(cfg.tlsCert, cfg.tlsKey)
+		if err != nil {
+			return fmt.Errorf("--tls-cert/--tls-key: %w", err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -163,8 +174,9 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 	}
 	served := make(chan error, 1)
 	go func() {
-		if cfg.tlsCert != "" {
-			served <- srv.ServeTLS(ln, cfg.tlsCert, cfg.tlsKey)
+		if tlsConfig != nil {
+			srv.TLSConfig = tlsConfig
+			served <- srv.ServeTLS(ln, "", "")
 		} else {
 			served <- srv.Serve(ln)
 		}

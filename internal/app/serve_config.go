@@ -123,6 +123,11 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 			return c, fmt.Errorf("%w: --relay must be an http(s) URL like http://127.0.0.1:8787, got %q", ErrUsage, c.relayURL)
 		}
 	}
+	for _, o := range c.embedOrigins {
+		if err := checkOrigin(o); err != nil {
+			return c, fmt.Errorf("%w: --embed-origin %q: %v", ErrUsage, o, err)
+		}
+	}
 	if !isLoopbackAddr(c.addr) && c.operatorToken == "" {
 		return c, errors.New("refusing to listen on " + c.addr + " without an operator secret: set --operator-token or AEPFORMS_OPERATOR_TOKEN (anyone who reaches this UI can answer agents)")
 	}
@@ -160,4 +165,22 @@ func isLoopbackAddr(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// checkOrigin accepts a web origin as browsers send it: scheme http or
+// https, a host, an optional port, nothing else (no path, query, user or
+// spaces), since it goes into frame-ancestors and the trusted origins.
+func checkOrigin(o string) error {
+	u, err := url.Parse(o)
+	switch {
+	case err != nil || strings.ContainsAny(o, " \t\r\n;,'\""):
+		return errors.New("want an origin like https://mission-control.example.com")
+	case u.Scheme != "http" && u.Scheme != "https":
+		return errors.New("the scheme must be http or https")
+	case u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
+		return errors.New("an origin is scheme://host[:port] only (no path, query or user)")
+	case u.Path == "/":
+		return errors.New("drop the trailing slash: browsers send the origin without it")
+	}
+	return nil
 }

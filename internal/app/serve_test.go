@@ -115,3 +115,28 @@ func TestTokenFileReadableByOthersIsRefused(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestCheckOrigin(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []string{"https://mc.example.com", "http://127.0.0.1:3000", "https://mc.example:8443"} {
+		assert.NoError(t, checkOrigin(ok), ok)
+	}
+	for _, bad := range []string{"https://mc *", "mc.example.com", "https://mc.example/", "https://mc.example/path",
+		"ftp://mc.example", "https://user@mc.example", "https://mc.example?x=1", "https://a.example https://b.example"} {
+		assert.Error(t, checkOrigin(bad), bad)
+	}
+}
+
+func TestServeRefusesABadTLSKeyPairBeforeListening(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cert, key := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	require.NoError(t, os.WriteFile(cert, []byte("not a certificate"), 0o600))
+	require.NoError(t, os.WriteFile(key, []byte("not a key"), 0o600))
+	stderr := newNotifyBuffer()
+	err := Run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--relay-port", "0", "--tls-cert", cert, "--tls-key", key},
+		envMap(map[string]string{"HOME": t.TempDir()}), nil, stderr, stderr)
+	require.Error(t, err)
+	assert.Contains(t, stderr.String(), "--tls-cert")
+	assert.NotContains(t, stderr.String(), "listening on", "nothing started")
+}
