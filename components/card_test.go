@@ -198,6 +198,24 @@ func TestCardSettledCompact(t *testing.T) {
 	assert.Equal(t, 1, details.Find(`[data-testid="provenance"]`).Length())
 }
 
+// A settled card says what was asked in one quoted line and which
+// session it came from, without opening its details.
+func TestCardSettledGist(t *testing.T) {
+	t.Parallel()
+	doc := cardDoc(t, sample(t, "ctimeout"), answerable())
+	g := doc.Find(`[data-testid="card"] > blockquote[data-testid="gist"]`)
+	require.Equal(t, 1, g.Length())
+	assert.Equal(t, "The question: Tag name?", squash(g.Text()))
+	assert.True(t, g.HasClass("gist"))
+	assert.True(t, g.Next().Is(`[data-testid="state"]`), "the gist sits above the outcome")
+	meta := doc.Find(".card__meta")
+	assert.Contains(t, squash(meta.Text()), "release-bot · session s_notes · asked")
+	assert.Equal(t, "s_notes", attr(t, meta.Find("span[title]"), "title"))
+
+	doc = cardDoc(t, sample(t, "chostile"), answerable())
+	assert.Equal(t, 0, doc.Find(`[data-testid="gist"]`).Length(), "an open card shows its whole prompt instead")
+}
+
 func TestCardReachability(t *testing.T) {
 	t.Parallel()
 	o := answerable()

@@ -179,7 +179,9 @@ func TestFieldKeptInputAndErrors(t *testing.T) {
 	for _, l := range links.EachIter() {
 		assert.Equal(t, 1, doc.Find(l.AttrOr("href", "")).Length(), "link %s jumps to a control", l.AttrOr("href", ""))
 	}
-	assert.Equal(t, "Enter a number between 0.5 and 2500", links.Eq(1).Text())
+	assert.Equal(t, "Budget in USD: Enter a number between 0.5 and 2500", squash(links.Eq(1).Text()), "a summary line names its field")
+	assert.Equal(t, "Budget in USD:", links.Eq(1).Find(".error-summary__field").Text(), "the field name apart from the message")
+	assert.Equal(t, "Enter the change ticket", squash(links.Eq(0).Text()), "a message naming its field is not prefixed")
 
 	budget := field(t, doc, "f2")
 	assert.True(t, budget.HasClass("field--error"))

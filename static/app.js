@@ -454,7 +454,9 @@
       pc.textContent = pending + ' pending';
       pc.dataset.pending = String(pending);
     }
-    if (pc) doc.title = pending > 0 ? '(' + pending + ') aepforms' : 'aepforms';
+    // "Error: " stays in front while a refused post's summary is shown.
+    var error = doc.querySelector('#inbox .error-summary') ? 'Error: ' : '';
+    if (pc) doc.title = error + (pending > 0 ? '(' + pending + ') aepforms' : 'aepforms');
     var empty = byId('empty');
     if (empty) empty.hidden = !!doc.querySelector('#open .card');
     var settled = cards('#settled-list .card').length;
@@ -591,8 +593,15 @@
   refresh();
   setupNotify();
   if (ds.focus) {
+    // The refused post's error summary takes focus; its card is brought
+    // to the top of the window (not just scrolled until the summary shows
+    // at the bottom), so the operator reads the card's heading with it.
     var summary = byId(ds.focus);
-    if (summary) summary.focus();
+    if (summary) {
+      var holder = summary.closest('.card') || summary;
+      summary.focus({ preventScroll: true });
+      holder.scrollIntoView({ block: 'start' });
+    }
   }
   if (doc.querySelector('time[data-deadline]') || ds.push) window.setInterval(tick, 1000);
   tick();

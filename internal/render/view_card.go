@@ -20,6 +20,9 @@ type CardView struct {
 
 	Prov   Provenance
 	Prompt Prompt
+	// Gist is the prompt's first line, cut to GistRunes, for a settled
+	// card that shows its question only behind a disclosure.
+	Gist string
 	// Placeholder is non-empty when the prompt and labels are structural
 	// placeholders (capture metadata or none): the note to show, e.g.
 	// "labels withheld at capture metadata".
@@ -114,6 +117,11 @@ type Notice struct {
 type ErrorLink struct {
 	Href    string // "#{control id}"; empty for a problem with the whole answer
 	Message string
+	// Field names the field the problem is with ("Service name", or
+	// "Field f_1" when labels are placeholders), so the summary line reads
+	// on its own; empty for a whole-answer problem or when the message
+	// already names the field.
+	Field string
 }
 
 // OptionView is one option of a permission, review or input request.
@@ -166,6 +174,7 @@ func Card(c inbox.Card, opts Options) CardView {
 	if placeholder {
 		v.Placeholder = "labels withheld at capture " + c.Capture.String()
 	}
+	v.Gist = gist(c.Request.Prompt)
 	v.Group, v.GroupLabel = groupOf(c)
 	v.SortKey = sortKey(c)
 
@@ -176,7 +185,7 @@ func Card(c inbox.Card, opts Options) CardView {
 
 	probs := problemsByField(c.Request, opts.Problems)
 	if c.Malformed != "" {
-		v.Errors = probs.unlinked(c.Request)
+		v.Errors = probs.unlinked(c.Request, placeholder)
 		return v
 	}
 	kept := opts.Input
@@ -213,7 +222,7 @@ func Card(c inbox.Card, opts Options) CardView {
 	} else {
 		// No control to jump to: the controls are not shown, or shown
 		// disabled (a disabled control cannot take focus).
-		v.Errors = probs.unlinked(c.Request)
+		v.Errors = probs.unlinked(c.Request, placeholder)
 	}
 	v.Form = f
 	v.Notices = cardNotices(c, opts, v.Open, inFlight)
@@ -262,6 +271,23 @@ func kindTitle(kind string) string {
 	default:
 		return "Request"
 	}
+}
+
+// GistRunes is the longest gist of a prompt, in runes (the CSS may cut
+// it shorter to one line).
+const GistRunes = 160
+
+// gist is a prompt's first non-blank line, cut to GistRunes.
+func gist(p string) string {
+	for line := range strings.SplitSeq(p, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			if r := []rune(line); len(r) > GistRunes {
+				return string(r[:GistRunes-1]) + "…"
+			}
+			return line
+		}
+	}
+	return ""
 }
 
 // longPrompt reports whether a prompt is long enough to collapse.

@@ -2,6 +2,7 @@ package render
 
 import (
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -282,4 +283,38 @@ func TestCardRefusalWithoutForm(t *testing.T) {
 			assert.Equal(t, "c1-errors", p.FocusErrors, "the summary takes focus")
 		})
 	}
+}
+
+func TestCardGist(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("é", GistRunes+40)
+	cases := []struct{ prompt, want string }{
+		{"Deploy?", "Deploy?"},
+		{"\n  \nFirst line\nsecond line", "First line"},
+		{long, string([]rune(long)[:GistRunes-1]) + "…"},
+		{"", ""},
+	}
+	for _, tc := range cases {
+		got := Card(viewCard(aep.Request{Kind: aep.KindInput, Prompt: tc.prompt}), viewOpts()).Gist
+		assert.Equal(t, tc.want, got, "gist of %q", tc.prompt)
+		assert.LessOrEqual(t, len([]rune(got)), GistRunes)
+	}
+}
+
+// At capture metadata a summary line names the field by its id, never by
+// an invented label.
+func TestCardProblemsAtMetadata(t *testing.T) {
+	t.Parallel()
+	c := viewCard(viewForm())
+	c.Capture = aep.CaptureMetadata
+	o := viewOpts()
+	o.Problems = []aep.Problem{{Field: "ticket", Code: "required", Message: "Enter an answer"}}
+	cv := Card(c, o)
+	require.Len(t, cv.Errors, 1)
+	assert.Equal(t, ErrorLink{Href: "#c1-f0", Message: "Enter an answer", Field: "Field ticket"}, cv.Errors[0])
+
+	c.State = inbox.StateTimedOut
+	cv = Card(c, o)
+	require.Len(t, cv.Errors, 1)
+	assert.Equal(t, ErrorLink{Message: "Enter an answer", Field: "Field ticket"}, cv.Errors[0], "unlinked on a card without controls")
 }

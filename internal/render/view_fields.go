@@ -346,11 +346,15 @@ func (b formBuilder) reply() *ReplyView {
 // unlinked is the error summary of a card whose controls cannot take
 // focus: every problem in field order, then the whole-answer ones, none
 // of them a link.
-func (fp fieldProblems) unlinked(req aep.Request) []ErrorLink {
+func (fp fieldProblems) unlinked(req aep.Request, placeholder bool) []ErrorLink {
 	var out []ErrorLink
-	for i := range req.Fields {
+	for i, f := range req.Fields {
 		if msg, ok := fp.byField[i]; ok {
-			out = append(out, ErrorLink{Message: msg})
+			label := f.Label
+			if placeholder || label == "" {
+				label = "Field " + f.ID
+			}
+			out = append(out, ErrorLink{Message: msg, Field: fieldNameFor(label, msg)})
 		}
 	}
 	for _, msg := range fp.general {
@@ -359,13 +363,26 @@ func (fp fieldProblems) unlinked(req aep.Request) []ErrorLink {
 	return out
 }
 
+// fieldNameFor is the field name an error summary line shows before msg:
+// label, unless msg already names it.
+func fieldNameFor(label, msg string) string {
+	if label == "" || strings.Contains(strings.ToLower(msg), strings.ToLower(label)) {
+		return ""
+	}
+	return label
+}
+
 // summary is the error summary of an answerable form: each field problem
 // links to its control, the first whole-answer problem to the reply.
 func (b formBuilder) summary(f *FormView) []ErrorLink {
 	var out []ErrorLink
 	for _, fv := range f.Fields {
 		if fv.Error != "" {
-			out = append(out, ErrorLink{Href: "#" + fv.ErrorTarget, Message: fv.Error})
+			label := fv.Label
+			if fv.Placeholder {
+				label = "Field " + fv.AgentID
+			}
+			out = append(out, ErrorLink{Href: "#" + fv.ErrorTarget, Message: fv.Error, Field: fieldNameFor(label, fv.Error)})
 		}
 	}
 	for k, msg := range b.probs.general {

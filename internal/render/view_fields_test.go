@@ -170,8 +170,8 @@ func TestCardProblems(t *testing.T) {
 	assert.False(t, f.Fields[0].Invalid())
 
 	require.Len(t, cv.Errors, 4)
-	assert.Equal(t, ErrorLink{Href: "#c1-f2", Message: budget.Error}, cv.Errors[0])
-	assert.Equal(t, ErrorLink{Href: "#c1-f6-c0", Message: tags.Error}, cv.Errors[1])
+	assert.Equal(t, ErrorLink{Href: "#c1-f2", Message: budget.Error, Field: "Budget"}, cv.Errors[0], "the summary line names its field")
+	assert.Equal(t, ErrorLink{Href: "#c1-f6-c0", Message: tags.Error}, cv.Errors[1], "a message naming the field is not prefixed again")
 	assert.Equal(t, "Answer at least one question", cv.Errors[2].Message)
 	assert.Empty(t, cv.Errors[2].Href, "a whole-answer problem has no field to jump to")
 	assert.Equal(t, "c1-errors", cv.ErrorsID)

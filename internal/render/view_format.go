@@ -16,9 +16,9 @@ func provenance(c inbox.Card, opts Options) Provenance {
 	p := Provenance{
 		Agent:        c.Agent,
 		Session:      c.Session,
-		SessionShort: shorten(c.Session, 24),
+		SessionShort: shortenID(c.Session, idRunes),
 		Run:          c.Run,
-		RunShort:     shorten(c.Run, 24),
+		RunShort:     shortenID(c.Run, idRunes),
 		Source:       c.Source,
 		SourceShort:  shorten(c.Source, 32),
 		Capture:      c.Capture.String(),
@@ -113,6 +113,41 @@ func exactTime(t time.Time) string {
 
 // shorten keeps at most max runes of s, cutting from the middle with an
 // ellipsis (ids and URLs differ at both ends).
+// idRunes is the longest session or run id shown whole, in runes.
+const idRunes = 32
+
+// idTail is how many trailing runes of a long id are kept: enough of a
+// ULID's or UUID's random end to tell ids apart.
+const idTail = 8
+
+// shortenID shortens a long session or run id for display (the full id
+// goes in a title): its readable head up to a separator ("deploy-",
+// "ask-user-question-"), an ellipsis, and its last idTail runes, so
+// "every-type-01M8VQRPTD5287ZA246HK4HWD8" reads "every-type-…6HK4HWD8"
+// rather than cutting through the middle of the name.
+func shortenID(s string, max int) string {
+	r := []rune(s)
+	if len(r) <= max || max < idTail+5 {
+		return s
+	}
+	head := r[:max-1-idTail]
+	if i := lastSeparator(head); i >= 3 {
+		head = head[:i+1]
+	}
+	return string(head) + "…" + string(r[len(r)-idTail:])
+}
+
+// lastSeparator is the index of the last '-', '_', '.', ':' or '/' in r, or -1.
+func lastSeparator(r []rune) int {
+	for i := len(r) - 1; i >= 0; i-- {
+		switch r[i] {
+		case '-', '_', '.', ':', '/':
+			return i
+		}
+	}
+	return -1
+}
+
 func shorten(s string, max int) string {
 	if utf8.RuneCountInString(s) <= max || max < 5 {
 		return s
@@ -136,7 +171,7 @@ func groupOf(c inbox.Card) (id, label string) {
 	}
 	label = agent
 	if c.Session != "" {
-		label += " · session " + shorten(c.Session, 24)
+		label += " · session " + shortenID(c.Session, idRunes)
 	}
 	return fmt.Sprintf("group-%016x", h.Sum64()), label
 }

@@ -190,6 +190,10 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 	if v.Pending > 0 {
 		v.Title = "(" + strconv.Itoa(v.Pending) + ") aepforms"
 	}
+	if v.FocusErrors != "" {
+		// A refused post: the first thing a screen reader hears.
+		v.Title = "Error: " + v.Title
+	}
 	return v
 }
 

@@ -103,6 +103,7 @@ func TestPageRefusedPost(t *testing.T) {
 	assert.Equal(t, "  ", cs[1].Form.Reply.Value)
 	assert.Len(t, cs[1].Errors, 1)
 	assert.Equal(t, "b1-errors", p.FocusErrors, "the error summary takes focus")
+	assert.Equal(t, "Error: (2) aepforms", p.Title, "the title says a post was refused")
 	assert.Equal(t, ReachYes, cs[0].Prov.Reach)
 }
 

@@ -197,7 +197,10 @@ func recordedValues(req aep.Request, a aep.Answer, capture aep.Capture, placehol
 			switch {
 			case ok:
 				rv.Value = formatValue(f, v, placeholder)
-			case capture == aep.CaptureNone || (capture < aep.CaptureRedacted && f.Type == aep.FieldString):
+			case capture == aep.CaptureNone || (capture < aep.CaptureRedacted && mayHoldText(f)):
+				// Below redacted an answer holding operator text is left
+				// out of the event (aep.GateValues): say so, never "not
+				// answered".
 				rv.Withheld = true
 			default:
 				rv.Missing = true
@@ -211,6 +214,12 @@ func recordedValues(req aep.Request, a aep.Answer, capture aep.Capture, placehol
 		out = append(out, RecordedValue{Label: "Answer", Withheld: true})
 	}
 	return out
+}
+
+// mayHoldText reports whether a field's answer may be operator text,
+// which capture below redacted withholds: a string, or a select with Other.
+func mayHoldText(f aep.FieldSpec) bool {
+	return f.Type == aep.FieldString || (f.Type == aep.FieldSelect && f.Other)
 }
 
 func hasWithheld(vs []RecordedValue) bool {

@@ -98,7 +98,6 @@ func TestStateLineRecordedValues(t *testing.T) {
 	c.Outcome = &inbox.Outcome{By: "bob", Via: aep.ViaControl, Capture: aep.CaptureMetadata, Answer: aep.Answer{Values: aep.Values{
 		"budget": json.Number("12.5"),
 		"page":   false,
-		"env":    "prd",
 		"tags":   []any{"a", "b"},
 	}}}
 	s := Card(c, viewOpts()).State
@@ -108,8 +107,8 @@ func TestStateLineRecordedValues(t *testing.T) {
 		{Label: "Describe the plan", Withheld: true},
 		{Label: "Budget", Value: "12.5"},
 		{Label: "Page on-call", Value: "No"},
-		{Label: "Environment", Value: "Production"},
-		{Label: "Database", Missing: true},
+		{Label: "Environment", Missing: true}, // a closed choice id is kept at metadata: absent = not answered
+		{Label: "Database", Withheld: true},   // a select with Other may have held text
 		{Label: "Tags", Value: "A, B"},
 	}
 	assert.Equal(t, want, s.Values, "text withheld at metadata says so, never shows blank")
