@@ -134,8 +134,14 @@ func shortenID(s string, max int) string {
 	if i := lastSeparator(head); i >= 3 {
 		head = head[:i+1]
 	}
-	return string(head) + "…" + string(r[len(r)-idTail:])
+	return string(head) + ellipsis + string(r[len(r)-idTail:])
 }
+
+// ellipsis marks the cut of a shortened id: "…" and a word joiner, so a
+// line never breaks between the ellipsis and the id's tail (a break before
+// an ellipsis is already forbidden by the line-breaking rules).
+const ellipsis = "…\u2060"
+
 
 // lastSeparator is the index of the last '-', '_', '.', ':' or '/' in r, or -1.
 func lastSeparator(r []rune) int {
@@ -155,7 +161,7 @@ func shorten(s string, max int) string {
 	r := []rune(s)
 	head := (max - 1) / 2
 	tail := max - 1 - head
-	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+	return string(r[:head]) + ellipsis + string(r[len(r)-tail:])
 }
 
 // groupOf returns the DOM id and heading of the card's agent+session group.

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -53,9 +54,9 @@ func TestShorten(t *testing.T) {
 	t.Parallel()
 	assert.Equal(t, "short", shorten("short", 16))
 	got := shorten("aep://host.example/agents/claude-code/instance-1", 16)
-	assert.Equal(t, 16, len([]rune(got)))
-	assert.Equal(t, "aep://h…stance-1", got, "both ends kept")
-	assert.Equal(t, "ééé…ééé", shorten("éééééééééé", 7), "cuts runes, not bytes")
+	assert.Equal(t, 17, len([]rune(got)), "16 visible runes and a word joiner")
+	assert.Equal(t, "aep://h…\u2060stance-1", got, "both ends kept, never broken after the ellipsis")
+	assert.Equal(t, "ééé…\u2060ééé", shorten("éééééééééé", 7), "cuts runes, not bytes")
 }
 
 func TestShortenID(t *testing.T) {
@@ -63,14 +64,14 @@ func TestShortenID(t *testing.T) {
 	cases := []struct{ id, want string }{
 		{"s_payments", "s_payments"},
 		{"run-01M8VQRPTD5287ZA246P4ZCYGH", "run-01M8VQRPTD5287ZA246P4ZCYGH"}, // 30 runes: whole
-		{"every-type-01M8VQRPTD5287ZA246HK4HWD8", "every-type-…6HK4HWD8"},
-		{"ask-user-question-metadata-01M8VQRPTD5287ZA245Y0Y8N3K", "ask-user-question-…5Y0Y8N3K"},
-		{"3f2a9c1e-8b7d-4c2a-9e1f-0a1b2c3d4e5f", "3f2a9c1e-8b7d-4c2a-…2c3d4e5f"},
-		{"01M8VQRPTD5287ZA245Y0Y8N3K01M8VQRPTD", "01M8VQRPTD5287ZA245Y0Y8…M8VQRPTD"}, // no separator: cut where it must
+		{"every-type-01M8VQRPTD5287ZA246HK4HWD8", "every-type-…\u20606HK4HWD8"},
+		{"ask-user-question-metadata-01M8VQRPTD5287ZA245Y0Y8N3K", "ask-user-question-…\u20605Y0Y8N3K"},
+		{"3f2a9c1e-8b7d-4c2a-9e1f-0a1b2c3d4e5f", "3f2a9c1e-8b7d-4c2a-…\u20602c3d4e5f"},
+		{"01M8VQRPTD5287ZA245Y0Y8N3K01M8VQRPTD", "01M8VQRPTD5287ZA245Y0Y8…\u2060M8VQRPTD"}, // no separator: cut where it must
 	}
 	for _, tc := range cases {
 		got := shortenID(tc.id, idRunes)
 		assert.Equal(t, tc.want, got, "shortenID(%q)", tc.id)
-		assert.LessOrEqual(t, len([]rune(got)), idRunes, "shortenID(%q) fits", tc.id)
+		assert.LessOrEqual(t, len([]rune(strings.ReplaceAll(got, "\u2060", ""))), idRunes, "shortenID(%q) fits", tc.id)
 	}
 }
