@@ -142,7 +142,6 @@ func shortenID(s string, max int) string {
 // an ellipsis is already forbidden by the line-breaking rules).
 const ellipsis = "…\u2060"
 
-
 // lastSeparator is the index of the last '-', '_', '.', ':' or '/' in r, or -1.
 func lastSeparator(r []rune) int {
 	for i := len(r) - 1; i >= 0; i-- {
