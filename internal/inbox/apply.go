@@ -133,6 +133,12 @@ func (in *Inbox) onLifecycle(e *aep.Event) {
 	}
 }
 
+// maxCardFacts bounds the routes and the other senders' commands kept on
+// one card: the first ones tell the operator what they need to know, and
+// producer-controlled events must not grow memory (or every Card copy)
+// without bound.
+const maxCardFacts = 32
+
 // applyLifecycle records one lifecycle fact and reports whether the card
 // changed. Where two events say the same kind of thing, the earlier in the
 // session's order wins, whatever order they arrived in.
@@ -143,6 +149,9 @@ func (in *Inbox) applyLifecycle(en *entry, e *aep.Event) bool {
 	case "attention.routed":
 		var d aep.Routed
 		_ = e.DecodeData(&d) // a route is a fact even when its data is unreadable
+		if len(c.Routes) >= maxCardFacts {
+			return false // bounded: a flood of routes cannot grow a card without end
+		}
 		c.Routes = append(c.Routes, Route{To: d.To, Via: d.Via, Source: e.Source(), Agent: e.Agent()})
 		return true
 	case "attention.answered":
@@ -183,6 +192,9 @@ func (in *Inbox) applyLifecycle(en *entry, e *aep.Event) bool {
 			if r.CommandID == e.ID() {
 				return false
 			}
+		}
+		if len(c.Responders) >= maxCardFacts {
+			return false
 		}
 		c.Responders = append(c.Responders, Responder{CommandID: e.ID(), Agent: e.Agent(), Source: e.Source()})
 		return true

@@ -13,8 +13,12 @@ type Options struct {
 	// Default time.Now.
 	Now func() time.Time
 	// MaxSettled bounds the settled cards kept; the oldest settled is
-	// evicted first. Pending cards are never evicted. Default 200.
+	// evicted first. Default 200.
 	MaxSettled int
+	// MaxPending bounds the open cards kept, against an emitter that asks
+	// without end; past it the oldest open card is dropped, with a notice
+	// naming its session. Default 5000.
+	MaxPending int
 	// History is how many changes are kept for Since. Default 1024.
 	History int
 	// MaxNotices bounds Status().Notices (oldest dropped). Default 20.
@@ -40,6 +44,7 @@ func (o Options) withDefaults() Options {
 		}
 	}
 	def(&o.MaxSettled, 200)
+	def(&o.MaxPending, 5000)
 	def(&o.History, 1024)
 	def(&o.MaxNotices, 20)
 	def(&o.MaxOrphans, 4096)
@@ -166,6 +171,27 @@ func (in *Inbox) commit() {
 		in.remove(old)
 		in.publish(Change{Card: old.card.ID, Kind: ChangeRemoved})
 	}
+	for len(in.byID)-len(in.settled) > in.opts.MaxPending {
+		in.dropOldestOpen()
+	}
+}
+
+// dropOldestOpen removes the open card that arrived first and says so in
+// a notice: the operator learns questions were dropped, and from where.
+func (in *Inbox) dropOldestOpen() {
+	var oldest *entry
+	for _, en := range in.byID {
+		if en.settledOrder == 0 && (oldest == nil || en.arrival < oldest.arrival) {
+			oldest = en
+		}
+	}
+	if oldest == nil {
+		return
+	}
+	in.remove(oldest)
+	in.publish(Change{Card: oldest.card.ID, Kind: ChangeRemoved})
+	in.addNotice(Notice{Session: oldest.card.Session, At: in.opts.Now(),
+		Message: "too many open questions: the oldest, from session " + oldest.card.Session + ", was dropped from this inbox"})
 }
 
 // remove forgets an evicted card and every index pointing at it.

@@ -68,12 +68,18 @@ func (in *Inbox) ReplayExhausted(session string, earliest aep.Position) {
 		in.notices = append(in.notices[:i], in.notices[i+1:]...)
 		break
 	}
-	in.notices = append(in.notices, Notice{
+	in.addNotice(Notice{
 		Session:  session,
 		Earliest: earliest,
 		Message:  "events may be missing for session " + session,
 		At:       in.opts.Now(),
 	})
+}
+
+// addNotice records a notice (at most MaxNotices, oldest dropped) and
+// publishes the status change. The caller holds the lock.
+func (in *Inbox) addNotice(n Notice) {
+	in.notices = append(in.notices, n)
 	if over := len(in.notices) - in.opts.MaxNotices; over > 0 {
 		in.notices = append(in.notices[:0:0], in.notices[over:]...)
 	}

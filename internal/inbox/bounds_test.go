@@ -1,0 +1,63 @@
+package inbox
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/aep"
+)
+
+// A flood of routes and foreign commands for one request keeps the card
+// bounded: the first maxCardFacts of each are kept.
+func TestCardFactsAreBounded(t *testing.T) {
+	t.Parallel()
+	in := New(Options{})
+	in.Apply(ev(t, aep.Envelope{ID: "r1", Type: "attention.requested", Source: "aep://h/a", Agent: "a", Session: "s1", Seq: aep.Int64(0),
+		Data: aep.Request{Kind: aep.KindInput, Prompt: "Name?"}}))
+	for i := range 3 * maxCardFacts {
+		n := strconv.Itoa(i)
+		in.Apply(ev(t, aep.Envelope{ID: "route-" + n, Type: "attention.routed", Source: "aep://sink/" + n, Agent: "sink", Session: "s1", Subject: "r1", Data: aep.Routed{To: "x"}}))
+		in.Apply(ev(t, aep.Envelope{ID: "cmd-" + n, Type: "control.attention.respond", Source: "aep://other/" + n, Agent: "other", Session: "s1", Subject: "r1", Cause: "r1",
+			Data: aep.Respond{Answer: aep.Answer{Option: "allow"}}}))
+	}
+	cards := in.Cards(Query{})
+	require.Len(t, cards, 1)
+	assert.Len(t, cards[0].Routes, maxCardFacts)
+	assert.Len(t, cards[0].Responders, maxCardFacts)
+	assert.Equal(t, "aep://sink/0", cards[0].Routes[0].Source, "the first routes are the ones kept")
+}
+
+// An emitter asking without end cannot grow the inbox without bound: past
+// MaxPending the oldest open card goes, and a notice says so.
+func TestOpenCardsAreBoundedWithANotice(t *testing.T) {
+	t.Parallel()
+	in := New(Options{MaxPending: 3})
+	sub := in.Subscribe(64)
+	defer sub.Close()
+	for i := range 5 {
+		n := strconv.Itoa(i)
+		in.Apply(ev(t, aep.Envelope{ID: "r" + n, Type: "attention.requested", Source: "aep://h/a", Agent: "a", Session: "s" + n, Seq: aep.Int64(0),
+			Data: aep.Request{Kind: aep.KindInput, Prompt: "Q" + n}}))
+	}
+	cards := in.Cards(Query{})
+	require.Len(t, cards, 3)
+	var sessions []string
+	for _, c := range cards {
+		sessions = append(sessions, c.Session)
+	}
+	assert.ElementsMatch(t, []string{"s2", "s3", "s4"}, sessions, "the oldest open cards were dropped")
+	st := in.Status()
+	require.Len(t, st.Notices, 2)
+	assert.Contains(t, st.Notices[0].Message, "session s0")
+	assert.Equal(t, 3, st.Pending)
+	removed := 0
+	for len(sub.C()) > 0 {
+		if (<-sub.C()).Kind == ChangeRemoved {
+			removed++
+		}
+	}
+	assert.Equal(t, 2, removed, "each dropped card is published as removed")
+}
