@@ -41,7 +41,7 @@ func benchPushLatency(b *testing.B, browsers int) {
 	arrivals := make(chan benchArrival, 4*(browsers+1))
 
 	// Tap 0 is the bare relay reader; taps 1..browsers are browsers.
-	q := "?filter=" + url.QueryEscape(string(feed.DefaultFilter))
+	q := "?filter=" + url.QueryEscape(feed.DefaultFilter)
 	hdr := http.Header{"Authorization": {"Bearer " + s.token}}
 	taps := []*benchTap{benchOpenTap(b, s.client, s.relayURL+"/stream"+q, hdr, 0, "", map[string]bool{"attention.requested": true}, arrivals)}
 	for i := 1; i <= browsers; i++ {

@@ -34,7 +34,7 @@ func TestFirstRequest(t *testing.T) {
 			startClient(t, cfg, sink)
 			req := waitRequest(t, tr)
 			assert.Equal(t, "all", req.q("from"), "first connect asks from=all")
-			assert.JSONEq(t, string(DefaultFilter), req.q("filter"), "the production filter")
+			assert.JSONEq(t, DefaultFilter, req.q("filter"), "the production filter")
 			_, hasCapture := req.query["capture"]
 			assert.False(t, hasCapture, "no capture ceiling is requested")
 			assert.Equal(t, tc.wantAuth, http.Header(req.header).Get("Authorization"))
@@ -49,7 +49,7 @@ func TestDefaultFilterPullsWhatTheInboxNeeds(t *testing.T) {
 	var f struct {
 		Type []string `json:"type"`
 	}
-	require.NoError(t, json.Unmarshal(DefaultFilter, &f))
+	require.NoError(t, json.Unmarshal([]byte(DefaultFilter), &f))
 	assert.ElementsMatch(t, []string{"attention.*", "control.*", "session.*", "run.*"}, f.Type)
 }
 

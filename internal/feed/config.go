@@ -16,7 +16,7 @@ import (
 // elsewhere), session lifecycle (session.ended settles open cards) and run
 // lifecycle (run grouping on cards). Tool, progress and other traffic is
 // left at the relay.
-var DefaultFilter = json.RawMessage(`{"type":["attention.*","control.*","session.*","run.*"]}`)
+const DefaultFilter = `{"type":["attention.*","control.*","session.*","run.*"]}`
 
 // Defaults of Config.
 const (
@@ -79,7 +79,7 @@ type Config struct {
 // withDefaults returns c with zero values replaced by the defaults.
 func (c Config) withDefaults() Config {
 	if c.Filter == nil {
-		c.Filter = DefaultFilter
+		c.Filter = json.RawMessage(DefaultFilter)
 	}
 	if c.MaxEventBytes <= 0 {
 		c.MaxEventBytes = sse.DefaultMaxEventBytes
