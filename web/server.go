@@ -109,16 +109,20 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// CleanBasePath normalises a mount prefix to start and end with "/"
+// ("" and "/" are the root).
+func CleanBasePath(p string) string {
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	if !strings.HasSuffix(p, "/") {
+		p += "/"
+	}
+	return p
+}
+
 func (c *Config) defaults() {
-	if c.BasePath == "" {
-		c.BasePath = "/"
-	}
-	if !strings.HasPrefix(c.BasePath, "/") {
-		c.BasePath = "/" + c.BasePath
-	}
-	if !strings.HasSuffix(c.BasePath, "/") {
-		c.BasePath += "/"
-	}
+	c.BasePath = CleanBasePath(c.BasePath)
 	if c.Heartbeat <= 0 {
 		c.Heartbeat = 15 * time.Second
 	}

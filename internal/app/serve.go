@@ -120,7 +120,7 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 	if cfg.tlsCert != "" {
 		scheme = "https"
 	}
-	url := scheme + "://" + ln.Addr().String() + cleanBasePath(cfg.basePath)
+	url := scheme + "://" + ln.Addr().String() + web.CleanBasePath(cfg.basePath)
 	logger.Info("aepforms UI listening on " + url)
 	logger.Info("open " + url + " in your browser")
 	if cfg.operatorToken != "" {
@@ -208,19 +208,6 @@ func embeddedRelaySettings(env Env) (relaySettings, error) {
 	_ = fs.Parse(nil)
 	err := rs.applyEnv(fs, env)
 	return rs, err
-}
-
-func cleanBasePath(p string) string {
-	if p == "" || p == "/" {
-		return "/"
-	}
-	if p[0] != '/' {
-		p = "/" + p
-	}
-	if p[len(p)-1] != '/' {
-		p += "/"
-	}
-	return p
 }
 
 // feedSink is the inbox as the feed's sink. It counts reconnects and asks
