@@ -61,6 +61,7 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 
 	relayURL, token := cfg.relayURL, cfg.relayToken
 	relayWait := func() error { return nil }
+	embedded := relayURL == ""
 	if relayURL == "" {
 		if token == "" {
 			var path string
@@ -181,17 +182,36 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 			served <- srv.Serve(ln)
 		}
 	}()
-	var serveErr error
+	// The embedded relay's wait returns early only if it failed: then the
+	// UI has nothing to show, and stops rather than serve stale cards.
+	relayDone := make(chan error, 1)
+	if embedded {
+		go func() { relayDone <- relayWait() }()
+	} else {
+		relayDone <- nil // an external relay: nothing to wait for at the end
+	}
+	var serveErr, relayErr error
+	relayEnded := false
+	watchRelay := relayDone
+	if !embedded {
+		watchRelay = nil
+	}
 	select {
 	case <-ctx.Done():
 	case serveErr = <-served:
+		cancel()
+	case relayErr = <-watchRelay:
+		relayEnded = true
+		logger.Error("embedded relay stopped; stopping", "err", relayErr)
 		cancel()
 	}
 	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer scancel()
 	_ = srv.Shutdown(sctx)
 	wg.Wait()
-	relayErr := relayWait()
+	if !relayEnded {
+		relayErr = <-relayDone
+	}
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", serveErr)
 	}
