@@ -127,6 +127,9 @@ func TestSignInSetsSessionCookie(t *testing.T) {
 			// http is not, so send it by hand as a TLS proxy would).
 			r := h.do(nil, h.request(http.MethodGet, h.url(""), nil, "Accept", "text/html", "Cookie", cookieName+"="+ck.Value))
 			assert.Equal(t, http.StatusOK, r.StatusCode, "page with the session cookie: got %d, want 200", r.StatusCode)
+			acct := r.doc(t).Find(`[data-testid="account"]`)
+			assert.Contains(t, acct.Text(), "alice", "the page says who is signed in")
+			assert.Equal(t, 1, acct.Find(`[data-testid="signout"]`).Length(), "and offers a sign-out")
 		})
 	}
 }

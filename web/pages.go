@@ -74,6 +74,10 @@ func (s *server) pageOptions(r *http.Request, panel bool) render.PageOptions {
 		Panel:        panel,
 		Theme:        q.Get("theme"),
 		EmbedOrigins: s.cfg.EmbedOrigins,
+		// Pages are behind requireOperator: with a secret set, a request
+		// that got here is signed in.
+		SignedIn: s.auth.enabled(),
+		Operator: operatorFrom(r.Context()),
 	}
 }
 
