@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"github.com/aepforms/aepforms/internal/backoff"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -74,7 +76,8 @@ func (a *Agent) helloFrame() []byte {
 // connectLoop connects, serves and reconnects with backoff until ctx ends
 // (nil) or the relay refuses the credentials.
 func (a *Agent) connectLoop(ctx context.Context) error {
-	delay := a.cfg.Backoff
+	policy := backoff.Policy{Min: a.cfg.Backoff, Max: a.cfg.BackoffMax, Rand: a.cfg.Rand}
+	attempt := 0
 	for {
 		helloed, err := a.connectOnce(ctx)
 		if ctx.Err() != nil {
@@ -84,9 +87,10 @@ func (a *Agent) connectLoop(ctx context.Context) error {
 			return err
 		}
 		if helloed {
-			delay = a.cfg.Backoff
+			attempt = 0
 		}
-		wait := delay/2 + time.Duration(a.cfg.Rand()*float64(delay/2))
+		wait := policy.Delay(attempt)
+		attempt++
 		a.log.Warn("relay connection lost; reconnecting", "err", err, "in", wait.String())
 		t := time.NewTimer(wait)
 		select {
@@ -95,7 +99,6 @@ func (a *Agent) connectLoop(ctx context.Context) error {
 			return nil
 		case <-t.C:
 		}
-		delay = min(delay*2, a.cfg.BackoffMax)
 	}
 }
 

@@ -1,6 +1,8 @@
 package feed
 
 import (
+	"github.com/aepforms/aepforms/internal/backoff"
+
 	"encoding/json"
 	"log/slog"
 	"math/rand/v2"
@@ -117,14 +119,5 @@ func (c Config) withDefaults() Config {
 // backoff returns the wait before reconnect attempt n (0-based): BackoffMin
 // doubled n times, capped at BackoffMax, jittered to [d/2, d).
 func (c Config) backoff(n int) time.Duration {
-	d := c.BackoffMin
-	for range n {
-		if d >= c.BackoffMax/2 {
-			d = c.BackoffMax
-			break
-		}
-		d *= 2
-	}
-	d = min(d, c.BackoffMax)
-	return d/2 + time.Duration(c.Rand()*float64(d/2))
+	return backoff.Policy{Min: c.BackoffMin, Max: c.BackoffMax, Rand: c.Rand}.Delay(n)
 }

@@ -7,11 +7,12 @@
 package respond
 
 import (
+	"github.com/aepforms/aepforms/internal/backoff"
+
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/url"
 	"sync"
 	"sync/atomic"
@@ -203,19 +204,21 @@ func (c *Client) report(cmd *command, o Outcome) {
 
 // connect keeps one connection up until ctx ends.
 func (c *Client) connect(ctx context.Context) {
-	backoff := c.cfg.BackoffMin
+	policy := backoff.Policy{Min: c.cfg.BackoffMin, Max: c.cfg.BackoffMax}
+	attempt := 0
 	for ctx.Err() == nil {
 		cn, err := c.dial(ctx)
 		if err != nil {
 			c.setConn(nil, err)
-			c.log.Warn("relay connection failed", "err", err, "retry_in", backoff)
-			if !sleep(ctx, jitter(backoff)) {
+			wait := policy.Delay(attempt)
+			attempt++
+			c.log.Warn("relay connection failed", "err", err, "retry_in", wait)
+			if !sleep(ctx, wait) {
 				return
 			}
-			backoff = min(backoff*2, c.cfg.BackoffMax)
 			continue
 		}
-		backoff = c.cfg.BackoffMin
+		attempt = 0
 		c.log.Info("relay connected", "roster", cn.roster)
 		c.serve(ctx, cn)
 	}
@@ -285,14 +288,6 @@ func (c *Client) awaitConn(ctx context.Context, deadline time.Time) (*conn, erro
 			return nil, ctx.Err()
 		}
 	}
-}
-
-// jitter spreads d over [d/2, d].
-func jitter(d time.Duration) time.Duration {
-	if d <= 1 {
-		return d
-	}
-	return d/2 + rand.N(d/2+1)
 }
 
 // sleep waits d or until ctx ends; false when ctx ended.
