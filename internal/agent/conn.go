@@ -1,8 +1,6 @@
 package agent
 
 import (
-	"github.com/aepforms/aepforms/internal/backoff"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +14,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/backoff"
 )
 
 // hello is the agent's hello frame (AEP-0003 §4).

@@ -1,8 +1,6 @@
 package feed
 
 import (
-	"github.com/aepforms/aepforms/internal/backoff"
-
 	"encoding/json"
 	"log/slog"
 	"math/rand/v2"
@@ -10,6 +8,8 @@ import (
 	"time"
 
 	"github.com/aepforms/aepforms/internal/sse"
+
+	"github.com/aepforms/aepforms/internal/backoff"
 )
 
 // DefaultFilter is the attr-match filter the inbox needs: the attention

@@ -7,8 +7,6 @@
 package respond
 
 import (
-	"github.com/aepforms/aepforms/internal/backoff"
-
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/aepforms/aepforms/internal/backoff"
 )
 
 // Errors of Submit and Run.
