@@ -7,9 +7,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/aepforms/aepforms/internal/sse"
-
 	"github.com/aepforms/aepforms/internal/backoff"
+	"github.com/aepforms/aepforms/internal/sse"
 )
 
 // DefaultFilter is the attr-match filter the inbox needs: the attention
