@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -88,14 +90,18 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 	}
 
 	metrics := web.NewMetrics()
-	in := inbox.New(inbox.Options{})
+	// The UI's commands carry one stable source (targets dedupe on
+	// (source, id)); the inbox knows it so its own earlier commands, seen
+	// again after a restart, are not taken for another sender's.
+	source := uiSource()
+	in := inbox.New(inbox.Options{OwnSource: source})
 	fd := feed.New(feed.Config{RelayURL: relayURL, Token: token, SilenceTimeout: cfg.feedSilence, Logger: logger.With("part", "feed")})
 	var rc *respond.Client
 	deps := web.Deps{Inbox: in, Metrics: metrics}
 	reach := &reachNotifier{in: in, last: map[string]respond.Reach{}}
 	if token != "" {
 		rc = respond.New(respond.Config{
-			RelayURL: relayURL, Token: token, Agent: cfg.agentName, AckWindow: cfg.ackWindow,
+			RelayURL: relayURL, Token: token, Agent: cfg.agentName, Source: source, AckWindow: cfg.ackWindow,
 			Reporter: reporter{in: in, metrics: metrics}, Logger: logger.With("part", "respond"),
 			// A roster change (an agent connected or left) re-renders the
 			// open cards whose agent's reachability changed.
@@ -121,9 +127,9 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 	if cfg.tlsCert != "" {
 		scheme = "https"
 	}
-	url := scheme + "://" + ln.Addr().String() + web.CleanBasePath(cfg.basePath)
-	logger.Info("aepforms UI listening on " + url)
-	logger.Info("open " + url + " in your browser")
+	uiURL := scheme + "://" + ln.Addr().String() + web.CleanBasePath(cfg.basePath)
+	logger.Info("aepforms UI listening on " + uiURL)
+	logger.Info("open " + uiURL + " in your browser")
 	if cfg.operatorToken != "" {
 		logger.Info("operator sign-in required (operator secret set)")
 	}
@@ -217,6 +223,15 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 	}
 	logger.Info("aepforms stopped")
 	return relayErr
+}
+
+// uiSource is the source URI of this UI's commands, aep://{host}/ui/aepforms.
+func uiSource() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	return "aep://" + url.PathEscape(host) + "/ui/aepforms"
 }
 
 // embeddedRelaySettings reads the AEP_* relay settings for the embedded relay.

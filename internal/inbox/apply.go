@@ -185,8 +185,8 @@ func (in *Inbox) applyLifecycle(en *entry, e *aep.Event) bool {
 		en.timedOut, en.timeoutAt = true, at
 		return true
 	case "control.attention.respond":
-		if en.ownIDs[e.ID()] {
-			return false // our own command, seen on the feed
+		if en.ownIDs[e.ID()] || (in.opts.OwnSource != "" && e.Source() == in.opts.OwnSource) {
+			return false // our own command, seen on the feed (perhaps from before a restart)
 		}
 		for _, r := range c.Responders {
 			if r.CommandID == e.ID() {

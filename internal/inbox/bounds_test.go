@@ -61,3 +61,25 @@ func TestOpenCardsAreBoundedWithANotice(t *testing.T) {
 	}
 	assert.Equal(t, 2, removed, "each dropped card is published as removed")
 }
+
+// After a restart the UI's earlier commands come back on the feed, unknown
+// to the new inbox: with OwnSource they are not "another sender answering".
+func TestOwnCommandsFromBeforeARestartAreNotForeign(t *testing.T) {
+	t.Parallel()
+	const own = "aep://host/ui/aepforms"
+	for _, tc := range []struct {
+		name   string
+		source string
+		want   int
+	}{{"our own source", own, 0}, {"another sender", "aep://sink/telegram", 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			in := New(Options{OwnSource: own})
+			in.Apply(ev(t, aep.Envelope{ID: "r1", Type: "attention.requested", Source: "aep://h/a", Agent: "a", Session: "s1", Seq: aep.Int64(0),
+				Data: aep.Request{Kind: aep.KindInput, Prompt: "Name?"}}))
+			in.Apply(ev(t, aep.Envelope{ID: "cmd-1", Type: "control.attention.respond", Source: tc.source, Agent: "aepforms", Session: "s1", Subject: "r1", Cause: "r1",
+				Data: aep.Respond{Answer: aep.Answer{Option: "allow"}}}))
+			assert.Len(t, in.Cards(Query{})[0].Responders, tc.want)
+		})
+	}
+}

@@ -32,6 +32,11 @@ type Options struct {
 	// MaxFormItems is the most fields, options, or choices in one field a
 	// request may carry before it is shown as malformed. Default 1000.
 	MaxFormItems int
+	// OwnSource is the source of this UI's own commands. Commands from it
+	// seen on the feed (sent before a restart, so unknown to this inbox)
+	// are not shown as another sender answering. Empty: none are ours but
+	// those BeginSubmission recorded.
+	OwnSource string
 }
 
 func (o Options) withDefaults() Options {
