@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -42,11 +44,11 @@ const sweepInterval = time.Second
 func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stderr io.Writer) error {
 	cfg, err := parseServe(args, env, stderr)
 	if err != nil {
-		return err
+		return serveUsage(stderr, err)
 	}
 	logger, err := newLogger(stderr, cfg.logFormat, cfg.logLevel)
 	if err != nil {
-		return err
+		return serveUsage(stderr, err)
 	}
 	var tlsConfig *tls.Config
 	if cfg.tlsCert != "" {
@@ -58,6 +60,12 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 		}
 		tlsConfig = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
 	}
+	// Take the UI's address first: if it is busy, nothing else starts.
+	ln, err := listenUI(cfg.addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -117,21 +125,21 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 		WatchOnly: token == "", Heartbeat: cfg.heartbeat, Logger: logger.With("part", "web"),
 	}, deps)
 
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		cancel()
-		_ = relayWait()
-		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
-	}
 	scheme := "http"
 	if cfg.tlsCert != "" {
 		scheme = "https"
 	}
-	uiURL := scheme + "://" + ln.Addr().String() + web.CleanBasePath(cfg.basePath)
+	uiURL := scheme + "://" + browsableAddr(ln.Addr()) + web.CleanBasePath(cfg.basePath)
 	logger.Info("aepforms UI listening on " + uiURL)
 	logger.Info("open " + uiURL + " in your browser")
 	if cfg.operatorToken != "" {
 		logger.Info("operator sign-in required (operator secret set)")
+	}
+	if len(cfg.embedOrigins) > 0 {
+		logger.Info("embedding allowed", "origins", strings.Join(cfg.embedOrigins, " "))
+		if tlsConfig == nil && !cfg.trustProxy {
+			logger.Warn("--embed-origin needs HTTPS: the session cookie is SameSite=None; Secure, which browsers refuse over plain http (use --tls-cert/--tls-key, or --trust-proxy behind a TLS proxy)")
+		}
 	}
 
 	var wg sync.WaitGroup
@@ -223,6 +231,44 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 	}
 	logger.Info("aepforms stopped")
 	return relayErr
+}
+
+// serveUsage prints a command-line problem as `aepforms serve: ...` and
+// returns it (exit 2); other errors pass through.
+func serveUsage(stderr io.Writer, err error) error {
+	if errors.Is(err, ErrUsage) {
+		fmt.Fprintf(stderr, "aepforms serve: %s\n", strings.TrimPrefix(err.Error(), ErrUsage.Error()+": "))
+	}
+	return err
+}
+
+// listenUI listens on the UI's address (IPv4 only for an IPv4 literal,
+// so 0.0.0.0 means what it says), naming the way on when it is taken.
+func listenUI(addr string) (net.Listener, error) {
+	network := "tcp"
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		if ip := net.ParseIP(host); ip != nil && ip.To4() != nil {
+			network = "tcp4"
+		}
+	}
+	ln, err := net.Listen(network, addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("%s is taken: choose another address for the UI with --addr (for example --addr 127.0.0.1:0 for any free port)", addr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// browsableAddr is an address to open in a browser: a listener on every
+// interface (0.0.0.0, [::]) is reached at 127.0.0.1 from this machine.
+func browsableAddr(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return a.String()
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
 }
 
 // uiSource is the source URI of this UI's commands, aep://{host}/ui/aepforms.

@@ -114,6 +114,17 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
 	}
+	if _, port, err := net.SplitHostPort(c.addr); err != nil || port == "" {
+		return c, fmt.Errorf("%w: --addr %q: want host:port, like 127.0.0.1:8080", ErrUsage, c.addr)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"--demo-every", c.demoEvery}, {"--ack-window", c.ackWindow}, {"--feed-silence", c.feedSilence}, {"--heartbeat", c.heartbeat}} {
+		if d.v < 0 {
+			return c, fmt.Errorf("%w: %s %v: a duration cannot be negative", ErrUsage, d.name, d.v)
+		}
+	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return c, fmt.Errorf("%w: --tls-cert and --tls-key go together", ErrUsage)
 	}

@@ -36,10 +36,14 @@ func TestServeRefusesNonLoopbackWithoutOperatorSecret(t *testing.T) {
 func TestServeUsageErrors(t *testing.T) {
 	t.Parallel()
 	cases := map[string][]string{
-		"tls cert without key": {"--tls-cert", "c.pem"},
-		"relay not a URL":      {"--relay", "127.0.0.1:8787"},
-		"stray argument":       {"extra"},
-		"bad log format":       {"--log-format", "xml", "--relay-port", "0", "--addr", "127.0.0.1:0"},
+		"tls cert without key":  {"--tls-cert", "c.pem"},
+		"relay not a URL":       {"--relay", "127.0.0.1:8787"},
+		"stray argument":        {"extra"},
+		"bad log format":        {"--log-format", "xml", "--relay-port", "0", "--addr", "127.0.0.1:0"},
+		"bad log level":         {"--log-level", "bogus", "--relay-port", "0", "--addr", "127.0.0.1:0"},
+		"addr without a port":   {"--addr", "nonsense"},
+		"negative interval":     {"--demo-every", "-5s"},
+		"origin without scheme": {"--embed-origin", "mc.example"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -48,6 +52,7 @@ func TestServeUsageErrors(t *testing.T) {
 			err := Run(context.Background(), append([]string{"serve"}, args...), envMap(map[string]string{"HOME": t.TempDir()}), nil, stderr, stderr)
 			require.Error(t, err)
 			assert.Equal(t, 2, ExitCode(err), "a usage error exits 2: %v", err)
+			assert.Contains(t, stderr.String(), "aepforms serve: ", "the problem is printed, not just the exit status")
 		})
 	}
 }
@@ -139,4 +144,20 @@ func TestServeRefusesABadTLSKeyPairBeforeListening(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, stderr.String(), "--tls-cert")
 	assert.NotContains(t, stderr.String(), "listening on", "nothing started")
+}
+
+func TestServeNamesTheWayOnWhenTheUIAddressIsTaken(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	home := t.TempDir()
+	stderr := newNotifyBuffer()
+	err = Run(context.Background(), []string{"serve", "--addr", ln.Addr().String(), "--relay-port", "0"},
+		envMap(map[string]string{"HOME": home}), nil, stderr, stderr)
+	require.Error(t, err)
+	assert.Contains(t, stderr.String(), "--addr", "names the way on")
+	assert.NotContains(t, stderr.String(), "relay listening", "nothing else started")
+	_, statErr := os.Stat(filepath.Join(home, ".config", "aepforms", "relay-token"))
+	assert.True(t, os.IsNotExist(statErr), "no token minted for a start that failed")
 }
