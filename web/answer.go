@@ -43,7 +43,7 @@ func handleAnswer(s *server, in Inbox, sub Submitter) http.HandlerFunc {
 			return
 		}
 		refuse := func(status int, code, msg string) {
-			s.deps.Metrics.Answer("refused")
+			s.deps.Metrics.Answer("not_sent")
 			s.writePage(w, r, status, panel, &render.Refused{Card: id, Input: form,
 				Problems: []aep.Problem{{Code: code, Message: msg}}})
 		}
@@ -68,7 +68,7 @@ func handleAnswer(s *server, in Inbox, sub Submitter) http.HandlerFunc {
 		}
 		answer, problems := render.ParseAnswer(card.Request, form)
 		if len(problems) > 0 {
-			s.deps.Metrics.Answer("refused")
+			s.deps.Metrics.Answer("not_sent")
 			s.writePage(w, r, http.StatusUnprocessableEntity, panel, &render.Refused{Card: id, Input: form, Problems: problems})
 			return
 		}

@@ -46,6 +46,7 @@ func TestBasePathIsHonouredByEveryURL(t *testing.T) {
 		"card fragment": h.getPage(c, "cards/"+string(f.Form)).doc(t),
 	}
 	fetched := map[string]bool{}
+	signOut := false
 	for name, d := range pages {
 		urls := pageURLs(d.Selection)
 		require.NotEmpty(t, urls, "%s has no URL at all", name)
@@ -55,6 +56,11 @@ func TestBasePathIsHonouredByEveryURL(t *testing.T) {
 			assert.Empty(t, u.Scheme, "%s: %q is absolute; every URL stays on the UI's origin", name, raw)
 			assert.True(t, strings.HasPrefix(u.Path, "/forms/"), "%s: %q is outside the base path /forms/", name, raw)
 			if fetched[u.Path] || strings.HasSuffix(u.Path, "/answer") || u.Path == "/forms/signin" {
+				continue
+			}
+			if u.Path == "/forms/signout" {
+				// A POST form (signing out is a state change): post it last.
+				signOut = true
 				continue
 			}
 			fetched[u.Path] = true
@@ -80,6 +86,10 @@ func TestBasePathIsHonouredByEveryURL(t *testing.T) {
 	for _, raw := range pageURLs(cardMsg(t, ps.next())) {
 		assert.True(t, strings.HasPrefix(raw, "/forms/"), "pushed card: %q is outside the base path", raw)
 	}
+
+	assert.True(t, signOut, "the signed-in page offers sign-out")
+	r := h.postForm(c, "signout", nil)
+	assert.Equal(t, http.StatusSeeOther, r.StatusCode, "POST /forms/signout works under the prefix")
 }
 
 // cookieHeader is the Cookie header c would send to rawURL.

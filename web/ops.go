@@ -70,7 +70,8 @@ type Metrics struct {
 // NewMetrics returns zeroed metrics.
 func NewMetrics() *Metrics { return &Metrics{answersByResult: map[string]int64{}} }
 
-// Answer counts one answer outcome (sent, accepted, rejected, failed, refused).
+// Answer counts one answer outcome: sent (queued), accepted, rejected or
+// failed (the respond path), not_sent (a post the UI refused: 422, 409).
 func (m *Metrics) Answer(outcome string) {
 	m.mu.Lock()
 	m.answersByResult[outcome]++

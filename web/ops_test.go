@@ -116,7 +116,7 @@ func TestMetrics(t *testing.T) {
 	h.metrics.Answer("accepted") // as the respond path reports it (internal/app)
 	m = h.scrape(auth...)
 	assert.Equal(t, 1.0, m[`aepforms_answers_total{outcome="sent"}`], "sent: %v", m)
-	assert.Equal(t, 1.0, m[`aepforms_answers_total{outcome="refused"}`])
+	assert.Equal(t, 1.0, m[`aepforms_answers_total{outcome="not_sent"}`])
 	assert.Equal(t, 1.0, m[`aepforms_answers_total{outcome="accepted"}`])
 
 	// Browsers connected.

@@ -51,7 +51,7 @@ func (s *relaySettings) register(fs *flag.FlagSet) {
 	fs.Int64Var(&s.maxBody, "max-body", d.MaxBody, "largest POST body or WebSocket frame, in bytes (env AEP_MAX_BODY)")
 	fs.IntVar(&s.maxBatch, "max-batch", d.MaxBatch, "most events in one NDJSON batch (env AEP_MAX_BATCH)")
 	fs.IntVar(&s.maxFrom, "max-from", 0, "most resume positions in one from; 0 = the session cap (env AEP_MAX_FROM)")
-	fs.DurationVar(&s.ssePing, "sse-ping", d.SSEPing, "interval of the `: ping` comment on /stream")
+	fs.DurationVar(&s.ssePing, "sse-ping", d.SSEPing, "interval of the \": ping\" comment on /stream")
 	fs.DurationVar(&s.wsPing, "ws-ping", d.WSPing, "interval of the ping frame on /socket (a silent peer is dropped after 3 intervals)")
 }
 
