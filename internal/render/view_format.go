@@ -89,11 +89,20 @@ func relTime(t, now time.Time) string {
 	}
 }
 
-// formatDuration says a duration in words: "45 s", "5 min", "1 h 30 min".
+// formatDuration says a duration in words: "45 s", "1 min 30 s", "5 min",
+// "1 h 30 min". Under ten minutes the seconds are kept, so a 90 s
+// deadline does not read as 2 min.
 func formatDuration(d time.Duration) string {
 	switch {
 	case d < time.Minute:
 		return strconv.Itoa(int(d.Round(time.Second)/time.Second)) + " s"
+	case d < 10*time.Minute:
+		d = d.Round(time.Second)
+		m, sec := int(d/time.Minute), int((d%time.Minute)/time.Second)
+		if sec == 0 {
+			return strconv.Itoa(m) + " min"
+		}
+		return strconv.Itoa(m) + " min " + strconv.Itoa(sec) + " s"
 	case d < time.Hour:
 		return strconv.Itoa(int(d.Round(time.Minute)/time.Minute)) + " min"
 	default:

@@ -74,7 +74,7 @@ func TestStateLineSettled(t *testing.T) {
 		}, "answered", "Answered elsewhere via oob"},
 		{"resolved auto", func(c *inbox.Card) { c.State, c.Resolution = inbox.StateResolved, aep.ResolutionAuto }, "resolved", "Resolved by the agent on its own"},
 		{"dismissed", func(c *inbox.Card) { c.State, c.Resolution = inbox.StateResolved, aep.ResolutionDismissed }, "resolved", "Dismissed by the agent"},
-		{"timed out", func(c *inbox.Card) { c.State, c.TimeoutMS = inbox.StateTimedOut, aep.Int64(90000) }, "timed-out", "Timed out: the agent stopped waiting after 2 min"},
+		{"timed out", func(c *inbox.Card) { c.State, c.TimeoutMS = inbox.StateTimedOut, aep.Int64(90000) }, "timed-out", "Timed out: the agent stopped waiting after 1 min 30 s"},
 		{"timed out without after", func(c *inbox.Card) { c.State = inbox.StateTimedOut }, "timed-out", "Timed out: the agent stopped waiting"},
 		{"expired", func(c *inbox.Card) { c.State = inbox.StateExpired }, "expired", "Expired: the deadline passed without an answer"},
 		{"session ended", func(c *inbox.Card) { c.State = inbox.StateEnded }, "session-ended", "The session ended before this was answered"},
