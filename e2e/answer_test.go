@@ -375,13 +375,7 @@ func TestAnswerSameAsExternalSender(t *testing.T) {
 
 	recorded := func(session, request string) string {
 		t.Helper()
-		for _, ev := range s.relayHistory(t, session) {
-			if ev.Type() == "attention.answered" && ev.Subject() == request {
-				return answerOf(t, ev.Raw())
-			}
-		}
-		t.Fatalf("no attention.answered in session %s", session)
-		return ""
+		return answerOf(t, s.awaitRelayEvent(t, session, "attention.answered", request).Raw())
 	}
 	assert.Equal(t, recorded(viaExt.ID, req.ID), recorded(viaUI.ID, viaUI.Requests[0].ID),
 		"attention.answered recorded: external sender vs UI")

@@ -329,3 +329,36 @@ func (s *stack) relayHistory(t *testing.T, session string) []*aep.Event {
 		out = append(out, ev)
 	}
 }
+
+// awaitRelayEvent reads the relay's stream for session, history then live,
+// until an event of typ about subject arrives, and returns it; it fails
+// the test at stackWait. Unlike relayHistory it waits for events still on
+// their way (an agent emits its outcome events after it records the ack).
+func (s *stack) awaitRelayEvent(t *testing.T, session, typ, subject string) *aep.Event {
+	t.Helper()
+	filter, err := json.Marshal(map[string]string{"session": session, "type": typ})
+	require.NoError(t, err)
+	q := url.Values{"from": {"all"}, "filter": {string(filter)}}
+	ctx, cancel := context.WithTimeout(s.ctx, stackWait)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.relayURL+"/stream?"+q.Encode(), nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, "relay /stream status")
+	rd := sse.NewReader(resp.Body, 0)
+	for {
+		it, err := rd.Next()
+		require.NoError(t, err, "waiting %v for %s about %s in session %s", stackWait, typ, subject, session)
+		if it.IsComment {
+			continue
+		}
+		ev, err := aep.Decode([]byte(it.Data))
+		require.NoError(t, err, "relay event %q", it.Data)
+		if ev.Type() == typ && ev.Subject() == subject {
+			return ev
+		}
+	}
+}
