@@ -888,7 +888,7 @@ func StatusFragment(p render.PageView) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if !p.Relay.Connected {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 65, "<div class=\"banner banner--error\" data-testid=\"relay-lost\" role=\"alert\"><p><strong>Lost the connection to the relay.</strong> The cards below may be out of date; aepforms keeps trying to reconnect.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 65, "<div class=\"banner banner--error\" data-testid=\"relay-lost\" role=\"alert\"><p><strong>Lost the connection to the relay.</strong> What is shown may be out of date, and new questions will not arrive until it is back; aepforms keeps trying to reconnect.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
