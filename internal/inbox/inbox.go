@@ -19,7 +19,8 @@ type Options struct {
 	// without end; past it the oldest open card is dropped, with a notice
 	// naming its session. Default 5000.
 	MaxPending int
-	// History is how many changes are kept for Since. Default 1024.
+	// History is how many changes are kept for Since (a dropped browser
+	// catches up from them instead of reloading). Default 4096.
 	History int
 	// MaxNotices bounds Status().Notices (oldest dropped). Default 20.
 	MaxNotices int
@@ -50,7 +51,7 @@ func (o Options) withDefaults() Options {
 	}
 	def(&o.MaxSettled, 200)
 	def(&o.MaxPending, 5000)
-	def(&o.History, 1024)
+	def(&o.History, 4096)
 	def(&o.MaxNotices, 20)
 	def(&o.MaxOrphans, 4096)
 	def(&o.MaxSeen, 65536)
