@@ -28,18 +28,11 @@ func (r *runner) needControl() error {
 }
 
 func checkControlRouted(ctx context.Context, r *runner) error {
-	if err := r.needControl(); err != nil {
-		return err
-	}
-	e, s, err := r.ownedSession(ctx, "owner")
+	e, s, c, err := r.controlPair(ctx, "owner")
 	if err != nil {
 		return err
 	}
 	defer e.close()
-	c, err := r.openConsumer(ctx)
-	if err != nil {
-		return err
-	}
 	defer c.close()
 	// json.Marshal escapes the subject's < and > as \u003c and \u003e: a relay
 	// that re-encodes instead of forwarding would change them.
@@ -70,18 +63,11 @@ func checkControlRouted(ctx context.Context, r *runner) error {
 }
 
 func checkControlRetry(ctx context.Context, r *runner) error {
-	if err := r.needControl(); err != nil {
-		return err
-	}
-	e, s, err := r.ownedSession(ctx, "retry")
+	e, s, c, err := r.controlPair(ctx, "retry")
 	if err != nil {
 		return err
 	}
 	defer e.close()
-	c, err := r.openConsumer(ctx)
-	if err != nil {
-		return err
-	}
 	defer c.close()
 	cmd := r.command(s, respondType, "req-retry", nil)
 	for i := 1; i <= 3; i++ {
@@ -230,18 +216,11 @@ func checkControlWatchOnly(ctx context.Context, r *runner) error {
 // HTTP posts never make their sender an owner, so a later command still
 // has exactly one route.
 func checkControlSeqless(ctx context.Context, r *runner) error {
-	if err := r.needControl(); err != nil {
-		return err
-	}
-	e, s, err := r.ownedSession(ctx, "seqowner")
+	e, s, c, err := r.controlPair(ctx, "seqowner")
 	if err != nil {
 		return err
 	}
 	defer e.close()
-	c, err := r.openConsumer(ctx)
-	if err != nil {
-		return err
-	}
 	defer c.close()
 	first := r.command(s, respondType, "req-a", nil)
 	routed := r.build(ev{agent: r.prefix + "-sink", session: s, seq: -1, typ: "attention.routed", subject: "req-a", data: map[string]any{"to": "ops", "via": "chat"}})
@@ -318,18 +297,11 @@ func checkControlRoles(ctx context.Context, r *runner) error {
 // is nacked unsupported, by the target or on its behalf by the relay; the
 // relay either forwards it or refuses it, never both.
 func checkControlUnsupported(ctx context.Context, r *runner) error {
-	if err := r.needControl(); err != nil {
-		return err
-	}
-	e, s, err := r.ownedSession(ctx, "accepts")
+	e, s, c, err := r.controlPair(ctx, "accepts")
 	if err != nil {
 		return err
 	}
 	defer e.close()
-	c, err := r.openConsumer(ctx)
-	if err != nil {
-		return err
-	}
 	defer c.close()
 	cmd := r.command(s, "control.pause", "", map[string]any{})
 	n, err := c.sendCommand(ctx, cmd)

@@ -61,6 +61,26 @@ func (r *runner) notStored(ctx context.Context, cmd *aep.Event) error {
 	return nil
 }
 
+// controlPair is the set-up most control checks share: routed control
+// must be available, an emitter owns a fresh session named after name,
+// and a consumer connection is open to send commands from. The caller
+// closes both.
+func (r *runner) controlPair(ctx context.Context, name string) (*emitter, string, *wsConn, error) {
+	if err := r.needControl(); err != nil {
+		return nil, "", nil, err
+	}
+	e, s, err := r.ownedSession(ctx, name)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	c, err := r.openConsumer(ctx)
+	if err != nil {
+		e.close()
+		return nil, "", nil, err
+	}
+	return e, s, c, nil
+}
+
 // ownedSession opens an emitter claiming a fresh session.
 func (r *runner) ownedSession(ctx context.Context, name string) (*emitter, string, error) {
 	e, err := r.openEmitter(ctx, name, "emitter", defaultControl())
