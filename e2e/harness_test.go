@@ -303,16 +303,10 @@ func (s *stack) relayHistory(t *testing.T, session string) []*aep.Event {
 	t.Helper()
 	filter, err := json.Marshal(map[string]string{"session": session})
 	require.NoError(t, err)
-	q := url.Values{"from": {"all"}, "live": {"0"}, "filter": {string(filter)}}
 	ctx, cancel := context.WithTimeout(s.ctx, stackWait)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.relayURL+"/stream?"+q.Encode(), nil)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+s.token)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	resp := s.relayStream(t, ctx, url.Values{"from": {"all"}, "live": {"0"}, "filter": {string(filter)}})
 	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode, "relay /stream status")
 	var out []*aep.Event
 	rd := sse.NewReader(resp.Body, 0)
 	for {
@@ -338,16 +332,10 @@ func (s *stack) awaitRelayEvent(t *testing.T, session, typ, subject string) *aep
 	t.Helper()
 	filter, err := json.Marshal(map[string]string{"session": session, "type": typ})
 	require.NoError(t, err)
-	q := url.Values{"from": {"all"}, "filter": {string(filter)}}
 	ctx, cancel := context.WithTimeout(s.ctx, stackWait)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.relayURL+"/stream?"+q.Encode(), nil)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+s.token)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	resp := s.relayStream(t, ctx, url.Values{"from": {"all"}, "filter": {string(filter)}})
 	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode, "relay /stream status")
 	rd := sse.NewReader(resp.Body, 0)
 	for {
 		it, err := rd.Next()
@@ -361,4 +349,16 @@ func (s *stack) awaitRelayEvent(t *testing.T, session, typ, subject string) *aep
 			return ev
 		}
 	}
+}
+
+// relayStream opens the relay's /stream with q and the stack's token.
+func (s *stack) relayStream(t *testing.T, ctx context.Context, q url.Values) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.relayURL+"/stream?"+q.Encode(), nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "relay /stream status")
+	return resp
 }
