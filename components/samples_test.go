@@ -19,11 +19,9 @@ func sptr(s string) *string   { return &s }
 func sampleCard(id, agent, session string, req aep.Request) inbox.Card {
 	return inbox.Card{
 		ID:         inbox.CardID(id),
-		Key:        inbox.RequestKey{Source: "aep://demo/" + agent, Session: session, RequestID: "r_" + id},
+		Key:        inbox.RequestKey{Source: "aep://demo.example/agents/" + agent + "/instance-0001", Session: session, RequestID: "r_" + id},
 		Agent:      agent,
-		Session:    session,
 		Run:        "run_7",
-		Source:     "aep://demo.example/agents/" + agent + "/instance-0001",
 		Capture:    aep.CaptureFull,
 		Severity:   aep.SeverityInfo,
 		AskedAt:    sampleNow.Add(-2 * time.Minute),
@@ -128,12 +126,12 @@ func sampleCards() []inbox.Card {
 	}})
 	answered.State = inbox.StateResolved
 	answered.Resolution = aep.ResolutionAnswered
-	answered.Outcome = &inbox.Outcome{By: "alice", Via: aep.ViaControl, Capture: aep.CaptureMetadata, Answer: aep.Answer{Values: aep.Values{"go": true, "n": json.Number("12.5")}}}
+	answered.Recorded = &inbox.Recorded{By: "alice", Via: aep.ViaControl, Capture: aep.CaptureMetadata, Answer: aep.Answer{Values: aep.Values{"go": true, "n": json.Number("12.5")}}}
 
 	elsewhere := sampleCard("celsewhere", "ci-runner", "s_ci", aep.Request{Kind: aep.KindPermission, Prompt: "Merge the PR?", Options: []aep.Option{{ID: "yes", Label: "Merge"}, {ID: "no", Label: "Do not merge"}}})
 	elsewhere.State = inbox.StateAnswered
 	elsewhere.AnsweredElsewhere = true
-	elsewhere.Outcome = &inbox.Outcome{By: "bob", Via: aep.ViaOOB, Capture: aep.CaptureFull, Answer: aep.Answer{Option: "yes"}}
+	elsewhere.Recorded = &inbox.Recorded{By: "bob", Via: aep.ViaOOB, Capture: aep.CaptureFull, Answer: aep.Answer{Option: "yes"}}
 
 	timedOut := sampleCard("ctimeout", "release-bot", "s_notes", aep.Request{Kind: aep.KindInput, Prompt: "Tag name?"})
 	timedOut.State = inbox.StateTimedOut

@@ -163,9 +163,9 @@ func TestGoldenCorpusThroughTheFeed(t *testing.T) {
 
 	rm := cards[goldenRmRf]
 	assert.Equal(t, inbox.StateResolved, rm.State, "rm -rf permission: resolved")
-	require.NotNil(t, rm.Outcome)
-	assert.Equal(t, "allow", rm.Outcome.Answer.Option, "rm -rf permission: answered allow")
-	assert.Equal(t, "control", rm.Outcome.Via)
+	require.NotNil(t, rm.Recorded)
+	assert.Equal(t, "allow", rm.Recorded.Answer.Option, "rm -rf permission: answered allow")
+	assert.Equal(t, "control", rm.Recorded.Via)
 	require.NotEmpty(t, rm.Routes, "the Telegram sink's attention.routed (another source) found the card by (session, subject)")
 	assert.Equal(t, "aep://host-b/agent/telegram-sink", rm.Routes[0].Source)
 	require.NotEmpty(t, rm.Responders, "the sink's command, seen on the feed, is recorded")
@@ -180,9 +180,9 @@ func TestGoldenCorpusThroughTheFeed(t *testing.T) {
 	form := cards[goldenForm]
 	assert.Equal(t, inbox.StateResolved, form.State, "s_form: resolved")
 	assert.Equal(t, "answered", form.Resolution)
-	require.NotNil(t, form.Outcome)
-	assert.Equal(t, aep.CaptureRedacted, form.Outcome.Capture)
-	v := form.Outcome.Answer.Values
+	require.NotNil(t, form.Recorded)
+	assert.Equal(t, aep.CaptureRedacted, form.Recorded.Capture)
+	v := form.Recorded.Answer.Values
 	assert.Equal(t, "billing-api", v["name"])
 	assert.Equal(t, true, v["staged"])
 	assert.Equal(t, []any{"1", "3"}, v["regions"])
@@ -231,10 +231,10 @@ func TestGoldenCorpusThroughTheRelay(t *testing.T) {
 	cards := goldenCardsBySubject(sink.Inbox)
 	require.Len(t, cards, 3)
 	assert.Equal(t, inbox.StateResolved, cards[goldenRmRf].State)
-	require.NotNil(t, cards[goldenRmRf].Outcome)
-	assert.Equal(t, "allow", cards[goldenRmRf].Outcome.Answer.Option)
+	require.NotNil(t, cards[goldenRmRf].Recorded)
+	assert.Equal(t, "allow", cards[goldenRmRf].Recorded.Answer.Option)
 	assert.Equal(t, inbox.StateTimedOut, cards[goldenForce].State)
 	assert.Equal(t, inbox.StateResolved, cards[goldenForm].State)
-	require.NotNil(t, cards[goldenForm].Outcome)
-	assert.Equal(t, "MariaDB", cards[goldenForm].Outcome.Answer.Values["db"])
+	require.NotNil(t, cards[goldenForm].Recorded)
+	assert.Equal(t, "MariaDB", cards[goldenForm].Recorded.Answer.Values["db"])
 }

@@ -95,7 +95,7 @@ func handleAnswer(s *server, in Inbox, sub Submitter) http.HandlerFunc {
 		// The send outlives the request: a browser that drops its request
 		// after the answer was recorded must not turn it into a failure.
 		err = sub.Submit(context.WithoutCancel(r.Context()), Submission{
-			CardID: id, CommandID: cmdID, Source: card.Key.Source, Session: card.Session,
+			CardID: id, CommandID: cmdID, Source: card.Key.Source, Session: card.Key.Session,
 			RequestID: card.Key.RequestID, Answer: answer, Fields: card.Request.Fields, By: by,
 		})
 		if err != nil {

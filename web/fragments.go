@@ -51,7 +51,7 @@ func (f *fragments) card(s *server, r *http.Request, c inbox.Card) (string, erro
 	if !ok {
 		opts := render.Options{
 			BasePath: s.cfg.BasePath, Now: now, Token: f.placeholder, CanSubmit: s.canSubmit(),
-			Reachable: s.reachable(c.Session),
+			Reachable: s.reachable(c.Key.Session),
 		}
 		var buf bytes.Buffer
 		buf.Grow(8 << 10)

@@ -65,8 +65,8 @@ func settledMessage(c inbox.Card) string {
 	case inbox.StateEnded:
 		return msgEnded
 	}
-	if c.Outcome != nil && c.Outcome.By != "" {
-		return fmt.Sprintf(msgAnsweredBy, c.Outcome.By)
+	if c.Recorded != nil && c.Recorded.By != "" {
+		return fmt.Sprintf(msgAnsweredBy, c.Recorded.By)
 	}
 	return msgAnswered
 }

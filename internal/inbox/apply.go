@@ -155,16 +155,16 @@ func (in *Inbox) applyLifecycle(en *entry, e *aep.Event) bool {
 		c.Routes = append(c.Routes, Route{To: d.To, Via: d.Via, Source: e.Source(), Agent: e.Agent()})
 		return true
 	case "attention.answered":
-		if c.Outcome != nil && !at.before(en.answeredAt) {
+		if c.Recorded != nil && !at.before(en.answeredAt) {
 			return false
 		}
 		var d aep.Answered
-		o := &Outcome{Capture: e.Capture(), EventID: e.ID(), Time: e.Time(), Cause: e.Cause()}
+		o := &Recorded{Capture: e.Capture(), EventID: e.ID(), Time: e.Time(), Cause: e.Cause()}
 		if err := e.DecodeData(&d); err != nil {
 			o.Malformed = "the answer does not decode: " + err.Error()
 		}
 		o.Answer, o.By, o.Via = d.Answer, d.By, d.Via
-		c.Outcome, en.answeredAt = o, at
+		c.Recorded, en.answeredAt = o, at
 		return true
 	case "attention.resolved":
 		if en.resolved && !at.before(en.resolvedAt) {
@@ -216,7 +216,7 @@ func (in *Inbox) onAck(e *aep.Event) {
 		state = SubmissionRejected
 		_ = e.DecodeData(&d)
 	}
-	if en, ok := in.ours[cause]; ok && en.card.Session == e.Session() {
+	if en, ok := in.ours[cause]; ok && en.card.Key.Session == e.Session() {
 		if !firstApply(en, e) {
 			return
 		}

@@ -46,7 +46,7 @@ func TestOpenCardsAreBoundedWithANotice(t *testing.T) {
 	require.Len(t, cards, 3)
 	var sessions []string
 	for _, c := range cards {
-		sessions = append(sessions, c.Session)
+		sessions = append(sessions, c.Key.Session)
 	}
 	assert.ElementsMatch(t, []string{"s2", "s3", "s4"}, sessions, "the oldest open cards were dropped")
 	st := in.Status()

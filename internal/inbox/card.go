@@ -45,8 +45,8 @@ type Route struct {
 	Agent           string
 }
 
-// Outcome is the answer as attention.answered recorded it.
-type Outcome struct {
+// Recorded is the answer as attention.answered recorded it.
+type Recorded struct {
 	Answer  aep.Answer
 	By, Via string
 	// Capture is the answered event's capture level: values above it were
@@ -103,12 +103,12 @@ type Card struct {
 	ID  CardID
 	Key RequestKey
 
-	Agent, Session, Run, Source string
-	Capture                     aep.Capture
-	Severity                    aep.Severity
-	AskedAt                     time.Time // the request's time attribute (display only)
-	ReceivedAt                  time.Time // when the inbox first saw it (inbox clock)
-	EventID                     string    // the attention.requested id
+	Agent, Run string // the request's agent and run attributes (its source and session are in Key)
+	Capture    aep.Capture
+	Severity   aep.Severity
+	AskedAt    time.Time // the request's time attribute (display only)
+	ReceivedAt time.Time // when the inbox first saw it (inbox clock)
+	EventID    string    // the attention.requested id
 
 	Request   aep.Request
 	Malformed string    // non-empty: why the request is not a valid form (shown, not answerable)
@@ -117,8 +117,8 @@ type Card struct {
 	State         State
 	Informational bool // respond_via without control: shown, never submitted
 	Routes        []Route
-	Outcome       *Outcome // from attention.answered
-	Resolution    string   // from attention.resolved: answered|auto|dismissed
+	Recorded      *Recorded // from attention.answered
+	Resolution    string    // from attention.resolved: answered|auto|dismissed
 	LatencyMS     *int64
 	TimeoutMS     *int64 // attention.timeout after_ms
 	SessionEnded  bool

@@ -16,10 +16,10 @@ func cloneCard(c *Card) Card {
 	out.Responders = slices.Clone(c.Responders)
 	out.LatencyMS = clonePtr(c.LatencyMS)
 	out.TimeoutMS = clonePtr(c.TimeoutMS)
-	if c.Outcome != nil {
-		o := *c.Outcome
+	if c.Recorded != nil {
+		o := *c.Recorded
 		o.Answer = cloneAnswer(o.Answer)
-		out.Outcome = &o
+		out.Recorded = &o
 	}
 	if c.Submission != nil {
 		s := cloneSubmission(*c.Submission)

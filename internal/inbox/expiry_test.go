@@ -155,7 +155,7 @@ func TestSettledBoundedPendingKept(t *testing.T) {
 
 func TestQueryMatch(t *testing.T) {
 	t.Parallel()
-	c := Card{Agent: "a", Session: "s", Request: aep.Request{Kind: "form"}}
+	c := Card{Agent: "a", Key: RequestKey{Session: "s"}, Request: aep.Request{Kind: "form"}}
 	tests := []struct {
 		q    Query
 		want bool

@@ -46,14 +46,14 @@ func checkGoldenArcs(t *testing.T, in *Inbox) {
 	require.NotNil(t, allow.LatencyMS)
 	assert.Equal(t, int64(4250), *allow.LatencyMS)
 	assert.Equal(t, []Route{{Source: goldSink, Agent: "telegram-sink"}}, allow.Routes, "routed by the sink, found by (session, subject)")
-	require.NotNil(t, allow.Outcome)
-	assert.Equal(t, "allow", allow.Outcome.Answer.Option)
-	assert.Equal(t, aep.ViaControl, allow.Outcome.Via)
-	assert.Equal(t, aep.CaptureMetadata, allow.Outcome.Capture)
-	assert.Equal(t, "01JX9YB8ANS00000000000GOLD", allow.Outcome.EventID)
+	require.NotNil(t, allow.Recorded)
+	assert.Equal(t, "allow", allow.Recorded.Answer.Option)
+	assert.Equal(t, aep.ViaControl, allow.Recorded.Via)
+	assert.Equal(t, aep.CaptureMetadata, allow.Recorded.Capture)
+	assert.Equal(t, "01JX9YB8ANS00000000000GOLD", allow.Recorded.EventID)
 	// cause edges across the control boundary: the answer's cause is the
 	// sink's command, whose ack (cause = command id) is recorded on it.
-	assert.Equal(t, goldCmd, allow.Outcome.Cause)
+	assert.Equal(t, goldCmd, allow.Recorded.Cause)
 	assert.Equal(t, []Responder{{CommandID: goldCmd, Agent: "telegram-sink", Source: goldSink, Ack: SubmissionAccepted}},
 		allow.Responders)
 	assert.True(t, allow.AnsweredElsewhere, "answered by another sender, not this inbox")
@@ -71,7 +71,7 @@ func checkGoldenArcs(t *testing.T, in *Inbox) {
 	assert.Equal(t, StateTimedOut, force.State)
 	require.NotNil(t, force.TimeoutMS)
 	assert.Equal(t, int64(30000), *force.TimeoutMS)
-	assert.Nil(t, force.Outcome)
+	assert.Nil(t, force.Recorded)
 	assert.False(t, force.AnsweredElsewhere)
 	assert.Empty(t, force.Responders, "control.cancel is not an answer")
 
@@ -80,9 +80,9 @@ func checkGoldenArcs(t *testing.T, in *Inbox) {
 	assert.Equal(t, StateResolved, form.State)
 	assert.Equal(t, aep.ResolutionAnswered, form.Resolution)
 	assert.Len(t, form.Request.Fields, 4)
-	require.NotNil(t, form.Outcome)
-	assert.Equal(t, aep.CaptureRedacted, form.Outcome.Capture, "the answer's own capture, to gate its values")
-	v := form.Outcome.Answer.Values
+	require.NotNil(t, form.Recorded)
+	assert.Equal(t, aep.CaptureRedacted, form.Recorded.Capture, "the answer's own capture, to gate its values")
+	v := form.Recorded.Answer.Values
 	assert.Equal(t, "billing-api", v["name"])
 	assert.Equal(t, true, v["staged"])
 	assert.Equal(t, []any{"1", "3"}, v["regions"])

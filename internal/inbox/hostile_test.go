@@ -98,15 +98,15 @@ func TestHostileLifecycle(t *testing.T) {
 	}{
 		{"answer is a string", lc("attention.answered", `{"answer":"yes","by":"eve"}`), func(t *testing.T, c Card) {
 			assert.Equal(t, StateAnswered, c.State)
-			require.NotNil(t, c.Outcome)
-			assert.Contains(t, c.Outcome.Malformed, "does not decode")
-			assert.Equal(t, "eve", c.Outcome.By, "what decoded is kept")
+			require.NotNil(t, c.Recorded)
+			assert.Contains(t, c.Recorded.Malformed, "does not decode")
+			assert.Equal(t, "eve", c.Recorded.By, "what decoded is kept")
 		}},
 		{"values hold objects and nulls", lc("attention.answered", `{"answer":{"values":{"a":{"b":[null,{"c":1}]},"d":null}}}`),
 			func(t *testing.T, c Card) {
-				require.NotNil(t, c.Outcome)
-				assert.Empty(t, c.Outcome.Malformed)
-				assert.Contains(t, c.Outcome.Answer.Values, "a")
+				require.NotNil(t, c.Recorded)
+				assert.Empty(t, c.Recorded.Malformed)
+				assert.Contains(t, c.Recorded.Answer.Values, "a")
 			}},
 		{"latency is a string", lc("attention.resolved", `{"resolution":"answered","latency_ms":"soon"}`), func(t *testing.T, c Card) {
 			assert.Equal(t, StateResolved, c.State)

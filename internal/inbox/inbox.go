@@ -196,14 +196,14 @@ func (in *Inbox) dropOldestOpen() {
 	}
 	in.remove(oldest)
 	in.publish(Change{Card: oldest.card.ID, Kind: ChangeRemoved})
-	in.addNotice(Notice{Session: oldest.card.Session, At: in.opts.Now(),
-		Message: "too many open questions: the oldest, from session " + oldest.card.Session + ", was dropped from this inbox"})
+	in.addNotice(Notice{Session: oldest.card.Key.Session, At: in.opts.Now(),
+		Message: "too many open questions: the oldest, from session " + oldest.card.Key.Session + ", was dropped from this inbox"})
 }
 
 // remove forgets an evicted card and every index pointing at it.
 func (in *Inbox) remove(en *entry) {
 	delete(in.byID, en.card.ID)
-	sk := subjKey{en.card.Session, en.card.EventID}
+	sk := subjKey{en.card.Key.Session, en.card.EventID}
 	list := in.bySubject[sk]
 	kept := list[:0]
 	for _, x := range list {

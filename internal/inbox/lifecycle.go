@@ -13,13 +13,13 @@ func (in *Inbox) derive(en *entry, now time.Time) bool {
 	prevState, prevEnded, prevElsewhere := c.State, c.SessionEnded, c.AnsweredElsewhere
 
 	c.SessionEnded = in.endedFor(en)
-	c.AnsweredElsewhere = c.Outcome != nil && !en.ownOutcome()
+	c.AnsweredElsewhere = c.Recorded != nil && !en.ownOutcome()
 	switch {
 	case en.resolved:
 		c.State = StateResolved
 	case en.timedOut:
 		c.State = StateTimedOut
-	case c.Outcome != nil:
+	case c.Recorded != nil:
 		c.State = StateAnswered
 	case c.SessionEnded:
 		c.State = StateEnded
@@ -64,7 +64,7 @@ func (in *Inbox) endedFor(en *entry) bool {
 // submissions: its cause is our command or our command's ack, or it names
 // no cause while our latest submission was accepted.
 func (en *entry) ownOutcome() bool {
-	cause := en.card.Outcome.Cause
+	cause := en.card.Recorded.Cause
 	if cause != "" {
 		return en.ownIDs[cause]
 	}

@@ -48,11 +48,11 @@ func TestLifecycleStates(t *testing.T) {
 			assert.Equal(t, []Route{{To: "ops-channel", Via: "slack", Source: sinkSource, Agent: "sink"}}, c.Routes)
 		}, false},
 		{"answered keeps values, by and via", []mk{req, routed, answered}, StateAnswered, func(t *testing.T, c Card) {
-			require.NotNil(t, c.Outcome)
-			assert.Equal(t, aep.Values{"name": "x"}, c.Outcome.Answer.Values)
-			assert.Equal(t, "alice", c.Outcome.By)
-			assert.Equal(t, aep.ViaOOB, c.Outcome.Via)
-			assert.Equal(t, aep.CaptureFull, c.Outcome.Capture)
+			require.NotNil(t, c.Recorded)
+			assert.Equal(t, aep.Values{"name": "x"}, c.Recorded.Answer.Values)
+			assert.Equal(t, "alice", c.Recorded.By)
+			assert.Equal(t, aep.ViaOOB, c.Recorded.Via)
+			assert.Equal(t, aep.CaptureFull, c.Recorded.Capture)
 			assert.True(t, c.AnsweredElsewhere)
 		}, false},
 		{"resolved answered", []mk{req, answered, resolved("answered")}, StateResolved, func(t *testing.T, c Card) {
@@ -60,7 +60,7 @@ func TestLifecycleStates(t *testing.T) {
 		}, false},
 		{"resolved dismissed without an answer", []mk{req, resolved("dismissed")}, StateResolved, func(t *testing.T, c Card) {
 			assert.Equal(t, aep.ResolutionDismissed, c.Resolution)
-			assert.Nil(t, c.Outcome)
+			assert.Nil(t, c.Recorded)
 		}, false},
 		{"resolved auto", []mk{req, resolved("auto")}, StateResolved, nil, false},
 		{"timed out", []mk{req, timeout}, StateTimedOut, func(t *testing.T, c Card) {
@@ -72,8 +72,8 @@ func TestLifecycleStates(t *testing.T) {
 		{"an outcome outranks the ending", []mk{req, timeout, ended(5)}, StateTimedOut, nil, true},
 		{"answered before requested", []mk{answered, req}, StateAnswered, nil, false},
 		{"resolved before answered before requested", []mk{resolved("answered"), answered, req}, StateResolved, func(t *testing.T, c Card) {
-			require.NotNil(t, c.Outcome)
-			assert.Equal(t, "alice", c.Outcome.By)
+			require.NotNil(t, c.Recorded)
+			assert.Equal(t, "alice", c.Recorded.By)
 		}, false},
 		{"route before request", []mk{routed, req}, StateRouted, nil, false},
 		{"every event twice", []mk{req, req, routed, answered, routed, answered, resolved("answered"), resolved("answered")},

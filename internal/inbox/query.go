@@ -15,7 +15,7 @@ func (q Query) Match(c Card) bool { return q.match(&c) }
 
 func (q Query) match(c *Card) bool {
 	return (q.Agent == "" || c.Agent == q.Agent) &&
-		(q.Session == "" || c.Session == q.Session) &&
+		(q.Session == "" || c.Key.Session == q.Session) &&
 		(q.Kind == "" || c.Request.Kind == q.Kind)
 }
 

@@ -7,7 +7,7 @@ func (in *Inbox) OpenSessions() []string {
 	seen := make(map[string]bool)
 	var out []string
 	for _, en := range in.byID {
-		if s := en.card.Session; en.card.State.Open() && !seen[s] {
+		if s := en.card.Key.Session; en.card.State.Open() && !seen[s] {
 			seen[s] = true
 			out = append(out, s)
 		}
@@ -30,7 +30,7 @@ func (in *Inbox) RefreshSessions(sessions ...string) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	for _, en := range in.byID {
-		if en.card.State.Open() && want[en.card.Session] {
+		if en.card.State.Open() && want[en.card.Key.Session] {
 			in.touch(en, true)
 		}
 	}

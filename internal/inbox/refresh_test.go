@@ -35,7 +35,7 @@ func TestRefreshSessionsRepublishesOnlyTheirOpenCards(t *testing.T) {
 	assert.Equal(t, ChangeUpdated, ch.Kind)
 	c, ok := in.Card(ch.Card)
 	require.True(t, ok)
-	assert.Equal(t, "s1", c.Session)
+	assert.Equal(t, "s1", c.Key.Session)
 
 	in.RefreshSessions()
 	assert.Empty(t, sub.C(), "naming no session changes nothing")

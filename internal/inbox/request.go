@@ -20,7 +20,7 @@ func (in *Inbox) onRequested(e *aep.Event) {
 	en.reqPos, en.reqSequenced = e.Position()
 	c := &en.card
 	c.ID, c.Key = id, key
-	c.Agent, c.Session, c.Run, c.Source = e.Agent(), e.Session(), e.Run(), e.Source()
+	c.Agent, c.Key.Session, c.Run, c.Key.Source = e.Agent(), e.Session(), e.Run(), e.Source()
 	c.Capture, c.Severity = e.Capture(), e.Severity()
 	c.EventID = e.ID()
 	c.ReceivedAt = in.opts.Now()
@@ -40,7 +40,7 @@ func (in *Inbox) onRequested(e *aep.Event) {
 	c.Informational = !c.Request.Controllable()
 
 	in.byID[id] = en
-	sk := subjKey{c.Session, c.EventID}
+	sk := subjKey{c.Key.Session, c.EventID}
 	in.bySubject[sk] = append(in.bySubject[sk], en)
 	in.touch(en, true)
 	in.wake(sk)

@@ -24,8 +24,8 @@ func TestCardProvenance(t *testing.T) {
 	p := v.Prov
 	assert.Equal(t, "claude-code", p.Agent)
 	assert.Equal(t, "run_1", p.Run)
-	assert.Equal(t, c.Source, p.Source, "full source for the title")
-	assert.Less(t, len([]rune(p.SourceShort)), len(c.Source), "source shortened")
+	assert.Equal(t, c.Key.Source, p.Source, "full source for the title")
+	assert.Less(t, len([]rune(p.SourceShort)), len(c.Key.Source), "source shortened")
 	assert.Contains(t, p.SourceShort, "…")
 	assert.Equal(t, "2026-03-01T11:59:00Z", p.AskedISO)
 	assert.Equal(t, "1 min ago", p.AskedRel)
@@ -205,7 +205,7 @@ func TestCardGroupAndSort(t *testing.T) {
 	a := viewCard(viewForm())
 	b := viewCard(viewForm())
 	b.ID = "c2"
-	b.Session = "s_2"
+	b.Key.Session = "s_2"
 	ga, la := groupOf(a)
 	gb, _ := groupOf(b)
 	assert.NotEqual(t, ga, gb, "one group per agent and session")
@@ -236,7 +236,7 @@ func TestCardRefusalWithoutForm(t *testing.T) {
 		{"settled", func() inbox.Card {
 			c := viewCard(ask)
 			c.State = inbox.StateAnswered
-			c.Outcome = &inbox.Outcome{By: "bob", Capture: aep.CaptureFull, Answer: aep.Answer{Text: strp("x")}}
+			c.Recorded = &inbox.Recorded{By: "bob", Capture: aep.CaptureFull, Answer: aep.Answer{Text: strp("x")}}
 			return c
 		}, true, false},
 		{"in flight", func() inbox.Card {

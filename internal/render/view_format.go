@@ -15,12 +15,12 @@ import (
 func provenance(c inbox.Card, opts Options) Provenance {
 	p := Provenance{
 		Agent:        c.Agent,
-		Session:      c.Session,
-		SessionShort: shortenID(c.Session, idRunes),
+		Session:      c.Key.Session,
+		SessionShort: shortenID(c.Key.Session, idRunes),
 		Run:          c.Run,
 		RunShort:     shortenID(c.Run, idRunes),
-		Source:       c.Source,
-		SourceShort:  shorten(c.Source, 32),
+		Source:       c.Key.Source,
+		SourceShort:  shorten(c.Key.Source, 32),
 		Capture:      c.Capture.String(),
 		Reach:        opts.Reachable,
 	}
@@ -178,14 +178,14 @@ func groupOf(c inbox.Card) (id, label string) {
 	h := fnv.New64a()
 	h.Write([]byte(c.Agent))
 	h.Write([]byte{0})
-	h.Write([]byte(c.Session))
+	h.Write([]byte(c.Key.Session))
 	agent := c.Agent
 	if agent == "" {
 		agent = "unnamed agent"
 	}
 	label = agent
-	if c.Session != "" {
-		label += " · session " + shortenID(c.Session, idRunes)
+	if c.Key.Session != "" {
+		label += " · session " + shortenID(c.Key.Session, idRunes)
 	}
 	return fmt.Sprintf("group-%016x", h.Sum64()), label
 }

@@ -16,11 +16,9 @@ func viewF(v float64) *float64 { return &v }
 func viewCard(req aep.Request) inbox.Card {
 	return inbox.Card{
 		ID:         "c1",
-		Key:        inbox.RequestKey{Source: "aep://a", Session: "s_1", RequestID: "r_1"},
+		Key:        inbox.RequestKey{Source: "aep://host.example/agents/claude-code/instance-1234567890", Session: "s_1", RequestID: "r_1"},
 		Agent:      "claude-code",
-		Session:    "s_1",
 		Run:        "run_1",
-		Source:     "aep://host.example/agents/claude-code/instance-1234567890",
 		Capture:    aep.CaptureFull,
 		AskedAt:    viewNow.Add(-time.Minute),
 		ReceivedAt: viewNow.Add(-time.Minute),

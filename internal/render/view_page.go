@@ -161,7 +161,7 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 			o.Token = opts.Token(c.ID)
 		}
 		if opts.Reachable != nil {
-			o.Reachable = opts.Reachable(c.Session)
+			o.Reachable = opts.Reachable(c.Key.Session)
 		}
 		if r := opts.Refused; r != nil && r.Card == c.ID {
 			o.Input, o.Problems = r.Input, r.Problems

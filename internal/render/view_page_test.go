@@ -16,7 +16,7 @@ import (
 func pageCard(id, agent, session string, expiresIn time.Duration) inbox.Card {
 	c := viewCard(aep.Request{Kind: aep.KindInput, Prompt: id})
 	c.ID = inbox.CardID(id)
-	c.Agent, c.Session = agent, session
+	c.Agent, c.Key.Session = agent, session
 	if expiresIn != 0 {
 		c.ExpiresAt = viewNow.Add(expiresIn)
 	}

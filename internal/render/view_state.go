@@ -84,7 +84,7 @@ func stateLine(c inbox.Card, now time.Time) StateView {
 
 // settledLine fills the state line of a settled card.
 func settledLine(s *StateView, c inbox.Card, placeholder bool) {
-	if o := c.Outcome; o != nil {
+	if o := c.Recorded; o != nil {
 		s.Kind, s.Tone = "answered", "success"
 		lead := "Answered"
 		if c.AnsweredElsewhere {

@@ -65,12 +65,12 @@ func TestStateLineSettled(t *testing.T) {
 	}{
 		{"answered", func(c *inbox.Card) {
 			c.State = inbox.StateResolved
-			c.Outcome = &inbox.Outcome{By: "alice", Via: aep.ViaControl, Capture: aep.CaptureFull, Answer: aep.Answer{Text: strp("ok")}}
+			c.Recorded = &inbox.Recorded{By: "alice", Via: aep.ViaControl, Capture: aep.CaptureFull, Answer: aep.Answer{Text: strp("ok")}}
 		}, "answered", "Answered by alice via control"},
 		{"answered elsewhere", func(c *inbox.Card) {
 			c.State = inbox.StateAnswered
 			c.AnsweredElsewhere = true
-			c.Outcome = &inbox.Outcome{Via: aep.ViaOOB, Capture: aep.CaptureFull, Answer: aep.Answer{Text: strp("ok")}}
+			c.Recorded = &inbox.Recorded{Via: aep.ViaOOB, Capture: aep.CaptureFull, Answer: aep.Answer{Text: strp("ok")}}
 		}, "answered", "Answered elsewhere via oob"},
 		{"resolved auto", func(c *inbox.Card) { c.State, c.Resolution = inbox.StateResolved, aep.ResolutionAuto }, "resolved", "Resolved by the agent on its own"},
 		{"dismissed", func(c *inbox.Card) { c.State, c.Resolution = inbox.StateResolved, aep.ResolutionDismissed }, "resolved", "Dismissed by the agent"},
@@ -95,7 +95,7 @@ func TestStateLineRecordedValues(t *testing.T) {
 	t.Parallel()
 	c := viewCard(viewForm())
 	c.State = inbox.StateResolved
-	c.Outcome = &inbox.Outcome{By: "bob", Via: aep.ViaControl, Capture: aep.CaptureMetadata, Answer: aep.Answer{Values: aep.Values{
+	c.Recorded = &inbox.Recorded{By: "bob", Via: aep.ViaControl, Capture: aep.CaptureMetadata, Answer: aep.Answer{Values: aep.Values{
 		"budget": json.Number("12.5"),
 		"page":   false,
 		"tags":   []any{"a", "b"},
@@ -114,8 +114,8 @@ func TestStateLineRecordedValues(t *testing.T) {
 	assert.Equal(t, want, s.Values, "text withheld at metadata says so, never shows blank")
 	assert.Equal(t, "Values withheld at capture metadata are not shown.", s.Withheld)
 
-	c.Outcome.Capture = aep.CaptureFull
-	c.Outcome.Answer.Values = aep.Values{"db": "MySQL", "tags": []any{"a", "custom"}, "ticket": "CHG-1"}
+	c.Recorded.Capture = aep.CaptureFull
+	c.Recorded.Answer.Values = aep.Values{"db": "MySQL", "tags": []any{"a", "custom"}, "ticket": "CHG-1"}
 	s = Card(c, viewOpts()).State
 	assert.Equal(t, "CHG-1", s.Values[0].Value)
 	assert.Equal(t, "Other: “MySQL”", s.Values[5].Value)
@@ -128,14 +128,14 @@ func TestStateLineOptionAnswerAndWithheldText(t *testing.T) {
 	t.Parallel()
 	c := viewCard(aep.Request{Kind: aep.KindPermission, Options: []aep.Option{{ID: "deny", Label: "Deny"}}})
 	c.State = inbox.StateAnswered
-	c.Outcome = &inbox.Outcome{Capture: aep.CaptureMetadata, Answer: aep.Answer{Option: "deny"}}
+	c.Recorded = &inbox.Recorded{Capture: aep.CaptureMetadata, Answer: aep.Answer{Option: "deny"}}
 	s := Card(c, viewOpts()).State
 	require.Len(t, s.Values, 1)
 	assert.Equal(t, RecordedValue{Label: "Option", Value: "Deny"}, s.Values[0])
 
 	in := viewCard(aep.Request{Kind: aep.KindInput})
 	in.State = inbox.StateAnswered
-	in.Outcome = &inbox.Outcome{Capture: aep.CaptureMetadata}
+	in.Recorded = &inbox.Recorded{Capture: aep.CaptureMetadata}
 	s = Card(in, viewOpts()).State
 	require.Len(t, s.Values, 1)
 	assert.True(t, s.Values[0].Withheld, "a text answer at metadata was withheld, not empty")
