@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render"
 )
 
@@ -219,14 +220,14 @@ func TestCardSettledGist(t *testing.T) {
 func TestCardReachability(t *testing.T) {
 	t.Parallel()
 	o := answerable()
-	o.Reachable = render.ReachNo
+	o.Reachable = inbox.ReachNotConnected
 	doc := cardDoc(t, sample(t, "cinput"), o)
 	assert.Equal(t, "no", attr(t, doc.Find(`[data-testid="reach"]`), "data-reach"))
 	assert.Contains(t, doc.Find(`[data-testid="card-notice"]`).Text(), "The agent is not connected")
-	o.Reachable = render.ReachYes
+	o.Reachable = inbox.ReachConnected
 	doc = cardDoc(t, sample(t, "cinput"), o)
 	assert.Equal(t, "connected", doc.Find(`[data-testid="reach"]`).Text())
-	o.Reachable = render.ReachUnknown
+	o.Reachable = inbox.ReachUnknown
 	assert.Equal(t, 0, cardDoc(t, sample(t, "cinput"), o).Find(`[data-testid="reach"]`).Length())
 }
 

@@ -20,7 +20,7 @@ func pageOpts() render.PageOptions {
 		Now:       sampleNow,
 		CanSubmit: true,
 		Token:     func(id inbox.CardID) string { return "tok-" + string(id) },
-		Reachable: func(string) render.Reachability { return render.ReachYes },
+		Reachable: func(string) inbox.Reach { return inbox.ReachConnected },
 		Seq:       7,
 	}
 }

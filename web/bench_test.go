@@ -140,7 +140,7 @@ func (benchSubmitter) Submit(context.Context, Submission) error { return nil }
 // benchRoster says every agent is connected.
 type benchRoster struct{}
 
-func (benchRoster) Reachable(string) (bool, bool) { return true, true }
+func (benchRoster) Reach(string) inbox.Reach { return inbox.ReachConnected }
 
 // benchInbox returns an inbox holding n pending requests of mixed kinds,
 // applied as the feed applies events.

@@ -68,17 +68,24 @@ func (f *fakeSubmitter) setErr(err error) {
 	f.err = err
 }
 
-// fakeRoster answers Reachable from a map; sessions not in it are unknown.
+// fakeRoster answers Reach from a map (true: connected, false: not
+// connected); sessions not in it are unknown.
 type fakeRoster struct {
 	mu sync.Mutex
 	up map[string]bool
 }
 
-func (f *fakeRoster) Reachable(session string) (bool, bool) {
+func (f *fakeRoster) Reach(session string) inbox.Reach {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	v, ok := f.up[session]
-	return v, ok
+	switch {
+	case !ok:
+		return inbox.ReachUnknown
+	case v:
+		return inbox.ReachConnected
+	}
+	return inbox.ReachNotConnected
 }
 
 // fakeReady is the feed and respond connection state /readyz reads.

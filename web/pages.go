@@ -83,11 +83,11 @@ func (s *server) pageOptions(r *http.Request, panel bool) render.PageOptions {
 
 func (s *server) canSubmit() bool { return s.deps.Submitter != nil && !s.cfg.WatchOnly }
 
-func (s *server) reachable(session string) render.Reachability {
+func (s *server) reachable(session string) inbox.Reach {
 	if s.deps.Roster == nil {
-		return render.ReachUnknown
+		return inbox.ReachUnknown
 	}
-	return render.ReachabilityOf(s.deps.Roster.Reachable(session))
+	return s.deps.Roster.Reach(session)
 }
 
 // writePage renders the page (or panel) into a buffer, then writes status

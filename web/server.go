@@ -53,9 +53,8 @@ type Submitter interface {
 
 // Roster tells whether a session's agent is connected for answers.
 type Roster interface {
-	// Reachable reports whether the session has exactly one live control
-	// claimant; known is false when the relay's roster is not (yet) read.
-	Reachable(session string) (reachable, known bool)
+	// Reach reports whether the session's agent can take an answer now.
+	Reach(session string) inbox.Reach
 }
 
 // Readiness reports the state of the upstream connections for /readyz.

@@ -106,7 +106,7 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 	fd := feed.New(feed.Config{RelayURL: relayURL, Token: token, SilenceTimeout: cfg.feedSilence, Logger: logger.With("part", "feed")})
 	var rc *respond.Client
 	deps := web.Deps{Inbox: in, Metrics: metrics}
-	reach := &reachNotifier{in: in, last: map[string]respond.Reach{}}
+	reach := &reachNotifier{in: in, last: map[string]inbox.Reach{}}
 	if token != "" {
 		rc = respond.New(respond.Config{
 			RelayURL: relayURL, Token: token, Agent: cfg.agentName, Source: source, AckWindow: cfg.ackWindow,
@@ -331,7 +331,7 @@ type reachNotifier struct {
 	in   *inbox.Inbox
 	rc   *respond.Client // set before the client runs
 	mu   sync.Mutex
-	last map[string]respond.Reach
+	last map[string]inbox.Reach
 }
 
 func (n *reachNotifier) notify() {

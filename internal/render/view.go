@@ -10,31 +10,8 @@ import (
 	"time"
 
 	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
 )
-
-// Reachability is whether a card's agent is connected for answers, as the
-// relay's roster says. The zero value is ReachUnknown.
-type Reachability int
-
-// Reachability values.
-const (
-	ReachUnknown Reachability = iota // no roster yet, or the session is not in it
-	ReachYes                         // the agent is connected and takes control commands
-	ReachNo                          // the agent is not connected: a command would get no-route
-)
-
-// ReachabilityOf converts the respond path's Reachable(session) answer
-// (ok, known) into a Reachability.
-func ReachabilityOf(ok, known bool) Reachability {
-	switch {
-	case !known:
-		return ReachUnknown
-	case ok:
-		return ReachYes
-	default:
-		return ReachNo
-	}
-}
 
 // Options are what Card needs beyond the card itself. All of it comes from
 // the caller: render reads no clock and mints no token.
@@ -51,7 +28,7 @@ type Options struct {
 	// (watch-only): no card offers a submit.
 	CanSubmit bool
 	// Reachable says whether the card's agent is connected for answers.
-	Reachable Reachability
+	Reachable inbox.Reach
 	// Input is the operator's input to keep in the form (a refused post).
 	// Nil means the input kept with the card's submission, if any.
 	Input url.Values

@@ -85,7 +85,7 @@ type Provenance struct {
 	AskedTitle   string // exact time in words, for title
 	Capture      string // capture level name
 	Severity     string // set only when warning or above
-	Reach        Reachability
+	Reach        inbox.Reach
 	Deadline     *Countdown // nil when the request has no expires_at
 }
 
@@ -237,7 +237,7 @@ func cardNotices(c inbox.Card, opts Options, open, inFlight bool) []Notice {
 	var n []Notice
 	if !opts.CanSubmit {
 		n = append(n, Notice{Tone: "info", Text: "Watch-only: this UI has no control token for the relay, so it cannot send answers."})
-	} else if opts.Reachable == ReachNo && !inFlight {
+	} else if opts.Reachable.Known() && !opts.Reachable.TakesAnswers() && !inFlight {
 		n = append(n, Notice{Tone: "warning", Text: "The agent is not connected: an answer sent now will not reach it."})
 	}
 	for _, r := range c.Responders {

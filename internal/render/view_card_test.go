@@ -148,20 +148,17 @@ func TestCardNotAnswerable(t *testing.T) {
 func TestCardReachability(t *testing.T) {
 	t.Parallel()
 	o := viewOpts()
-	o.Reachable = ReachNo
+	o.Reachable = inbox.ReachNotConnected
 	v := Card(viewCard(viewForm()), o)
 	require.Len(t, v.Notices, 1)
 	assert.Equal(t, "warning", v.Notices[0].Tone)
 	assert.Contains(t, v.Notices[0].Text, "not connected")
 	assert.True(t, v.Form.Answerable, "sending stays possible: the relay's answer is shown")
-	assert.Equal(t, ReachNo, v.Prov.Reach)
+	assert.Equal(t, inbox.ReachNotConnected, v.Prov.Reach)
 
-	o.Reachable = ReachYes
+	o.Reachable = inbox.ReachConnected
 	assert.Empty(t, Card(viewCard(viewForm()), o).Notices)
 
-	assert.Equal(t, ReachUnknown, ReachabilityOf(true, false))
-	assert.Equal(t, ReachYes, ReachabilityOf(true, true))
-	assert.Equal(t, ReachNo, ReachabilityOf(false, true))
 }
 
 func TestCardSubmissionInputKept(t *testing.T) {

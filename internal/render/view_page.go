@@ -24,7 +24,7 @@ type PageOptions struct {
 	Token func(inbox.CardID) string
 	// Reachable says whether a session's agent is connected for answers;
 	// nil means unknown for every card.
-	Reachable func(session string) Reachability
+	Reachable func(session string) inbox.Reach
 	// Filter is the query in force (?agent=, ?session=, ?kind=).
 	Filter inbox.Query
 	// Refused, when set, is a refused post to re-render (status 422) with

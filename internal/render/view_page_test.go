@@ -93,7 +93,7 @@ func TestPageRefusedPost(t *testing.T) {
 	p := Page([]inbox.Card{a, b}, inbox.Status{FeedConnected: true}, PageOptions{
 		Now: viewNow, CanSubmit: true,
 		Token:     func(id inbox.CardID) string { return "tok-" + string(id) },
-		Reachable: func(s string) Reachability { return ReachYes },
+		Reachable: func(s string) inbox.Reach { return inbox.ReachConnected },
 		Refused:   &Refused{Card: "b1", Input: url.Values{"text": {"  "}}, Problems: []aep.Problem{{Code: "blank", Message: "Enter your answer"}}},
 	})
 	cs := p.Groups[0].Cards
@@ -104,7 +104,7 @@ func TestPageRefusedPost(t *testing.T) {
 	assert.Len(t, cs[1].Errors, 1)
 	assert.Equal(t, "b1-errors", p.FocusErrors, "the error summary takes focus")
 	assert.Equal(t, "Error: (2) aepforms", p.Title, "the title says a post was refused")
-	assert.Equal(t, ReachYes, cs[0].Prov.Reach)
+	assert.Equal(t, inbox.ReachConnected, cs[0].Prov.Reach)
 }
 
 func TestPageNotices(t *testing.T) {

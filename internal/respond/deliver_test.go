@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aepforms/aepforms/internal/inbox"
+
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -179,7 +181,7 @@ func TestAckWindowFromRoster(t *testing.T) {
 		}
 	}
 	c, rep := start(t, cfg)
-	waitFor(t, notified, "roster", func() bool { return c.Reach("s1") == ReachConnected })
+	waitFor(t, notified, "roster", func() bool { return c.Reach("s1") == inbox.ReachConnected })
 	assert.Equal(t, 30*time.Millisecond, c.AckWindow("s1"), "the target's declared window")
 	assert.Equal(t, DefaultAckWindow, c.AckWindow("s2"), "the default window for an unknown target")
 

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aepforms/aepforms/internal/inbox"
+
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/relay"
 	"github.com/coder/websocket"
@@ -169,7 +171,7 @@ func startAgainst(t testing.TB, base, token, session string, cfg Config) (*Clien
 	cfg.Notify = notify
 	c, rep := start(t, cfg)
 	deadline := time.After(5 * time.Second)
-	for c.Reach(session) != ReachConnected {
+	for c.Reach(session) != inbox.ReachConnected {
 		c.Refresh()
 		select {
 		case <-ch:
@@ -240,7 +242,7 @@ func TestRelayRejectionAndRefusals(t *testing.T) {
 	o = rep.next(t)
 	assert.Equal(t, StateFailed, o.State)
 	assert.Equal(t, CodeNoRoute, o.Reason, "%+v", o)
-	assert.Equal(t, ReachNotConnected, c.Reach("nobody"))
+	assert.Equal(t, inbox.ReachNotConnected, c.Reach("nobody"))
 }
 
 func TestRelayWatchOnlyRefusesCommands(t *testing.T) {

@@ -6,34 +6,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/aepforms/aepforms/internal/inbox"
 )
-
-// Reach is what the roster says about a target session.
-type Reach int
-
-// Reach values.
-const (
-	ReachUnknown      Reach = iota // not connected, the relay has no roster, or no snapshot yet
-	ReachConnected                 // one live claimant that accepts control.attention.respond
-	ReachNoControl                 // one live claimant that did not declare control.attention.respond
-	ReachAmbiguous                 // more than one live claimant: the relay refuses commands (ambiguous)
-	ReachNotConnected              // no live claimant: a command would get no-route
-)
-
-// String names the reach for logs and view models.
-func (r Reach) String() string {
-	switch r {
-	case ReachConnected:
-		return "connected"
-	case ReachNoControl:
-		return "no-control"
-	case ReachAmbiguous:
-		return "ambiguous"
-	case ReachNotConnected:
-		return "not-connected"
-	}
-	return "unknown"
-}
 
 // roster is the latest snapshot of the relay's live claims, and the state
 // of the one outstanding roster request (requests are coalesced).
@@ -103,39 +78,30 @@ func (r *roster) reset() {
 	r.mu.Unlock()
 }
 
-func (r *roster) reach(session string) (Reach, *ControlDecl) {
+func (r *roster) reach(session string) (inbox.Reach, *ControlDecl) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.known {
-		return ReachUnknown, nil
+		return inbox.ReachUnknown, nil
 	}
 	es := r.entries[session]
 	switch {
 	case len(es) == 0:
-		return ReachNotConnected, nil
+		return inbox.ReachNotConnected, nil
 	case len(es) > 1:
-		return ReachAmbiguous, nil
+		return inbox.ReachAmbiguous, nil
 	case !es[0].Control.accepts(typeRespond):
-		return ReachNoControl, es[0].Control
+		return inbox.ReachNoControl, es[0].Control
 	}
-	return ReachConnected, es[0].Control
+	return inbox.ReachConnected, es[0].Control
 }
 
 // Reach reports what the relay's roster says about session. It is
-// ReachUnknown while disconnected, when the relay does not advertise the
+// inbox.ReachUnknown while disconnected, when the relay does not advertise the
 // roster frame, or before its first reply.
-func (c *Client) Reach(session string) Reach {
+func (c *Client) Reach(session string) inbox.Reach {
 	r, _ := c.roster.reach(session)
 	return r
-}
-
-// Reachable reports whether a command to session would find one live
-// claimant that accepts answers (reachable), and whether the roster knows
-// (known is false while disconnected or when the relay has no roster). A
-// session listed twice is ambiguous: known, not reachable.
-func (c *Client) Reachable(session string) (reachable, known bool) {
-	r := c.Reach(session)
-	return r == ReachConnected, r != ReachUnknown
 }
 
 // AckWindow is how long the client waits for session's ack per

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aepforms/aepforms/internal/inbox"
+
 	"github.com/aepforms/aepforms/internal/aep"
 
 	"github.com/stretchr/testify/assert"
@@ -45,24 +47,24 @@ func TestRosterReach(t *testing.T) {
 	notify, ch := notifier()
 	cfg.Notify = notify
 	c, _ := start(t, cfg)
-	waitFor(t, ch, "first roster", func() bool { return c.Reach("one") != ReachUnknown })
+	waitFor(t, ch, "first roster", func() bool { return c.Reach("one") != inbox.ReachUnknown })
 
 	cases := []struct {
 		session          string
-		reach            Reach
+		reach            inbox.Reach
 		reachable, known bool
 	}{
-		{"one", ReachConnected, true, true},
-		{"twice", ReachAmbiguous, false, true},
-		{"watch-only", ReachNoControl, false, true},
-		{"cancel-only", ReachNoControl, false, true},
-		{"absent", ReachNotConnected, false, true},
+		{"one", inbox.ReachConnected, true, true},
+		{"twice", inbox.ReachAmbiguous, false, true},
+		{"watch-only", inbox.ReachNoControl, false, true},
+		{"cancel-only", inbox.ReachNoControl, false, true},
+		{"absent", inbox.ReachNotConnected, false, true},
 	}
 	for _, tc := range cases {
 		assert.Equal(t, tc.reach, c.Reach(tc.session), "Reach(%q)", tc.session)
-		r, k := c.Reachable(tc.session)
-		assert.Equal(t, tc.reachable, r, "Reachable(%q) reachable", tc.session)
-		assert.Equal(t, tc.known, k, "Reachable(%q) known", tc.session)
+		r := c.Reach(tc.session)
+		assert.Equal(t, tc.reachable, r.TakesAnswers(), "Reach(%q).TakesAnswers", tc.session)
+		assert.Equal(t, tc.known, r.Known(), "Reach(%q).Known", tc.session)
 	}
 	assert.Equal(t, 2500*time.Millisecond, c.AckWindow("one"))
 	assert.Equal(t, DefaultAckWindow, c.AckWindow("twice"), "no single claimant: the default window")
@@ -73,8 +75,8 @@ func TestRosterReach(t *testing.T) {
 	// A new session appears: the app asks again.
 	fr.setRoster([]RosterEntry{{Session: "new", Agent: "demo", Control: respond}})
 	c.Refresh()
-	waitFor(t, ch, "refreshed roster", func() bool { return c.Reach("new") == ReachConnected })
-	assert.Equal(t, ReachNotConnected, c.Reach("one"), "a snapshot replaces the last one")
+	waitFor(t, ch, "refreshed roster", func() bool { return c.Reach("new") == inbox.ReachConnected })
+	assert.Equal(t, inbox.ReachNotConnected, c.Reach("one"), "a snapshot replaces the last one")
 
 	// After a reconnect the roster is asked for again.
 	fr.mu.Lock()
@@ -89,7 +91,7 @@ func TestRosterReach(t *testing.T) {
 		}
 		return false
 	})
-	waitFor(t, ch, "roster after reconnect", func() bool { return c.Reach("new") == ReachConnected })
+	waitFor(t, ch, "roster after reconnect", func() bool { return c.Reach("new") == inbox.ReachConnected })
 }
 
 func TestRosterNotAdvertised(t *testing.T) {
@@ -102,18 +104,14 @@ func TestRosterNotAdvertised(t *testing.T) {
 	require.NoError(t, c.Submit(t.Context(), submission("s1", "card")))
 	assert.Equal(t, StateAccepted, rep.next(t).State)
 	assert.True(t, c.Connected())
-	r, known := c.Reachable("s1")
-	assert.False(t, r)
-	assert.False(t, known, "a relay without roster: unknown")
+	assert.Equal(t, inbox.ReachUnknown, c.Reach("s1"), "a relay without roster: unknown")
 	assert.Empty(t, fr.frames("roster"), "no roster request to a relay that did not declare it")
 }
 
 func TestRosterUnknownWhileDisconnected(t *testing.T) {
 	t.Parallel()
 	c := New(testConfig("http://127.0.0.1:1"))
-	r, known := c.Reachable("s1")
-	assert.False(t, r)
-	assert.False(t, known)
+	assert.Equal(t, inbox.ReachUnknown, c.Reach("s1"))
 	assert.False(t, c.Connected())
 	assert.Equal(t, DefaultAckWindow, New(Config{RelayURL: "http://x"}).AckWindow("s1"))
 }
@@ -131,13 +129,13 @@ func TestRosterRequestsCoalesce(t *testing.T) {
 	assert.True(t, taken)
 	assert.True(t, again, "the coalesced ask is due after the reply")
 	reach, _ := r.reach("s")
-	assert.Equal(t, ReachNoControl, reach)
+	assert.Equal(t, inbox.ReachNoControl, reach)
 
 	id2 := r.next(time.Minute)
 	require.NotEmpty(t, id2)
 	assert.True(t, r.refused(id2), "an error frame answering the request")
 	reach, _ = r.reach("s")
-	assert.Equal(t, ReachUnknown, reach, "a refused roster leaves nothing known")
+	assert.Equal(t, inbox.ReachUnknown, reach, "a refused roster leaves nothing known")
 
 	id3 := r.next(0)
 	assert.NotEqual(t, id3, r.next(0), "an unanswered request is given up after its patience")
