@@ -9,7 +9,7 @@ import (
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
-	"github.com/aepforms/aepforms/internal/render"
+	"github.com/aepforms/aepforms/internal/render/view"
 )
 
 // BenchmarkPage1000 builds and renders a page of 1000 pending cards, a mix
@@ -37,10 +37,10 @@ func benchPage(b *testing.B, req func(i int, open []inbox.Card) aep.Request) {
 		c.ExpiresAt = sampleNow.Add(time.Duration(i) * time.Second)
 		cards[i] = c
 	}
-	opts := render.PageOptions{Now: sampleNow, CanSubmit: true, Token: func(id inbox.CardID) string { return "tok-" + string(id) }}
+	opts := view.PageOptions{Now: sampleNow, CanSubmit: true, Token: func(id inbox.CardID) string { return "tok-" + string(id) }}
 	b.ReportAllocs()
 	for b.Loop() {
-		v := render.Page(cards, inbox.Status{FeedConnected: true}, opts)
+		v := view.Page(cards, inbox.Status{FeedConnected: true}, opts)
 		if err := Page(v).Render(context.Background(), io.Discard); err != nil {
 			b.Fatal(err)
 		}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
-	"github.com/aepforms/aepforms/internal/render"
+	"github.com/aepforms/aepforms/internal/render/view"
 )
 
 func TestCardRoot(t *testing.T) {
@@ -100,7 +100,7 @@ func TestCardWithoutSubmit(t *testing.T) {
 	cases := []struct {
 		name   string
 		id     string
-		opts   render.Options
+		opts   view.Options
 		state  string
 		notice string
 	}{

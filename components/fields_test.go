@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aepforms/aepforms/internal/aep"
-	"github.com/aepforms/aepforms/internal/render"
+	"github.com/aepforms/aepforms/internal/render/view"
 )
 
 // field returns the card's field wrapper for control name.
@@ -230,7 +230,7 @@ func TestFieldPlaceholdersAtMetadata(t *testing.T) {
 
 func TestFieldEscaping(t *testing.T) {
 	t.Parallel()
-	html := renderHTML(t, CardFragment(render.Card(sample(t, "chostile"), answerable())))
+	html := renderHTML(t, CardFragment(view.Card(sample(t, "chostile"), answerable())))
 	doc, err := goquery.NewDocumentFromReader(strings.NewReader(html))
 	require.NoError(t, err)
 	assert.Equal(t, 0, doc.Find("script").Length(), "agent text never becomes a script element")

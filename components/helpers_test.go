@@ -16,7 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aepforms/aepforms/internal/inbox"
-	"github.com/aepforms/aepforms/internal/render"
+	"github.com/aepforms/aepforms/internal/render/view"
+	"github.com/aepforms/aepforms/static"
 )
 
 // update rewrites the golden HTML files: go test ./components -update
@@ -39,14 +40,14 @@ func parse(t *testing.T, c templ.Component) *goquery.Document {
 }
 
 // cardDoc renders one card with opts.
-func cardDoc(t *testing.T, c inbox.Card, opts render.Options) *goquery.Document {
+func cardDoc(t *testing.T, c inbox.Card, opts view.Options) *goquery.Document {
 	t.Helper()
-	return parse(t, CardFragment(render.Card(c, opts)))
+	return parse(t, CardFragment(view.Card(c, opts)))
 }
 
 // answerable are options under which a card can be answered.
-func answerable() render.Options {
-	return render.Options{BasePath: "/forms", Now: sampleNow, Token: "tok-1", CanSubmit: true}
+func answerable() view.Options {
+	return view.Options{BasePath: "/forms/", Now: sampleNow, Token: "tok-1", CanSubmit: true}
 }
 
 // sample returns the sample card with id.
@@ -102,4 +103,15 @@ func golden(t *testing.T, name, html string) {
 	want, err := os.ReadFile(path)
 	require.NoError(t, err, "golden file missing: run go test ./components -update")
 	assert.Equal(t, string(want), html, "%s differs: review the change, then go test ./components -update", path)
+}
+
+// sampleAssets are the asset URLs web links under /forms/, with the real
+// content hash (the golden pages replace it with HASH).
+func sampleAssets() view.Assets {
+	h := static.Hash()
+	return view.Assets{
+		CSS:  "/forms/static/app.css?v=" + h,
+		JS:   "/forms/static/app.js?v=" + h,
+		Icon: "/forms/static/icon.svg?v=" + h,
+	}
 }

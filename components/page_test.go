@@ -11,12 +11,13 @@ import (
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
-	"github.com/aepforms/aepforms/internal/render"
+	"github.com/aepforms/aepforms/internal/render/view"
 )
 
-func pageOpts() render.PageOptions {
-	return render.PageOptions{
+func pageOpts() view.PageOptions {
+	return view.PageOptions{
 		BasePath:  "/forms/",
+		Assets:    sampleAssets(),
 		Now:       sampleNow,
 		CanSubmit: true,
 		Token:     func(id inbox.CardID) string { return "tok-" + string(id) },
@@ -25,8 +26,8 @@ func pageOpts() render.PageOptions {
 	}
 }
 
-func samplePage(opts render.PageOptions) render.PageView {
-	return render.Page(sampleCards(), inbox.Status{FeedConnected: true, Pending: 14}, opts)
+func samplePage(opts view.PageOptions) view.PageView {
+	return view.Page(sampleCards(), inbox.Status{FeedConnected: true, Pending: 14}, opts)
 }
 
 func TestPageLayout(t *testing.T) {
@@ -124,7 +125,7 @@ func TestPageStates(t *testing.T) {
 	t.Parallel()
 	t.Run("empty", func(t *testing.T) {
 		t.Parallel()
-		doc := parse(t, Page(render.Page(nil, inbox.Status{FeedConnected: true}, pageOpts())))
+		doc := parse(t, Page(view.Page(nil, inbox.Status{FeedConnected: true}, pageOpts())))
 		empty := doc.Find(`[data-testid="empty"]`)
 		assert.False(t, has(empty, "hidden"))
 		assert.Equal(t, "No questions waiting. New ones appear here as agents ask.", squash(empty.Text()))
@@ -137,7 +138,7 @@ func TestPageStates(t *testing.T) {
 		opts := pageOpts()
 		opts.CanSubmit = false
 		st := inbox.Status{FeedConnected: false, FeedError: "dial tcp: <refused>", Notices: []inbox.Notice{{Session: "s_1", Message: "events may be missing for session s_1"}}}
-		doc := parse(t, Page(render.Page(sampleCards()[:2], st, opts)))
+		doc := parse(t, Page(view.Page(sampleCards()[:2], st, opts)))
 		lost := doc.Find(`[data-testid="relay-lost"]`)
 		require.Equal(t, 1, lost.Length(), "a banner when the relay is lost")
 		assert.Contains(t, lost.Text(), "Lost the connection to the relay")
@@ -152,7 +153,7 @@ func TestPageStates(t *testing.T) {
 	t.Run("refused post", func(t *testing.T) {
 		t.Parallel()
 		opts := pageOpts()
-		opts.Refused = &render.Refused{Card: "cinput", Input: url.Values{"text": {""}}, Problems: []aep.Problem{{Code: "blank", Message: "Enter your answer"}}}
+		opts.Refused = &view.Refused{Card: "cinput", Input: url.Values{"text": {""}}, Problems: []aep.Problem{{Code: "blank", Message: "Enter your answer"}}}
 		doc := parse(t, Page(samplePage(opts)))
 		assert.Equal(t, "cinput-errors", attr(t, doc.Find("body"), "data-focus"), "the script focuses the summary")
 		assert.Equal(t, 1, doc.Find(`#cinput-errors[data-testid="error-summary"]`).Length())
@@ -161,7 +162,7 @@ func TestPageStates(t *testing.T) {
 	t.Run("refused post on a settled card", func(t *testing.T) {
 		t.Parallel()
 		opts := pageOpts()
-		opts.Refused = &render.Refused{Card: "ctimeout", Problems: []aep.Problem{{Code: "settled", Message: "The agent stopped waiting for this answer (timed out). Nothing was sent."}}}
+		opts.Refused = &view.Refused{Card: "ctimeout", Problems: []aep.Problem{{Code: "settled", Message: "The agent stopped waiting for this answer (timed out). Nothing was sent."}}}
 		doc := parse(t, Page(samplePage(opts)))
 		assert.Equal(t, "ctimeout-errors", attr(t, doc.Find("body"), "data-focus"), "the script focuses the card's summary")
 		sum := doc.Find(`#settled #card-ctimeout [data-testid="error-summary"]`)
@@ -249,7 +250,7 @@ func TestTabIcon(t *testing.T) {
 	t.Parallel()
 	for name, c := range map[string]templ.Component{
 		"page":    Page(samplePage(pageOpts())),
-		"sign-in": SignIn(render.SignIn("/forms/", "", "")),
+		"sign-in": SignIn(view.SignIn("/forms/", sampleAssets(), "", "")),
 	} {
 		doc := parse(t, c)
 		icon := doc.Find(`head link[rel="icon"]`)
@@ -261,7 +262,7 @@ func TestTabIcon(t *testing.T) {
 
 func TestStatusFragment(t *testing.T) {
 	t.Parallel()
-	doc := parse(t, StatusFragment(render.Page(nil, inbox.Status{FeedConnected: true}, pageOpts())))
+	doc := parse(t, StatusFragment(view.Page(nil, inbox.Status{FeedConnected: true}, pageOpts())))
 	b := doc.Find("#banners")
 	require.Equal(t, 1, b.Length())
 	assert.Equal(t, "up", attr(t, b, "data-relay"))
@@ -270,7 +271,7 @@ func TestStatusFragment(t *testing.T) {
 
 func TestSignIn(t *testing.T) {
 	t.Parallel()
-	doc := parse(t, SignIn(render.SignIn("/forms/", "That is not the operator secret.", "<ann>")))
+	doc := parse(t, SignIn(view.SignIn("/forms/", sampleAssets(), "That is not the operator secret.", "<ann>")))
 	form := doc.Find(`form[data-testid="signin-form"]`)
 	assert.Equal(t, "/forms/signin", attr(t, form, "action"))
 	assert.Equal(t, "post", attr(t, form, "method"))
@@ -286,7 +287,7 @@ func TestSignIn(t *testing.T) {
 func TestGoldenPages(t *testing.T) {
 	t.Parallel()
 	opts := pageOpts()
-	opts.Refused = &render.Refused{Card: "cform", Input: url.Values{"f2": {"9000"}, "f5": {"other"}}, Problems: []aep.Problem{
+	opts.Refused = &view.Refused{Card: "cform", Input: url.Values{"f2": {"9000"}, "f5": {"other"}}, Problems: []aep.Problem{
 		{Field: "ticket", Code: "required", Message: "Enter the change ticket"},
 		{Field: "budget", Code: "out-of-range", Message: "Enter a number between 0.5 and 2500"},
 		{Field: "db", Code: "other-blank", Message: "Enter your other answer for Database"},
@@ -296,16 +297,16 @@ func TestGoldenPages(t *testing.T) {
 
 	panel := pageOpts()
 	panel.Panel, panel.Theme, panel.EmbedOrigins = true, "light", []string{"https://mc.example"}
-	golden(t, "panel.golden.html", renderHTML(t, Panel(render.Page(sampleCards()[:4], inbox.Status{FeedConnected: false}, panel))))
+	golden(t, "panel.golden.html", renderHTML(t, Panel(view.Page(sampleCards()[:4], inbox.Status{FeedConnected: false}, panel))))
 
-	golden(t, "signin.golden.html", renderHTML(t, SignIn(render.SignIn("/forms/", "", ""))))
+	golden(t, "signin.golden.html", renderHTML(t, SignIn(view.SignIn("/forms/", sampleAssets(), "", ""))))
 }
 
 // Every data-testid the tests select exists in the sample page at least once.
 func TestTestIDs(t *testing.T) {
 	t.Parallel()
 	opts := pageOpts()
-	opts.Refused = &render.Refused{Card: "cform", Problems: []aep.Problem{{Field: "ticket", Code: "required", Message: "Enter the change ticket"}}}
+	opts.Refused = &view.Refused{Card: "cform", Problems: []aep.Problem{{Field: "ticket", Code: "required", Message: "Enter the change ticket"}}}
 	opts.SignedIn, opts.Operator = true, "ann"
 	doc := parse(t, Page(samplePage(opts)))
 	for _, id := range []string{"header", "pending-count", "connection", "banners", "inbox", "empty", "group", "card", "provenance",

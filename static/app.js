@@ -284,7 +284,8 @@
     });
     if (text) {
       var st = card.querySelector('.state');
-      if (st && st.dataset.state !== 'expired' && (st.dataset.state === 'pending' || st.dataset.state === 'routed' || st.dataset.state === 'rejected' || st.dataset.state === 'failed')) {
+      if (st && st.dataset.givesWay === 'true') {
+        delete st.dataset.givesWay;
         st.className = 'state state--warning';
         st.dataset.state = 'expired';
         st.replaceChildren();
@@ -398,7 +399,7 @@
     var card = byId(id.trim());
     if (!card) return;
     if (busy(card)) {
-      lock(card, 'This question is no longer shown here: it left the inbox.');
+      lock(card, doc.body.dataset.removedText);
     } else {
       card.remove();
       tidyGroups();
@@ -549,7 +550,7 @@
       box.classList.remove('is-soon');
       box.classList.add('is-passed');
       if (card && card.dataset.open === 'true') {
-        lock(card, 'The deadline has passed: this can no longer be answered.');
+        lock(card, box.dataset.lockText);
         refresh();
       }
     });

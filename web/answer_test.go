@@ -37,10 +37,10 @@ func TestAnswerPostRedirectsAndSubmitsOnce(t *testing.T) {
 	subs := h.sub.all()
 	require.Len(t, subs, 1, "submissions: got %d, want exactly 1", len(subs))
 	s := subs[0]
-	assert.Equal(t, id, s.CardID)
-	assert.Equal(t, testSource, s.Source)
-	assert.Equal(t, "s1", s.Session)
-	assert.Equal(t, "r1", s.RequestID)
+	assert.Equal(t, id, s.Card)
+	assert.Equal(t, testSource, s.Key.Source)
+	assert.Equal(t, "s1", s.Key.Session)
+	assert.Equal(t, "r1", s.Key.RequestID)
 	assert.NotEmpty(t, s.CommandID)
 	assert.Equal(t, aep.Values{"replicas": 3, "why": "load"}, normalise(s.Answer.Values), "values sent")
 	assert.Len(t, s.Fields, 2, "the request's field specs travel with the submission")
@@ -306,5 +306,5 @@ func TestAnswerNotQueuedIsShownAndKept(t *testing.T) {
 func (m *Metrics) answers(outcome string) int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.answersByResult[outcome]
+	return m.posts[outcome]
 }

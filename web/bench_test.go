@@ -126,7 +126,7 @@ func benchPageDoc(tb testing.TB, h http.Handler) *goquery.Document {
 // a plain list.
 var benchListTemplate = template.Must(template.New("list").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>inbox</title></head><body><ul>
-{{range .}}<li id="{{.ID}}"><p>{{.Agent}} {{.Session}} {{.Request.Kind}}</p><p>{{.Request.Prompt}}</p>
+{{range .}}<li id="{{.ID}}"><p>{{.Agent}} {{.Key.Session}} {{.Request.Kind}}</p><p>{{.Request.Prompt}}</p>
 {{range .Request.Fields}}<p>{{.Label}}{{range .Choices}} {{.Label}}{{end}}</p>{{end}}
 {{range .Request.Options}}<p>{{.Label}}</p>{{end}}</li>
 {{end}}</ul></body></html>`))
@@ -135,7 +135,7 @@ var benchListTemplate = template.Must(template.New("list").Parse(`<!doctype html
 // exist, so forms render with their submit controls).
 type benchSubmitter struct{}
 
-func (benchSubmitter) Submit(context.Context, Submission) error { return nil }
+func (benchSubmitter) Submit(context.Context, inbox.Submission) error { return nil }
 
 // benchRoster says every agent is connected.
 type benchRoster struct{}

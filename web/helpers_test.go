@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -45,21 +46,21 @@ func (c *clock) Add(d time.Duration) {
 // fakeSubmitter records every submission; err, when set, is returned.
 type fakeSubmitter struct {
 	mu   sync.Mutex
-	subs []Submission
+	subs []inbox.Submission
 	err  error
 }
 
-func (f *fakeSubmitter) Submit(_ context.Context, s Submission) error {
+func (f *fakeSubmitter) Submit(_ context.Context, s inbox.Submission) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.subs = append(f.subs, s)
 	return f.err
 }
 
-func (f *fakeSubmitter) all() []Submission {
+func (f *fakeSubmitter) all() []inbox.Submission {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]Submission(nil), f.subs...)
+	return append([]inbox.Submission(nil), f.subs...)
 }
 
 func (f *fakeSubmitter) setErr(err error) {
@@ -88,11 +89,32 @@ func (f *fakeRoster) Reach(session string) inbox.Reach {
 	return inbox.ReachNotConnected
 }
 
-// fakeReady is the feed and respond connection state /readyz reads.
-type fakeReady struct{ feed, respond atomic.Bool }
+// fakeReady is the relay connections' state /readyz and /metrics read.
+type fakeReady struct {
+	feed, respond atomic.Bool
+	reconnects    atomic.Int64
+	mu            sync.Mutex
+	outcomes      map[inbox.SubmissionState]int64
+}
 
 func (f *fakeReady) FeedConnected() bool    { return f.feed.Load() }
 func (f *fakeReady) RespondConnected() bool { return f.respond.Load() }
+func (f *fakeReady) FeedReconnects() int64  { return f.reconnects.Load() }
+func (f *fakeReady) Outcomes() map[inbox.SubmissionState]int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.outcomes)
+}
+
+// outcome counts one command outcome, as the respond path would.
+func (f *fakeReady) outcome(s inbox.SubmissionState) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.outcomes == nil {
+		f.outcomes = map[inbox.SubmissionState]int64{}
+	}
+	f.outcomes[s]++
+}
 
 // harness is one UI server over a real inbox, with fake respond parts.
 type harness struct {
@@ -135,9 +157,9 @@ func withInbox(f func(*inbox.Options)) option { return func(s *setup) { f(s.inbo
 func newHarness(t *testing.T, opts ...option) *harness {
 	t.Helper()
 	h := &harness{t: t, clk: &clock{t: testNow}, sub: &fakeSubmitter{},
-		roster: &fakeRoster{up: map[string]bool{}}, ready: &fakeReady{}, metrics: NewMetrics()}
+		roster: &fakeRoster{up: map[string]bool{}}, ready: &fakeReady{}, metrics: &Metrics{}}
 	h.cfg = Config{Now: h.clk.Now, Heartbeat: time.Hour, WriteTimeout: 5 * time.Second}
-	deps := Deps{Submitter: h.sub, Roster: h.roster, Ready: h.ready, Metrics: h.metrics}
+	deps := Deps{Submitter: h.sub, Roster: h.roster, Upstream: h.ready, Metrics: h.metrics}
 	inOpts := inbox.Options{Now: h.clk.Now}
 	for _, o := range opts {
 		o(&setup{cfg: &h.cfg, deps: &deps, inbox: &inOpts})

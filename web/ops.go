@@ -2,8 +2,9 @@ package web
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,11 +22,11 @@ func handleHealthz() http.HandlerFunc {
 
 // handleReadyz answers 200 when the feed and the respond path are
 // connected, 503 otherwise, naming which is down.
-func handleReadyz(ready Readiness) http.HandlerFunc {
+func handleReadyz(up Upstream) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		feed, respond := true, true
-		if ready != nil {
-			feed, respond = ready.FeedConnected(), ready.RespondConnected()
+		if up != nil {
+			feed, respond = up.FeedConnected(), up.RespondConnected()
 		}
 		w.Header().Set("Content-Type", "application/json")
 		if !feed || !respond {
@@ -56,32 +57,35 @@ func handleStatic() http.Handler {
 	})
 }
 
-// Metrics counts what the UI does, exposed in the Prometheus text format.
-// The exposition is written by hand: five counters and gauges do not
-// justify a client library and its dependency tree.
+// Metrics counts what the HTTP side does: browsers on the push stream,
+// browsers dropped for reading too slowly, and answer posts by what the
+// handler did with them (sent: queued; not_sent: refused, 422 or 409;
+// failed: could not be queued). What became of the commands afterwards is
+// the respond path's count (Upstream.Outcomes); the feed counts its own
+// reconnects. The exposition is written by hand: a dozen counters and
+// gauges do not justify a client library and its dependency tree.
 type Metrics struct {
-	FeedReconnects  atomic.Int64
-	Browsers        atomic.Int64
-	PushDrops       atomic.Int64
-	mu              sync.Mutex
-	answersByResult map[string]int64
+	Browsers  atomic.Int64
+	PushDrops atomic.Int64
+	mu        sync.Mutex
+	posts     map[string]int64
 }
 
-// NewMetrics returns zeroed metrics.
-func NewMetrics() *Metrics { return &Metrics{answersByResult: map[string]int64{}} }
-
-// Answer counts one answer outcome: sent (queued), accepted, rejected or
-// failed (the respond path), not_sent (a post the UI refused: 422, 409).
-func (m *Metrics) Answer(outcome string) {
+// Answer counts one answer post: sent, not_sent or failed.
+func (m *Metrics) Answer(result string) {
 	m.mu.Lock()
-	m.answersByResult[outcome]++
+	if m.posts == nil {
+		m.posts = map[string]int64{}
+	}
+	m.posts[result]++
 	m.mu.Unlock()
 }
 
 // handleMetrics writes the metrics in the Prometheus text format:
 // pending cards, feed and respond connection (1 up, 0 down), feed
-// reconnects, connected browsers, push drops and answers by outcome.
-func handleMetrics(m *Metrics, in Inbox, ready Readiness) http.HandlerFunc {
+// reconnects, connected browsers, push drops and answers by outcome (the
+// handler's own and the respond path's in one family).
+func handleMetrics(in Inbox, up Upstream, m *Metrics) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		st := in.Status()
 		var b strings.Builder
@@ -91,33 +95,35 @@ func handleMetrics(m *Metrics, in Inbox, ready Readiness) http.HandlerFunc {
 		counter := func(name, help string, v int64) {
 			fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s counter\n%s %d\n", name, help, name, name, v)
 		}
-		gauge("aepforms_pending_cards", "Requests waiting for an answer.", int64(st.Pending))
-		feedUp := int64(0)
-		if st.FeedConnected {
-			feedUp = 1
-		}
-		gauge("aepforms_feed_connected", "1 when the relay event feed is connected.", feedUp)
-		if ready != nil {
-			respondUp := int64(0)
-			if ready.RespondConnected() {
-				respondUp = 1
+		bit := func(ok bool) int64 {
+			if ok {
+				return 1
 			}
-			gauge("aepforms_respond_connected", "1 when the respond path to the relay is connected.", respondUp)
+			return 0
 		}
-		counter("aepforms_feed_reconnects_total", "Times the relay event feed reconnected.", m.FeedReconnects.Load())
+		gauge("aepforms_pending_cards", "Requests waiting for an answer.", int64(st.Pending))
+		gauge("aepforms_feed_connected", "1 when the relay event feed is connected.", bit(st.FeedConnected))
+		answers := map[string]int64{}
+		var reconnects int64
+		if up != nil {
+			gauge("aepforms_respond_connected", "1 when the respond path to the relay is connected.", bit(up.RespondConnected()))
+			reconnects = up.FeedReconnects()
+			for state, n := range up.Outcomes() {
+				answers[string(state)] += n
+			}
+		}
+		counter("aepforms_feed_reconnects_total", "Times the relay event feed reconnected.", reconnects)
 		gauge("aepforms_browsers_connected", "Browsers reading the push stream.", m.Browsers.Load())
 		counter("aepforms_push_drops_total", "Browsers dropped for reading too slowly.", m.PushDrops.Load())
-		fmt.Fprintf(&b, "# HELP aepforms_answers_total Answers by outcome.\n# TYPE aepforms_answers_total counter\n")
 		m.mu.Lock()
-		keys := make([]string, 0, len(m.answersByResult))
-		for k := range m.answersByResult {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			fmt.Fprintf(&b, "aepforms_answers_total{outcome=%q} %d\n", k, m.answersByResult[k])
+		for result, n := range m.posts {
+			answers[result] += n
 		}
 		m.mu.Unlock()
+		fmt.Fprintf(&b, "# HELP aepforms_answers_total Answers by outcome.\n# TYPE aepforms_answers_total counter\n")
+		for _, k := range slices.Sorted(maps.Keys(answers)) {
+			fmt.Fprintf(&b, "aepforms_answers_total{outcome=%q} %d\n", k, answers[k])
+		}
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		_, _ = w.Write([]byte(b.String()))
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/static"
 )
 
@@ -113,7 +114,7 @@ func TestMetrics(t *testing.T) {
 	action, token := answerForm(t, h.getPage(c, "").doc(t), id)
 	require.Equal(t, http.StatusUnprocessableEntity, h.postForm(c, h.relative(action), url.Values{"token": {token}, "f0": {""}}).StatusCode)
 	require.Equal(t, http.StatusSeeOther, h.postForm(c, h.relative(action), url.Values{"token": {token}, "f0": {"x"}}).StatusCode)
-	h.metrics.Answer("accepted") // as the respond path reports it (internal/app)
+	h.ready.outcome(inbox.SubmissionAccepted) // counted by the respond path
 	m = h.scrape(auth...)
 	assert.Equal(t, 1.0, m[`aepforms_answers_total{outcome="sent"}`], "sent: %v", m)
 	assert.Equal(t, 1.0, m[`aepforms_answers_total{outcome="not_sent"}`])
@@ -132,7 +133,7 @@ func TestMetrics(t *testing.T) {
 	assert.Equal(t, 0.0, m["aepforms_respond_connected"], "relay gone: respond path")
 	h.in.FeedState(true, nil)
 	h.ready.respond.Store(true)
-	h.metrics.FeedReconnects.Add(1) // counted by internal/app's feed sink
+	h.ready.reconnects.Add(1) // counted by the feed
 	m = h.scrape(auth...)
 	assert.Equal(t, 1.0, m["aepforms_feed_connected"], "relay back: feed")
 	assert.Equal(t, 1.0, m["aepforms_respond_connected"], "relay back: respond path")

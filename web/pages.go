@@ -2,44 +2,187 @@ package web
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/base64"
+	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
+	"time"
 
-	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
-	"github.com/aepforms/aepforms/components"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render"
+	"github.com/aepforms/aepforms/internal/render/view"
+	"github.com/aepforms/aepforms/static"
 )
 
 // handlePage renders the inbox page, or the panel (the same inbox without
 // chrome, for Mission Control), narrowed by ?agent=, ?session=, ?kind=.
-func handlePage(s *server, panel bool) http.HandlerFunc {
+func handlePage(pg *pages, panel bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		s.writePage(w, r, http.StatusOK, panel, nil)
+		pg.page(w, r, http.StatusOK, panel, nil)
 	}
 }
 
 // handleCard renders one card's fragment (what the push stream sends).
-func handleCard(s *server) http.HandlerFunc {
+func handleCard(in Inbox, pg *pages) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		card, ok := s.deps.Inbox.Card(inbox.CardID(chi.URLParam(r, "id")))
+		card, ok := in.Card(inbox.CardID(chi.URLParam(r, "id")))
 		if !ok {
 			http.Error(w, "This question is not in the inbox (it may have been cleared).", http.StatusNotFound)
 			return
 		}
-		html, err := s.frags.card(s, r, card)
+		html, err := pg.card(r, card)
 		if err != nil {
-			s.internalError(w, r, err)
+			pg.internalError(w, r, err)
 			return
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = w.Write([]byte(html))
 	}
+}
+
+// pages answers requests with rendered HTML: the inbox page (or panel),
+// a refused post's page, one card's fragment, the status fragment and the
+// sign-in page. It builds the view options every one of them shares and
+// hands the rendering to package render.
+type pages struct {
+	base      string // the clean base path, "/" or "/forms/"
+	assets    view.Assets
+	embed     []string
+	signedIn  bool // an operator secret is set: a page behind it is signed in
+	canSubmit bool // a respond path exists and the UI is not watch-only
+	in        Inbox
+	roster    Roster // nil: every agent's reach is unknown
+	frags     *render.Fragments
+	now       func() time.Time
+	log       *slog.Logger
+}
+
+func newPages(cfg Config, deps Deps) *pages {
+	h := static.Hash()
+	return &pages{
+		base: cfg.BasePath,
+		assets: view.Assets{
+			CSS:  cfg.BasePath + "static/app.css?v=" + h,
+			JS:   cfg.BasePath + "static/app.js?v=" + h,
+			Icon: cfg.BasePath + "static/icon.svg?v=" + h,
+		},
+		embed:     cfg.EmbedOrigins,
+		signedIn:  cfg.OperatorToken != "",
+		canSubmit: deps.Submitter != nil && !cfg.WatchOnly,
+		in:        deps.Inbox,
+		roster:    deps.Roster,
+		frags:     render.NewFragments(),
+		now:       cfg.Now,
+		log:       cfg.Logger,
+	}
+}
+
+// reach is what the roster says of a session's agent.
+func (p *pages) reach(session string) inbox.Reach {
+	if p.roster == nil {
+		return inbox.ReachUnknown
+	}
+	return p.roster.Reach(session)
+}
+
+// options builds the view options of a page request.
+func (p *pages) options(r *http.Request, panel bool) view.PageOptions {
+	q := viewQuery(r)
+	return view.PageOptions{
+		BasePath:     p.base,
+		Assets:       p.assets,
+		Now:          p.now(),
+		CanSubmit:    p.canSubmit,
+		Token:        func(inbox.CardID) string { return render.NewToken() },
+		Reachable:    p.reach,
+		Filter:       inbox.Query{Agent: q.Get("agent"), Session: q.Get("session"), Kind: q.Get("kind")},
+		Panel:        panel,
+		Theme:        q.Get("theme"),
+		EmbedOrigins: p.embed,
+		SignedIn:     p.signedIn,
+		Operator:     operatorFrom(r.Context()),
+	}
+}
+
+// page renders the page (or panel), with a refused post when one is
+// given, then writes status and body.
+func (p *pages) page(w http.ResponseWriter, r *http.Request, status int, panel bool, refused *view.Refused) {
+	opts := p.options(r, panel)
+	opts.Refused = refused
+	// Read the seq before the cards: a change racing with the read is
+	// then sent again by push, never lost.
+	opts.Seq = p.in.Seq()
+	v := view.Page(p.in.Cards(opts.Filter), p.in.Status(), opts)
+	if refused != nil {
+		bannerRefusal(&v, refused)
+	}
+	buf, err := render.Page(r.Context(), v)
+	if err != nil {
+		p.internalError(w, r, err)
+		return
+	}
+	writeHTML(w, status, buf)
+}
+
+// signIn renders the sign-in form with a refused attempt's problem and
+// the name to keep; its action carries the page to return to (?next=)
+// when the request named a safe one.
+func (p *pages) signIn(w http.ResponseWriter, r *http.Request, status int, problem, name string) {
+	v := view.SignIn(p.base, p.assets, problem, name)
+	if next := safeNext(r.URL.Query().Get("next")); next != "" {
+		v.Action += "?" + url.Values{"next": {next}}.Encode()
+	}
+	buf, err := render.SignIn(r.Context(), v)
+	if err != nil {
+		p.internalError(w, r, err)
+		return
+	}
+	writeHTML(w, status, buf)
+}
+
+// card is card c's fragment for one browser (rendered once per version,
+// with the browser's own form token).
+func (p *pages) card(r *http.Request, c inbox.Card) (string, error) {
+	return p.frags.Card(r.Context(), c, view.Options{
+		BasePath: p.base, Now: p.now(), CanSubmit: p.canSubmit, Reachable: p.reach(c.Key.Session),
+	})
+}
+
+// status is the banners fragment (relay lost, notices, watch-only): it
+// depends on the inbox status only, so no card is read or rendered.
+func (p *pages) status(r *http.Request) (string, error) {
+	return render.Status(r.Context(), view.Page(nil, p.in.Status(), p.options(r, false)))
+}
+
+// internalError logs the detail and answers with a generic message.
+func (p *pages) internalError(w http.ResponseWriter, r *http.Request, err error) {
+	p.log.Error("web: request failed", "path", r.URL.Path, "request_id", middleware.GetReqID(r.Context()), "err", err)
+	http.Error(w, "Something went wrong on our side. The error was logged.", http.StatusInternalServerError)
+}
+
+// redirectBack sends the browser to the page (or panel) it posted from,
+// keeping its filter, anchored at the card.
+func (p *pages) redirectBack(w http.ResponseWriter, r *http.Request, id inbox.CardID, panel bool) {
+	target := p.base
+	if panel {
+		target += "panel"
+	}
+	if ref, err := url.Parse(r.Referer()); err == nil && ref.RawQuery != "" && ref.Host == r.Host {
+		target += "?" + ref.Query().Encode()
+	}
+	http.Redirect(w, r, target+"#"+domID(id), http.StatusSeeOther)
+}
+
+// writeHTML writes a rendered page with its status. Pages are never
+// cached: they carry form tokens and live state.
+func writeHTML(w http.ResponseWriter, status int, buf *bytes.Buffer) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = buf.WriteTo(w)
 }
 
 // queryOf reads the page's narrowing from the URL.
@@ -61,62 +204,18 @@ func viewQuery(r *http.Request) url.Values {
 	return url.Values{}
 }
 
-// pageOptions builds the view options shared by pages and fragments.
-func (s *server) pageOptions(r *http.Request, panel bool) render.PageOptions {
-	q := viewQuery(r)
-	return render.PageOptions{
-		BasePath:     s.cfg.BasePath,
-		Now:          s.cfg.Now(),
-		CanSubmit:    s.canSubmit(),
-		Token:        func(inbox.CardID) string { return newToken() },
-		Reachable:    s.reachable,
-		Filter:       inbox.Query{Agent: q.Get("agent"), Session: q.Get("session"), Kind: q.Get("kind")},
-		Panel:        panel,
-		Theme:        q.Get("theme"),
-		EmbedOrigins: s.cfg.EmbedOrigins,
-		// Pages are behind requireOperator: with a secret set, a request
-		// that got here is signed in.
-		SignedIn: s.auth.enabled(),
-		Operator: operatorFrom(r.Context()),
-	}
-}
-
-func (s *server) canSubmit() bool { return s.deps.Submitter != nil && !s.cfg.WatchOnly }
-
-func (s *server) reachable(session string) inbox.Reach {
-	if s.deps.Roster == nil {
-		return inbox.ReachUnknown
-	}
-	return s.deps.Roster.Reach(session)
-}
-
-// writePage renders the page (or panel) into a buffer, then writes status
-// and body, so a template error never yields half a page with a 200.
-func (s *server) writePage(w http.ResponseWriter, r *http.Request, status int, panel bool, refused *render.Refused) {
-	opts := s.pageOptions(r, panel)
-	opts.Refused = refused
-	in := s.deps.Inbox
-	// Read the seq before the cards: a change racing with the read is
-	// then sent again by push, never lost.
-	opts.Seq = in.Seq()
-	cards := in.Cards(opts.Filter)
-	view := render.Page(cards, in.Status(), opts)
-	if refused != nil {
-		bannerRefusal(&view, refused)
-	}
-	var c templ.Component = components.Page(view)
-	if panel {
-		c = components.Panel(view)
-	}
-	// About 4 KiB of HTML a card: size the buffer once instead of growing it.
-	s.writeComponent(w, r, status, c, 16<<10+len(cards)*4<<10)
+// cameFromPanel reports whether the post came from the panel page (its
+// Referer, same-origin by our Referrer-Policy).
+func cameFromPanel(r *http.Request, base string) bool {
+	ref, err := url.Parse(r.Referer())
+	return err == nil && ref.Host == r.Host && strings.HasSuffix(strings.TrimSuffix(ref.Path, "/"), strings.TrimSuffix(base, "/")+"/panel")
 }
 
 // bannerRefusal puts a refused post's problems in the page's banners when
 // its card is not on the page (outside the view's filter): a card on the
 // page shows them itself in its error summary, whatever its state, so the
 // operator always reads why nothing was sent.
-func bannerRefusal(v *render.PageView, refused *render.Refused) {
+func bannerRefusal(v *view.PageView, refused *view.Refused) {
 	for _, g := range v.Groups {
 		for _, c := range g.Cards {
 			if c.ID == string(refused.Card) {
@@ -134,45 +233,5 @@ func bannerRefusal(v *render.PageView, refused *render.Refused) {
 	}
 }
 
-// writeComponent renders c into a buffer of about sizeHint bytes, then
-// writes status and body.
-func (s *server) writeComponent(w http.ResponseWriter, r *http.Request, status int, c templ.Component, sizeHint int) {
-	var buf bytes.Buffer
-	buf.Grow(sizeHint)
-	if err := c.Render(r.Context(), &buf); err != nil {
-		s.internalError(w, r, err)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, _ = buf.WriteTo(w)
-}
-
-// renderStatusFragment renders the banners (relay lost, notices,
-// watch-only) for push. They depend on the inbox status only, so no card
-// is read or rendered.
-func (s *server) renderStatusFragment(r *http.Request) (string, error) {
-	view := render.Page(nil, s.deps.Inbox.Status(), s.pageOptions(r, false))
-	var buf bytes.Buffer
-	if err := components.StatusFragment(view).Render(r.Context(), &buf); err != nil {
-		return "", err
-	}
-	return buf.String(), nil
-}
-
-// internalError logs the detail and answers with a generic message.
-func (s *server) internalError(w http.ResponseWriter, r *http.Request, err error) {
-	s.cfg.Logger.Error("web: request failed", "path", r.URL.Path, "request_id", middleware.GetReqID(r.Context()), "err", err)
-	http.Error(w, "Something went wrong on our side. The error was logged.", http.StatusInternalServerError)
-}
-
 // domID is a card's element id, as components render it.
 func domID(id inbox.CardID) string { return "card-" + string(id) }
-
-// newToken mints a form token: 128 random bits.
-func newToken() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
-}

@@ -20,12 +20,20 @@ import (
 // browser too far behind gets `reload`; one that reads too slowly (its
 // queue overflows, or a write outlasts Config.WriteTimeout) is dropped,
 // counted in the push drops metric, and catches up when it reconnects.
-func handlePush(s *server, in Inbox) http.HandlerFunc {
+// pushSettings are the push stream's bounds: each browser's queue of
+// pending changes, the write deadline and the heartbeat interval.
+type pushSettings struct {
+	Buffer       int
+	WriteTimeout time.Duration
+	Heartbeat    time.Duration
+}
+
+func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		since, hasSince := resumePoint(r)
-		sw, err := sse.NewWriter(w, s.cfg.WriteTimeout)
+		sw, err := sse.NewWriter(w, cfg.WriteTimeout)
 		if err != nil {
-			s.internalError(w, r, err)
+			pg.internalError(w, r, err)
 			return
 		}
 		var (
@@ -34,18 +42,19 @@ func handlePush(s *server, in Inbox) http.HandlerFunc {
 			ok      = true
 		)
 		if hasSince {
-			sub, changes, ok = in.SubscribeSince(since, s.cfg.PushBuffer)
+			sub, changes, ok = in.SubscribeSince(since, cfg.Buffer)
 		} else {
-			sub = in.Subscribe(s.cfg.PushBuffer)
+			sub = in.Subscribe(cfg.Buffer)
 		}
 		defer sub.Close()
-		s.deps.Metrics.Browsers.Add(1)
-		defer s.deps.Metrics.Browsers.Add(-1)
+		m.Browsers.Add(1)
+		defer m.Browsers.Add(-1)
 
-		err = s.stream(r, sw, sub, changes, ok, since)
+		p := &pusher{in: in, pg: pg, w: sw, r: r, q: queryOf(r), last: since}
+		err = p.stream(sub, changes, ok, cfg.Heartbeat)
 		if sub.Dropped() || errors.Is(err, os.ErrDeadlineExceeded) {
-			s.deps.Metrics.PushDrops.Add(1)
-			s.cfg.Logger.Debug("web: dropped a browser that read too slowly", "remote", r.RemoteAddr)
+			m.PushDrops.Add(1)
+			pg.log.Debug("web: dropped a browser that read too slowly", "remote", r.RemoteAddr)
 		}
 	}
 }
@@ -64,11 +73,10 @@ func resumePoint(r *http.Request) (uint64, bool) {
 // stream writes the catch-up, the current status, then every change and a
 // heartbeat until the browser leaves, the subscription is dropped or a
 // write fails (whose error it returns).
-func (s *server) stream(r *http.Request, sw *sse.Writer, sub *inbox.Subscription, catchUp []inbox.Change, ok bool, since uint64) error {
+func (p *pusher) stream(sub *inbox.Subscription, catchUp []inbox.Change, ok bool, heartbeat time.Duration) error {
 	if !ok {
-		return sw.Event(sse.Message{Event: "reload", Data: "too far behind"})
+		return p.w.Event(sse.Message{Event: "reload", Data: "too far behind"})
 	}
-	p := &pusher{s: s, w: sw, r: r, q: queryOf(r), last: since}
 	for _, c := range catchUp {
 		if err := p.send(c); err != nil {
 			return err
@@ -77,14 +85,14 @@ func (s *server) stream(r *http.Request, sw *sse.Writer, sub *inbox.Subscription
 	if err := p.status(""); err != nil {
 		return err
 	}
-	tick := time.NewTicker(s.cfg.Heartbeat)
+	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
 	for {
 		select {
-		case <-r.Context().Done():
+		case <-p.r.Context().Done():
 			return nil
 		case <-tick.C:
-			if err := sw.Ping(); err != nil {
+			if err := p.w.Ping(); err != nil {
 				return err
 			}
 		case c, open := <-sub.C():
@@ -100,7 +108,8 @@ func (s *server) stream(r *http.Request, sw *sse.Writer, sub *inbox.Subscription
 
 // pusher writes inbox changes to one browser.
 type pusher struct {
-	s    *server
+	in   Inbox
+	pg   *pages
 	w    *sse.Writer
 	r    *http.Request
 	q    inbox.Query
@@ -118,11 +127,11 @@ func (p *pusher) send(c inbox.Change) error {
 	if c.Kind == inbox.ChangeStatus {
 		return p.status(id)
 	}
-	card, ok := p.s.deps.Inbox.Card(c.Card)
+	card, ok := p.in.Card(c.Card)
 	if !ok || !p.q.Match(card) {
 		return p.w.Event(sse.Message{ID: id, Event: "remove", Data: domID(c.Card)})
 	}
-	html, err := p.s.frags.card(p.s, p.r, card)
+	html, err := p.pg.card(p.r, card)
 	if err != nil {
 		return err
 	}
@@ -132,7 +141,7 @@ func (p *pusher) send(c inbox.Change) error {
 // status writes the status fragment (banners, relay state); id is "" for
 // the one sent on connect, which is not a change.
 func (p *pusher) status(id string) error {
-	html, err := p.s.renderStatusFragment(p.r)
+	html, err := p.pg.status(p.r)
 	if err != nil {
 		return err
 	}

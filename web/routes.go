@@ -12,25 +12,26 @@ func (s *server) routes() http.Handler {
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID, s.recoverer, s.securityHeaders, s.hostCheck)
 
+	in, pg := s.deps.Inbox, s.pages
 	r.Get("/healthz", handleHealthz())
-	r.Get("/readyz", handleReadyz(s.deps.Ready))
+	r.Get("/readyz", handleReadyz(s.deps.Upstream))
 	r.Handle("/static/*", handleStatic())
 
 	r.Group(func(r chi.Router) {
 		r.Use(s.crossOrigin, s.limitBody)
-		r.Get("/signin", handleSignInPage(s))
-		r.Post("/signin", handleSignIn(s))
-		r.Post("/signout", handleSignOut(s))
+		r.Get("/signin", handleSignInPage(s.auth, pg))
+		r.Post("/signin", handleSignIn(s.auth, pg))
+		r.Post("/signout", handleSignOut(s.auth))
 	})
 
 	r.Group(func(r chi.Router) {
 		r.Use(s.crossOrigin, s.limitBody, s.requireOperator)
-		r.Get("/", handlePage(s, false))
-		r.Get("/panel", handlePage(s, true))
-		r.Get("/cards/{id}", handleCard(s))
-		r.Post("/cards/{id}/answer", handleAnswer(s, s.deps.Inbox, s.deps.Submitter))
-		r.Get("/push", handlePush(s, s.deps.Inbox))
-		r.Get("/metrics", handleMetrics(s.deps.Metrics, s.deps.Inbox, s.deps.Ready))
+		r.Get("/", handlePage(pg, false))
+		r.Get("/panel", handlePage(pg, true))
+		r.Get("/cards/{id}", handleCard(in, pg))
+		r.Post("/cards/{id}/answer", handleAnswer(in, s.deps.Submitter, pg, s.metrics))
+		r.Get("/push", handlePush(in, pg, s.metrics, s.push))
+		r.Get("/metrics", handleMetrics(in, s.deps.Upstream, s.metrics))
 	})
 	return r
 }

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
 )
 
@@ -33,22 +32,11 @@ type Inbox interface {
 	SubscribeSince(seq uint64, buf int) (*inbox.Subscription, []inbox.Change, bool)
 }
 
-// Submission is one command to send: the answer for one card's request.
-type Submission struct {
-	CardID    inbox.CardID
-	CommandID string
-	Source    string // the requester's source
-	Session   string
-	RequestID string
-	Answer    aep.Answer
-	Fields    []aep.FieldSpec
-	By        string
-}
-
-// Submitter queues a submission and returns at once; outcomes come back to
-// the inbox as events (acks) or settlements.
+// Submitter queues a submission (begun by Inbox.BeginSubmission) and
+// returns at once; what became of the command comes back to the inbox as
+// its SubmissionState (acks on the respond socket or the feed).
 type Submitter interface {
-	Submit(ctx context.Context, s Submission) error
+	Submit(ctx context.Context, s inbox.Submission) error
 }
 
 // Roster tells whether a session's agent is connected for answers.
@@ -57,20 +45,29 @@ type Roster interface {
 	Reach(session string) inbox.Reach
 }
 
-// Readiness reports the state of the upstream connections for /readyz.
-type Readiness interface {
+// Upstream is the state of the relay connections, as /readyz and
+// /metrics report them.
+type Upstream interface {
 	FeedConnected() bool
+	// FeedReconnects counts the feed's streams opened after the first.
+	FeedReconnects() int64
+	// RespondConnected is true when answers can be sent (or when there is
+	// no respond path to wait for: watch-only).
 	RespondConnected() bool
+	// Outcomes counts what became of the commands sent, by state.
+	Outcomes() map[inbox.SubmissionState]int64
 }
 
-// Deps are the parts the server talks to. Submitter, Roster and Readiness
+// Deps are the parts the server talks to. Submitter, Roster and Upstream
 // may be nil: without a Submitter the UI is watch-only.
 type Deps struct {
 	Inbox     Inbox
 	Submitter Submitter
 	Roster    Roster
-	Ready     Readiness
-	Metrics   *Metrics
+	Upstream  Upstream
+	// Metrics, when set, is where the HTTP side counts (tests read it); nil
+	// makes a new one.
+	Metrics *Metrics
 }
 
 // Config holds the server's settings. Zero values are the defaults.
@@ -145,21 +142,28 @@ func (c *Config) defaults() {
 	}
 }
 
-// server carries the configuration and parts shared by the handlers.
+// server carries the configuration and the parts the routes hand to the
+// handlers.
 type server struct {
-	cfg   Config
-	deps  Deps
-	auth  *auth
-	frags *fragments
+	cfg     Config
+	deps    Deps
+	auth    *auth
+	pages   *pages
+	metrics *Metrics
+	push    pushSettings
 }
 
 // NewServer returns the UI's handler, mounted at cfg.BasePath.
 func NewServer(cfg Config, deps Deps) http.Handler {
 	cfg.defaults()
 	if deps.Metrics == nil {
-		deps.Metrics = NewMetrics()
+		deps.Metrics = &Metrics{}
 	}
-	s := &server{cfg: cfg, deps: deps, auth: newAuth(cfg), frags: newFragments()}
+	s := &server{cfg: cfg, deps: deps, auth: newAuth(cfg), pages: newPages(cfg, deps), metrics: deps.Metrics,
+		push: pushSettings{Buffer: cfg.PushBuffer, WriteTimeout: cfg.WriteTimeout, Heartbeat: cfg.Heartbeat}}
+	if cfg.WatchOnly {
+		s.deps.Submitter = nil
+	}
 	h := s.routes()
 	if cfg.BasePath == "/" {
 		return h

@@ -5,30 +5,19 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/aepforms/aepforms/components"
-	"github.com/aepforms/aepforms/internal/render"
+	"github.com/aepforms/aepforms/internal/render/form"
 )
 
 // handleSignInPage shows the sign-in form (or goes home when no operator
 // secret is configured).
-func handleSignInPage(s *server) http.HandlerFunc {
+func handleSignInPage(a *auth, pg *pages) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !s.auth.enabled() {
-			http.Redirect(w, r, s.cfg.BasePath, http.StatusSeeOther)
+		if !a.enabled() {
+			http.Redirect(w, r, pg.base, http.StatusSeeOther)
 			return
 		}
-		s.writeComponent(w, r, http.StatusOK, components.SignIn(s.signInView(r, "", "")), 0)
+		pg.signIn(w, r, http.StatusOK, "", "")
 	}
-}
-
-// signInView is the sign-in form; its action carries the page to return
-// to (?next=) when the request named a safe one.
-func (s *server) signInView(r *http.Request, problem, name string) render.SignInView {
-	v := render.SignIn(s.cfg.BasePath, problem, name)
-	if next := safeNext(r.URL.Query().Get("next")); next != "" {
-		v.Action += "?" + url.Values{"next": {next}}.Encode()
-	}
-	return v
 }
 
 // safeNext returns next when it is a path relative to the base path (no
@@ -57,32 +46,32 @@ func nextOf(r *http.Request) string {
 
 // handleSignIn checks the operator secret (constant time) and sets the
 // session cookie; a wrong secret re-renders the form with 401.
-func handleSignIn(s *server) http.HandlerFunc {
+func handleSignIn(a *auth, pg *pages) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !s.auth.enabled() {
-			http.Redirect(w, r, s.cfg.BasePath, http.StatusSeeOther)
+		if !a.enabled() {
+			http.Redirect(w, r, pg.base, http.StatusSeeOther)
 			return
 		}
 		if err := r.ParseForm(); err != nil {
 			http.Error(w, "The sign-in form could not be read.", http.StatusBadRequest)
 			return
 		}
-		name := operatorName(r.PostForm.Get("name"))
-		if !s.auth.checkToken(r.PostForm.Get("token")) {
-			s.cfg.Logger.Warn("web: sign-in refused: wrong operator secret", "remote", r.RemoteAddr)
-			s.writeComponent(w, r, http.StatusUnauthorized, components.SignIn(s.signInView(r,
-				"That is not the operator secret this UI was started with. Check it and try again.", name)), 0)
+		name := operatorName(r.PostForm.Get(form.NameOperator))
+		if !a.checkToken(r.PostForm.Get(form.NameSecret)) {
+			pg.log.Warn("web: sign-in refused: wrong operator secret", "remote", r.RemoteAddr)
+			pg.signIn(w, r, http.StatusUnauthorized,
+				"That is not the operator secret this UI was started with. Check it and try again.", name)
 			return
 		}
-		http.SetCookie(w, s.auth.cookie(s.auth.issue(name)))
-		http.Redirect(w, r, s.cfg.BasePath+safeNext(r.URL.Query().Get("next")), http.StatusSeeOther)
+		http.SetCookie(w, a.cookie(a.issue(name)))
+		http.Redirect(w, r, pg.base+safeNext(r.URL.Query().Get("next")), http.StatusSeeOther)
 	}
 }
 
 // handleSignOut clears the session cookie.
-func handleSignOut(s *server) http.HandlerFunc {
+func handleSignOut(a *auth) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		http.SetCookie(w, s.auth.cookie(""))
-		http.Redirect(w, r, s.cfg.BasePath+"signin", http.StatusSeeOther)
+		http.SetCookie(w, a.cookie(""))
+		http.Redirect(w, r, a.base+"signin", http.StatusSeeOther)
 	}
 }

@@ -10,34 +10,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/aepforms/aepforms/internal/aep"
-	"github.com/aepforms/aepforms/internal/agent"
-	"github.com/aepforms/aepforms/internal/feed"
-	"github.com/aepforms/aepforms/internal/inbox"
-	"github.com/aepforms/aepforms/internal/respond"
 	"github.com/aepforms/aepforms/web"
 )
-
-// The concrete parts fit the interfaces their consumers declare.
-var (
-	_ feed.Sink        = (*feedSink)(nil)
-	_ web.Inbox        = (*inbox.Inbox)(nil)
-	_ web.Submitter    = submitter{}
-	_ web.Roster       = (*respond.Client)(nil)
-	_ web.Readiness    = readiness{}
-	_ respond.Reporter = reporter{}
-)
-
-// sweepInterval is how often the inbox re-checks expires_at deadlines.
-const sweepInterval = time.Second
 
 // runServe is `aepforms serve`: the operator UI, with the embedded relay
 // unless --relay names one, and with --demo the demo agent.
@@ -97,34 +77,7 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 		logger.Warn("no AEP_TOKEN for the external relay: watch-only, answers cannot be sent")
 	}
 
-	metrics := web.NewMetrics()
-	// The UI's commands carry one stable source (targets dedupe on
-	// (source, id)); the inbox knows it so its own earlier commands, seen
-	// again after a restart, are not taken for another sender's.
-	source := uiSource()
-	in := inbox.New(inbox.Options{OwnSource: source})
-	fd := feed.New(feed.Config{RelayURL: relayURL, Token: token, SilenceTimeout: cfg.feedSilence, Logger: logger.With("part", "feed")})
-	var rc *respond.Client
-	deps := web.Deps{Inbox: in, Metrics: metrics}
-	reach := &reachNotifier{in: in, last: map[string]inbox.Reach{}}
-	if token != "" {
-		rc = respond.New(respond.Config{
-			RelayURL: relayURL, Token: token, Agent: cfg.agentName, Source: source, AckWindow: cfg.ackWindow,
-			Reporter: reporter{in: in, metrics: metrics}, Logger: logger.With("part", "respond"),
-			// A roster change (an agent connected or left) re-renders the
-			// open cards whose agent's reachability changed.
-			Notify: reach.notify,
-		})
-		deps.Submitter, deps.Roster = submitter{rc}, rc
-		reach.rc = rc
-	}
-	deps.Ready = readiness{in: in, rc: rc}
-	handler := web.NewServer(web.Config{
-		BasePath: cfg.basePath, OperatorToken: cfg.operatorToken, AllowHosts: cfg.allowHosts,
-		EmbedOrigins: cfg.embedOrigins, SecureCookies: cfg.tlsCert != "" || cfg.trustProxy,
-		WatchOnly: token == "", Heartbeat: cfg.heartbeat, Logger: logger.With("part", "web"),
-	}, deps)
-
+	g := newServeGraph(cfg, relayURL, token, logger)
 	scheme := "http"
 	if cfg.tlsCert != "" {
 		scheme = "https"
@@ -152,36 +105,9 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 			}
 		}()
 	}
-	sink := &feedSink{Inbox: in, metrics: metrics}
-	if rc != nil {
-		sink.newSession = rc.Refresh
-	}
-	goRun("feed", func() error { return fd.Run(ctx, sink) })
-	if rc != nil {
-		goRun("respond", func() error { return rc.Run(ctx) })
-	}
-	goRun("sweep", func() error {
-		t := time.NewTicker(sweepInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-t.C:
-				in.Sweep()
-			}
-		}
-	})
-	if cfg.demo {
-		ac := agent.DefaultConfig()
-		ac.RelayURL, ac.Token, ac.Every, ac.ReaskExpired = relayURL, token, cfg.demoEvery, true
-		ac.Logger = logger.With("part", "demo-agent")
-		ag := agent.New(ac)
-		goRun("demo agent", func() error { return ag.Run(ctx) })
-	}
-
+	g.start(ctx, goRun)
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           g.handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
@@ -271,15 +197,6 @@ func browsableAddr(a net.Addr) string {
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
 }
 
-// uiSource is the source URI of this UI's commands, aep://{host}/ui/aepforms.
-func uiSource() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "localhost"
-	}
-	return "aep://" + url.PathEscape(host) + "/ui/aepforms"
-}
-
 // embeddedRelaySettings reads the AEP_* relay settings for the embedded relay.
 func embeddedRelaySettings(env Env) (relaySettings, error) {
 	var rs relaySettings
@@ -289,114 +206,6 @@ func embeddedRelaySettings(env Env) (relaySettings, error) {
 	_ = fs.Parse(nil)
 	err := rs.applyEnv(fs, env)
 	return rs, err
-}
-
-// feedSink is the inbox as the feed's sink. It counts reconnects and asks
-// for a fresh roster when a session starts, so cards know whether their
-// agent is connected before the operator types.
-type feedSink struct {
-	*inbox.Inbox
-	metrics    *web.Metrics
-	newSession func()
-	mu         sync.Mutex
-	connected  bool
-	connects   int
-}
-
-func (s *feedSink) Apply(e *aep.Event) {
-	s.Inbox.Apply(e)
-	if s.newSession != nil && e.Type() == "session.started" {
-		s.newSession()
-	}
-}
-
-func (s *feedSink) FeedState(connected bool, err error) {
-	s.mu.Lock()
-	if connected && !s.connected {
-		s.connects++
-		if s.connects > 1 {
-			s.metrics.FeedReconnects.Add(1)
-		}
-	}
-	s.connected = connected
-	s.mu.Unlock()
-	s.Inbox.FeedState(connected, err)
-}
-
-// reachNotifier republishes the open cards of the sessions whose
-// reachability (the relay roster) changed since it last looked, so each
-// browser re-renders those cards only, not every open card on every
-// roster change.
-type reachNotifier struct {
-	in   *inbox.Inbox
-	rc   *respond.Client // set before the client runs
-	mu   sync.Mutex
-	last map[string]inbox.Reach
-}
-
-func (n *reachNotifier) notify() {
-	if n.rc == nil {
-		return
-	}
-	sessions := n.in.OpenSessions()
-	n.mu.Lock()
-	var changed []string
-	seen := make(map[string]bool, len(sessions))
-	for _, s := range sessions {
-		seen[s] = true
-		r := n.rc.Reach(s)
-		if prev, ok := n.last[s]; !ok || prev != r {
-			n.last[s] = r
-			changed = append(changed, s)
-		}
-	}
-	for s := range n.last {
-		if !seen[s] {
-			delete(n.last, s)
-		}
-	}
-	n.mu.Unlock()
-	n.in.RefreshSessions(changed...)
-}
-
-// submitter adapts the respond client to the web's Submitter.
-type submitter struct{ c *respond.Client }
-
-func (s submitter) Submit(ctx context.Context, sub web.Submission) error {
-	return s.c.Submit(ctx, respond.Submission{
-		CardID: string(sub.CardID), Session: sub.Session, Source: sub.Source, RequestID: sub.RequestID,
-		Answer: sub.Answer, Fields: sub.Fields, By: sub.By, CommandID: sub.CommandID,
-	})
-}
-
-// reporter settles the inbox's submissions with the respond path's outcomes.
-type reporter struct {
-	in      *inbox.Inbox
-	metrics *web.Metrics
-}
-
-func (r reporter) Outcome(o respond.Outcome) {
-	state := inbox.SubmissionFailed
-	switch o.State {
-	case respond.StateAccepted:
-		state = inbox.SubmissionAccepted
-	case respond.StateRejected:
-		state = inbox.SubmissionRejected
-	}
-	r.metrics.Answer(o.State)
-	r.in.SettleSubmission(inbox.CardID(o.CardID), o.CommandID, state, o.Reason, o.Detail)
-}
-
-// readiness reports the upstream connections for /readyz. Without a
-// control token there is no respond path to wait for.
-type readiness struct {
-	in *inbox.Inbox
-	rc *respond.Client
-}
-
-func (r readiness) FeedConnected() bool { return r.in.Status().FeedConnected }
-func (r readiness) RespondConnected() bool {
-	return r.rc == nil || r.rc.Connected()
 }
 
 // newLogger builds the slog logger for --log-format and --log-level.

@@ -40,6 +40,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aepforms/aepforms/internal/aep"
@@ -77,8 +78,12 @@ var errFromAllRefused = errors.New("feed: relay refused from=all")
 // Client reads one relay's stream. Create it with New; Run may be called
 // again after it returns (each Run starts afresh, with from=all).
 type Client struct {
-	cfg Config
+	cfg        Config
+	reconnects atomic.Int64
 }
+
+// Reconnects counts the streams opened after the first (for /metrics).
+func (c *Client) Reconnects() int64 { return c.reconnects.Load() }
 
 // New returns a Client for cfg with its defaults applied.
 func New(cfg Config) *Client { return &Client{cfg: cfg.withDefaults()} }
@@ -111,6 +116,7 @@ func (c *Client) Run(ctx context.Context, sink Sink) error {
 		url:     streamURL,
 		tracker: newTracker(c.cfg.DedupeWindow, c.cfg.MaxSessions),
 		fromAll: true,
+		client:  c,
 		log:     c.cfg.Logger.With("relay", (&url.URL{Scheme: streamURL.Scheme, Host: streamURL.Host, Path: streamURL.Path}).String()),
 	}
 	return r.loop(ctx)
@@ -139,6 +145,7 @@ type run struct {
 	tracker    *tracker
 	fromAll    bool // false once the relay refused from=all
 	everOpened bool // a stream has been open: later connects are resumes
+	client     *Client
 	log        *slog.Logger
 }
 

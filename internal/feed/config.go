@@ -75,6 +75,11 @@ type Config struct {
 	Now func() time.Time
 	// Rand returns a number in [0, 1) for backoff jitter; nil = math/rand/v2.Float64.
 	Rand func() float64
+	// SessionStarted, when set, is called after a session.started event
+	// reached the sink (the respond path re-reads the relay's roster then,
+	// so a new agent's cards know it is connected before the operator
+	// types). It is called from Run's goroutine and should not block.
+	SessionStarted func()
 }
 
 // withDefaults returns c with zero values replaced by the defaults.

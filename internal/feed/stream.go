@@ -53,6 +53,9 @@ func (r *run) connect(ctx context.Context) (time.Duration, error) {
 	if r.everOpened && r.fromAll {
 		r.tracker.awaitReplay()
 	}
+	if r.everOpened {
+		r.client.reconnects.Add(1)
+	}
 	r.everOpened = true
 	r.sink.FeedState(true, nil)
 	r.log.Info("feed: connected")
@@ -167,6 +170,9 @@ func (r *run) message(m sse.Message) {
 		return
 	}
 	r.sink.Apply(e)
+	if r.cfg.SessionStarted != nil && e.Type() == "session.started" {
+		r.cfg.SessionStarted()
+	}
 }
 
 // comment handles an SSE comment: replay-exhausted is reported, the rest

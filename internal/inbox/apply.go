@@ -224,7 +224,7 @@ func (in *Inbox) onAck(e *aep.Event) {
 		in.link(e.Session(), e.ID(), en)
 		changed := false
 		if s := en.card.Submission; s != nil && s.CommandID == cause {
-			changed = settle(s, state, d.Reason, d.Detail, in.opts.Now())
+			changed = in.settle(s, state, d.Reason, d.Detail)
 		}
 		in.touch(en, changed)
 		return

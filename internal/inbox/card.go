@@ -83,19 +83,43 @@ const (
 	SubmissionFailed   SubmissionState = "failed"   // relay error frame, local ack timeout or relay unreachable
 )
 
-// Submission is one operator post that became (or will become) one command.
+// Submission is one operator post that becomes exactly one command. It is
+// the one type on the answer path: the answer handler asks the inbox to
+// begin it, the respond path sends it, and what became of the command
+// comes back as its State.
 type Submission struct {
+	Card CardID
+	// Key is the request answered: the command's session, subject and cause.
+	Key RequestKey
+	// Fields are the request's field specs; the command's capture level
+	// follows them.
+	Fields    []aep.FieldSpec
 	Token     string     // the form token the post carried (one command per token)
 	CommandID string     // the control.attention.respond envelope id
 	Answer    aep.Answer // what is sent
 	Form      url.Values // the post as the operator made it, kept to re-render their input
 	By        string     // operator name, when known
 	State     SubmissionState
-	Reason    string    // nack reason, relay error code ("no-route", ...), "timeout" or "unreachable"
+	Reason    string    // nack reason, relay error code ("no-route", ...), ReasonTimeout or ReasonUnreachable
 	Detail    string    // the agent's or relay's detail, as given
 	At        time.Time // when the post was recorded (inbox clock)
 	SettledAt time.Time // when State last left SubmissionSending (inbox clock); zero while sending
 }
+
+// InFlight reports whether the submission still waits for the agent: sent
+// or accepted, with no decision that reopens the form.
+func (s *Submission) InFlight() bool {
+	return s != nil && (s.State == SubmissionSending || s.State == SubmissionAccepted)
+}
+
+// Local failure reasons of a submission (never on the wire).
+const (
+	// ReasonTimeout: the command was sent but no ack came within the ack
+	// window, after the retries and a replay check. The agent may still act.
+	ReasonTimeout = "timeout"
+	// ReasonUnreachable: the command could not be sent (no relay connection).
+	ReasonUnreachable = "unreachable"
+)
 
 // Card is one request as the operator sees it. Cards returned by the Inbox
 // are copies; changing them changes nothing.

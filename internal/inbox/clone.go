@@ -46,6 +46,7 @@ func cloneRequest(r aep.Request) aep.Request {
 
 func cloneSubmission(s Submission) Submission {
 	s.Answer = cloneAnswer(s.Answer)
+	s.Fields = cloneRequest(aep.Request{Fields: s.Fields}).Fields
 	if s.Form != nil {
 		f := make(url.Values, len(s.Form))
 		for k, v := range s.Form {

@@ -9,6 +9,8 @@ import (
 
 // Options configures an Inbox. Zero values take the documented defaults.
 type Options struct {
+	// Journal keeps the operator's answers; nil keeps them in memory.
+	Journal Journal
 	// Now is the inbox clock (expires_at, ReceivedAt, submission times).
 	// Default time.Now.
 	Now func() time.Time
@@ -43,6 +45,9 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Journal == nil {
+		o.Journal = NewMemoryJournal()
 	}
 	def := func(v *int, d int) {
 		if *v <= 0 {
@@ -119,6 +124,8 @@ type Inbox struct {
 	feedConnected bool
 	feedError     string
 	notices       []Notice
+
+	reach map[string]Reach // the last reach RefreshReach read, by open session
 }
 
 // New returns an empty Inbox.

@@ -23,7 +23,7 @@ func (in *Inbox) derive(en *entry, now time.Time) bool {
 		c.State = StateAnswered
 	case c.SessionEnded:
 		c.State = StateEnded
-	case !c.ExpiresAt.IsZero() && !now.Before(c.ExpiresAt):
+	case c.Expired(now):
 		c.State = StateExpired
 	case len(c.Routes) > 0:
 		c.State = StateRouted

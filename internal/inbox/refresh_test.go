@@ -19,24 +19,27 @@ func refreshInbox(t *testing.T) *Inbox {
 
 func TestOpenSessionsListsSessionsWithOpenCards(t *testing.T) {
 	t.Parallel()
-	assert.ElementsMatch(t, []string{"s1", "s3"}, refreshInbox(t).OpenSessions(), "s2's only card timed out")
+	assert.ElementsMatch(t, []string{"s1", "s3"}, refreshInbox(t).openSessions(), "s2's only card timed out")
 }
 
-func TestRefreshSessionsRepublishesOnlyTheirOpenCards(t *testing.T) {
+func TestRefreshReachRepublishesOnlyTheOpenCardsWhoseReachChanged(t *testing.T) {
 	t.Parallel()
 	in := refreshInbox(t)
+	roster := map[string]Reach{"s1": ReachConnected, "s2": ReachConnected, "s3": ReachNotConnected}
+	in.RefreshReach(func(s string) Reach { return roster[s] })
 	sub := in.Subscribe(8)
 	defer sub.Close()
 
-	in.RefreshSessions("s1", "s2")
+	roster["s1"], roster["s2"] = ReachNotConnected, ReachNotConnected
+	in.RefreshReach(func(s string) Reach { return roster[s] })
 
-	require.Len(t, sub.C(), 1, "one change: s1's open card (s2's is settled, s3 was not named)")
+	require.Len(t, sub.C(), 1, "one change: s1's open card (s2's is settled, s3's reach did not change)")
 	ch := <-sub.C()
 	assert.Equal(t, ChangeUpdated, ch.Kind)
 	c, ok := in.Card(ch.Card)
 	require.True(t, ok)
 	assert.Equal(t, "s1", c.Key.Session)
 
-	in.RefreshSessions()
-	assert.Empty(t, sub.C(), "naming no session changes nothing")
+	in.RefreshReach(func(s string) Reach { return roster[s] })
+	assert.Empty(t, sub.C(), "nothing changed: nothing republished")
 }

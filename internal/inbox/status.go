@@ -85,3 +85,13 @@ func (in *Inbox) addNotice(n Notice) {
 	}
 	in.publish(Change{Kind: ChangeStatus})
 }
+
+// noteJournalError records that a state change could not be kept in the
+// journal: the card still shows it, but it would not outlast a restart.
+// The caller holds the lock.
+func (in *Inbox) noteJournalError(err error) {
+	in.addNotice(Notice{
+		Message: "an answer's state could not be recorded: " + err.Error(),
+		At:      in.opts.Now(),
+	})
+}

@@ -18,16 +18,15 @@ var (
 	ErrInvalidSubmission = errors.New("inbox: invalid submission")
 )
 
-// BeginSubmission records the operator's post s for card id, atomically,
-// and returns it with State sending and At set. The caller then sends
-// exactly one command, s.CommandID.
+// BeginSubmission records the operator's post s (its Token, CommandID,
+// Answer, Form and By) for card id, atomically, and returns it with the
+// card's request (Card, Key, Fields), State sending and At set. The
+// caller then sends exactly one command, s.CommandID.
 //
 // A post carrying a token already used on the card returns the card's
 // latest submission and ErrDuplicate: send nothing. Otherwise it refuses
-// with ErrNotFound, ErrMalformed, ErrInformational, ErrExpired (by the
-// inbox clock at this call), ErrSettled, or ErrInFlight while the latest
-// submission is sending or accepted. A new token after a rejected or
-// failed submission starts a new one. s.Token and s.CommandID must be
+// with ErrNotFound or what Card.CanAnswer says at the inbox clock. A new
+// token after a rejected or failed submission starts a new one. s.Token and s.CommandID must be
 // non-empty and the command id new (ErrInvalidSubmission).
 func (in *Inbox) BeginSubmission(id CardID, s Submission) (Submission, error) {
 	in.mu.Lock()
@@ -52,22 +51,18 @@ func (in *Inbox) BeginSubmission(id CardID, s Submission) (Submission, error) {
 	now := in.opts.Now()
 	in.touch(en, in.derive(en, now)) // the deadline may have passed since the last Sweep
 	defer in.commit()
-	switch {
-	case c.Malformed != "":
-		return Submission{}, ErrMalformed
-	case c.Informational:
-		return Submission{}, ErrInformational
-	case c.State == StateExpired:
-		return Submission{}, ErrExpired
-	case !c.State.Open():
-		return Submission{}, ErrSettled
-	case c.Submission != nil && (c.Submission.State == SubmissionSending || c.Submission.State == SubmissionAccepted):
-		return Submission{}, ErrInFlight
+	if err := c.CanAnswer(now); err != nil {
+		return Submission{}, err
 	}
 
 	sub := cloneSubmission(s)
+	sub.Card, sub.Key, sub.Fields = c.ID, c.Key, cloneRequest(c.Request).Fields
 	sub.State, sub.Reason, sub.Detail = SubmissionSending, "", ""
 	sub.At, sub.SettledAt = now, time.Time{}
+	// Write ahead: the submission is kept before anything is sent.
+	if err := in.opts.Journal.Record(sub); err != nil {
+		return Submission{}, fmt.Errorf("%w: %w", ErrNotRecorded, err)
+	}
 	c.Submission = &sub
 	if en.ownIDs == nil {
 		en.ownIDs = make(map[string]bool)
@@ -97,14 +92,15 @@ func (in *Inbox) SettleSubmission(id CardID, commandID string, state SubmissionS
 	if !ok || en.card.Submission == nil || en.card.Submission.CommandID != commandID {
 		return
 	}
-	in.touch(en, settle(en.card.Submission, state, reason, detail, in.opts.Now()))
+	in.touch(en, in.settle(en.card.Submission, state, reason, detail))
 	in.commit()
 }
 
-// settle moves s to state and reports whether it changed. The agent's
-// decision (accepted, rejected) is final; a failure or resend may still be
-// followed by it.
-func settle(s *Submission, state SubmissionState, reason, detail string, now time.Time) bool {
+// settle moves s to state, keeps the change in the journal, and reports
+// whether it changed. The agent's decision (accepted, rejected) is final;
+// a failure or resend may still be followed by it.
+func (in *Inbox) settle(s *Submission, state SubmissionState, reason, detail string) bool {
+	now := in.opts.Now()
 	if s.State == SubmissionAccepted || s.State == SubmissionRejected {
 		return false
 	}
@@ -116,6 +112,9 @@ func settle(s *Submission, state SubmissionState, reason, detail string, now tim
 		s.SettledAt = time.Time{}
 	} else {
 		s.SettledAt = now
+	}
+	if err := in.opts.Journal.Settle(s.CommandID, state, reason, detail, now); err != nil {
+		in.noteJournalError(err)
 	}
 	return true
 }

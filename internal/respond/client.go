@@ -11,12 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/aepforms/aepforms/internal/backoff"
+	"github.com/aepforms/aepforms/internal/inbox"
 )
 
 // Errors of Submit and Run.
@@ -46,8 +48,10 @@ type Client struct {
 	changed chan struct{}       // closed and replaced whenever cur changes
 	lastErr error               // why the last connection attempt or connection failed
 	pending map[string]struct{} // ids of commands queued or in flight
-	running bool
-	closed  bool
+	// outcomes counts what became of the commands, for /metrics.
+	outcomes map[inbox.SubmissionState]int64
+	running  bool
+	closed   bool
 }
 
 // New returns a client for cfg (see Config for the defaults). It does not
@@ -55,11 +59,12 @@ type Client struct {
 func New(cfg Config) *Client {
 	cfg = cfg.withDefaults()
 	return &Client{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		queue:   make(chan *command, cfg.Queue),
-		changed: make(chan struct{}),
-		pending: make(map[string]struct{}),
+		cfg:      cfg,
+		log:      cfg.Logger,
+		queue:    make(chan *command, cfg.Queue),
+		changed:  make(chan struct{}),
+		pending:  make(map[string]struct{}),
+		outcomes: make(map[inbox.SubmissionState]int64),
 	}
 }
 
@@ -67,7 +72,7 @@ func New(cfg Config) *Client {
 // outcome goes to the Reporter. It fails with ErrInvalid (the submission
 // cannot be a command), ErrDuplicate, ErrQueueFull or ErrClosed; nothing is
 // reported then.
-func (c *Client) Submit(ctx context.Context, s Submission) error {
+func (c *Client) Submit(ctx context.Context, s inbox.Submission) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -90,6 +95,14 @@ func (c *Client) Submit(ctx context.Context, s Submission) error {
 	default:
 		return ErrQueueFull
 	}
+}
+
+// Outcomes counts what became of the commands sent so far, by state
+// (accepted, rejected, failed).
+func (c *Client) Outcomes() map[inbox.SubmissionState]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.outcomes)
 }
 
 // Connected reports whether a relay connection is up (hello completed).
@@ -165,7 +178,7 @@ func (c *Client) dispatch(ctx context.Context) {
 		for {
 			select {
 			case cmd := <-c.queue:
-				c.report(cmd, failed(ReasonUnreachable, detailUnreachable))
+				c.report(cmd, failed(inbox.ReasonUnreachable, detailUnreachable))
 			default:
 				return
 			}
@@ -180,7 +193,7 @@ func (c *Client) dispatch(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
-			c.report(cmd, failed(ReasonUnreachable, detailUnreachable))
+			c.report(cmd, failed(inbox.ReasonUnreachable, detailUnreachable))
 			return
 		case sem <- struct{}{}:
 		}
@@ -192,14 +205,14 @@ func (c *Client) dispatch(ctx context.Context) {
 }
 
 // report sends cmd's outcome to the Reporter.
-func (c *Client) report(cmd *command, o Outcome) {
-	o.CardID, o.CommandID = cmd.sub.CardID, cmd.id
+func (c *Client) report(cmd *command, o outcome) {
 	c.mu.Lock()
 	delete(c.pending, cmd.id)
+	c.outcomes[o.State]++
 	c.mu.Unlock()
 	c.log.Info("command settled", "command", cmd.id, "session", cmd.session,
 		"state", o.State, "reason", o.Reason)
-	c.cfg.Reporter.Outcome(o)
+	c.cfg.Reporter.SettleSubmission(cmd.sub.Card, cmd.id, o.State, o.Reason, o.Detail)
 }
 
 // connect keeps one connection up until ctx ends.
@@ -302,6 +315,6 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-func failed(reason, detail string) Outcome {
-	return Outcome{State: StateFailed, Reason: reason, Detail: detail}
+func failed(reason, detail string) outcome {
+	return outcome{State: inbox.SubmissionFailed, Reason: reason, Detail: detail}
 }

@@ -4,28 +4,16 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/aepforms/aepforms/internal/inbox"
+
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/oklog/ulid/v2"
 )
 
-// Submission is one operator answer to send as one control.attention.respond.
-type Submission struct {
-	CardID    string          // the inbox card, echoed in the Outcome
-	Session   string          // the target session (the request's session)
-	Source    string          // the request's source, for logs (routing is by session)
-	RequestID string          // the attention.requested id: the command's subject and cause
-	Answer    aep.Answer      // option, text and/or values
-	Fields    []aep.FieldSpec // the request's field specs, to choose the capture level
-	By        string          // the operator's name, when known
-	// CommandID is the envelope id. Callers pre-mint it with NewCommandID
-	// so the inbox records it before the command is sent; empty mints one.
-	CommandID string
-}
-
 // command is a submission built into its wire form. raw is sent on every
 // transmission, unchanged: retries resend identical bytes.
 type command struct {
-	sub     Submission
+	sub     inbox.Submission
 	id      string
 	session string
 	raw     []byte
@@ -40,15 +28,15 @@ const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 // build makes the control.attention.respond for s per AEP-0004 §5 and
 // NOTES §5: no seq, subject and cause = the request id, capture chosen
 // from the answer (never redacted).
-func (c *Client) build(s Submission) (*command, error) {
-	if s.Session == "" || s.RequestID == "" {
+func (c *Client) build(s inbox.Submission) (*command, error) {
+	if s.Key.Session == "" || s.Key.RequestID == "" {
 		return nil, fmt.Errorf("%w: session and request id are required", ErrInvalid)
 	}
 	if s.Answer.Option == "" && s.Answer.Text == nil && s.Answer.Values == nil {
 		return nil, fmt.Errorf("%w: empty answer", ErrInvalid)
 	}
 	if s.CommandID == "" {
-		s.CommandID = c.NewCommandID()
+		s.CommandID = c.newCommandID()
 	}
 	agent := c.cfg.Agent
 	if s.By != "" {
@@ -57,12 +45,12 @@ func (c *Client) build(s Submission) (*command, error) {
 	ev, err := aep.Build(aep.Envelope{
 		ID:      s.CommandID,
 		Type:    typeRespond,
-		Subject: s.RequestID,
+		Subject: s.Key.RequestID,
 		Time:    c.cfg.Now().UTC().Format(timeLayout),
 		Source:  c.cfg.Source,
 		Agent:   agent,
-		Session: s.Session,
-		Cause:   s.RequestID,
+		Session: s.Key.Session,
+		Cause:   s.Key.RequestID,
 		Capture: aep.AnswerCapture(s.Answer, s.Fields).String(),
 		Data:    aep.Respond{Answer: s.Answer},
 	})
@@ -72,11 +60,11 @@ func (c *Client) build(s Submission) (*command, error) {
 	if err := aep.ValidateEnvelope(ev); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	return &command{sub: s, id: s.CommandID, session: s.Session, raw: ev.Raw()}, nil
+	return &command{sub: s, id: s.CommandID, session: s.Key.Session, raw: ev.Raw()}, nil
 }
 
-// NewCommandID mints a ULID for a command envelope from the client's clock.
-// It is safe for concurrent use.
-func (c *Client) NewCommandID() string {
+// newCommandID mints a ULID for a command envelope from the client's clock,
+// for a submission that came without one. It is safe for concurrent use.
+func (c *Client) newCommandID() string {
 	return ulid.MustNew(ulid.Timestamp(c.cfg.Now()), ulid.DefaultEntropy()).String()
 }

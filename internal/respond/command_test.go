@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/aepforms/aepforms/internal/inbox"
+
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/oklog/ulid/v2"
 	"github.com/stretchr/testify/assert"
@@ -67,8 +69,8 @@ func TestBuildEnvelope(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			cmd, err := c.build(Submission{
-				CardID: "card", Session: "s 1:x", RequestID: "R1", Answer: tc.answer,
+			cmd, err := c.build(inbox.Submission{
+				Card: "card", Key: inbox.RequestKey{Session: "s 1:x", RequestID: "R1"}, Answer: tc.answer,
 				Fields: tc.fields, By: tc.by, CommandID: "01J0000000000000000000CMD1",
 			})
 			require.NoError(t, err)
@@ -101,17 +103,17 @@ func TestBuildDefaults(t *testing.T) {
 	require.NoError(t, err, "a minted command id is a ULID, got %q", ev.ID())
 	assert.Equal(t, testNow.UnixMilli(), int64(id.Time()), "the ULID time is the client's clock")
 	assert.Equal(t, "aep://"+host+"/ui/aepforms", ev.Source())
-	assert.NotEqual(t, c.NewCommandID(), c.NewCommandID(), "ids are unique")
+	assert.NotEqual(t, c.newCommandID(), c.newCommandID(), "ids are unique")
 }
 
 func TestBuildRefuses(t *testing.T) {
 	t.Parallel()
 	c := New(testConfig("http://127.0.0.1:1"))
 	a, _ := formAnswer()
-	cases := map[string]Submission{
-		"no session":    {RequestID: "R", Answer: a},
-		"no request id": {Session: "s", Answer: a},
-		"empty answer":  {Session: "s", RequestID: "R"},
+	cases := map[string]inbox.Submission{
+		"no session":    {Key: inbox.RequestKey{RequestID: "R"}, Answer: a},
+		"no request id": {Key: inbox.RequestKey{Session: "s"}, Answer: a},
+		"empty answer":  {Key: inbox.RequestKey{Session: "s", RequestID: "R"}},
 	}
 	for name, s := range cases {
 		t.Run(name, func(t *testing.T) {

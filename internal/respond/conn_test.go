@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aepforms/aepforms/internal/inbox"
+
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,7 +22,7 @@ func TestUnconfirmedSubscriptionStillSends(t *testing.T) {
 	cfg.AckWindow = 50 * time.Millisecond
 	c, rep := start(t, cfg)
 	require.NoError(t, c.Submit(t.Context(), submission("s1", "card")))
-	assert.Equal(t, StateAccepted, rep.next(t).State)
+	assert.Equal(t, inbox.SubmissionAccepted, rep.next(t).State)
 	assert.Len(t, fr.frames(typeRespond), 1)
 }
 

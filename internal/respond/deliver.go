@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
 )
 
 // delivery is one command's way to its outcome: subscribe to its acks,
@@ -30,7 +31,7 @@ const (
 )
 
 // deliver works cmd until it is settled and returns its outcome.
-func (c *Client) deliver(ctx context.Context, cmd *command) Outcome {
+func (c *Client) deliver(ctx context.Context, cmd *command) outcome {
 	d := &delivery{c: c, cmd: cmd}
 	for {
 		cn, err := c.awaitConn(ctx, time.Now().Add(c.cfg.ConnectWait))
@@ -52,7 +53,7 @@ func (c *Client) deliver(ctx context.Context, cmd *command) Outcome {
 
 // on works the command on one connection. done is false when the
 // connection was lost before the command settled.
-func (d *delivery) on(ctx context.Context, cn *conn) (o Outcome, done bool) {
+func (d *delivery) on(ctx context.Context, cn *conn) (o outcome, done bool) {
 	c, cmd := d.c, d.cmd
 	acks, unwatch := cn.watch(cmd.id)
 	defer unwatch()
@@ -178,53 +179,53 @@ func (d *delivery) fits(r ackResult) bool {
 }
 
 // settled turns an ack or relay error into the outcome.
-func (d *delivery) settled(r ackResult) Outcome {
+func (d *delivery) settled(r ackResult) outcome {
 	if r.event == nil {
-		return Outcome{State: StateFailed, Reason: r.code, Detail: r.detl}
+		return outcome{State: inbox.SubmissionFailed, Reason: r.code, Detail: r.detl}
 	}
 	if r.event.Type() == typeAccepted {
-		return Outcome{State: StateAccepted}
+		return outcome{State: inbox.SubmissionAccepted}
 	}
 	var rej aep.Rejected
 	if err := r.event.DecodeData(&rej); err != nil {
 		d.c.log.Warn("control.rejected with unreadable data", "command", d.cmd.id, "err", err)
 	}
-	return Outcome{State: StateRejected, Reason: rej.Reason, Detail: rej.Detail}
+	return outcome{State: inbox.SubmissionRejected, Reason: rej.Reason, Detail: rej.Detail}
 }
 
 // ended is the result of a wait cut short: ctx ended (done, with the
 // matching outcome) or the connection was lost (not done: reconnect).
-func (d *delivery) ended(ctx context.Context) (Outcome, bool) {
+func (d *delivery) ended(ctx context.Context) (outcome, bool) {
 	if ctx.Err() != nil {
 		return d.gone(ctx, nil), true
 	}
-	return Outcome{}, false
+	return outcome{}, false
 }
 
 // gone is the outcome when no connection is left to work on: never sent
 // is "unreachable" (or the relay's refusal of the token), sent is
 // "timeout" because the agent may have it.
-func (d *delivery) gone(ctx context.Context, err error) Outcome {
+func (d *delivery) gone(ctx context.Context, err error) outcome {
 	switch {
 	case d.sent > 0 && ctx.Err() != nil:
-		return failed(ReasonTimeout, detailStopped)
+		return failed(inbox.ReasonTimeout, detailStopped)
 	case d.sent > 0:
-		return failed(ReasonTimeout, detailLost)
+		return failed(inbox.ReasonTimeout, detailLost)
 	case errors.Is(err, ErrUnauthorized):
 		return failed(CodeUnauthorized, "the relay refused this UI's token; "+detailUnreachable)
 	}
-	return failed(ReasonUnreachable, detailUnreachable)
+	return failed(inbox.ReasonUnreachable, detailUnreachable)
 }
 
 // timeout is the local nack after the window stayed silent on every send.
-func (d *delivery) timeout(window time.Duration) Outcome {
-	return failed(ReasonTimeout, fmt.Sprintf("no acknowledgement within %s after %d sends; %s",
+func (d *delivery) timeout(window time.Duration) outcome {
+	return failed(inbox.ReasonTimeout, fmt.Sprintf("no acknowledgement within %s after %d sends; %s",
 		window, d.sent, "the agent may still act on the answer"))
 }
 
 // refusedSubscription: the relay would not let this client watch for the
 // command's acks (its code verbatim, e.g. unauthorized or limit-exceeded).
-func (d *delivery) refusedSubscription(code string) Outcome {
+func (d *delivery) refusedSubscription(code string) outcome {
 	detail := "the relay refused to deliver the agent's acknowledgement; "
 	if d.sent == 0 {
 		detail += detailUnreachable

@@ -27,10 +27,10 @@ func TestAcceptedAfterSubscribing(t *testing.T) {
 	c, rep := start(t, cfg)
 
 	s := submission("s1", "card-1")
-	s.CommandID = c.NewCommandID()
+	s.CommandID = c.newCommandID()
 	require.NoError(t, c.Submit(t.Context(), s))
 	o := rep.next(t)
-	assert.Equal(t, Outcome{CardID: "card-1", CommandID: s.CommandID, State: StateAccepted}, o)
+	assert.Equal(t, settlement{Card: "card-1", CommandID: s.CommandID, State: inbox.SubmissionAccepted}, o)
 
 	log := fr.await("unsubscribe", atLeast("unsubscribe", 1))
 	var order []string
@@ -86,7 +86,7 @@ func TestRejectedKeepsReasonAndDetail(t *testing.T) {
 	c, rep := start(t, testConfig(fr.url()))
 	require.NoError(t, c.Submit(t.Context(), submission("s1", "card-1")))
 	o := rep.next(t)
-	assert.Equal(t, StateRejected, o.State)
+	assert.Equal(t, inbox.SubmissionRejected, o.State)
 	assert.Equal(t, aep.ReasonInvalid, o.Reason)
 	assert.Equal(t, "field n: must be at most 2", o.Detail)
 }
@@ -103,7 +103,7 @@ func TestRelayRefusalsAreReportedVerbatim(t *testing.T) {
 			c, rep := start(t, testConfig(fr.url()))
 			require.NoError(t, c.Submit(t.Context(), submission("s1", "card-1")))
 			o := rep.next(t)
-			assert.Equal(t, StateFailed, o.State)
+			assert.Equal(t, inbox.SubmissionFailed, o.State)
 			assert.Equal(t, code, o.Reason)
 			assert.Equal(t, "relay says "+code, o.Detail)
 			assert.Len(t, fr.frames(typeRespond), 1, "a refused command is not retried")
@@ -124,7 +124,7 @@ func TestRetryResendsIdenticalBytes(t *testing.T) {
 	c, rep := start(t, cfg)
 	require.NoError(t, c.Submit(t.Context(), submission("s1", "card-1")))
 	o := rep.next(t)
-	assert.Equal(t, StateAccepted, o.State, "accepted on the second retry: %+v", o)
+	assert.Equal(t, inbox.SubmissionAccepted, o.State, "accepted on the second retry: %+v", o)
 	sent := raws(fr.frames(typeRespond))
 	require.Len(t, sent, 3, "one send and two retries")
 	assert.Equal(t, sent[0], sent[1], "retry 1 is byte-identical")
@@ -153,8 +153,8 @@ func TestTimeoutAfterRetries(t *testing.T) {
 			c, rep := start(t, cfg)
 			require.NoError(t, c.Submit(t.Context(), submission("s1", "card-1")))
 			o := rep.next(t)
-			assert.Equal(t, StateFailed, o.State)
-			assert.Equal(t, ReasonTimeout, o.Reason)
+			assert.Equal(t, inbox.SubmissionFailed, o.State)
+			assert.Equal(t, inbox.ReasonTimeout, o.Reason)
 			assert.Contains(t, o.Detail, "may still act", "the timeout says the agent may still act")
 			sent := raws(fr.frames(typeRespond))
 			require.Len(t, sent, tc.sends, "sends: got, want")
@@ -187,7 +187,7 @@ func TestAckWindowFromRoster(t *testing.T) {
 
 	require.NoError(t, c.Submit(t.Context(), submission("s1", "card-1")))
 	o := rep.next(t)
-	assert.Equal(t, ReasonTimeout, o.Reason, "silence past the declared 30 ms window: %+v", o)
+	assert.Equal(t, inbox.ReasonTimeout, o.Reason, "silence past the declared 30 ms window: %+v", o)
 	assert.Contains(t, o.Detail, "30ms")
 }
 
@@ -202,7 +202,7 @@ func TestReplayCheckFindsMissedAck(t *testing.T) {
 	c, rep := start(t, cfg)
 	require.NoError(t, c.Submit(t.Context(), submission("s1", "card-1")))
 	o := rep.next(t)
-	assert.Equal(t, StateAccepted, o.State, "the replayed ack settles the command: %+v", o)
+	assert.Equal(t, inbox.SubmissionAccepted, o.State, "the replayed ack settles the command: %+v", o)
 	assert.Len(t, fr.frames(typeRespond), 1, "no retry once replay showed the ack")
 }
 
@@ -219,7 +219,7 @@ func TestReconnectResendsAfterDrop(t *testing.T) {
 	c, rep := start(t, testConfig(fr.url()))
 	require.NoError(t, c.Submit(t.Context(), submission("s1", "card-1")))
 	o := rep.next(t)
-	assert.Equal(t, StateAccepted, o.State, "%+v", o)
+	assert.Equal(t, inbox.SubmissionAccepted, o.State, "%+v", o)
 	sent := fr.frames(typeRespond)
 	require.Len(t, sent, 2, "sent before and after the drop")
 	assert.Equal(t, string(sent[0].raw), string(sent[1].raw), "the resend is byte-identical")
@@ -239,7 +239,7 @@ func TestAckReplayedBeforeSubscribedAfterReconnect(t *testing.T) {
 	c, rep := start(t, testConfig(fr.url()))
 	require.NoError(t, c.Submit(t.Context(), submission("s1", "card-1")))
 	o := rep.next(t)
-	assert.Equal(t, StateAccepted, o.State, "%+v", o)
+	assert.Equal(t, inbox.SubmissionAccepted, o.State, "%+v", o)
 	assert.Len(t, fr.frames(typeRespond), 1, "the replayed ack settles it: no resend")
 }
 
@@ -256,7 +256,7 @@ func TestAckFromAnotherSessionIsIgnored(t *testing.T) {
 	c, rep := start(t, testConfig(fr.url()))
 	require.NoError(t, c.Submit(t.Context(), submission("s1", "card-1")))
 	o := rep.next(t)
-	assert.Equal(t, StateRejected, o.State, "the addressed session's nack decides, not a stray ack: %+v", o)
+	assert.Equal(t, inbox.SubmissionRejected, o.State, "the addressed session's nack decides, not a stray ack: %+v", o)
 	assert.Equal(t, aep.ReasonRefused, o.Reason)
 }
 
@@ -270,8 +270,8 @@ func TestUnreachableWhenNoRelay(t *testing.T) {
 	c, rep := start(t, cfg)
 	require.NoError(t, c.Submit(t.Context(), submission("s1", "card-1")))
 	o := rep.next(t)
-	assert.Equal(t, Outcome{CardID: "card-1", CommandID: o.CommandID, State: StateFailed,
-		Reason: ReasonUnreachable, Detail: "not sent; your answer is kept"}, o)
+	assert.Equal(t, settlement{Card: "card-1", CommandID: o.CommandID, State: inbox.SubmissionFailed,
+		Reason: inbox.ReasonUnreachable, Detail: "not sent; your answer is kept"}, o)
 	assert.False(t, c.Connected())
 	assert.Error(t, c.Err(), "the connection error is kept")
 }
@@ -286,7 +286,7 @@ func TestWrongTokenIsUnauthorized(t *testing.T) {
 	c, rep := start(t, cfg)
 	require.NoError(t, c.Submit(t.Context(), submission("s1", "card-1")))
 	o := rep.next(t)
-	assert.Equal(t, StateFailed, o.State)
+	assert.Equal(t, inbox.SubmissionFailed, o.State)
 	assert.Equal(t, CodeUnauthorized, o.Reason)
 	assert.Contains(t, o.Detail, "not sent")
 	assert.ErrorIs(t, c.Err(), ErrUnauthorized)
@@ -312,12 +312,12 @@ func TestConcurrentSubmits(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	cards := map[string]bool{}
+	cards := map[inbox.CardID]bool{}
 	for range n {
 		o := rep.next(t)
-		assert.Equal(t, StateAccepted, o.State, "%+v", o)
-		assert.False(t, cards[o.CardID], "one outcome per card: %s twice", o.CardID)
-		cards[o.CardID] = true
+		assert.Equal(t, inbox.SubmissionAccepted, o.State, "%+v", o)
+		assert.False(t, cards[o.Card], "one outcome per card: %s twice", o.Card)
+		cards[o.Card] = true
 	}
 	assert.Len(t, cards, n)
 	fr.mu.Lock()
@@ -348,7 +348,7 @@ func TestSubscriptionRefused(t *testing.T) {
 	c, rep := start(t, testConfig(fr.url()))
 	require.NoError(t, c.Submit(t.Context(), submission("s1", "card-1")))
 	o := rep.next(t)
-	assert.Equal(t, StateFailed, o.State)
+	assert.Equal(t, inbox.SubmissionFailed, o.State)
 	assert.Equal(t, "limit-exceeded", o.Reason)
 	assert.Contains(t, o.Detail, "not sent")
 	assert.Empty(t, fr.frames(typeRespond), "no command without a way to see its ack")
@@ -366,7 +366,7 @@ func TestPingAndUnknownFrames(t *testing.T) {
 	}
 	c, rep := start(t, testConfig(fr.url()))
 	require.NoError(t, c.Submit(t.Context(), submission("s1", "card-1")))
-	assert.Equal(t, StateAccepted, rep.next(t).State, "unknown frames are ignored")
+	assert.Equal(t, inbox.SubmissionAccepted, rep.next(t).State, "unknown frames are ignored")
 	log := fr.await("pong", atLeast("pong", 1))
 	for _, r := range log {
 		if r.typ == "pong" {
@@ -382,11 +382,11 @@ func TestSubmitErrors(t *testing.T) {
 	c := New(cfg)
 	require.NoError(t, c.Submit(t.Context(), submission("s1", "a")))
 	assert.ErrorIs(t, c.Submit(t.Context(), submission("s1", "b")), ErrQueueFull)
-	assert.ErrorIs(t, c.Submit(t.Context(), Submission{Session: "s1"}), ErrInvalid)
+	assert.ErrorIs(t, c.Submit(t.Context(), inbox.Submission{Key: inbox.RequestKey{Session: "s1"}}), ErrInvalid)
 
 	d := New(testConfig("http://127.0.0.1:1"))
 	s := submission("s1", "a")
-	s.CommandID = d.NewCommandID()
+	s.CommandID = d.newCommandID()
 	require.NoError(t, d.Submit(t.Context(), s))
 	assert.ErrorIs(t, d.Submit(t.Context(), s), ErrDuplicate, "the same command id twice is one command")
 
@@ -399,7 +399,7 @@ func TestShutdownReportsEverythingAndLeaksNothing(t *testing.T) {
 	fr := newFakeRelay(t)
 	got := make(chan *aep.Event, 1)
 	fr.onCommand = func(_ *fakeConn, cmd *aep.Event, _ int) { got <- cmd } // never acked
-	rep := &reports{ch: make(chan Outcome, 16)}
+	rep := &reports{ch: make(chan settlement, 16)}
 	cfg := testConfig(fr.url())
 	cfg.Reporter = rep
 	cfg.Queue = 4
@@ -423,13 +423,13 @@ func TestShutdownReportsEverythingAndLeaksNothing(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run did not return after cancel")
 	}
-	outcomes := map[string]Outcome{}
+	outcomes := map[inbox.CardID]settlement{}
 	for range 2 {
 		o := rep.next(t)
-		outcomes[o.CardID] = o
+		outcomes[o.Card] = o
 	}
-	assert.Equal(t, ReasonTimeout, outcomes["in-flight"].Reason, "sent, unacked: the agent may act")
-	assert.Equal(t, ReasonUnreachable, outcomes["queued"].Reason, "never sent")
+	assert.Equal(t, inbox.ReasonTimeout, outcomes["in-flight"].Reason, "sent, unacked: the agent may act")
+	assert.Equal(t, inbox.ReasonUnreachable, outcomes["queued"].Reason, "never sent")
 	assert.ErrorIs(t, c.Submit(t.Context(), submission("s1", "late")), ErrClosed)
 	assert.ErrorIs(t, c.Run(t.Context()), ErrClosed, "Run runs once")
 

@@ -6,24 +6,36 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aepforms/aepforms/internal/inbox"
+
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/stretchr/testify/require"
 )
 
-// reports collects outcomes.
-type reports struct{ ch chan Outcome }
+// settlement is one report: what became of one command.
+type settlement struct {
+	Card           inbox.CardID
+	CommandID      string
+	State          inbox.SubmissionState
+	Reason, Detail string
+}
 
-func (r *reports) Outcome(o Outcome) { r.ch <- o }
+// reports collects settlements.
+type reports struct{ ch chan settlement }
 
-// next returns the next outcome, failing the test after a deadline.
-func (r *reports) next(t testing.TB) Outcome {
+func (r *reports) SettleSubmission(card inbox.CardID, commandID string, state inbox.SubmissionState, reason, detail string) {
+	r.ch <- settlement{card, commandID, state, reason, detail}
+}
+
+// next returns the next settlement, failing the test after a deadline.
+func (r *reports) next(t testing.TB) settlement {
 	t.Helper()
 	select {
 	case o := <-r.ch:
 		return o
 	case <-time.After(10 * time.Second):
 		t.Fatal("no outcome reported")
-		return Outcome{}
+		return settlement{}
 	}
 }
 
@@ -50,7 +62,7 @@ func testConfig(base string) Config {
 // start runs a client for cfg until the test ends; cleanup waits for Run.
 func start(t testing.TB, cfg Config) (*Client, *reports) {
 	t.Helper()
-	rep := &reports{ch: make(chan Outcome, 1024)}
+	rep := &reports{ch: make(chan settlement, 1024)}
 	cfg.Reporter = rep
 	c := New(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -79,9 +91,9 @@ func formAnswer() (aep.Answer, []aep.FieldSpec) {
 }
 
 // submission is a form submission to session.
-func submission(session, card string) Submission {
+func submission(session, card string) inbox.Submission {
 	a, fields := formAnswer()
-	return Submission{CardID: card, Session: session, RequestID: "req-" + card, Answer: a, Fields: fields}
+	return inbox.Submission{Card: inbox.CardID(card), Key: inbox.RequestKey{Session: session, RequestID: "req-" + card}, Answer: a, Fields: fields}
 }
 
 // raws returns the raw bytes of the received frames.

@@ -195,12 +195,12 @@ func TestRelayRoundTrip(t *testing.T) {
 
 	s := submission("s1", "card-1")
 	s.By = "alice"
-	s.CommandID = c.NewCommandID()
+	s.CommandID = c.newCommandID()
 	want, err := c.build(s)
 	require.NoError(t, err)
 	require.NoError(t, c.Submit(t.Context(), s))
 	o := rep.next(t)
-	assert.Equal(t, Outcome{CardID: "card-1", CommandID: s.CommandID, State: StateAccepted}, o)
+	assert.Equal(t, settlement{Card: "card-1", CommandID: s.CommandID, State: inbox.SubmissionAccepted}, o)
 	got := tg.received(s.CommandID)
 	require.Len(t, got, 1, "the target received the command once")
 	assert.Equal(t, string(want.raw), string(got[0]), "the relay forwards the command byte-identically")
@@ -216,10 +216,10 @@ func TestRelayRetryReachesTargetWithSameID(t *testing.T) {
 	cfg.AckWindow = 150 * time.Millisecond
 	c, rep := startAgainst(t, base, "tok", "s1", cfg)
 	s := submission("s1", "card-1")
-	s.CommandID = c.NewCommandID()
+	s.CommandID = c.newCommandID()
 	require.NoError(t, c.Submit(t.Context(), s))
 	o := rep.next(t)
-	assert.Equal(t, StateAccepted, o.State, "%+v", o)
+	assert.Equal(t, inbox.SubmissionAccepted, o.State, "%+v", o)
 	got := tg.received(s.CommandID)
 	require.Len(t, got, 2, "the retry reached the target")
 	assert.Equal(t, string(got[0]), string(got[1]), "identical bytes on retry")
@@ -235,12 +235,12 @@ func TestRelayRejectionAndRefusals(t *testing.T) {
 
 	require.NoError(t, c.Submit(t.Context(), submission("s1", "nacked")))
 	o := rep.next(t)
-	assert.Equal(t, Outcome{CardID: "nacked", CommandID: o.CommandID, State: StateRejected,
+	assert.Equal(t, settlement{Card: "nacked", CommandID: o.CommandID, State: inbox.SubmissionRejected,
 		Reason: aep.ReasonInvalid, Detail: "n: required"}, o)
 
 	require.NoError(t, c.Submit(t.Context(), submission("nobody", "unrouted")))
 	o = rep.next(t)
-	assert.Equal(t, StateFailed, o.State)
+	assert.Equal(t, inbox.SubmissionFailed, o.State)
 	assert.Equal(t, CodeNoRoute, o.Reason, "%+v", o)
 	assert.Equal(t, inbox.ReachNotConnected, c.Reach("nobody"))
 }
@@ -252,7 +252,7 @@ func TestRelayWatchOnlyRefusesCommands(t *testing.T) {
 	c, rep := start(t, cfg)
 	require.NoError(t, c.Submit(t.Context(), submission("s1", "card")))
 	o := rep.next(t)
-	assert.Equal(t, StateFailed, o.State)
+	assert.Equal(t, inbox.SubmissionFailed, o.State)
 	assert.Equal(t, CodeUnauthorized, o.Reason, "%+v", o)
 }
 
@@ -283,7 +283,7 @@ func BenchmarkRelaySubmitToAccepted(b *testing.B) {
 		if err := c.Submit(b.Context(), submission("s1", strconv.Itoa(i))); err != nil {
 			b.Fatal(err)
 		}
-		if o := rep.next(b); o.State != StateAccepted {
+		if o := rep.next(b); o.State != inbox.SubmissionAccepted {
 			b.Fatalf("outcome %+v, want accepted", o)
 		}
 	}

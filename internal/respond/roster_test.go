@@ -102,7 +102,7 @@ func TestRosterNotAdvertised(t *testing.T) {
 	c, rep := start(t, testConfig(fr.url()))
 	c.Refresh()
 	require.NoError(t, c.Submit(t.Context(), submission("s1", "card")))
-	assert.Equal(t, StateAccepted, rep.next(t).State)
+	assert.Equal(t, inbox.SubmissionAccepted, rep.next(t).State)
 	assert.True(t, c.Connected())
 	assert.Equal(t, inbox.ReachUnknown, c.Reach("s1"), "a relay without roster: unknown")
 	assert.Empty(t, fr.frames("roster"), "no roster request to a relay that did not declare it")

@@ -1,4 +1,4 @@
-package render
+package view
 
 import (
 	"net/url"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
-	"github.com/aepforms/aepforms/static"
 )
 
 func pageCard(id, agent, session string, expiresIn time.Duration) inbox.Card {
@@ -43,7 +42,6 @@ func TestPageGroupsAndOrder(t *testing.T) {
 	assert.Equal(t, []string{"s1"}, ids(p.Settled))
 	assert.Equal(t, 4, p.Pending)
 	assert.Equal(t, "(4) aepforms", p.Title)
-	assert.False(t, p.Empty())
 }
 
 func ids(cs []CardView) []string {
@@ -57,7 +55,8 @@ func ids(cs []CardView) []string {
 func TestPageEmptyAndTitle(t *testing.T) {
 	t.Parallel()
 	p := Page(nil, inbox.Status{}, PageOptions{Now: viewNow})
-	assert.True(t, p.Empty())
+	assert.Empty(t, p.Groups)
+	assert.Empty(t, p.Settled)
 	assert.Equal(t, "aepforms", p.Title)
 	assert.False(t, p.Relay.Connected)
 	assert.True(t, p.WatchOnly, "no CanSubmit: watch-only")
@@ -67,12 +66,13 @@ func TestPageURLsAndFilter(t *testing.T) {
 	t.Parallel()
 	p := Page(nil, inbox.Status{FeedConnected: true}, PageOptions{
 		BasePath: "/forms/", Now: viewNow, CanSubmit: true, Seq: 42,
+		Assets: Assets{CSS: "/forms/static/app.css?v=1", JS: "/forms/static/app.js?v=1", Icon: "/forms/static/icon.svg?v=1"},
 		Filter: inbox.Query{Agent: "claude code", Session: "s&1"},
 		Theme:  "dark", Panel: true, EmbedOrigins: []string{"https://mc.example", "https://b.example"},
 	})
 	assert.Equal(t, "/forms/", p.HomeURL)
-	assert.Equal(t, "/forms/static/app.css?v="+static.Hash(), p.CSSURL)
-	assert.Equal(t, "/forms/static/app.js?v="+static.Hash(), p.JSURL)
+	assert.Equal(t, "/forms/static/app.css?v=1", p.CSSURL, "asset URLs come from the caller")
+	assert.Equal(t, "/forms/static/app.js?v=1", p.JSURL)
 	u, err := url.Parse(p.PushURL)
 	require.NoError(t, err)
 	assert.Equal(t, "/forms/push", u.Path)
@@ -116,12 +116,12 @@ func TestPageNotices(t *testing.T) {
 
 func TestSignInView(t *testing.T) {
 	t.Parallel()
-	v := SignIn("/forms/", "", "")
+	v := SignIn("/forms/", Assets{}, "", "")
 	assert.Equal(t, "/forms/signin", v.Action)
 	assert.Equal(t, "Sign in · aepforms", v.Page.Title)
 	assert.Empty(t, v.Page.FocusErrors)
 	assert.Empty(t, v.Page.PushURL, "no live updates before sign-in")
-	bad := SignIn("", "Wrong secret", "ann")
+	bad := SignIn("/", Assets{}, "Wrong secret", "ann")
 	assert.Equal(t, "/signin", bad.Action)
 	assert.Equal(t, "Error: Sign in · aepforms", bad.Page.Title)
 	assert.Equal(t, SignInErrorsID, bad.Page.FocusErrors)
@@ -134,7 +134,6 @@ func TestPageSignedIn(t *testing.T) {
 	assert.True(t, p.SignedIn)
 	assert.Equal(t, "ann", p.Operator)
 	assert.Equal(t, "/forms/signout", p.SignOutURL)
-	assert.Regexp(t, `^/forms/static/icon\.svg\?v=[0-9a-f]{12}$`, p.IconURL)
 	open := Page(nil, inbox.Status{FeedConnected: true}, PageOptions{Now: viewNow})
 	assert.False(t, open.SignedIn, "no operator session: nothing to sign out of")
 	assert.Equal(t, "/signout", open.SignOutURL)

@@ -1,4 +1,4 @@
-package render
+package view
 
 import (
 	"net/url"
@@ -9,13 +9,14 @@ import (
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
-	"github.com/aepforms/aepforms/static"
 )
 
 // PageOptions are what Page needs beyond the cards and the inbox status.
 type PageOptions struct {
-	// BasePath is the UI's mount point ("" or "/forms"), as in Options.
+	// BasePath is the UI's mount point ("/" or "/forms/"), as in Options.
 	BasePath string
+	// Assets are the URLs of the page's stylesheet, script and icon.
+	Assets Assets
 	// Now is the time relative times and countdowns are computed against.
 	Now time.Time
 	// CanSubmit is false when the UI has no control token (watch-only).
@@ -58,7 +59,7 @@ type Refused struct {
 // PageView is the whole inbox page (or panel).
 type PageView struct {
 	Title     string // "(3) aepforms"
-	Base      string // the cleaned base path ("" or "/forms")
+	Base      string // the base path without its trailing slash ("" or "/forms"), for the script
 	HomeURL   string // {base}/ (the page without a filter)
 	PanelURL  string // {base}/panel
 	CSSURL    string // {base}/static/app.css?v={hash}
@@ -91,6 +92,9 @@ type PageView struct {
 	SignOutURL string
 	// IconURL is the tab icon, {base}/static/icon.svg?v={hash}.
 	IconURL string
+	// RemovedText is the state line of a card the operator is working in
+	// when it leaves the inbox (data-removed-text on the body).
+	RemovedText string
 }
 
 // RelayView is the UI's connection to the relay, as the feed reports it.
@@ -114,22 +118,23 @@ type GroupView struct {
 // Page builds the inbox page from the cards (in inbox order: open by
 // urgency, then settled newest first) and the inbox status at opts.Now.
 func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
-	base := cleanBase(opts.BasePath)
+	base := root(opts.BasePath)
 	v := PageView{
-		Base:       base,
-		HomeURL:    base + "/",
-		PanelURL:   base + "/panel",
-		CSSURL:     base + "/static/app.css?v=" + static.Hash(),
-		JSURL:      base + "/static/app.js?v=" + static.Hash(),
-		Theme:      theme(opts.Theme),
-		Panel:      opts.Panel,
-		NowISO:     opts.Now.UTC().Format(time.RFC3339Nano),
-		Relay:      RelayView{Connected: status.FeedConnected, Error: status.FeedError},
-		WatchOnly:  !opts.CanSubmit,
-		SignedIn:   opts.SignedIn,
-		Operator:   opts.Operator,
-		SignOutURL: base + "/signout",
-		IconURL:    iconURL(base),
+		Base:        base,
+		HomeURL:     base + "/",
+		PanelURL:    base + "/panel",
+		CSSURL:      opts.Assets.CSS,
+		JSURL:       opts.Assets.JS,
+		Theme:       theme(opts.Theme),
+		RemovedText: words.state["removed"],
+		Panel:       opts.Panel,
+		NowISO:      opts.Now.UTC().Format(time.RFC3339Nano),
+		Relay:       RelayView{Connected: status.FeedConnected, Error: status.FeedError},
+		WatchOnly:   !opts.CanSubmit,
+		SignedIn:    opts.SignedIn,
+		Operator:    opts.Operator,
+		SignOutURL:  base + "/signout",
+		IconURL:     opts.Assets.Icon,
 	}
 	for _, n := range status.Notices {
 		v.Notices = append(v.Notices, n.Message)
@@ -206,10 +211,12 @@ func sortGroups(gs []GroupView) {
 	slices.SortStableFunc(gs, func(a, b GroupView) int { return strings.Compare(a.Cards[0].SortKey, b.Cards[0].SortKey) })
 }
 
-// iconURL is the tab icon's URL under base: every page links it, so no
-// browser asks for a /favicon.ico that is not there.
-func iconURL(base string) string {
-	return base + "/static/icon.svg?v=" + static.Hash()
+// Assets are the URLs of the static files every page links (the caller
+// knows where they are served and their versions): the stylesheet, the
+// script and the tab icon (linked so no browser asks for a /favicon.ico
+// that is not there).
+type Assets struct {
+	CSS, JS, Icon string
 }
 
 func theme(t string) string {
@@ -218,6 +225,3 @@ func theme(t string) string {
 	}
 	return ""
 }
-
-// Empty reports whether the page has no card at all.
-func (p PageView) Empty() bool { return len(p.Groups) == 0 && len(p.Settled) == 0 }

@@ -1,4 +1,4 @@
-package render
+package form
 
 import (
 	"net/url"
@@ -27,8 +27,8 @@ const (
 // radios; above it the field is a <select>.
 const MaxRadios = 7
 
-// FieldView is one form field, ready to render.
-type FieldView struct {
+// Field is one form field, ready to render.
+type Field struct {
 	Index int
 	Kind  FieldKind
 	Name  string // "f{i}"
@@ -54,17 +54,17 @@ type FieldView struct {
 	Min     string // number: min attribute ("" = none)
 	Max     string // number: max attribute ("" = none)
 
-	Choices []ChoiceView // radios, select, checkboxes
-	Other   *OtherView   // the field takes an Other answer
+	Choices []Choice // radios, select, checkboxes
+	Other   *Other   // the field takes an Other answer
 
 	Disabled bool
 }
 
 // Invalid reports whether the field is in error (aria-invalid).
-func (f FieldView) Invalid() bool { return f.Error != "" }
+func (f Field) Invalid() bool { return f.Error != "" }
 
-// ChoiceView is one choice of a select field.
-type ChoiceView struct {
+// Choice is one choice of a select field.
+type Choice struct {
 	Index       int
 	Value       string // "{j}"
 	ID          string // "{card}-f{i}-c{j}"
@@ -77,8 +77,8 @@ type ChoiceView struct {
 	RequiredAttr bool
 }
 
-// OtherView is the Other choice of a select field and its text entry.
-type OtherView struct {
+// Other is the Other choice of a select field and its text entry.
+type Other struct {
 	ChoiceID string // the Other radio/checkbox id: "{card}-f{i}-other-choice"
 	Value    string // "other"
 	Checked  bool
@@ -149,6 +149,53 @@ func numberRangeSuffix(f aep.FieldSpec) string {
 	return ""
 }
 
+// Spec is what Build needs to make a card's form.
+type Spec struct {
+	Card    string // the card id: the prefix of every element id
+	Request aep.Request
+	Action  string // where the form posts
+	Token   string // the hidden form token
+	// Answerable offers a submit; false shows the controls disabled.
+	Answerable bool
+	// Kept is the operator's input to show in the controls (a refused
+	// post, a submission); nil for a fresh form.
+	Kept url.Values
+	// Problems are a refused post's problems (Field = the agent's field id).
+	Problems []aep.Problem
+	// Placeholder is true when labels are structural placeholders (capture
+	// metadata or none): ids are shown beside them.
+	Placeholder bool
+}
+
+// Build returns the card's form, nil when the request has nothing to show
+// as a control, and the error summary of its problems: linked to their
+// controls when the form is answerable, plain lines otherwise.
+func Build(s Spec) (*View, []ErrorLink) {
+	b := formBuilder{card: s.Card, req: s.Request, kept: s.Kept, probs: problemsByField(s.Request, s.Problems),
+		disabled: !s.Answerable, placeholder: s.Placeholder}
+	f := &View{Action: s.Action, Token: s.Token, Answerable: s.Answerable, Kept: len(s.Kept) > 0}
+	f.Fields = b.fields()
+	f.Options = b.options()
+	f.Reply = b.reply()
+	if f.Reply != nil || len(f.Fields) > 0 {
+		f.SubmitLabel = "Send answer"
+	}
+	if len(f.Fields) == 0 && len(f.Options) == 0 && f.Reply == nil {
+		return nil, b.probs.unlinked(s.Request, s.Placeholder)
+	}
+	if !f.Answerable {
+		// No control to jump to: a disabled control cannot take focus.
+		return f, b.probs.unlinked(s.Request, s.Placeholder)
+	}
+	return f, b.summary(f)
+}
+
+// Unlinked is the error summary of a card that shows no control to jump
+// to: every problem in field order, then the whole-answer ones.
+func Unlinked(req aep.Request, problems []aep.Problem, placeholder bool) []ErrorLink {
+	return problemsByField(req, problems).unlinked(req, placeholder)
+}
+
 // formBuilder builds one card's controls.
 type formBuilder struct {
 	card        string
@@ -159,21 +206,21 @@ type formBuilder struct {
 	placeholder bool
 }
 
-func (b formBuilder) fields() []FieldView {
+func (b formBuilder) fields() []Field {
 	if b.req.Kind != aep.KindForm {
 		return nil
 	}
-	out := make([]FieldView, 0, len(b.req.Fields))
+	out := make([]Field, 0, len(b.req.Fields))
 	for i, spec := range b.req.Fields {
 		out = append(out, b.field(i, spec))
 	}
 	return out
 }
 
-func (b formBuilder) field(i int, spec aep.FieldSpec) FieldView {
+func (b formBuilder) field(i int, spec aep.FieldSpec) Field {
 	name := FieldName(i)
 	id := b.card + "-" + name
-	f := FieldView{
+	f := Field{
 		Index:       i,
 		Name:        name,
 		ID:          id,
@@ -217,7 +264,7 @@ func (b formBuilder) field(i int, spec aep.FieldSpec) FieldView {
 	return f
 }
 
-func (b formBuilder) selectField(f *FieldView, spec aep.FieldSpec) {
+func (b formBuilder) selectField(f *Field, spec aep.FieldSpec) {
 	picked := b.kept[f.Name]
 	n := len(spec.Choices)
 	if spec.Other {
@@ -234,7 +281,7 @@ func (b formBuilder) selectField(f *FieldView, spec aep.FieldSpec) {
 		f.Kind = FieldRadios
 	}
 	for j, c := range spec.Choices {
-		cv := ChoiceView{
+		cv := Choice{
 			Index:       j,
 			Value:       ChoiceValue(j),
 			ID:          f.ID + "-c" + strconv.Itoa(j),
@@ -249,7 +296,7 @@ func (b formBuilder) selectField(f *FieldView, spec aep.FieldSpec) {
 		f.Choices = append(f.Choices, cv)
 	}
 	if spec.Other {
-		f.Other = &OtherView{
+		f.Other = &Other{
 			ChoiceID: f.ID + "-other-choice",
 			Value:    ValueOther,
 			Checked:  slices.Contains(picked, ValueOther),
@@ -277,14 +324,14 @@ func (b formBuilder) selectField(f *FieldView, spec aep.FieldSpec) {
 
 // options builds the option buttons of a permission, review, auth, input
 // or unknown-kind request; a form has none.
-func (b formBuilder) options() []OptionView {
+func (b formBuilder) options() []Option {
 	if b.req.Kind == aep.KindForm || len(b.req.Options) == 0 {
 		return nil
 	}
-	out := make([]OptionView, 0, len(b.req.Options))
+	out := make([]Option, 0, len(b.req.Options))
 	primary := false
 	for j, o := range b.req.Options {
-		ov := OptionView{
+		ov := Option{
 			Index:       j,
 			Value:       strconv.Itoa(j),
 			Label:       o.Label,
@@ -309,7 +356,7 @@ func (b formBuilder) options() []OptionView {
 
 // reply builds the free-text reply: an input request, a form without
 // fields, a kind the UI does not know, or an options kind without options.
-func (b formBuilder) reply() *ReplyView {
+func (b formBuilder) reply() *Reply {
 	switch b.req.Kind {
 	case aep.KindForm:
 		if len(b.req.Fields) > 0 {
@@ -321,7 +368,7 @@ func (b formBuilder) reply() *ReplyView {
 		}
 	}
 	id := b.card + "-text"
-	r := &ReplyView{
+	r := &Reply{
 		Name:     NameText,
 		ID:       id,
 		Label:    "Your answer",
@@ -374,7 +421,7 @@ func fieldNameFor(label, msg string) string {
 
 // summary is the error summary of an answerable form: each field problem
 // links to its control, the first whole-answer problem to the reply.
-func (b formBuilder) summary(f *FormView) []ErrorLink {
+func (b formBuilder) summary(f *View) []ErrorLink {
 	var out []ErrorLink
 	for _, fv := range f.Fields {
 		if fv.Error != "" {

@@ -1,7 +1,8 @@
-package render
+package view
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -27,6 +28,11 @@ type StateView struct {
 	// event's capture level (never shown as blank).
 	Withheld string
 	Busy     bool // an answer is in flight (a spinner when the JS runs)
+	// GivesWay is true when the page script may replace this line with
+	// a lock text (the deadline passed, the card left the inbox) while
+	// the operator works in the card: an open card with no answer in
+	// flight (data-gives-way).
+	GivesWay bool
 }
 
 // RecordedValue is one line of a recorded answer.
@@ -46,26 +52,26 @@ func stateLine(c inbox.Card, now time.Time) StateView {
 		settledLine(&s, c, placeholder)
 		return s
 	}
-	expired := !c.ExpiresAt.IsZero() && !now.Before(c.ExpiresAt)
+	expired := c.Expired(now)
 	sub := c.Submission
 	switch {
 	case c.Malformed != "":
 		s.Kind, s.Tone = "malformed", "warning"
-		s.Text = "This request is malformed and cannot be answered: " + c.Malformed
+		s.Text = words.state["malformed"] + c.Malformed
 	case c.Informational || !c.Request.Controllable():
 		s.Kind, s.Tone = "info", "neutral"
-		s.Text = "For information: the agent takes its answer another way (" + strings.Join(c.Request.RespondVia, ", ") + "), not from here."
+		s.Text = fmt.Sprintf(words.state["info"], strings.Join(c.Request.RespondVia, ", "))
 	case sub != nil && sub.State == inbox.SubmissionSending:
 		s.Kind, s.Tone, s.Busy = "sending", "progress", true
-		s.Text = "Sent, waiting for the agent"
+		s.Text = words.state["sending"]
 		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
 	case sub != nil && sub.State == inbox.SubmissionAccepted:
 		s.Kind, s.Tone, s.Busy = "accepted", "progress", true
-		s.Text = "The agent accepted the answer; waiting for it to record it"
+		s.Text = words.state["accepted"]
 		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
 	case expired:
 		s.Kind, s.Tone = "expired", "warning"
-		s.Text = "The deadline has passed: this can no longer be answered."
+		s.Text = words.state["expired-open"]
 	case sub != nil && sub.State == inbox.SubmissionRejected:
 		s.Kind, s.Tone = "rejected", "error"
 		s.Text = rejectedText(sub.Reason)
@@ -77,7 +83,7 @@ func stateLine(c inbox.Card, now time.Time) StateView {
 	case len(c.Routes) > 0:
 		r := c.Routes[len(c.Routes)-1]
 		s.Kind = "routed"
-		s.Text = "Routed" + phrase(" to ", r.To) + phrase(" via ", r.Via) + "; still open"
+		s.Text = fmt.Sprintf(words.state["routed"], phrase(" to ", r.To), phrase(" via ", r.Via))
 	}
 	return s
 }
@@ -86,9 +92,9 @@ func stateLine(c inbox.Card, now time.Time) StateView {
 func settledLine(s *StateView, c inbox.Card, placeholder bool) {
 	if o := c.Recorded; o != nil {
 		s.Kind, s.Tone = "answered", "success"
-		lead := "Answered"
+		lead := words.state["answered"]
 		if c.AnsweredElsewhere {
-			lead = "Answered elsewhere"
+			lead = words.state["elsewhere"]
 		}
 		s.Text = lead + phrase(" by ", o.By) + phrase(" via ", o.Via)
 		s.Values = recordedValues(c.Request, o.Answer, o.Capture, placeholder)
@@ -103,70 +109,29 @@ func settledLine(s *StateView, c inbox.Card, placeholder bool) {
 	switch c.State {
 	case inbox.StateResolved:
 		s.Kind, s.Tone = "resolved", "neutral"
-		switch c.Resolution {
-		case aep.ResolutionAuto:
-			s.Text = "Resolved by the agent on its own"
-		case aep.ResolutionDismissed:
-			s.Text = "Dismissed by the agent"
-		default:
-			s.Text = "Answered; the answer itself was not in the event stream"
+		if t, ok := words.resolved[c.Resolution]; ok {
+			s.Text = t
+		} else {
+			s.Text = words.resolved[""]
 		}
 	case inbox.StateTimedOut:
 		s.Kind, s.Tone = "timed-out", "warning"
-		s.Text = "Timed out: the agent stopped waiting"
+		s.Text = words.state["timed-out"]
 		if c.TimeoutMS != nil {
 			s.Text += " after " + formatDuration(time.Duration(*c.TimeoutMS)*time.Millisecond)
 		}
 	case inbox.StateExpired:
 		s.Kind, s.Tone = "expired", "warning"
-		s.Text = "Expired: the deadline passed without an answer"
+		s.Text = words.state["expired"]
 	case inbox.StateEnded:
 		s.Kind, s.Tone = "session-ended", "neutral"
-		s.Text = "The session ended before this was answered"
+		s.Text = words.state["session-ended"]
 	default:
 		s.Kind = string(c.State)
-		s.Text = "Settled (" + string(c.State) + ")"
+		s.Text = fmt.Sprintf(words.state["settled"], c.State)
 	}
 	if c.Malformed != "" {
 		s.Quote = c.Malformed
-	}
-}
-
-// rejectedText says what a control.rejected reason means to the operator.
-func rejectedText(reason string) string {
-	switch reason {
-	case aep.ReasonInvalid:
-		return "The agent did not accept the answer. Correct it below and send it again."
-	case aep.ReasonBusy:
-		return "The agent was busy and did not take the answer. Send it again in a moment."
-	case aep.ReasonRefused:
-		return "The agent refused the answer."
-	case aep.ReasonUnsupported:
-		return "The agent does not take this kind of answer."
-	case aep.ReasonUnauthorized:
-		return "The agent does not take answers from this UI."
-	default:
-		return "The agent rejected the answer" + phrase(" (", reason) + closeParen(reason) + "."
-	}
-}
-
-// failedText says why an answer did not reach the agent.
-func failedText(reason string) string {
-	switch reason {
-	case "no-route":
-		return "Not delivered: the agent is not connected. Your answer is kept."
-	case "unauthorized":
-		return "Not delivered: this UI has no control token for the relay."
-	case "ambiguous":
-		return "Not delivered: the relay could not tell which agent should get it. Your answer is kept."
-	case "unsupported":
-		return "Not delivered: the relay does not route answers for this request. Your answer is kept."
-	case "timeout":
-		return "No answer from the agent in time; it may still act."
-	case "unreachable":
-		return "Not sent; your answer is kept. The relay could not be reached."
-	default:
-		return "Not delivered" + phrase(" (", reason) + closeParen(reason) + ". Your answer is kept."
 	}
 }
 

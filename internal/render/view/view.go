@@ -1,12 +1,12 @@
-// Package render builds the view models the components render from inbox
-// cards (view*.go), and maps a form post back to answer values through the
-// request's field specs (answer*.go). Everything here is pure: no I/O, no
-// clock (the time is an option), no globals.
-package render
+// Package view builds the view models the templ components render from
+// inbox cards: the card with its provenance, prompt, state line and notes,
+// the page with its groups and banners, the sign-in page. The form itself
+// comes from package form. Everything here is pure: no I/O, no clock (the
+// time is an option), no globals; asset URLs come from the caller.
+package view
 
 import (
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/aepforms/aepforms/internal/aep"
@@ -16,8 +16,8 @@ import (
 // Options are what Card needs beyond the card itself. All of it comes from
 // the caller: render reads no clock and mints no token.
 type Options struct {
-	// BasePath is the UI's mount point ("" or "/forms"); a trailing slash is
-	// ignored. Every URL in a view honours it.
+	// BasePath is the UI's mount point as web.CleanBasePath makes it ("/"
+	// or "/forms/"). Every URL in a view honours it.
 	BasePath string
 	// Now is the time relative times and countdowns are computed against.
 	Now time.Time
@@ -39,21 +39,3 @@ type Options struct {
 	// Panel renders for the Mission Control panel (compact).
 	Panel bool
 }
-
-// Wire names of the answer form (docs/DESIGN.md "The form's wire names").
-const (
-	NameToken   = "token"  // hidden form token
-	NameOption  = "option" // option button: option index
-	NameText    = "text"   // free-text reply
-	ValueOther  = "other"  // the Other choice's value
-	ValueTicked = "on"     // a ticked boolean checkbox's value
-)
-
-// FieldName is field i's control name: "f{i}".
-func FieldName(i int) string { return "f" + strconv.Itoa(i) }
-
-// OtherName is field i's Other text control name: "f{i}-other".
-func OtherName(i int) string { return FieldName(i) + "-other" }
-
-// ChoiceValue is choice j's control value: "{j}".
-func ChoiceValue(j int) string { return strconv.Itoa(j) }

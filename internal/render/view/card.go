@@ -1,11 +1,13 @@
-package render
+package view
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render/form"
 )
 
 // CardView is one card with everything the components need precomputed.
@@ -30,7 +32,7 @@ type CardView struct {
 
 	// Form is the card's answer form; nil when nothing can be shown as
 	// a control (malformed request, nothing asked).
-	Form *FormView
+	Form *form.View
 
 	State   StateView
 	Notices []Notice // the UI's own notes on this card (watch-only, agent not connected, ...)
@@ -41,7 +43,7 @@ type CardView struct {
 	// malformed, informational, expired) is a message without a link.
 	// Empty when there is none. ErrorsID is the summary's element id,
 	// "{cardID}-errors".
-	Errors   []ErrorLink
+	Errors   []form.ErrorLink
 	ErrorsID string
 
 	Open    bool // the request is still open (pending or routed, deadline not passed)
@@ -51,24 +53,6 @@ type CardView struct {
 	// GroupLabel its heading, SortKey its order among open cards
 	// (lexicographic, ascending = more urgent).
 	Group, GroupLabel, SortKey string
-}
-
-// FormView is a card's form: its controls and how it is submitted.
-type FormView struct {
-	Action string // POST URL: {base}/cards/{id}/answer
-	Token  string // hidden form token
-	// Answerable is true when a submit is offered; when false the controls
-	// are shown disabled (watch-only, sending, informational, settled).
-	Answerable bool
-	Fields     []FieldView
-	Options    []OptionView // permission, review, input with options
-	Reply      *ReplyView   // free-text reply: input, form without fields, unknown kind
-	// SubmitLabel is the primary button's label ("Send answer"); empty when
-	// the only submits are option buttons.
-	SubmitLabel string
-	// Kept is true when the controls hold input kept on the server (a
-	// refused post, a submission): the browser must not restore a draft over it.
-	Kept bool
 }
 
 // Provenance is the card's origin, in the UI's own voice.
@@ -97,6 +81,11 @@ type Countdown struct {
 	Title  string // exact deadline in words
 	Soon   bool   // under a minute left (amber)
 	Passed bool
+	// LockText is the state line the card shows once the deadline passes
+	// while the page is open (data-lock-text): the script locks the card
+	// at the deadline and, where its state line gives way, puts it in
+	// place, even with the server unreachable. Empty when not open.
+	LockText string
 }
 
 // Prompt is the agent's question.
@@ -112,48 +101,9 @@ type Notice struct {
 	Tone, Text string
 }
 
-// ErrorLink is one line of an error summary: the message and the id of
-// the control it jumps to.
-type ErrorLink struct {
-	Href    string // "#{control id}"; empty for a problem with the whole answer
-	Message string
-	// Field names the field the problem is with ("Service name", or
-	// "Field f_1" when labels are placeholders), so the summary line reads
-	// on its own; empty for a whole-answer problem or when the message
-	// already names the field.
-	Field string
-}
-
-// OptionView is one option of a permission, review or input request.
-type OptionView struct {
-	Index       int
-	Value       string // the option button's value: the option index
-	Label       string
-	AgentID     string // the option id, shown when the label is a placeholder
-	Placeholder bool
-	// Style is "primary" (the first non-deny option), "secondary" or
-	// "deny" (a destructive choice: never the default).
-	Style string
-}
-
-// ReplyView is a free-text reply control.
-type ReplyView struct {
-	Name, ID    string
-	Label       string
-	Required    bool
-	Value       string
-	Hint        string
-	HintID      string
-	Error       string
-	ErrorID     string
-	DescribedBy string
-	Invalid     bool
-	Disabled    bool
-}
-
 // Card builds the view of one card at opts.Now.
 func Card(c inbox.Card, opts Options) CardView {
-	base := cleanBase(opts.BasePath)
+	base := root(opts.BasePath)
 	id := string(c.ID)
 	placeholder := c.Capture <= aep.CaptureMetadata
 	v := CardView{
@@ -178,56 +128,43 @@ func Card(c inbox.Card, opts Options) CardView {
 	v.Group, v.GroupLabel = groupOf(c)
 	v.SortKey = sortKey(c)
 
-	expired := !c.ExpiresAt.IsZero() && !opts.Now.Before(c.ExpiresAt)
-	v.Open = c.State.Open() && !expired
+	v.Open = c.Open(opts.Now)
 	v.Settled = !c.State.Open()
 	v.State = stateLine(c, opts.Now)
+	v.State.GivesWay = v.Open && givesWay[v.State.Kind]
+	if d := v.Prov.Deadline; d != nil && v.Open {
+		d.LockText = words.state["expired-open"]
+	}
 
-	probs := problemsByField(c.Request, opts.Problems)
 	if c.Malformed != "" {
-		v.Errors = probs.unlinked(c.Request, placeholder)
+		v.Errors = form.Unlinked(c.Request, opts.Problems, placeholder)
 		return v
 	}
 	kept := opts.Input
 	if kept == nil && c.Submission != nil {
 		kept = c.Submission.Form
 	}
-	inFlight := c.Submission != nil && v.Open &&
-		(c.Submission.State == inbox.SubmissionSending || c.Submission.State == inbox.SubmissionAccepted)
-	answerable := opts.CanSubmit && v.Open && !c.Informational && c.Request.Controllable() && !inFlight
-
-	f := &FormView{
-		Action:     base + "/cards/" + url.PathEscape(id) + "/answer",
-		Token:      opts.Token,
-		Answerable: answerable,
-		Kept:       len(kept) > 0,
-	}
-	build := formBuilder{card: id, req: c.Request, kept: kept, probs: probs, disabled: !answerable, placeholder: placeholder}
-	f.Fields = build.fields()
-	f.Options = build.options()
-	f.Reply = build.reply()
-	if f.Reply != nil || len(f.Fields) > 0 {
-		f.SubmitLabel = "Send answer"
-	}
-	if len(f.Fields) == 0 && len(f.Options) == 0 && f.Reply == nil {
-		f = nil
-	}
+	inFlight := v.Open && c.InFlight()
+	answerable := opts.CanSubmit && v.Open && c.Controllable() && !inFlight
+	f, errs := form.Build(form.Spec{
+		Card: id, Request: c.Request, Action: base + "/cards/" + url.PathEscape(id) + "/answer", Token: opts.Token,
+		Answerable: answerable, Kept: kept, Problems: opts.Problems, Placeholder: placeholder,
+	})
+	v.Errors = errs
 	if v.Settled || inFlight {
 		// A settled card shows its outcome, an answer in flight shows
-		// what was sent: not the controls.
+		// what was sent: not the controls (and no control to jump to).
 		f = nil
-	}
-	if f != nil && f.Answerable {
-		v.Errors = build.summary(f)
-	} else {
-		// No control to jump to: the controls are not shown, or shown
-		// disabled (a disabled control cannot take focus).
-		v.Errors = probs.unlinked(c.Request, placeholder)
+		v.Errors = form.Unlinked(c.Request, opts.Problems, placeholder)
 	}
 	v.Form = f
 	v.Notices = cardNotices(c, opts, v.Open, inFlight)
 	return v
 }
+
+// givesWay are the state lines of an open card that a lock text replaces
+// (an answer in flight keeps its line).
+var givesWay = map[string]bool{"pending": true, "routed": true, "rejected": true, "failed": true}
 
 // cardNotices are the UI's notes for an open card.
 func cardNotices(c inbox.Card, opts Options, open, inFlight bool) []Notice {
@@ -236,20 +173,20 @@ func cardNotices(c inbox.Card, opts Options, open, inFlight bool) []Notice {
 	}
 	var n []Notice
 	if !opts.CanSubmit {
-		n = append(n, Notice{Tone: "info", Text: "Watch-only: this UI has no control token for the relay, so it cannot send answers."})
+		n = append(n, Notice{Tone: "info", Text: words.note["watch-only"]})
 	} else if opts.Reachable.Known() && !opts.Reachable.TakesAnswers() && !inFlight {
-		n = append(n, Notice{Tone: "warning", Text: "The agent is not connected: an answer sent now will not reach it."})
+		n = append(n, Notice{Tone: "warning", Text: words.note["not-connected"]})
 	}
 	for _, r := range c.Responders {
 		who := r.Agent
 		if who == "" {
-			who = "another sender"
+			who = words.note["another"]
 		}
 		switch r.Ack {
 		case inbox.SubmissionRejected:
-			n = append(n, Notice{Tone: "info", Text: "An answer from " + who + " was refused by the agent."})
+			n = append(n, Notice{Tone: "info", Text: fmt.Sprintf(words.note["refused-other"], who)})
 		default:
-			n = append(n, Notice{Tone: "warning", Text: "Someone else is answering: " + who + " sent an answer."})
+			n = append(n, Notice{Tone: "warning", Text: fmt.Sprintf(words.note["answering"], who)})
 		}
 	}
 	return n
@@ -295,11 +232,6 @@ func longPrompt(p string) bool {
 	return len(p) > 600 || strings.Count(p, "\n") >= 8
 }
 
-// cleanBase normalises a base path: "" or "/x/y" (no trailing slash).
-func cleanBase(b string) string {
-	b = strings.TrimRight(b, "/")
-	if b != "" && !strings.HasPrefix(b, "/") {
-		b = "/" + b
-	}
-	return b
-}
+// root is a base path ("/" or "/forms/", as web.CleanBasePath makes it)
+// without its trailing slash, for joining with "/path": "" or "/forms".
+func root(basePath string) string { return strings.TrimSuffix(basePath, "/") }

@@ -1,4 +1,4 @@
-package render
+package form
 
 import (
 	"bufio"
@@ -14,7 +14,7 @@ import (
 )
 
 // answerGoldenPath is the AEP golden corpus (fixtures are never edited).
-const answerGoldenPath = "../../testdata/aep/fixtures/golden/golden.jsonl"
+const answerGoldenPath = "../../../testdata/aep/fixtures/golden/golden.jsonl"
 
 // answerGoldenForm returns the s_form request of the golden corpus and the
 // answer its attention.answered records.

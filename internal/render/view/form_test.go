@@ -1,4 +1,4 @@
-package render
+package view
 
 import (
 	"net/url"
@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/render/form"
 )
 
 func TestCardFieldKinds(t *testing.T) {
@@ -19,25 +20,25 @@ func TestCardFieldKinds(t *testing.T) {
 
 	cases := []struct {
 		i            int
-		kind         FieldKind
+		kind         form.FieldKind
 		required     bool
 		requiredAttr bool
 		hint         string
 	}{
-		{0, FieldText, true, true, ""},
-		{1, FieldTextarea, false, false, ""},
-		{2, FieldNumber, true, true, "Between 0.5 and 2500"},
-		{3, FieldBoolean, false, false, "Leave unticked to answer no."},
-		{4, FieldRadios, true, false, ""},
-		{5, FieldRadios, false, false, ""},
-		{6, FieldCheckboxes, true, false, "Select all that apply."},
+		{0, form.FieldText, true, true, ""},
+		{1, form.FieldTextarea, false, false, ""},
+		{2, form.FieldNumber, true, true, "Between 0.5 and 2500"},
+		{3, form.FieldBoolean, false, false, "Leave unticked to answer no."},
+		{4, form.FieldRadios, true, false, ""},
+		{5, form.FieldRadios, false, false, ""},
+		{6, form.FieldCheckboxes, true, false, "Select all that apply."},
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.kind)+"-"+fs[tc.i].AgentID, func(t *testing.T) {
 			f := fs[tc.i]
 			assert.Equal(t, tc.kind, f.Kind, "kind")
-			assert.Equal(t, FieldName(tc.i), f.Name, "positional name")
-			assert.Equal(t, "c1-"+FieldName(tc.i), f.ID, "positional id")
+			assert.Equal(t, form.FieldName(tc.i), f.Name, "positional name")
+			assert.Equal(t, "c1-"+form.FieldName(tc.i), f.ID, "positional id")
 			assert.Equal(t, tc.required, f.Required, "required in words")
 			assert.Equal(t, tc.requiredAttr, f.RequiredAttr, "HTML required")
 			assert.Equal(t, tc.hint, f.Hint, "hint")
@@ -68,7 +69,7 @@ func TestCardFieldKinds(t *testing.T) {
 	assert.Equal(t, "f5-other", db.Other.Name)
 	assert.Equal(t, "c1-f5-other", db.Other.InputID)
 	assert.Equal(t, "c1-f5-other-choice", db.Other.ChoiceID)
-	assert.Equal(t, ValueOther, db.Other.Value)
+	assert.Equal(t, form.ValueOther, db.Other.Value)
 
 	for _, c := range fs[6].Choices {
 		assert.False(t, c.RequiredAttr, "checkboxes are never HTML-required")
@@ -103,12 +104,12 @@ func TestCardManyChoicesIsSelect(t *testing.T) {
 		name    string
 		choices int
 		other   bool
-		want    FieldKind
+		want    form.FieldKind
 	}{
-		{"seven radios", 7, false, FieldRadios},
-		{"six and other", 6, true, FieldRadios},
-		{"seven and other", 7, true, FieldSelect},
-		{"eight", 8, false, FieldSelect},
+		{"seven radios", 7, false, form.FieldRadios},
+		{"six and other", 6, true, form.FieldRadios},
+		{"seven and other", 7, true, form.FieldSelect},
+		{"eight", 8, false, form.FieldSelect},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -116,7 +117,7 @@ func TestCardManyChoicesIsSelect(t *testing.T) {
 			req := aep.Request{Kind: aep.KindForm, Fields: []aep.FieldSpec{{ID: "s", Type: aep.FieldSelect, Label: "S", Required: true, Other: tc.other, Choices: manyChoices(tc.choices)}}}
 			f := Card(viewCard(req), viewOpts()).Form.Fields[0]
 			assert.Equal(t, tc.want, f.Kind)
-			assert.Equal(t, tc.want == FieldSelect, f.RequiredAttr, "a required <select> carries required itself")
+			assert.Equal(t, tc.want == form.FieldSelect, f.RequiredAttr, "a required <select> carries required itself")
 		})
 	}
 }
@@ -170,8 +171,8 @@ func TestCardProblems(t *testing.T) {
 	assert.False(t, f.Fields[0].Invalid())
 
 	require.Len(t, cv.Errors, 4)
-	assert.Equal(t, ErrorLink{Href: "#c1-f2", Message: budget.Error, Field: "Budget"}, cv.Errors[0], "the summary line names its field")
-	assert.Equal(t, ErrorLink{Href: "#c1-f6-c0", Message: tags.Error}, cv.Errors[1], "a message naming the field is not prefixed again")
+	assert.Equal(t, form.ErrorLink{Href: "#c1-f2", Message: budget.Error, Field: "Budget"}, cv.Errors[0], "the summary line names its field")
+	assert.Equal(t, form.ErrorLink{Href: "#c1-f6-c0", Message: tags.Error}, cv.Errors[1], "a message naming the field is not prefixed again")
 	assert.Equal(t, "Answer at least one question", cv.Errors[2].Message)
 	assert.Empty(t, cv.Errors[2].Href, "a whole-answer problem has no field to jump to")
 	assert.Equal(t, "c1-errors", cv.ErrorsID)
@@ -222,31 +223,11 @@ func TestCardOptionsAndReply(t *testing.T) {
 			assert.Equal(t, tc.reply, f.Reply != nil, "free-text reply offered")
 			assert.Equal(t, tc.submitText, f.SubmitLabel)
 			if f.Reply != nil {
-				assert.Equal(t, NameText, f.Reply.Name)
+				assert.Equal(t, form.NameText, f.Reply.Name)
 				assert.Equal(t, "c1-text", f.Reply.ID)
 				assert.Equal(t, tc.options == 0, f.Reply.Required, "a reply is required when it is the only way to answer")
 			}
 		})
-	}
-}
-
-func TestIsDeny(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		o    aep.Option
-		deny bool
-	}{
-		{aep.Option{ID: "deny", Label: "Deny"}, true},
-		{aep.Option{ID: "reject", Label: "Reject"}, true},
-		{aep.Option{ID: "n", Label: "No"}, true},
-		{aep.Option{ID: "deny_always", Label: "Never allow"}, true},
-		{aep.Option{ID: "x", Label: "Reject changes"}, true},
-		{aep.Option{ID: "allow", Label: "Allow"}, false},
-		{aep.Option{ID: "notify", Label: "Notify the team"}, false},
-		{aep.Option{ID: "nothing", Label: "Nothing to add"}, false},
-	}
-	for _, tc := range cases {
-		assert.Equal(t, tc.deny, isDeny(tc.o), "isDeny(%+v)", tc.o)
 	}
 }
 
@@ -265,13 +246,13 @@ func TestCardLongAnswer(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		label string
-		want  FieldKind
+		want  form.FieldKind
 	}{
-		{"Ticket", FieldText},
-		{"Describe the plan", FieldTextarea},
-		{"Why?", FieldTextarea},
-		{"Release notes", FieldTextarea},
-		{"Notify", FieldText},
+		{"Ticket", form.FieldText},
+		{"Describe the plan", form.FieldTextarea},
+		{"Why?", form.FieldTextarea},
+		{"Release notes", form.FieldTextarea},
+		{"Notify", form.FieldText},
 	}
 	for _, tc := range cases {
 		req := aep.Request{Kind: aep.KindForm, Fields: []aep.FieldSpec{{ID: "x", Type: aep.FieldString, Label: tc.label}}}

@@ -1,6 +1,4 @@
-package render
-
-import "github.com/aepforms/aepforms/static"
+package view
 
 // SignInView is the operator sign-in page.
 type SignInView struct {
@@ -12,15 +10,13 @@ type SignInView struct {
 
 // Sign-in form control names and ids.
 const (
-	SignInSecretName = "token" // the operator secret
-	SignInNameName   = "name"  // the operator's name (optional)
-	SignInErrorsID   = "signin-errors"
+	SignInErrorsID = "signin-errors"
 )
 
 // SignIn builds the sign-in page under basePath; problem is the message
 // of a refused attempt ("" when none), name the name to keep in the form.
-func SignIn(basePath, problem, name string) SignInView {
-	base := cleanBase(basePath)
+func SignIn(basePath string, assets Assets, problem, name string) SignInView {
+	base := root(basePath)
 	title := "Sign in · aepforms"
 	if problem != "" {
 		title = "Error: " + title
@@ -35,9 +31,9 @@ func SignIn(basePath, problem, name string) SignInView {
 			Title:       title,
 			Base:        base,
 			HomeURL:     base + "/",
-			CSSURL:      base + "/static/app.css?v=" + static.Hash(),
-			JSURL:       base + "/static/app.js?v=" + static.Hash(),
-			IconURL:     iconURL(base),
+			CSSURL:      assets.CSS,
+			JSURL:       assets.JS,
+			IconURL:     assets.Icon,
 			Relay:       RelayView{Connected: true},
 		},
 		Action:  base + "/signin",

@@ -1,4 +1,4 @@
-package render
+package view
 
 import (
 	"net/url"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render/form"
 )
 
 func TestCardProvenance(t *testing.T) {
@@ -270,7 +271,7 @@ func TestCardRefusalWithoutForm(t *testing.T) {
 				assert.False(t, cv.Form.Answerable, "a refused card offers no submit")
 			}
 			require.Len(t, cv.Errors, 1, "the refusal is on the card")
-			assert.Equal(t, ErrorLink{Message: "Nothing was sent."}, cv.Errors[0], "no link: no control can take focus")
+			assert.Equal(t, form.ErrorLink{Message: "Nothing was sent."}, cv.Errors[0], "no link: no control can take focus")
 			assert.Equal(t, "c1-errors", cv.ErrorsID)
 
 			p := Page([]inbox.Card{tc.card()}, inbox.Status{FeedConnected: true}, PageOptions{
@@ -308,10 +309,10 @@ func TestCardProblemsAtMetadata(t *testing.T) {
 	o.Problems = []aep.Problem{{Field: "ticket", Code: "required", Message: "Enter an answer"}}
 	cv := Card(c, o)
 	require.Len(t, cv.Errors, 1)
-	assert.Equal(t, ErrorLink{Href: "#c1-f0", Message: "Enter an answer", Field: "Field ticket"}, cv.Errors[0])
+	assert.Equal(t, form.ErrorLink{Href: "#c1-f0", Message: "Enter an answer", Field: "Field ticket"}, cv.Errors[0])
 
 	c.State = inbox.StateTimedOut
 	cv = Card(c, o)
 	require.Len(t, cv.Errors, 1)
-	assert.Equal(t, ErrorLink{Message: "Enter an answer", Field: "Field ticket"}, cv.Errors[0], "unlinked on a card without controls")
+	assert.Equal(t, form.ErrorLink{Message: "Enter an answer", Field: "Field ticket"}, cv.Errors[0], "unlinked on a card without controls")
 }

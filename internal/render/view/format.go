@@ -1,4 +1,4 @@
-package render
+package view
 
 import (
 	"fmt"
@@ -37,19 +37,20 @@ func provenance(c inbox.Card, opts Options) Provenance {
 		p.AskedTitle = exactTime(asked)
 	}
 	if !c.ExpiresAt.IsZero() {
-		p.Deadline = countdown(c.ExpiresAt, opts.Now)
+		p.Deadline = countdown(c, opts.Now)
 	}
 	return p
 }
 
-// countdown is the deadline's state at now.
-func countdown(deadline, now time.Time) *Countdown {
+// countdown is the card's deadline at now.
+func countdown(c inbox.Card, now time.Time) *Countdown {
+	deadline := c.ExpiresAt
 	left := deadline.Sub(now)
 	d := &Countdown{
 		ISO:   deadline.UTC().Format(time.RFC3339Nano),
 		Title: "Deadline " + exactTime(deadline),
 	}
-	if left <= 0 {
+	if c.Expired(now) {
 		d.Passed = true
 		d.Text = "Deadline passed"
 		return d

@@ -1,0 +1,114 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/aepforms/aepforms/internal/agent"
+	"github.com/aepforms/aepforms/internal/feed"
+	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/respond"
+	"github.com/aepforms/aepforms/web"
+)
+
+// The concrete parts fit the interfaces their consumers declare.
+var (
+	_ feed.Sink        = (*inbox.Inbox)(nil)
+	_ respond.Reporter = (*inbox.Inbox)(nil)
+	_ web.Inbox        = (*inbox.Inbox)(nil)
+	_ web.Submitter    = (*respond.Client)(nil)
+	_ web.Roster       = (*respond.Client)(nil)
+	_ web.Upstream     = upstream{}
+)
+
+// sweepInterval is how often the inbox re-checks expires_at deadlines.
+const sweepInterval = time.Second
+
+// serveGraph is `aepforms serve`'s parts, built and connected: the inbox
+// (the domain), the feed that fills it, the respond path that sends its
+// answers (nil when watch-only), the UI's handler, and the demo agent
+// when asked for. adapters.go walks one answer through them.
+type serveGraph struct {
+	in      *inbox.Inbox
+	feed    *feed.Client
+	respond *respond.Client
+	demo    *agent.Agent
+	handler http.Handler
+}
+
+// newServeGraph builds the parts against the relay at relayURL. Without a
+// control token the UI is watch-only: no respond path.
+func newServeGraph(cfg serveConfig, relayURL, token string, logger *slog.Logger) *serveGraph {
+	g := &serveGraph{}
+	// The UI's commands carry one stable source (targets dedupe on
+	// (source, id)); the inbox knows it so its own earlier commands, seen
+	// again after a restart, are not taken for another sender's.
+	source := uiSource()
+	g.in = inbox.New(inbox.Options{OwnSource: source})
+	feedCfg := feed.Config{RelayURL: relayURL, Token: token, SilenceTimeout: cfg.feedSilence, Logger: logger.With("part", "feed")}
+	deps := web.Deps{Inbox: g.in}
+	if token != "" {
+		g.respond = respond.New(respond.Config{
+			RelayURL: relayURL, Token: token, Agent: cfg.agentName, Source: source, AckWindow: cfg.ackWindow,
+			Reporter: g.in, Logger: logger.With("part", "respond"),
+			// A roster change (an agent connected or left) re-renders the
+			// open cards whose agent's reach changed.
+			Notify: func() { g.in.RefreshReach(g.respond.Reach) },
+		})
+		// A new session: read the roster again, so its cards know whether
+		// their agent is connected before the operator types.
+		feedCfg.SessionStarted = g.respond.Refresh
+		deps.Submitter, deps.Roster = g.respond, g.respond
+	}
+	g.feed = feed.New(feedCfg)
+	deps.Upstream = upstream{in: g.in, feed: g.feed, respond: g.respond}
+	g.handler = web.NewServer(web.Config{
+		BasePath: cfg.basePath, OperatorToken: cfg.operatorToken, AllowHosts: cfg.allowHosts,
+		EmbedOrigins: cfg.embedOrigins, SecureCookies: cfg.tlsCert != "" || cfg.trustProxy,
+		WatchOnly: token == "", Heartbeat: cfg.heartbeat, Logger: logger.With("part", "web"),
+	}, deps)
+	if cfg.demo {
+		ac := agent.DefaultConfig()
+		ac.RelayURL, ac.Token, ac.Every, ac.ReaskExpired = relayURL, token, cfg.demoEvery, true
+		ac.Logger = logger.With("part", "demo-agent")
+		g.demo = agent.New(ac)
+	}
+	return g
+}
+
+// start runs every long-lived part with goRun, which owns the goroutines
+// and waits for them.
+func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func() error)) {
+	goRun("feed", func() error { return g.feed.Run(ctx, g.in) })
+	if g.respond != nil {
+		goRun("respond", func() error { return g.respond.Run(ctx) })
+	}
+	goRun("sweep", func() error {
+		t := time.NewTicker(sweepInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+				g.in.Sweep()
+			}
+		}
+	})
+	if g.demo != nil {
+		goRun("demo agent", func() error { return g.demo.Run(ctx) })
+	}
+}
+
+// uiSource is the source URI of this UI's commands, aep://{host}/ui/aepforms.
+func uiSource() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	return "aep://" + url.PathEscape(host) + "/ui/aepforms"
+}

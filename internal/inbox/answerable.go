@@ -1,0 +1,58 @@
+package inbox
+
+import "time"
+
+// The rules of answerability live here and nowhere else: the answer
+// handler, BeginSubmission, the lifecycle, the view's state line and the
+// page script (through the deadline the server renders) all ask these.
+
+// Expired reports whether the request's expires_at has passed at now.
+func (c *Card) Expired(now time.Time) bool {
+	return !c.ExpiresAt.IsZero() && !now.Before(c.ExpiresAt)
+}
+
+// Open reports whether the request is still open at now: pending or
+// routed, and its deadline (if any) not passed.
+func (c *Card) Open(now time.Time) bool { return c.State.Open() && !c.Expired(now) }
+
+// Controllable reports whether the request takes its answer over control
+// at all (not an informational request answered in the agent's own UI).
+func (c *Card) Controllable() bool { return !c.Informational && c.Request.Controllable() }
+
+// InFlight reports whether the operator's latest answer still waits for
+// the agent.
+func (c *Card) InFlight() bool { return c.Submission.InFlight() }
+
+// CanAnswer reports whether an answer may be sent for the card at now: nil,
+// or the sentinel that says why not, in this order: ErrMalformed,
+// ErrInformational, ErrExpired, ErrSettled, ErrInFlight.
+func (c *Card) CanAnswer(now time.Time) error {
+	if err := c.closed(now); err != nil {
+		return err
+	}
+	if c.InFlight() {
+		return ErrInFlight
+	}
+	return nil
+}
+
+// closed is CanAnswer without the in-flight rule: why the request itself
+// can no longer take an answer from anyone.
+func (c *Card) closed(now time.Time) error {
+	switch {
+	case c.Malformed != "":
+		return ErrMalformed
+	case !c.Controllable():
+		return ErrInformational
+	case c.State == StateExpired || (c.State.Open() && c.Expired(now)):
+		return ErrExpired
+	case !c.State.Open():
+		return ErrSettled
+	}
+	return nil
+}
+
+// Closed reports whether the request can no longer take an answer from
+// anyone at now (CanAnswer without the in-flight rule), and the sentinel
+// that says why.
+func (c *Card) Closed(now time.Time) error { return c.closed(now) }

@@ -1,0 +1,81 @@
+package inbox
+
+import (
+	"errors"
+	"sync"
+	"time"
+)
+
+// ErrNotRecorded is BeginSubmission's refusal when the journal could not
+// keep the submission: nothing is sent.
+var ErrNotRecorded = errors.New("inbox: the answer could not be recorded")
+
+// Journal is where the operator's answers are kept: every submission
+// begun, written ahead of its command being sent, and every state it
+// moves to. The inbox calls it under its own lock, in the order things
+// happen to one command. Options.Journal nil keeps them in memory
+// (MemoryJournal); a database behind this interface makes them outlast
+// the process.
+type Journal interface {
+	// Record keeps a new submission (State sending) before its command is
+	// sent; an error refuses the post.
+	Record(s Submission) error
+	// Settle keeps what became of command commandID at time at.
+	Settle(commandID string, state SubmissionState, reason, detail string, at time.Time) error
+	// Unsettled lists the submissions whose command still waits for the
+	// agent (sending or accepted), oldest first.
+	Unsettled() ([]Submission, error)
+}
+
+// MemoryJournal is a Journal in memory: what it holds ends with the
+// process. Its methods are safe for concurrent use.
+type MemoryJournal struct {
+	mu    sync.Mutex
+	order []string
+	subs  map[string]*Submission
+}
+
+// NewMemoryJournal returns an empty MemoryJournal.
+func NewMemoryJournal() *MemoryJournal {
+	return &MemoryJournal{subs: make(map[string]*Submission)}
+}
+
+// Record keeps s.
+func (j *MemoryJournal) Record(s Submission) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if _, dup := j.subs[s.CommandID]; dup {
+		return errors.New("inbox: command id already recorded")
+	}
+	c := cloneSubmission(s)
+	j.subs[s.CommandID] = &c
+	j.order = append(j.order, s.CommandID)
+	return nil
+}
+
+// Settle keeps the new state of command commandID; an unknown command is
+// ignored.
+func (j *MemoryJournal) Settle(commandID string, state SubmissionState, reason, detail string, at time.Time) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if s, ok := j.subs[commandID]; ok {
+		s.State, s.Reason, s.Detail, s.SettledAt = state, reason, detail, at
+		if state == SubmissionSending {
+			s.SettledAt = time.Time{}
+		}
+	}
+	return nil
+}
+
+// Unsettled lists the submissions still waiting for the agent, oldest first.
+func (j *MemoryJournal) Unsettled() ([]Submission, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []Submission
+	for _, id := range j.order {
+		if s := j.subs[id]; s.InFlight() {
+			out = append(out, cloneSubmission(*s))
+		}
+	}
+	return out, nil
+}

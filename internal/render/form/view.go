@@ -1,0 +1,58 @@
+package form
+
+// View is a card's form: its controls and how it is submitted.
+type View struct {
+	Action string // POST URL: {base}/cards/{id}/answer
+	Token  string // hidden form token
+	// Answerable is true when a submit is offered; when false the controls
+	// are shown disabled (watch-only, sending, informational, settled).
+	Answerable bool
+	Fields     []Field
+	Options    []Option // permission, review, input with options
+	Reply      *Reply   // free-text reply: input, form without fields, unknown kind
+	// SubmitLabel is the primary button's label ("Send answer"); empty when
+	// the only submits are option buttons.
+	SubmitLabel string
+	// Kept is true when the controls hold input kept on the server (a
+	// refused post, a submission): the browser must not restore a draft over it.
+	Kept bool
+}
+
+// ErrorLink is one line of an error summary: the message and the id of
+// the control it jumps to.
+type ErrorLink struct {
+	Href    string // "#{control id}"; empty for a problem with the whole answer
+	Message string
+	// Field names the field the problem is with ("Service name", or
+	// "Field f_1" when labels are placeholders), so the summary line reads
+	// on its own; empty for a whole-answer problem or when the message
+	// already names the field.
+	Field string
+}
+
+// Option is one option of a permission, review or input request.
+type Option struct {
+	Index       int
+	Value       string // the option button's value: the option index
+	Label       string
+	AgentID     string // the option id, shown when the label is a placeholder
+	Placeholder bool
+	// Style is "primary" (the first non-deny option), "secondary" or
+	// "deny" (a destructive choice: never the default).
+	Style string
+}
+
+// Reply is a free-text reply control.
+type Reply struct {
+	Name, ID    string
+	Label       string
+	Required    bool
+	Value       string
+	Hint        string
+	HintID      string
+	Error       string
+	ErrorID     string
+	DescribedBy string
+	Invalid     bool
+	Disabled    bool
+}

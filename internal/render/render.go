@@ -1,0 +1,128 @@
+// Package render is where inbox cards become HTML and form posts become
+// answers. Its two subjects are its sub-packages: view (the view models the
+// templ components render) and form (the form's wire contract, its field
+// views and the parsing of a post into answer.values). Package render
+// itself does the rendering step: components into a buffer first (so a
+// template error never yields half a page), and the render-once fragment
+// cache the push stream reads.
+package render
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a-h/templ"
+
+	"github.com/aepforms/aepforms/components"
+	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render/view"
+)
+
+// cardBytes is about how much HTML one card renders to: buffers are sized
+// up front from it instead of growing.
+const cardBytes = 4 << 10
+
+// fragmentCacheSize bounds the rendered fragments kept; past it the cache
+// starts over (a burst of changes renders each card once again).
+const fragmentCacheSize = 4096
+
+// Buffer renders c into a buffer of about sizeHint bytes.
+func Buffer(ctx context.Context, c templ.Component, sizeHint int) (*bytes.Buffer, error) {
+	var buf bytes.Buffer
+	buf.Grow(sizeHint)
+	if err := c.Render(ctx, &buf); err != nil {
+		return nil, err
+	}
+	return &buf, nil
+}
+
+// Page renders the inbox page, or the panel (the inbox without chrome).
+func Page(ctx context.Context, v view.PageView) (*bytes.Buffer, error) {
+	n := len(v.Settled)
+	for _, g := range v.Groups {
+		n += len(g.Cards)
+	}
+	c := components.Page(v)
+	if v.Panel {
+		c = components.Panel(v)
+	}
+	return Buffer(ctx, c, 16<<10+n*cardBytes)
+}
+
+// SignIn renders the sign-in page.
+func SignIn(ctx context.Context, v view.SignInView) (*bytes.Buffer, error) {
+	return Buffer(ctx, components.SignIn(v), 8<<10)
+}
+
+// Status renders the status fragment (banners, relay state) the push
+// stream sends; it needs no card.
+func Status(ctx context.Context, v view.PageView) (string, error) {
+	buf, err := Buffer(ctx, components.StatusFragment(v), 1<<10)
+	if err != nil {
+		return "", err
+	}
+	return buf.String(), nil
+}
+
+// NewToken mints a form token: 128 random bits, base64url.
+func NewToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// Fragments renders each card version once for every browser on the push
+// stream, instead of once per browser. A fragment is rendered with a
+// per-process random placeholder in place of the form token, and every
+// copy handed out gets a fresh token swapped in: tokens stay one per
+// delivered form (two tabs never share one), and agent text cannot forge
+// the placeholder, which it never sees. Relative times are kept to the
+// minute they were rendered in. Its methods are safe for concurrent use.
+type Fragments struct {
+	placeholder string
+	mu          sync.Mutex
+	m           map[fragmentKey]string
+}
+
+type fragmentKey struct {
+	card    inbox.CardID
+	version uint64
+	minute  int64
+}
+
+// NewFragments returns an empty fragment cache.
+func NewFragments() *Fragments {
+	// The token alphabet (base64url) never holds '.', so the placeholder
+	// cannot be mistaken for a real token either.
+	return &Fragments{placeholder: "tok." + NewToken(), m: make(map[fragmentKey]string)}
+}
+
+// Card returns the fragment of c (a components.CardFragment) for one
+// browser, with its own form token; opts.Token is ignored. Fragments of
+// one card version rendered in the same minute of opts.Now are one render.
+func (f *Fragments) Card(ctx context.Context, c inbox.Card, opts view.Options) (string, error) {
+	key := fragmentKey{card: c.ID, version: c.Version, minute: opts.Now.Truncate(time.Minute).Unix()}
+	f.mu.Lock()
+	html, ok := f.m[key]
+	f.mu.Unlock()
+	if !ok {
+		opts.Token = f.placeholder
+		buf, err := Buffer(ctx, components.CardFragment(view.Card(c, opts)), 2*cardBytes)
+		if err != nil {
+			return "", err
+		}
+		html = buf.String()
+		f.mu.Lock()
+		if len(f.m) >= fragmentCacheSize {
+			clear(f.m)
+		}
+		f.m[key] = html
+		f.mu.Unlock()
+	}
+	return strings.ReplaceAll(html, f.placeholder, NewToken()), nil
+}

@@ -1,0 +1,149 @@
+package view
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
+)
+
+// The one table of what the UI tells the operator about a card: its state
+// line, why an answer post sent nothing, and the notes on a card. Every
+// state and refusal is worded here and nowhere else; a new state or
+// refusal adds its row here, never beside it.
+var words = struct {
+	// State lines, by the state line's kind (data-state).
+	state map[string]string
+	// Settled resolutions (attention.resolved), by resolution.
+	resolved map[string]string
+	// The agent's control.rejected reasons; "" is any other reason.
+	rejected map[string]string
+	// Why a command did not reach the agent (relay codes and the UI's own
+	// reasons); "" is any other reason.
+	failed map[string]string
+	// Refusals of an answer post, by what refused it.
+	refusal map[error]Refusal
+	// Notes on an open card.
+	note map[string]string
+}{
+	state: map[string]string{
+		"malformed":     "This request is malformed and cannot be answered: ",
+		"info":          "For information: the agent takes its answer another way (%s), not from here.",
+		"sending":       "Sent, waiting for the agent",
+		"accepted":      "The agent accepted the answer; waiting for it to record it",
+		"expired-open":  "The deadline has passed: this can no longer be answered.",
+		"removed":       "This question is no longer shown here: it left the inbox.",
+		"routed":        "Routed%s%s; still open",
+		"answered":      "Answered",
+		"elsewhere":     "Answered elsewhere",
+		"timed-out":     "Timed out: the agent stopped waiting",
+		"expired":       "Expired: the deadline passed without an answer",
+		"session-ended": "The session ended before this was answered",
+		"settled":       "Settled (%s)",
+	},
+	resolved: map[string]string{
+		aep.ResolutionAuto:      "Resolved by the agent on its own",
+		aep.ResolutionDismissed: "Dismissed by the agent",
+		"":                      "Answered; the answer itself was not in the event stream",
+	},
+	rejected: map[string]string{
+		aep.ReasonInvalid:      "The agent did not accept the answer. Correct it below and send it again.",
+		aep.ReasonBusy:         "The agent was busy and did not take the answer. Send it again in a moment.",
+		aep.ReasonRefused:      "The agent refused the answer.",
+		aep.ReasonUnsupported:  "The agent does not take this kind of answer.",
+		aep.ReasonUnauthorized: "The agent does not take answers from this UI.",
+		"":                     "The agent rejected the answer%s.",
+	},
+	failed: map[string]string{
+		"no-route":              "Not delivered: the agent is not connected. Your answer is kept.",
+		"unauthorized":          "Not delivered: this UI has no control token for the relay.",
+		"ambiguous":             "Not delivered: the relay could not tell which agent should get it. Your answer is kept.",
+		"unsupported":           "Not delivered: the relay does not route answers for this request. Your answer is kept.",
+		inbox.ReasonTimeout:     "No answer from the agent in time; it may still act.",
+		inbox.ReasonUnreachable: "Not sent; your answer is kept. The relay could not be reached.",
+		"":                      "Not delivered%s. Your answer is kept.",
+	},
+	refusal: map[error]Refusal{
+		inbox.ErrNotFound:      {"gone", "This question is not in the inbox any more. Reload the page."},
+		errWatchOnly:           {"watch_only", "This UI has no control token for the relay, so it cannot send answers. Your answer was not sent."},
+		errNoToken:             {"no_token", "This form is missing its token. Reload the page and send your answer again."},
+		inbox.ErrInFlight:      {"in_flight", "An answer to this question is already on its way to the agent. Wait for its reply before sending another."},
+		inbox.ErrExpired:       {"expired", "This question expired before your answer was sent. Nothing was sent to the agent."},
+		inbox.ErrInformational: {"informational", "This question is answered in the agent's own interface, not here. Nothing was sent."},
+		inbox.ErrMalformed:     {"malformed", "This request is malformed, so it cannot be answered here. Nothing was sent."},
+		errTimedOut:            {"settled", "The agent stopped waiting for this answer (timed out). Nothing was sent."},
+		errEnded:               {"settled", "The agent's session ended before your answer was sent. Nothing was sent."},
+		errAnsweredBy:          {"settled", "This question was already answered by %s. Nothing was sent."},
+		inbox.ErrSettled:       {"settled", "This question was already answered elsewhere. Nothing was sent."},
+		inbox.ErrNotRecorded:   {"not_recorded", "Your answer could not be recorded, so nothing was sent. Send it again in a moment."},
+	},
+	note: map[string]string{
+		"watch-only":    "Watch-only: this UI has no control token for the relay, so it cannot send answers.",
+		"not-connected": "The agent is not connected: an answer sent now will not reach it.",
+		"refused-other": "An answer from %s was refused by the agent.",
+		"answering":     "Someone else is answering: %s sent an answer.",
+		"another":       "another sender",
+	},
+}
+
+// Refusal is why an answer post sent nothing, in the operator's words: a
+// code (the page's problem code) and the message.
+type Refusal struct {
+	Code, Message string
+}
+
+// Refusals that are the UI's own, not the domain's.
+var (
+	errWatchOnly  = errors.New("view: watch-only")
+	errNoToken    = errors.New("view: no form token")
+	errTimedOut   = errors.New("view: timed out")
+	errEnded      = errors.New("view: session ended")
+	errAnsweredBy = errors.New("view: answered by")
+)
+
+// Refusals the answer handler gives before asking the domain.
+var (
+	RefusalWatchOnly = words.refusal[errWatchOnly]
+	RefusalNoToken   = words.refusal[errNoToken]
+	RefusalGone      = words.refusal[inbox.ErrNotFound]
+)
+
+// RefusalOf words a refusal of the domain (inbox.Card.CanAnswer,
+// BeginSubmission) for card c; false when err is not one.
+func RefusalOf(err error, c inbox.Card) (Refusal, bool) {
+	if errors.Is(err, inbox.ErrSettled) {
+		switch {
+		case c.State == inbox.StateTimedOut:
+			return words.refusal[errTimedOut], true
+		case c.State == inbox.StateEnded:
+			return words.refusal[errEnded], true
+		case c.Recorded != nil && c.Recorded.By != "":
+			r := words.refusal[errAnsweredBy]
+			r.Message = fmt.Sprintf(r.Message, c.Recorded.By)
+			return r, true
+		}
+	}
+	for e, r := range words.refusal {
+		if errors.Is(err, e) {
+			return r, true
+		}
+	}
+	return Refusal{}, false
+}
+
+// rejectedText says what a control.rejected reason means to the operator.
+func rejectedText(reason string) string {
+	if t, ok := words.rejected[reason]; ok && reason != "" {
+		return t
+	}
+	return fmt.Sprintf(words.rejected[""], phrase(" (", reason)+closeParen(reason))
+}
+
+// failedText says why an answer did not reach the agent.
+func failedText(reason string) string {
+	if t, ok := words.failed[reason]; ok && reason != "" {
+		return t
+	}
+	return fmt.Sprintf(words.failed[""], phrase(" (", reason)+closeParen(reason))
+}
