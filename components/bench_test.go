@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aepforms/aepforms/e2e/samples"
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render/view"
@@ -21,7 +22,7 @@ func BenchmarkPage1000(b *testing.B) {
 // BenchmarkPage1000Forms is the worst case: 1000 cards that each hold the
 // eight-field form with one field of every kind.
 func BenchmarkPage1000Forms(b *testing.B) {
-	benchPage(b, func(int, []inbox.Card) aep.Request { return everyKindRequest() })
+	benchPage(b, func(int, []inbox.Card) aep.Request { return samples.EveryFieldForm() })
 }
 
 func benchPage(b *testing.B, req func(i int, open []inbox.Card) aep.Request) {

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/aepforms/aepforms/e2e/samples"
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
 )
@@ -33,32 +34,9 @@ func sampleCard(id, agent, session string, req aep.Request) inbox.Card {
 	}
 }
 
-// everyKindRequest is a form with one field of every kind and flavour.
-func everyKindRequest() aep.Request {
-	many := make([]aep.Choice, 0, 10)
-	for _, r := range []string{"us-east-1", "us-east-2", "us-west-1", "us-west-2", "eu-west-1", "eu-west-2", "eu-central-1", "ap-south-1", "ap-northeast-1", "sa-east-1"} {
-		many = append(many, aep.Choice{ID: r, Label: r})
-	}
-	return aep.Request{
-		Kind:   aep.KindForm,
-		Prompt: "Before I deploy the payments service, I need a few details.\nThe change touches the checkout flow.",
-		Fields: []aep.FieldSpec{
-			{ID: "ticket", Type: aep.FieldString, Label: "Change ticket", Required: true},
-			{ID: "notes", Type: aep.FieldString, Label: "Describe the rollback plan"},
-			{ID: "budget", Type: aep.FieldNumber, Label: "Budget in USD", Required: true, Min: fptr(0.5), Max: fptr(2500)},
-			{ID: "page", Type: aep.FieldBoolean, Label: "Page the on-call engineer", Required: true},
-			{ID: "env", Type: aep.FieldSelect, Label: "Environment", Required: true, Choices: []aep.Choice{{ID: "staging", Label: "Staging"}, {ID: "prod", Label: "Production"}}},
-			{ID: "db", Type: aep.FieldSelect, Label: "Database", Other: true, Choices: []aep.Choice{{ID: "pg", Label: "PostgreSQL"}, {ID: "sqlite", Label: "SQLite"}}},
-			{ID: "region", Type: aep.FieldSelect, Label: "Primary region", Required: true, Choices: many},
-			{ID: "notify", Type: aep.FieldSelect, Label: "Who should be told", Multi: true, Other: true, Required: true, Choices: []aep.Choice{{ID: "sre", Label: "SRE"}, {ID: "pm", Label: "Product"}}},
-		},
-		RespondVia: []string{aep.ViaControl},
-	}
-}
-
 // sampleCards are cards of every kind and state, open ones first.
 func sampleCards() []inbox.Card {
-	form := sampleCard("cform", "claude-code", "s_payments", everyKindRequest())
+	form := sampleCard("cform", "claude-code", "s_payments", samples.EveryFieldForm())
 	form.ExpiresAt = sampleNow.Add(4*time.Minute + 30*time.Second)
 
 	perm := sampleCard("cperm", "claude-code", "s_payments", aep.Request{

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aepforms/aepforms/e2e/samples"
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/feed"
 )
@@ -101,21 +102,9 @@ func benchPushLatency(b *testing.B, browsers int) {
 // multi select, single select with Other) whose prompt carries the
 // sample number for the readers.
 func benchPushRequest(i int) aep.Request {
-	return aep.Request{
-		Kind:   aep.KindForm,
-		Prompt: fmt.Sprintf("Deploy the service? (benchmark sample #%d.)", i),
-		Fields: []aep.FieldSpec{
-			{ID: "name", Type: aep.FieldString, Label: "Service name", Required: true},
-			{ID: "staged", Type: aep.FieldBoolean, Label: "Deploy to staging first?"},
-			{ID: "regions", Type: aep.FieldSelect, Label: "Regions", Multi: true, Choices: []aep.Choice{
-				{ID: "1", Label: "us-east"}, {ID: "2", Label: "eu-west"}, {ID: "3", Label: "ap-south"},
-			}},
-			{ID: "db", Type: aep.FieldSelect, Label: "Database", Other: true, Choices: []aep.Choice{
-				{ID: "1", Label: "PostgreSQL"}, {ID: "2", Label: "SQLite"},
-			}},
-		},
-		RespondVia: []string{aep.ViaControl},
-	}
+	r := samples.DeployForm()
+	r.Prompt = fmt.Sprintf("Deploy the service? (benchmark sample #%d.)", i)
+	return r
 }
 
 // benchSampleOf is the sample number in a message carrying

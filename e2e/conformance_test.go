@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aepforms/aepforms/e2e/conformance"
 	"github.com/aepforms/aepforms/internal/agent"
-	"github.com/aepforms/aepforms/internal/conformance"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -4,108 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/e2e/browsertest"
 )
-
-// axeViolation is one failed axe-core rule with the elements it failed on.
-type axeViolation struct {
-	ID     string `json:"id"`
-	Impact string `json:"impact"`
-	Help   string `json:"help"`
-	Nodes  []struct {
-		Target  []any  `json:"target"`
-		HTML    string `json:"html"`
-		Summary string `json:"failureSummary"`
-	} `json:"nodes"`
-}
-
-func (v axeViolation) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s (%s): %s\n", v.ID, v.Impact, v.Help)
-	for _, n := range v.Nodes {
-		fmt.Fprintf(&b, "    at %v: %.200s\n      %s\n", n.Target, n.HTML, strings.ReplaceAll(n.Summary, "\n", "\n      "))
-	}
-	return b.String()
-}
-
-// browser starts headless Chromium for the test and returns its context.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	bin := findChromium(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	)
-	// One deadline for the whole browser: a hung page fails the test
-	// instead of hanging it.
-	ctx, cancelAll := context.WithTimeout(context.Background(), 3*time.Minute)
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancelBrowser(); cancelAlloc(); cancelAll() })
-	if err := chromedp.Do(bctx, chromedp.Navigate("about:blank")); err != nil {
-		missingTool(t, "Chromium %s does not start: %v", bin, err)
-	}
-	return bctx
-}
-
-// consoleLog collects what a tab writes to its console.
-type consoleLog struct {
-	mu   sync.Mutex
-	msgs []chromedp.ConsoleMessage
-	wg   sync.WaitGroup
-}
-
-func watchConsole(ctx context.Context) *consoleLog {
-	cl := &consoleLog{}
-	msgs := chromedp.Console(ctx)
-	cl.wg.Add(1)
-	go func() {
-		defer cl.wg.Done()
-		for m, err := range msgs {
-			if err != nil {
-				return
-			}
-			cl.mu.Lock()
-			cl.msgs = append(cl.msgs, m)
-			cl.mu.Unlock()
-		}
-	}()
-	return cl
-}
-
-// problems are the errors and exceptions logged so far, but for the
-// status of a document the test asked for (a refused post answers 4xx on
-// purpose) and the browser's own favicon probe.
-func (cl *consoleLog) problems(document string) []string {
-	cl.mu.Lock()
-	defer cl.mu.Unlock()
-	var out []string
-	for _, m := range cl.msgs {
-		if m.Type != chromedp.ConsoleError && !m.IsException() {
-			continue
-		}
-		if m.Source == "network" && (m.URL == document || strings.HasSuffix(m.URL, "/favicon.ico")) {
-			continue
-		}
-		out = append(out, m.String()+" "+m.URL)
-	}
-	return out
-}
 
 // loadPage opens p in the tab: a GET, or a form post made by the browser
 // from the UI's own page (so Origin and fetch metadata are a browser's).
@@ -120,29 +27,7 @@ func loadPage(t *testing.T, ctx context.Context, p markupPage) {
 		start = "signin"
 	}
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(p.h.url(start))))
-	fields, err := json.Marshal(p.post)
-	require.NoError(t, err)
-	loaded := chromedp.Events(ctx, page.LoadEventFired)
-	script := fmt.Sprintf(`(() => {
-		const f = document.createElement('form');
-		f.method = 'post';
-		f.action = %q;
-		for (const [name, values] of Object.entries(%s)) {
-			for (const v of values) {
-				const i = document.createElement('input');
-				i.type = 'hidden'; i.name = name; i.value = v;
-				f.appendChild(i);
-			}
-		}
-		document.body.appendChild(f);
-		f.submit();
-	})()`, p.h.url(p.path), fields)
-	_, err = chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](script))
-	require.NoError(t, err)
-	for _, err := range loaded {
-		require.NoError(t, err, "waiting for the refused post's page")
-		break
-	}
+	browsertest.PostForm(t, ctx, p.h.url(p.path), p.post)
 }
 
 // TestAccessibilityAudit runs axe-core in headless Chromium on every page
@@ -153,10 +38,8 @@ func TestAccessibilityAudit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short mode: starts Chromium")
 	}
-	axeJS := findAxe(t)
-	axe, err := os.ReadFile(axeJS)
-	require.NoError(t, err)
-	bctx := browser(t)
+	browsertest.AxeJS(t) // skip before starting anything when axe-core is missing
+	bctx := browsertest.New(t)
 	pages := markupPages(t)
 	// At 360 px (a phone) the pages whose layout changes most.
 	narrow := map[string]bool{"page": true, "panel dark": true, "refused post": true, "sign-in refused": true}
@@ -169,7 +52,7 @@ func TestAccessibilityAudit(t *testing.T) {
 			t.Run(fmt.Sprintf("%s at %dpx", p.name, width), func(t *testing.T) {
 				ctx, cancel := chromedp.NewContext(bctx)
 				defer cancel()
-				cl := watchConsole(ctx)
+				console := browsertest.WatchConsole(ctx)
 				require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(width, 900)))
 				loadPage(t, ctx, p)
 
@@ -185,26 +68,12 @@ func TestAccessibilityAudit(t *testing.T) {
 					}
 				}
 
-				_, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](string(axe)))
-				require.NoError(t, err, "injecting axe-core")
-				var res struct {
-					Violations []axeViolation `json:"violations"`
-					Passes     int            `json:"passes"`
-				}
-				raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](
-					`axe.run(document).then(r => ({violations: r.violations, passes: r.passes.length}))`, chromedp.EvalAwaitPromise))
-				require.NoError(t, err, "axe.run")
-				require.NoError(t, json.Unmarshal(raw, &res))
-				require.Greater(t, res.Passes, 10, "axe-core checked next to nothing: is the page there?")
-				var report strings.Builder
-				for _, v := range res.Violations {
-					report.WriteString(v.String())
-				}
-				assert.Empty(t, res.Violations, "axe-core violations on %s:\n%s", p.name, report.String())
+				violations := browsertest.Axe(t, ctx)
+				assert.Empty(t, violations, "axe-core violations on %s:\n%s", p.name, violations)
 
 				cancel()
-				cl.wg.Wait()
-				assert.Empty(t, cl.problems(p.h.url(p.path)), "console errors on %s (CSP violations, script errors)", p.name)
+				console.Wait()
+				assert.Empty(t, console.Problems(p.h.url(p.path)), "console errors on %s (CSP violations, script errors)", p.name)
 			})
 		}
 	}
@@ -225,7 +94,7 @@ func TestKeyboardReachesEveryControlWithVisibleFocus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short mode: starts Chromium")
 	}
-	bctx := browser(t)
+	bctx := browsertest.New(t)
 	h := newHarness(t)
 	seedEveryKind(h)
 	const mark = `(() => {

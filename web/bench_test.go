@@ -12,6 +12,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/aepforms/aepforms/e2e/samples"
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
 )
@@ -183,13 +184,9 @@ func benchRequest(i int, start time.Time) (aep.Request, string) {
 	control := []string{aep.ViaControl}
 	switch i % 10 {
 	case 0, 1, 2: // the golden deploy form
-		return aep.Request{Kind: aep.KindForm, Prompt: fmt.Sprintf("Configure deployment %d", i), RespondVia: control,
-			Fields: []aep.FieldSpec{
-				{ID: "name", Type: aep.FieldString, Label: "Service name", Required: true},
-				{ID: "staged", Type: aep.FieldBoolean, Label: "Deploy to staging first?"},
-				{ID: "regions", Type: aep.FieldSelect, Label: "Regions", Multi: true, Choices: regions[:3]},
-				{ID: "db", Type: aep.FieldSelect, Label: "Database", Other: true, Choices: []aep.Choice{{ID: "1", Label: "PostgreSQL"}, {ID: "2", Label: "SQLite"}}},
-			}}, "full"
+		r := samples.DeployForm()
+		r.Prompt = fmt.Sprintf("Configure deployment %d", i)
+		return r, "full"
 	case 3: // every field kind, a long HTML-looking prompt, a deadline
 		return aep.Request{Kind: aep.KindForm, RespondVia: control,
 			Prompt:    strings.Repeat("Review <b>this</b> & that before the release.\n", 12),

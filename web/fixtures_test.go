@@ -7,35 +7,20 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aepforms/aepforms/e2e/samples"
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
 )
 
 func fptr(v float64) *float64 { return &v }
 
-// everyFieldForm is a form with one field of every kind and flavour.
+// everyFieldForm is the shared form with one field of every kind and
+// flavour, plus a multi select without Other, due at expiresAt.
 func everyFieldForm(expiresAt time.Time) aep.Request {
-	many := make([]aep.Choice, 0, 10)
-	for _, r := range []string{"us-east-1", "us-east-2", "us-west-1", "us-west-2", "eu-west-1", "eu-west-2", "eu-central-1", "ap-south-1", "ap-northeast-1", "sa-east-1"} {
-		many = append(many, aep.Choice{ID: r, Label: r})
-	}
-	return aep.Request{
-		Kind:   aep.KindForm,
-		Prompt: "Before I deploy the payments service, I need a few details.\nThe change touches the checkout flow.",
-		Fields: []aep.FieldSpec{
-			{ID: "ticket", Type: aep.FieldString, Label: "Change ticket", Required: true},
-			{ID: "notes", Type: aep.FieldString, Label: "Describe the rollback plan"},
-			{ID: "budget", Type: aep.FieldNumber, Label: "Budget in USD", Required: true, Min: fptr(0.5), Max: fptr(2500)},
-			{ID: "page", Type: aep.FieldBoolean, Label: "Page the on-call engineer", Required: true},
-			{ID: "env", Type: aep.FieldSelect, Label: "Environment", Required: true, Choices: []aep.Choice{{ID: "staging", Label: "Staging"}, {ID: "prod", Label: "Production"}}},
-			{ID: "db", Type: aep.FieldSelect, Label: "Database", Other: true, Choices: []aep.Choice{{ID: "pg", Label: "PostgreSQL"}, {ID: "sqlite", Label: "SQLite"}}},
-			{ID: "region", Type: aep.FieldSelect, Label: "Primary region", Required: true, Choices: many},
-			{ID: "notify", Type: aep.FieldSelect, Label: "Who should be told", Multi: true, Other: true, Required: true, Choices: []aep.Choice{{ID: "sre", Label: "SRE"}, {ID: "pm", Label: "Product"}}},
-			{ID: "checks", Type: aep.FieldSelect, Label: "Checks to skip", Multi: true, Choices: []aep.Choice{{ID: "lint", Label: "Lint"}, {ID: "e2e", Label: "End-to-end"}}},
-		},
-		RespondVia: []string{aep.ViaControl},
-		ExpiresAt:  expiresAt.UTC().Format(time.RFC3339),
-	}
+	r := samples.EveryFieldForm()
+	r.Fields = append(r.Fields, aep.FieldSpec{ID: "checks", Type: aep.FieldSelect, Label: "Checks to skip", Multi: true, Choices: []aep.Choice{{ID: "lint", Label: "Lint"}, {ID: "e2e", Label: "End-to-end"}}})
+	r.ExpiresAt = expiresAt.UTC().Format(time.RFC3339)
+	return r
 }
 
 // fixture names the cards seedEveryKind made.

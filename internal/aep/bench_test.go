@@ -41,21 +41,6 @@ func BenchmarkEnvelope(b *testing.B) {
 	}
 }
 
-// BenchmarkPayload is payload-schema validation of already decoded events.
-func BenchmarkPayload(b *testing.B) {
-	events := goldenEvents(b)
-	if _, err := compiledSchemas(); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if err := ValidatePayload(events[i%len(events)]); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // BenchmarkFilterMatch is one attr-match filter applied to each event.
 func BenchmarkFilterMatch(b *testing.B) {
 	events := goldenEvents(b)

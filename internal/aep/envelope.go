@@ -343,9 +343,3 @@ func validTraceparent(s string) bool {
 	}
 	return true
 }
-
-// ValidateEvent is ValidateEnvelope and ValidatePayload together: every
-// failure of either, joined.
-func ValidateEvent(e *Event) error {
-	return errors.Join(ValidateEnvelope(e), ValidatePayload(e))
-}

@@ -7,8 +7,11 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/aep/schemas"
 )
 
 // base is a valid session-scoped event; cases edit it.
@@ -139,7 +142,7 @@ func TestValidateEnvelopeDuplicates(t *testing.T) {
 // against schemas/aep-event.schema.json over every event in the corpora.
 func TestEnvelopeAgreesWithSchema(t *testing.T) {
 	t.Parallel()
-	b, err := schemaFiles.ReadFile("schemas/aep-event.schema.json")
+	b, err := schemas.FS.ReadFile("aep-event.schema.json")
 	require.NoError(t, err)
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 	require.NoError(t, err)
@@ -172,76 +175,4 @@ func TestEnvelopeAgreesWithSchema(t *testing.T) {
 			check(t, ev)
 		}
 	}
-}
-
-func TestValidatePayload(t *testing.T) {
-	t.Parallel()
-	ev := func(typ, data string) *Event {
-		s := strings.Replace(base, `"run.started"`, `"`+typ+`"`, 1)
-		if data != "" {
-			s = strings.TrimSuffix(s, "}") + `,"data":` + data + `}`
-		}
-		e, err := Decode([]byte(s))
-		require.NoError(t, err)
-		return e
-	}
-	cases := []struct {
-		name, typ, data string
-		attrs           []string
-	}{
-		{"no data passes", "attention.requested", "", nil},
-		{"vendor type passes", "x.acme.tool.ran", `{"anything":[1,2]}`, nil},
-		{"unregistered core-looking type passes", "tool.exploded", `{"x":1}`, nil},
-		{"reserved type without schema passes", "message.user.submitted", `{"x":1}`, nil},
-		{"unknown payload members pass", "run.started", `{"trigger":"user","acme":{"deep":true}}`, nil},
-		{"form request with a bad field type", "attention.requested", `{"kind":"form","prompt":"p","fields":[{"id":"a","type":"date","label":"A"}]}`, []string{"data.fields[0].type"}},
-		{"request without prompt", "attention.requested", `{"kind":"input"}`, []string{"data"}},
-		{"expires_at must be a date-time", "attention.requested", `{"kind":"input","prompt":"p","expires_at":"soon"}`, []string{"data.expires_at"}},
-		{"two failures", "attention.requested", `{"kind":"nope","prompt":7}`, []string{"data.kind", "data.prompt"}},
-		{"respond answer must be an object", "control.attention.respond", `{"answer":"yes"}`, []string{"data.answer"}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			err := ValidatePayload(ev(tc.typ, tc.data))
-			if tc.attrs == nil {
-				assert.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			var got []string
-			for _, ve := range validationErrors(t, err) {
-				got = append(got, ve.Attr)
-				assert.NotEmpty(t, ve.Rule)
-			}
-			assert.ElementsMatch(t, tc.attrs, got, "paths: %v", err)
-		})
-	}
-}
-
-func TestRegistry(t *testing.T) {
-	t.Parallel()
-	ti, ok := LookupType("attention.requested")
-	require.True(t, ok)
-	assert.Equal(t, TypeInfo{Type: "attention.requested", Status: "mandatory", Scope: "session", Schema: "attention.requested.schema.json", Summary: ti.Summary}, ti)
-	ti, ok = LookupType("message.user.submitted")
-	require.True(t, ok)
-	assert.Empty(t, ti.Schema, "reserved type has no schema")
-	_, ok = LookupType("x.acme.tool.ran")
-	assert.False(t, ok)
-
-	mandatory := 0
-	for _, ti := range RegisteredTypes() {
-		if ti.Status == "mandatory" {
-			mandatory++
-		}
-		if ti.Schema != "" {
-			sch, err := payloadSchema(ti.Type)
-			require.NoError(t, err)
-			assert.NotNil(t, sch, "%s compiles", ti.Type)
-		}
-		assert.Equal(t, ti.Scope == "agent", IsAgentScoped(ti.Type), "%s scope", ti.Type)
-		assert.Equal(t, ti.Scope == "command", IsCommand(ti.Type), "%s command", ti.Type)
-	}
-	assert.Equal(t, 14, mandatory, "the 14 mandatory types (AEP-0002 §1)")
 }

@@ -91,14 +91,14 @@ func TestBuild(t *testing.T) {
 		Session: "s1", Subject: "r1", Cause: "r1", Capture: "metadata", Data: Respond{Answer: Answer{Option: "allow"}}})
 	require.NoError(t, err)
 	assert.Equal(t, `{"aep":"0.1","id":"c1","type":"control.attention.respond","subject":"r1","time":"2026-07-03T10:00:00Z","source":"aep://ui/agent/op","agent":"op","session":"s1","cause":"r1","capture":"metadata","data":{"answer":{"option":"allow"}}}`, string(e.Raw()))
-	assert.NoError(t, ValidateEvent(e))
+	assert.NoError(t, ValidateEnvelope(e))
 	_, hasSeq := e.Seq()
 	assert.False(t, hasSeq)
 
 	e, err = Build(Envelope{ID: "e", Type: "run.started", Time: "2026-07-03T10:00:00Z", Source: "aep://a", Agent: "a", Session: "s", Seq: Int64(0), Epoch: Int64(0)})
 	require.NoError(t, err)
 	assert.Contains(t, string(e.Raw()), `"seq":0,"epoch":0`, "zero seq and epoch are written")
-	assert.NoError(t, ValidateEvent(e))
+	assert.NoError(t, ValidateEnvelope(e))
 }
 
 func TestSSEID(t *testing.T) {

@@ -226,9 +226,6 @@ func (f *Filter) Match(e *Event) bool {
 	return true
 }
 
-// Empty reports whether the filter has no predicates (matches everything).
-func (f *Filter) Empty() bool { return f == nil || len(f.preds) == 0 }
-
 func (p *predicate) match(e *Event) bool {
 	switch p.attr {
 	case "severity":

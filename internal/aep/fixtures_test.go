@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -65,4 +66,26 @@ func jsonEqual(t *testing.T, want, got []byte, msgAndArgs ...any) {
 	require.NoError(t, json.Unmarshal(want, &w), "want is not JSON: %s", want)
 	require.NoError(t, json.Unmarshal(got, &g), "got is not JSON: %s", got)
 	require.Equal(t, w, g, msgAndArgs...)
+}
+
+type invalidCorpus struct {
+	Cases []struct {
+		Name   string            `json:"name"`
+		Rule   string            `json:"rule"`
+		Event  json.RawMessage   `json:"event"`
+		Events []json.RawMessage `json:"events"`
+	} `json:"cases"`
+}
+
+// validationErrors flattens a joined error into its *ValidationErrors and
+// fails when any part is of another kind.
+func validationErrors(t *testing.T, err error) []*ValidationError {
+	t.Helper()
+	var out []*ValidationError
+	for _, part := range unjoin(err) {
+		var ve *ValidationError
+		require.True(t, errors.As(part, &ve), "part %v is a *ValidationError", part)
+		out = append(out, ve)
+	}
+	return out
 }

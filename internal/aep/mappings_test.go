@@ -10,8 +10,8 @@ import (
 
 // TestMappingsFixtures drives fixtures/mappings/claude-code.json: both
 // mapped forms (AskUserQuestion, MCP elicitation) are valid
-// attention.requested payloads and well-formed forms at both capture
-// levels, and a hop down-levelling the redacted form to metadata yields the
+// attention.requested events (their payloads against the schema: e2e/aeptest)
+// and well-formed forms at both capture levels, and a hop down-levelling the redacted form to metadata yields the
 // same field structure and placeholder labels the adapter emits at metadata.
 func TestMappingsFixtures(t *testing.T) {
 	t.Parallel()
@@ -36,7 +36,7 @@ func TestMappingsFixtures(t *testing.T) {
 				e, err := Build(Envelope{ID: "M1", Type: "attention.requested", Subject: "AskUserQuestion", Time: "2026-07-03T10:00:00Z",
 					Source: "aep://h/agent/claude-code", Agent: "claude-code", Session: "s", Seq: Int64(0), Capture: capture, Data: data})
 				require.NoError(t, err)
-				require.NoError(t, ValidateEvent(e))
+				require.NoError(t, ValidateEnvelope(e))
 				var r Request
 				require.NoError(t, e.DecodeData(&r))
 				require.NoError(t, ValidateRequest(r))

@@ -1,72 +1,34 @@
 package aep
 
 import (
-	"embed"
 	"encoding/json"
 	"fmt"
 	"path"
 	"sync"
+
+	"github.com/aepforms/aepforms/internal/aep/schemas"
 )
 
-// schemaFiles are the AEP 0.1 schemas, vendored byte-identical
-// (schemas/PROVENANCE.md).
-//
-//go:embed schemas/aep-event.schema.json schemas/registry/*.json schemas/types/*.json
-var schemaFiles embed.FS
-
-// TypeInfo is a registered core type's entry in schemas/registry/types.json.
-type TypeInfo struct {
-	Type    string `json:"type"`
-	Status  string `json:"status"` // mandatory | optional | reserved
-	Scope   string `json:"scope"`  // session | agent | command
-	Schema  string `json:"schema"` // payload schema file under schemas/types/, "" when none
-	Summary string `json:"summary"`
+// typeEntry is a registered core type's entry in
+// schemas/registry/types.json, as far as capture gating needs it.
+type typeEntry struct {
+	Type   string  `json:"type"`
+	Schema *string `json:"schema"` // payload schema file under schemas/types/, null when none
 }
 
-// LookupType returns the registry entry of a core type; vendor and unknown
-// types are not registered.
-func LookupType(t string) (TypeInfo, bool) {
-	ti, ok := registry()[t]
-	return ti, ok
-}
-
-// RegisteredTypes lists the registry's core types, in registry order.
-func RegisteredTypes() []TypeInfo {
-	return append([]TypeInfo(nil), registryList()...)
-}
-
-var registryList = sync.OnceValue(func() []TypeInfo {
+// registryList is the registry's core types, in registry order.
+var registryList = sync.OnceValue(func() []typeEntry {
 	var reg struct {
-		Types []struct {
-			TypeInfo
-			Schema *string `json:"schema"`
-		} `json:"types"`
+		Types []typeEntry `json:"types"`
 	}
 	mustReadSchemaJSON("registry/types.json", &reg)
-	out := make([]TypeInfo, 0, len(reg.Types))
-	for _, t := range reg.Types {
-		ti := t.TypeInfo
-		ti.Schema = ""
-		if t.Schema != nil {
-			ti.Schema = *t.Schema
-		}
-		out = append(out, ti)
-	}
-	return out
-})
-
-var registry = sync.OnceValue(func() map[string]TypeInfo {
-	m := make(map[string]TypeInfo)
-	for _, ti := range registryList() {
-		m[ti.Type] = ti
-	}
-	return m
+	return reg.Types
 })
 
 // mustReadSchemaJSON decodes an embedded schema file. The files are part of
 // the binary, so a failure is a build defect, not a runtime condition.
 func mustReadSchemaJSON(name string, v any) {
-	b, err := schemaFiles.ReadFile(path.Join("schemas", name))
+	b, err := schemas.FS.ReadFile(name)
 	if err != nil {
 		panic(fmt.Sprintf("aep: embedded schema %s: %v", name, err))
 	}
@@ -88,11 +50,11 @@ type captureNode struct {
 var captureTrees = sync.OnceValue(func() map[string]*captureNode {
 	out := make(map[string]*captureNode)
 	for _, ti := range registryList() {
-		if ti.Schema == "" {
+		if ti.Schema == nil || *ti.Schema == "" {
 			continue
 		}
 		var doc map[string]any
-		mustReadSchemaJSON(path.Join("types", ti.Schema), &doc)
+		mustReadSchemaJSON(path.Join("types", *ti.Schema), &doc)
 		out[ti.Type] = buildCaptureNode(doc)
 	}
 	return out

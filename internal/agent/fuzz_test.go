@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aepforms/aepforms/e2e/aeptest"
 	"github.com/aepforms/aepforms/internal/aep"
 )
 
@@ -25,7 +26,7 @@ func FuzzRespond(f *testing.F) {
 		names := AllScenarios()[1:] // every scenario with a request
 		name := names[int(pick)%len(names)]
 		h := newHarness(t, []string{name}, nil)
-		sc := aep.NewStreamChecker()
+		sc := aeptest.NewStreamChecker()
 		for _, ev := range h.take() {
 			if err := sc.Check(ev); err != nil {
 				t.Fatal(err)
@@ -44,7 +45,7 @@ func FuzzRespond(f *testing.F) {
 			t.Fatal("no ack")
 		}
 		for _, ev := range evs {
-			if err := aep.ValidateEvent(ev); err != nil {
+			if err := aeptest.ValidateEvent(ev); err != nil {
 				t.Fatalf("%v: %s", err, ev.Raw())
 			}
 			if err := sc.Check(ev); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aepforms/aepforms/e2e/aeptest"
 	"github.com/aepforms/aepforms/internal/aep"
 )
 
@@ -184,7 +185,7 @@ func TestRelayReconnectAfterRestart(t *testing.T) {
 	assert.Greater(t, cseq, high[standby.ID], "the standby session was re-claimed without seq regression")
 
 	// Across both relays the agent's stream keeps the stream rules.
-	sc := aep.NewStreamChecker()
+	sc := aeptest.NewStreamChecker()
 	for _, ev := range append(before, tr.history(t)...) {
 		if ev.Source() == s.Source || ev.Source() == standby.Source {
 			require.NoError(t, sc.Check(ev), "%s", ev.Raw())
@@ -250,11 +251,11 @@ func TestRelayStreamValidates(t *testing.T) {
 		t.Fatal("Run did not return")
 	}
 
-	sc := aep.NewStreamChecker()
+	sc := aeptest.NewStreamChecker()
 	ended := map[string]bool{}
 	hist := tr.history(t)
 	for _, ev := range hist {
-		require.NoError(t, aep.ValidateEvent(ev), "%s", ev.Raw())
+		require.NoError(t, aeptest.ValidateEvent(ev), "%s", ev.Raw())
 		require.NoError(t, sc.Check(ev), "%s", ev.Raw())
 		assertCaptureHonest(t, ev)
 		if ev.Type() == "session.ended" {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aepforms/aepforms/e2e/aeptest"
 	"github.com/aepforms/aepforms/internal/aep"
 )
 
@@ -29,10 +30,10 @@ var validAnswers = map[string]map[string]any{
 
 // checkStream asserts every event passes envelope and payload validation
 // and, in order, the stream checker.
-func checkStream(t *testing.T, sc *aep.StreamChecker, evs []*aep.Event) {
+func checkStream(t *testing.T, sc *aeptest.StreamChecker, evs []*aep.Event) {
 	t.Helper()
 	for _, ev := range evs {
-		assert.NoError(t, aep.ValidateEvent(ev), "event %s", ev.Raw())
+		assert.NoError(t, aeptest.ValidateEvent(ev), "event %s", ev.Raw())
 		assert.NoError(t, sc.Check(ev), "stream rule at %s", ev.Raw())
 		assertCaptureHonest(t, ev)
 	}
@@ -102,7 +103,7 @@ func TestEveryScenarioStreamValidates(t *testing.T) {
 	for _, c := range []aep.Capture{aep.CaptureMetadata, aep.CaptureRedacted, aep.CaptureFull} {
 		t.Run(c.String(), func(t *testing.T) {
 			t.Parallel()
-			sc := aep.NewStreamChecker()
+			sc := aeptest.NewStreamChecker()
 			h := newHarness(t, []string{scenarioAll}, func(cfg *Config) {
 				cfg.Capture = c
 				cfg.Every = time.Minute
@@ -151,7 +152,7 @@ func TestEveryScenarioStreamValidates(t *testing.T) {
 
 func TestTimeoutAndReaskStreamValidates(t *testing.T) {
 	t.Parallel()
-	sc := aep.NewStreamChecker()
+	sc := aeptest.NewStreamChecker()
 	h := newHarness(t, []string{ScenarioExpiring, ScenarioOOB}, func(cfg *Config) {
 		cfg.ExpiresIn = time.Second
 		cfg.OOBResolveAfter = 3 * time.Second

@@ -5,21 +5,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aepforms/aepforms/e2e/samples"
 	"github.com/aepforms/aepforms/internal/aep"
 )
 
-func benchForm() map[string]any {
-	return map[string]any{
-		"kind": "form", "prompt": "Configure the deployment",
-		"fields": []map[string]any{
-			{"id": "name", "type": "string", "label": "Service name", "required": true},
-			{"id": "staged", "type": "boolean", "label": "Staging first?"},
-			{"id": "regions", "type": "select", "label": "Regions", "multi": true,
-				"choices": []map[string]any{{"id": "1", "label": "us-east"}, {"id": "2", "label": "eu-west"}}},
-			{"id": "replicas", "type": "number", "label": "Replicas", "min": 1, "max": 9},
-		},
-		"expires_at": "2026-07-03T12:00:00Z",
-	}
+// benchForm is the shared deploy form, due at noon.
+func benchForm() aep.Request {
+	r := samples.DeployForm()
+	r.ExpiresAt = "2026-07-03T12:00:00Z"
+	return r
 }
 
 // BenchmarkApply measures one request and its answered and resolved
@@ -78,7 +72,7 @@ func BenchmarkCards1000Pending(b *testing.B) {
 	in := New(Options{Now: clk.Now})
 	for i := range 1000 {
 		d := benchForm()
-		d["expires_at"] = clk.Now().Add(time.Duration(1000-i) * time.Second).Format(time.RFC3339)
+		d.ExpiresAt = clk.Now().Add(time.Duration(1000-i) * time.Second).Format(time.RFC3339)
 		in.Apply(request(b, fmt.Sprintf("r%d", i), int64(i), d))
 	}
 	if n := in.Status().Pending; n != 1000 {

@@ -69,10 +69,6 @@ func NewReader(r io.Reader, maxEventBytes int) *Reader {
 	}
 }
 
-// LastEventID returns the stream's last event id (what a reconnecting
-// client would send as Last-Event-ID).
-func (r *Reader) LastEventID() string { return r.lastID }
-
 // Retry returns the stream's reconnection time, the last valid retry field
 // seen; 0 when none was.
 func (r *Reader) Retry() time.Duration { return r.retry }

@@ -1,4 +1,4 @@
-package aep
+package aeptest
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/aep"
 )
 
 // TestGoldenCorpus drives fixtures/golden/golden.jsonl: every event decodes,
@@ -24,12 +26,12 @@ func TestGoldenCorpus(t *testing.T) {
 			var head struct{ ID, Type string }
 			require.NoError(t, json.Unmarshal(line, &head))
 			t.Run(fmt.Sprintf("pass%d/%02d-%s-%s", pass, i, head.Type, head.ID), func(t *testing.T) {
-				e, err := Decode(line)
+				e, err := aep.Decode(line)
 				require.NoError(t, err)
 				assert.Equal(t, string(line), string(e.Raw()), "Raw round-trips the line")
 				assert.Equal(t, head.ID, e.ID())
 				assert.Equal(t, head.Type, e.Type())
-				assert.NoError(t, ValidateEnvelope(e), "envelope")
+				assert.NoError(t, aep.ValidateEnvelope(e), "envelope")
 				assert.NoError(t, ValidatePayload(e), "payload")
 				assert.NoError(t, sc.Check(e), "stream rules")
 			})
@@ -114,9 +116,9 @@ func TestInvalidCorpus(t *testing.T) {
 			t.Parallel()
 			if exp.layer != "stream" {
 				require.NotNil(t, tc.Event, "a single-event case")
-				e, err := Decode(tc.Event)
+				e, err := aep.Decode(tc.Event)
 				require.NoError(t, err, "decodes (validation is what rejects it)")
-				envErr, payErr := ValidateEnvelope(e), ValidatePayload(e)
+				envErr, payErr := aep.ValidateEnvelope(e), ValidatePayload(e)
 				got, other := envErr, payErr
 				if exp.layer == "payload" {
 					got, other = payErr, envErr
@@ -133,7 +135,7 @@ func TestInvalidCorpus(t *testing.T) {
 			require.GreaterOrEqual(t, len(tc.Events), 2, "a stream case")
 			sc := NewStreamChecker()
 			for i, raw := range tc.Events {
-				e, err := Decode(raw)
+				e, err := aep.Decode(raw)
 				require.NoError(t, err)
 				require.NoError(t, ValidateEvent(e), "event %d is valid on its own", i)
 				err = sc.Check(e)
@@ -153,12 +155,12 @@ func TestInvalidCorpus(t *testing.T) {
 
 // validationErrors flattens a joined error into its *ValidationErrors and
 // fails when any part is of another kind.
-func validationErrors(t *testing.T, err error) []*ValidationError {
+func validationErrors(t *testing.T, err error) []*aep.ValidationError {
 	t.Helper()
-	var out []*ValidationError
+	var out []*aep.ValidationError
 	for _, part := range unjoin(err) {
-		var ve *ValidationError
-		require.True(t, errors.As(part, &ve), "part %v is a *ValidationError", part)
+		var ve *aep.ValidationError
+		require.True(t, errors.As(part, &ve), "part %v is a *aep.ValidationError", part)
 		out = append(out, ve)
 	}
 	return out

@@ -1,4 +1,4 @@
-package aep
+package aeptest
 
 import (
 	"bytes"
@@ -9,19 +9,21 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/aepforms/aepforms/internal/aep"
 )
 
 // Cross-event rule violations StreamChecker reports (wrapped in *StreamError).
 var (
-	ErrIDCollision      = errors.New("aep: id reused for a different event")
-	ErrSeqRegression    = errors.New("aep: seq regression")
-	ErrEpochRegression  = errors.New("aep: epoch regression")
-	ErrSecondTerminal   = errors.New("aep: second run terminal")
-	ErrSecondSessionEnd = errors.New("aep: second session.ended")
-	ErrSecondAck        = errors.New("aep: second ack for one command")
-	ErrConflictingAck   = errors.New("aep: conflicting ack decisions for one command")
-	ErrPendingAtEnd     = errors.New("aep: attention request pending at session.ended")
-	ErrInvalidAnswer    = errors.New("aep: answer breaks its form's values rule")
+	ErrIDCollision      = errors.New("aeptest: id reused for a different event")
+	ErrSeqRegression    = errors.New("aeptest: seq regression")
+	ErrEpochRegression  = errors.New("aeptest: epoch regression")
+	ErrSecondTerminal   = errors.New("aeptest: second run terminal")
+	ErrSecondSessionEnd = errors.New("aeptest: second session.ended")
+	ErrSecondAck        = errors.New("aeptest: second ack for one command")
+	ErrConflictingAck   = errors.New("aeptest: conflicting ack decisions for one command")
+	ErrPendingAtEnd     = errors.New("aeptest: attention request pending at session.ended")
+	ErrInvalidAnswer    = errors.New("aeptest: answer breaks its form's values rule")
 )
 
 // StreamError is a cross-event rule violation: Err is one of the sentinels
@@ -53,34 +55,34 @@ func (e *StreamError) Unwrap() error { return e.Err }
 // Safe for concurrent use.
 type StreamChecker struct {
 	mu       sync.Mutex
-	seen     map[Key][]byte
-	high     map[SessionKey]Position
+	seen     map[aep.Key][]byte
+	high     map[aep.SessionKey]aep.Position
 	runEnds  map[runKey]string
-	ended    map[SessionKey]bool
-	requests map[requestKey][]FieldSpec
-	open     map[SessionKey]map[string]bool
+	ended    map[aep.SessionKey]bool
+	requests map[requestKey][]aep.FieldSpec
+	open     map[aep.SessionKey]map[string]bool
 	acks     map[requestKey]string // (session, command id) -> ack type
 }
 
 type runKey struct {
-	SessionKey
+	aep.SessionKey
 	Run string
 }
 
 type requestKey struct {
-	SessionKey
+	aep.SessionKey
 	ID string
 }
 
 // NewStreamChecker returns an empty checker.
 func NewStreamChecker() *StreamChecker {
 	return &StreamChecker{
-		seen:     make(map[Key][]byte),
-		high:     make(map[SessionKey]Position),
+		seen:     make(map[aep.Key][]byte),
+		high:     make(map[aep.SessionKey]aep.Position),
 		runEnds:  make(map[runKey]string),
-		ended:    make(map[SessionKey]bool),
-		requests: make(map[requestKey][]FieldSpec),
-		open:     make(map[SessionKey]map[string]bool),
+		ended:    make(map[aep.SessionKey]bool),
+		requests: make(map[requestKey][]aep.FieldSpec),
+		open:     make(map[aep.SessionKey]map[string]bool),
 		acks:     make(map[requestKey]string),
 	}
 }
@@ -88,14 +90,14 @@ func NewStreamChecker() *StreamChecker {
 // Check applies the cross-event rules to the next event of the stream. It
 // returns nil or a *StreamError; an event that fails leaves the checker's
 // state as it was. Envelope and payload rules are ValidateEvent's.
-func (c *StreamChecker) Check(e *Event) error {
+func (c *StreamChecker) Check(e *aep.Event) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if prev, ok := c.seen[e.Key()]; ok {
-		if sameEvent(prev, e.raw) {
+		if sameEvent(prev, e.Raw()) {
 			return nil // redelivery: dedupe, nothing changes
 		}
-		return &StreamError{ErrIDCollision, "id", fmt.Sprintf("%q from %q already named a different event", e.id, e.source)}
+		return &StreamError{ErrIDCollision, "id", fmt.Sprintf("%q from %q already named a different event", e.ID(), e.Source())}
 	}
 	sk := e.SessionKey()
 	pos, sequenced := e.Position()
@@ -103,21 +105,21 @@ func (c *StreamChecker) Check(e *Event) error {
 		if hw, ok := c.high[sk]; ok {
 			switch {
 			case pos.Epoch < hw.Epoch:
-				return &StreamError{ErrEpochRegression, "epoch", fmt.Sprintf("epoch %d after epoch %d in session %q", pos.Epoch, hw.Epoch, e.session)}
+				return &StreamError{ErrEpochRegression, "epoch", fmt.Sprintf("epoch %d after epoch %d in session %q", pos.Epoch, hw.Epoch, e.Session())}
 			case pos.Epoch == hw.Epoch && pos.Seq <= hw.Seq:
-				return &StreamError{ErrSeqRegression, "seq", fmt.Sprintf("seq %d at or below %d in epoch %d of session %q", pos.Seq, hw.Seq, pos.Epoch, e.session)}
+				return &StreamError{ErrSeqRegression, "seq", fmt.Sprintf("seq %d at or below %d in epoch %d of session %q", pos.Seq, hw.Seq, pos.Epoch, e.Session())}
 			}
 		}
 	}
-	var fields []FieldSpec
-	switch e.typ {
+	var fields []aep.FieldSpec
+	switch e.Type() {
 	case "run.finished", "run.failed", "run.cancelled":
-		if prev, ok := c.runEnds[runKey{sk, e.run}]; ok && e.run != "" {
-			return &StreamError{ErrSecondTerminal, "type", fmt.Sprintf("run %q already ended with %s", e.run, prev)}
+		if prev, ok := c.runEnds[runKey{sk, e.Run()}]; ok && e.Run() != "" {
+			return &StreamError{ErrSecondTerminal, "type", fmt.Sprintf("run %q already ended with %s", e.Run(), prev)}
 		}
 	case "session.ended":
 		if c.ended[sk] {
-			return &StreamError{ErrSecondSessionEnd, "type", fmt.Sprintf("session %q already ended", e.session)}
+			return &StreamError{ErrSecondSessionEnd, "type", fmt.Sprintf("session %q already ended", e.Session())}
 		}
 		if open := c.open[sk]; len(open) > 0 {
 			ids := make([]string, 0, len(open))
@@ -125,17 +127,17 @@ func (c *StreamChecker) Check(e *Event) error {
 				ids = append(ids, fmt.Sprintf("%q", id))
 			}
 			slices.Sort(ids)
-			return &StreamError{ErrPendingAtEnd, "type", fmt.Sprintf("session %q ends with request %s neither resolved nor timed out", e.session, strings.Join(ids, ", "))}
+			return &StreamError{ErrPendingAtEnd, "type", fmt.Sprintf("session %q ends with request %s neither resolved nor timed out", e.Session(), strings.Join(ids, ", "))}
 		}
 	case "control.accepted", "control.rejected":
-		if prev, ok := c.acks[requestKey{sk, e.cause}]; ok && e.cause != "" {
-			if prev == e.typ {
-				return &StreamError{ErrSecondAck, "cause", fmt.Sprintf("command %q was already acked (%s)", e.cause, prev)}
+		if prev, ok := c.acks[requestKey{sk, e.Cause()}]; ok && e.Cause() != "" {
+			if prev == e.Type() {
+				return &StreamError{ErrSecondAck, "cause", fmt.Sprintf("command %q was already acked (%s)", e.Cause(), prev)}
 			}
-			return &StreamError{ErrConflictingAck, "cause", fmt.Sprintf("command %q was already decided %s, now %s", e.cause, prev, e.typ)}
+			return &StreamError{ErrConflictingAck, "cause", fmt.Sprintf("command %q was already decided %s, now %s", e.Cause(), prev, e.Type())}
 		}
 	case "attention.requested":
-		var r Request
+		var r aep.Request
 		if e.DecodeData(&r) == nil {
 			fields = r.Fields
 		}
@@ -146,29 +148,29 @@ func (c *StreamChecker) Check(e *Event) error {
 	}
 
 	// Every rule holds: record the event.
-	c.seen[e.Key()] = e.raw
+	c.seen[e.Key()] = e.Raw()
 	if sequenced {
 		c.high[sk] = pos
 	}
-	switch e.typ {
+	switch e.Type() {
 	case "run.finished", "run.failed", "run.cancelled":
-		if e.run != "" {
-			c.runEnds[runKey{sk, e.run}] = e.typ
+		if e.Run() != "" {
+			c.runEnds[runKey{sk, e.Run()}] = e.Type()
 		}
 	case "session.ended":
 		c.ended[sk] = true
 	case "control.accepted", "control.rejected":
-		if e.cause != "" {
-			c.acks[requestKey{sk, e.cause}] = e.typ
+		if e.Cause() != "" {
+			c.acks[requestKey{sk, e.Cause()}] = e.Type()
 		}
 	case "attention.requested":
-		c.requests[requestKey{sk, e.id}] = fields
+		c.requests[requestKey{sk, e.ID()}] = fields
 		if c.open[sk] == nil {
 			c.open[sk] = make(map[string]bool)
 		}
-		c.open[sk][e.id] = true
+		c.open[sk][e.ID()] = true
 	case "attention.resolved", "attention.timeout":
-		delete(c.open[sk], e.subject)
+		delete(c.open[sk], e.Subject())
 	}
 	return nil
 }
@@ -176,19 +178,19 @@ func (c *StreamChecker) Check(e *Event) error {
 // checkAnswer applies the values rule to an attention.answered whose
 // request (by subject) is a form this checker has seen. Only the non-choice
 // rule binds here: a missing required value may be capture gating at work.
-func (c *StreamChecker) checkAnswer(e *Event, sk SessionKey) error {
-	fields := c.requests[requestKey{sk, e.subject}]
+func (c *StreamChecker) checkAnswer(e *aep.Event, sk aep.SessionKey) error {
+	fields := c.requests[requestKey{sk, e.Subject()}]
 	if len(fields) == 0 {
 		return nil
 	}
-	var a Answered
+	var a aep.Answered
 	if e.DecodeData(&a) != nil {
 		return nil // the payload schema reports a malformed answer
 	}
-	for _, p := range ValidateValues(fields, a.Answer.Values) {
-		if p.Code == ProblemNotAChoice {
+	for _, p := range aep.ValidateValues(fields, a.Answer.Values) {
+		if p.Code == aep.ProblemNotAChoice {
 			return &StreamError{ErrInvalidAnswer, "data.answer.values." + p.Field,
-				fmt.Sprintf("field %q of request %q is a select without other, and the answer is not one of its choice ids", p.Field, e.subject)}
+				fmt.Sprintf("field %q of request %q is a select without other, and the answer is not one of its choice ids", p.Field, e.Subject())}
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package aep
+package aeptest
 
 import (
 	"fmt"
@@ -7,11 +7,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/aep"
 )
 
-func streamEvent(t *testing.T, s string) *Event {
+func streamEvent(t *testing.T, s string) *aep.Event {
 	t.Helper()
-	e, err := Decode([]byte(s))
+	e, err := aep.Decode([]byte(s))
 	require.NoError(t, err)
 	require.NoError(t, ValidateEvent(e), "test event is valid: %s", s)
 	return e
@@ -108,7 +110,7 @@ func TestStreamChecker(t *testing.T) {
 			wg.Go(func() {
 				for i := range 50 {
 					src := fmt.Sprintf(`"source":"aep://h/%d","agent":"a","session":"s","time":"2026-07-03T10:00:00Z","aep":"0.1"`, g)
-					e, err := Decode(fmt.Appendf(nil, `{"id":"%d","type":"progress.status","seq":%d,%s}`, i, i, src))
+					e, err := aep.Decode(fmt.Appendf(nil, `{"id":"%d","type":"progress.status","seq":%d,%s}`, i, i, src))
 					if err == nil {
 						err = sc.Check(e)
 					}
