@@ -5,7 +5,7 @@ PKGS ?= ./...
 RACE := $(shell if [ "$$($(GO) env CGO_ENABLED)" = "1" ] && command -v "$$($(GO) env CC)" >/dev/null 2>&1; then echo -race; fi)
 FUZZTIME ?= 5s
 
-.PHONY: all generate build lint test fuzz run bench
+.PHONY: all generate build lint test fuzz run bench bench-smoke
 
 all: generate lint test
 
@@ -31,6 +31,7 @@ test: lint
 	@if [ -n "$(RACE)" ]; then echo "test: with the race detector (cgo and a C compiler found)"; \
 	  else echo "test: without the race detector (no cgo or no C compiler)"; fi
 	$(GO) test $(RACE) -count=1 $(PKGS)
+	$(MAKE) --no-print-directory bench-smoke
 	$(MAKE) --no-print-directory fuzz
 
 # Short fuzz smoke runs, one target at a time (go test -fuzz takes one).
@@ -44,5 +45,13 @@ fuzz:
 run:
 	$(GO) run ./cmd/aepforms serve --demo
 
+# Every benchmark at its default benchtime (docs/PERFORMANCE.md has the
+# command behind each published figure).
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
+
+# Every benchmark once, trimmed to small sizes (-short), without the race
+# detector: fails when a benchmark no longer runs, so none rots between
+# measurements. Its figures are not measurements.
+bench-smoke:
+	$(GO) test -run='^$$' -bench=. -benchtime=1x -short $(PKGS)

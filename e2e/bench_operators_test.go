@@ -15,10 +15,14 @@ import (
 	"github.com/aepforms/aepforms/internal/agent"
 )
 
-// Sizes of BenchmarkOperators.
+// Sizes of BenchmarkOperators; with -short (make bench-smoke) a round
+// is benchShortOperators operators on benchShortCards cards, which checks
+// the same things in a fraction of the time.
 const (
-	benchOperators = 100
-	benchCards     = 1000
+	benchOperators      = 100
+	benchCards          = 1000
+	benchShortOperators = 10
+	benchShortCards     = 100
 	// benchRaceEvery: every benchRaceEvery-th card is also taken by a
 	// second operator, who races the first with another form token. (A
 	// refused post re-renders the whole page, about 50 ms of CPU with
@@ -61,7 +65,11 @@ func BenchmarkOperators(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		s := benchStartStack(b, benchStackOptions{relayEnv: map[string]string{"AEP_MAX_SESSIONS": "5000"}})
-		benchOperatorsRound(b, s)
+		if testing.Short() {
+			benchOperatorsRound(b, s, benchShortOperators, benchShortCards)
+		} else {
+			benchOperatorsRound(b, s, benchOperators, benchCards)
+		}
 		s.stop()
 	}
 }
@@ -74,16 +82,17 @@ type benchPosted struct {
 	at             time.Time
 }
 
-func benchOperatorsRound(b *testing.B, s *benchStack) {
-	scenarios := make([]string, benchCards)
+// benchOperatorsRound is one round of nOps operators on nCards cards.
+func benchOperatorsRound(b *testing.B, s *benchStack, nOps, nCards int) {
+	scenarios := make([]string, nCards)
 	for i := range scenarios {
 		scenarios[i] = agent.ScenarioDeploy
 	}
 	ag, stopAgent := s.benchStartAgent(b, scenarios)
 	defer stopAgent()
-	asked := benchAskedAll(b, ag, benchCards)
+	asked := benchAskedAll(b, ag, nCards)
 	br := s.benchOpenBrowser(b)
-	br.await(b, fmt.Sprintf("%d cards pending", benchCards), func(cards map[string]*benchCardView) bool {
+	br.await(b, fmt.Sprintf("%d cards pending", nCards), func(cards map[string]*benchCardView) bool {
 		for _, a := range asked {
 			if c := cards[string(benchCardID(a))]; c == nil || c.state != "pending" {
 				return false
@@ -102,8 +111,8 @@ func benchOperatorsRound(b *testing.B, s *benchStack) {
 		action, name string
 		form         url.Values
 	}
-	jobs := make([][]job, benchOperators)
-	clients := make([]*http.Client, benchOperators)
+	jobs := make([][]job, nOps)
+	clients := make([]*http.Client, nOps)
 	for o := range clients {
 		clients[o] = &http.Client{
 			Transport:     &http.Transport{MaxIdleConnsPerHost: 4},
@@ -111,12 +120,12 @@ func benchOperatorsRound(b *testing.B, s *benchStack) {
 		}
 	}
 	var fetch sync.WaitGroup
-	errs := make(chan error, benchOperators)
-	for o := range benchOperators {
+	errs := make(chan error, nOps)
+	for o := range nOps {
 		fetch.Go(func() {
-			for c := range benchCards {
-				raced := c%benchRaceEvery == 0 && (c+benchOperators/2)%benchOperators == o
-				if c%benchOperators != o && !raced {
+			for c := range nCards {
+				raced := c%benchRaceEvery == 0 && (c+nOps/2)%nOps == o
+				if c%nOps != o && !raced {
 					continue
 				}
 				id := string(benchCardID(asked[c]))
@@ -150,10 +159,10 @@ func benchOperatorsRound(b *testing.B, s *benchStack) {
 
 	b.StartTimer()
 	start := time.Now()
-	posted := make([][]benchPosted, benchOperators)
+	posted := make([][]benchPosted, nOps)
 	var post sync.WaitGroup
-	postErrs := make(chan error, benchOperators)
-	for o := range benchOperators {
+	postErrs := make(chan error, nOps)
+	for o := range nOps {
 		post.Go(func() {
 			for n, j := range jobs[o] {
 				times := 1
@@ -188,7 +197,7 @@ func benchOperatorsRound(b *testing.B, s *benchStack) {
 				}
 			}
 		}
-		return answered >= benchCards
+		return answered >= nCards
 	})
 	elapsed := time.Since(start)
 	b.StopTimer()

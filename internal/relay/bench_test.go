@@ -260,9 +260,14 @@ func percentile(lat []time.Duration, p float64) float64 {
 // floor) run side by side and take turns, one event each per iteration,
 // so both see the same machine load. Every POST waits until all readers
 // (goroutines in this process, over loopback) have the previous event.
-// Samples = iterations x subscribers, per target.
+// Samples = iterations x subscribers, per target. With -short (make
+// bench-smoke) the largest size is 100.
 func BenchmarkFanoutLatency(b *testing.B) {
-	for _, n := range []int{1, 100, 1000} {
+	sizes := []int{1, 100, 1000}
+	if testing.Short() {
+		sizes = sizes[:2]
+	}
+	for _, n := range sizes {
 		b.Run(fmt.Sprintf("subs=%d", n), func(b *testing.B) {
 			c := relay.DefaultConfig()
 			c.Token = testToken
@@ -298,9 +303,13 @@ func BenchmarkFanoutLatency(b *testing.B) {
 // WebSocket connections with one subscription each) from raw sockets that
 // hold no goroutine or buffer of their own, and reports the heap plus
 // goroutine stack growth per subscriber. The client sockets' own small
-// heap cost (file descriptor, poller entry) is included.
+// heap cost (file descriptor, poller entry) is included. With -short
+// (make bench-smoke) it opens 50 of each, not 500.
 func BenchmarkIdleSubscriberMemory(b *testing.B) {
-	const n = 500
+	n := 500
+	if testing.Short() {
+		n = 50
+	}
 	for _, kind := range []string{"sse", "ws"} {
 		b.Run(kind, func(b *testing.B) {
 			var heap, stack float64
