@@ -86,10 +86,18 @@ func (a *auth) verify(v string) (sessionClaims, bool) {
 }
 
 // cookie builds the session cookie (value "" and MaxAge -1 clears it).
+//
+// Embedded (--embed-origin), the panel runs in a console's frame on
+// another site, where browsers block third-party cookies by default. The
+// cookie is then SameSite=None (sent in the cross-site frame), Secure (which
+// None requires) and Partitioned (CHIPS): the browser keeps it in a jar
+// keyed by the top-level site, so it is accepted in the console's frame and
+// seen only there; a top-level visit gets its own jar, as any first-party
+// cookie. Clearing it needs the same attributes, so one function builds both.
 func (a *auth) cookie(value string) *http.Cookie {
 	c := &http.Cookie{Name: cookieName, Value: value, Path: a.base, HttpOnly: true, Secure: a.secure, SameSite: http.SameSiteLaxMode}
 	if a.embed {
-		c.SameSite = http.SameSiteNoneMode
+		c.SameSite, c.Partitioned = http.SameSiteNoneMode, true
 	}
 	if value == "" {
 		c.MaxAge = -1
