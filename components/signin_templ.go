@@ -242,7 +242,7 @@ func SignInNotKept(p render.PageView, panelURL, signInURL string) templ.Componen
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "<main id=\"main\" class=\"main\"><div class=\"card signin\" data-testid=\"signin-not-kept\"><h1 class=\"signin__title\">This browser did not keep the sign-in</h1><p>The operator secret was right, but the browser refused the sign-in cookie here, inside another site's page. Browsers that block cookies in embedded pages do this.</p><p>Open the panel in its own tab and sign in there.</p><div class=\"actions\"><a class=\"button button--primary\" href=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "<main id=\"main\" class=\"main\"><div class=\"card signin\" data-testid=\"signin-not-kept\"><h1 class=\"signin__title\">This browser did not keep the sign-in</h1><p class=\"signin__text\">The operator secret was right, but the browser refused the sign-in cookie here, inside another site's page. Browsers that block cookies in embedded pages do this.</p><p class=\"signin__text\">Open the panel in its own tab and sign in there.</p><div class=\"actions\"><a class=\"button button--primary\" href=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -255,14 +255,14 @@ func SignInNotKept(p render.PageView, panelURL, signInURL string) templ.Componen
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "\" target=\"_blank\" rel=\"noopener\" data-testid=\"open-in-tab\">Open the panel in a new tab</a></div><p class=\"field__hint\">Or allow cookies for this site in the browser's settings, then <a href=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "\" target=\"_blank\" rel=\"noopener\" data-testid=\"open-in-tab\">Open the panel in a new tab</a></div><p class=\"field__hint signin__text\">Or allow cookies for this site in the browser's settings, then <a href=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var14 string
 			templ_7745c5c3_Var14, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(signInURL)).ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `signin.templ`, Line: 75, Col: 124}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `signin.templ`, Line: 75, Col: 137}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var14)
 			if templ_7745c5c3_Err != nil {
