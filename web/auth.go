@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -85,11 +86,45 @@ func (a *auth) verify(v string) (sessionClaims, bool) {
 	return c, true
 }
 
+// signedInMaxAge is how long after a sign-in its marker (signedInParam)
+// counts: the marked page is asked for at once, by the sign-in's redirect.
+const signedInMaxAge = 2 * time.Minute
+
+// marker returns a signed, timestamped value for signedInParam: "this
+// browser was signed in just now".
+func (a *auth) marker() string {
+	ts := strconv.FormatInt(a.now().Unix(), 36)
+	return ts + "." + a.sign("signed-in "+ts)
+}
+
+// checkMarker reports whether v is a marker this UI issued less than
+// signedInMaxAge ago.
+func (a *auth) checkMarker(v string) bool {
+	ts, sig, ok := strings.Cut(v, ".")
+	if !ok || !hmac.Equal([]byte(sig), []byte(a.sign("signed-in "+ts))) {
+		return false
+	}
+	sec, err := strconv.ParseInt(ts, 36, 64)
+	if err != nil {
+		return false
+	}
+	age := a.now().Sub(time.Unix(sec, 0))
+	return age >= 0 && age <= signedInMaxAge
+}
+
 // cookie builds the session cookie (value "" and MaxAge -1 clears it).
+//
+// Embedded (--embed-origin), the panel runs in a console's frame on
+// another site, where browsers block third-party cookies by default. The
+// cookie is then SameSite=None (sent in the cross-site frame), Secure (which
+// None requires) and Partitioned (CHIPS): the browser keeps it in a jar
+// keyed by the top-level site, so it is accepted in the console's frame and
+// seen only there; a top-level visit gets its own jar, as any first-party
+// cookie. Clearing it needs the same attributes, so one function builds both.
 func (a *auth) cookie(value string) *http.Cookie {
 	c := &http.Cookie{Name: cookieName, Value: value, Path: a.base, HttpOnly: true, Secure: a.secure, SameSite: http.SameSiteLaxMode}
 	if a.embed {
-		c.SameSite = http.SameSiteNoneMode
+		c.SameSite, c.Partitioned = http.SameSiteNoneMode, true
 	}
 	if value == "" {
 		c.MaxAge = -1
@@ -118,8 +153,9 @@ func (a *auth) operator(r *http.Request) (string, bool) {
 }
 
 // requireOperator lets signed-in requests through with the operator's name
-// in the context. Signed-out page loads are sent to the sign-in page;
-// everything else gets 401.
+// in the context. Signed-out page loads are sent to the sign-in page, but
+// for one that a sign-in just marked (signedInParam): the browser refused
+// the cookie, and the page says so instead. Everything else gets 401.
 func (s *server) requireOperator(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.auth.enabled() {
@@ -127,8 +163,14 @@ func (s *server) requireOperator(next http.Handler) http.Handler {
 			return
 		}
 		name, ok := s.auth.operator(r)
+		pageLoad := r.Method == http.MethodGet && strings.Contains(r.Header.Get("Accept"), "text/html")
+		marked := r.URL.Query().Has(signedInParam)
 		if !ok {
-			if r.Method == http.MethodGet && strings.Contains(r.Header.Get("Accept"), "text/html") {
+			if pageLoad && marked && s.auth.checkMarker(r.URL.Query().Get(signedInParam)) {
+				s.pages.signInNotKept(w, r)
+				return
+			}
+			if pageLoad {
 				target := s.cfg.BasePath + "signin"
 				if next := nextOf(r); next != "" {
 					target += "?" + url.Values{"next": {next}}.Encode()
@@ -138,6 +180,11 @@ func (s *server) requireOperator(next http.Handler) http.Handler {
 			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="aepforms"`)
 			http.Error(w, "Sign in first: this UI needs the operator secret.", http.StatusUnauthorized)
+			return
+		}
+		if pageLoad && marked {
+			// The cookie was kept: the marker has done its job.
+			http.Redirect(w, r, s.cfg.BasePath+nextOf(r), http.StatusSeeOther)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), operatorKey, name)))

@@ -99,16 +99,19 @@ func TestOpenRoutesNeedNoSignIn(t *testing.T) {
 func TestSignInSetsSessionCookie(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		name       string
-		opt        option
-		secure     bool
-		sameSite   http.SameSite
-		cookiePath string
+		name        string
+		opt         option
+		secure      bool
+		sameSite    http.SameSite
+		partitioned bool
+		cookiePath  string
 	}{
-		{"plain http", withConfig(func(*Config) {}), false, http.SameSiteLaxMode, "/"},
-		{"TLS or trusted proxy", withConfig(func(c *Config) { c.SecureCookies = true }), true, http.SameSiteLaxMode, "/"},
-		{"embedded in Mission Control", withConfig(func(c *Config) { c.EmbedOrigins = []string{"https://mc.example"} }), true, http.SameSiteNoneMode, "/"},
-		{"under a base path", withConfig(func(c *Config) { c.BasePath = "/forms/" }), false, http.SameSiteLaxMode, "/forms/"},
+		{"plain http", withConfig(func(*Config) {}), false, http.SameSiteLaxMode, false, "/"},
+		{"TLS or trusted proxy", withConfig(func(c *Config) { c.SecureCookies = true }), true, http.SameSiteLaxMode, false, "/"},
+		// In the console's frame, a third-party context: browsers that
+		// block third-party cookies keep a partitioned (CHIPS) one.
+		{"embedded in Mission Control", withConfig(func(c *Config) { c.EmbedOrigins = []string{"https://mc.example"} }), true, http.SameSiteNoneMode, true, "/"},
+		{"under a base path", withConfig(func(c *Config) { c.BasePath = "/forms/" }), false, http.SameSiteLaxMode, false, "/forms/"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -119,6 +122,7 @@ func TestSignInSetsSessionCookie(t *testing.T) {
 			assert.True(t, ck.HttpOnly, "cookie HttpOnly: got false")
 			assert.Equal(t, tc.secure, ck.Secure, "cookie Secure: got %v, want %v", ck.Secure, tc.secure)
 			assert.Equal(t, tc.sameSite, ck.SameSite, "cookie SameSite: got %v, want %v", ck.SameSite, tc.sameSite)
+			assert.Equal(t, tc.partitioned, ck.Partitioned, "cookie Partitioned: got %v, want %v", ck.Partitioned, tc.partitioned)
 			assert.Equal(t, tc.cookiePath, ck.Path, "cookie Path")
 			assert.Equal(t, int((12 * time.Hour).Seconds()), ck.MaxAge, "cookie Max-Age: the default session TTL")
 			assert.NotContains(t, ck.Value, secret, "the cookie must not carry the secret")
@@ -229,6 +233,20 @@ func TestSignOutClearsTheSession(t *testing.T) {
 	assert.Empty(t, ck.Value)
 	assert.Negative(t, ck.MaxAge, "sign-out cookie Max-Age: got %d, want < 0", ck.MaxAge)
 	assert.Equal(t, http.StatusUnauthorized, h.do(c, h.request(http.MethodGet, h.url("metrics"), nil)).StatusCode, "after sign-out")
+}
+
+// TestSignOutClearsThePartitionedCookie: embedded, the cookie that clears
+// the session has the attributes of the one set (a partitioned cookie is
+// replaced only by a partitioned one).
+func TestSignOutClearsThePartitionedCookie(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withToken(secret), withConfig(func(c *Config) { c.EmbedOrigins = []string{"https://mc.example"} }))
+	in := h.signIn(h.client(), "alice")
+	out := sessionCookie(h.postForm(h.client(), "signout", nil, "Cookie", cookieName+"="+in.Value).Response)
+	require.NotNil(t, out, "sign-out sets the cookie to clear it")
+	assert.Negative(t, out.MaxAge, "sign-out cookie Max-Age: got %d, want < 0", out.MaxAge)
+	assert.Equal(t, [4]any{in.Path, in.Secure, in.SameSite, in.Partitioned}, [4]any{out.Path, out.Secure, out.SameSite, out.Partitioned},
+		"the clearing cookie's Path, Secure, SameSite, Partitioned")
 }
 
 func TestSignInReturnsToThePageAsked(t *testing.T) {

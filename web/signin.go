@@ -5,7 +5,9 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/aepforms/aepforms/internal/render"
 	"github.com/aepforms/aepforms/internal/render/form"
+	"github.com/aepforms/aepforms/internal/render/view"
 )
 
 // handleSignInPage shows the sign-in form (or goes home when no operator
@@ -38,10 +40,27 @@ func safeNext(next string) string {
 // to after signing in ("" for the inbox itself).
 func nextOf(r *http.Request) string {
 	next := strings.TrimPrefix(r.URL.Path, "/")
-	if r.URL.RawQuery != "" {
-		next += "?" + r.URL.RawQuery
+	if q := withoutParam(r.URL.RawQuery, signedInParam); q != "" {
+		next += "?" + q
 	}
 	return safeNext(next)
+}
+
+// withoutParam is the raw query without the parameter name, the others
+// kept as they were, in their order.
+func withoutParam(raw, name string) string {
+	if raw == "" {
+		return ""
+	}
+	parts := strings.Split(raw, "&")
+	kept := parts[:0]
+	for _, p := range parts {
+		if p == name || strings.HasPrefix(p, name+"=") {
+			continue
+		}
+		kept = append(kept, p)
+	}
+	return strings.Join(kept, "&")
 }
 
 // handleSignIn checks the operator secret (constant time) and sets the
@@ -64,8 +83,50 @@ func handleSignIn(a *auth, pg *pages) http.HandlerFunc {
 			return
 		}
 		http.SetCookie(w, a.cookie(a.issue(name)))
-		http.Redirect(w, r, pg.base+safeNext(r.URL.Query().Get("next")), http.StatusSeeOther)
+		target := pg.base + safeNext(r.URL.Query().Get("next"))
+		if a.embed && r.Header.Get("Sec-Fetch-Dest") != "document" {
+			// Perhaps inside a console's frame, where the browser may
+			// refuse the cookie: mark the way back (see requireOperator).
+			sep := "?"
+			if strings.Contains(target, "?") {
+				sep = "&"
+			}
+			target += sep + signedInParam + "=" + url.QueryEscape(a.marker())
+		}
+		http.Redirect(w, r, target, http.StatusSeeOther)
 	}
+}
+
+// signedInParam is the query parameter a sign-in that may be inside a
+// frame adds to the page it returns to: a signed, short-lived "signed in
+// just now" (auth.marker). Arriving with the session cookie, the page
+// drops it with a redirect; arriving without, the browser refused the
+// cookie (third-party cookies blocked and no partitioned cookies), and
+// the frame explains that instead of showing the sign-in form again.
+const signedInParam = "signedin"
+
+// signInNotKept answers a page load that a sign-in just marked but
+// that came without the session cookie: the browser refused it. The way
+// on is the same page in its own tab, signed in there.
+func (p *pages) signInNotKept(w http.ResponseWriter, r *http.Request) {
+	here := nextOf(r)
+	v := view.SignIn(p.base, p.assets, "", "").Page
+	v.Title = "Sign-in not kept · aepforms"
+	if t := r.URL.Query().Get("theme"); t == "light" || t == "dark" {
+		v.Theme = t
+	}
+	again := p.base + "signin"
+	if here != "" {
+		again += "?" + url.Values{"next": {here}}.Encode()
+	}
+	p.log.Info("web: signed in, but the browser did not send the session cookie back (refused in a frame?)", "remote", r.RemoteAddr)
+	buf, err := render.SignInNotKept(r.Context(), v, p.base+here, again)
+	if err != nil {
+		p.internalError(w, r, err)
+		return
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="aepforms"`)
+	writeHTML(w, http.StatusUnauthorized, buf)
 }
 
 // handleSignOut clears the session cookie.

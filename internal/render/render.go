@@ -59,6 +59,13 @@ func SignIn(ctx context.Context, v view.SignInView) (*bytes.Buffer, error) {
 	return Buffer(ctx, components.SignIn(v), 8<<10)
 }
 
+// SignInNotKept renders the page a console's frame shows when the browser
+// refused the session cookie just set: open here (the page) in its own tab,
+// or sign in again.
+func SignInNotKept(ctx context.Context, v view.PageView, here, again string) (*bytes.Buffer, error) {
+	return Buffer(ctx, components.SignInNotKept(v, here, again), 4<<10)
+}
+
 // Status renders the status fragment (banners, relay state) the push
 // stream sends; it needs no card.
 func Status(ctx context.Context, v view.PageView) (string, error) {
