@@ -310,7 +310,7 @@ func openCard(c view.CardView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = notices(c.Notices).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = notes(c.Notes).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1323,7 +1323,7 @@ func stateLine(s view.StateView) templ.Component {
 }
 
 // notices are the UI's own notes on a card.
-func notices(ns []view.Notice) templ.Component {
+func notes(ns []view.Note) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -35,7 +35,7 @@ type CardView struct {
 	Form *form.View
 
 	State   StateView
-	Notices []Notice // the UI's own notes on this card (watch-only, agent not connected, ...)
+	Notes []Note // the UI's own notes on this card (watch-only, agent not connected, ...)
 
 	// Errors is the error summary of a refused post on this card, in field
 	// order, whatever the card shows: an open form's problems link to their
@@ -96,8 +96,9 @@ type Prompt struct {
 	Placeholder bool   // a structural placeholder, not the agent's words
 }
 
-// Notice is one UI note on a card. Tone is "info", "warning" or "error".
-type Notice struct {
+// Note is one of the UI's notes on a card (not a feed notice: those are
+// the page's Notices). Tone is "info", "warning" or "error".
+type Note struct {
 	Tone, Text string
 }
 
@@ -158,7 +159,7 @@ func Card(c inbox.Card, opts Options) CardView {
 		v.Errors = form.Unlinked(c.Request, opts.Problems, placeholder)
 	}
 	v.Form = f
-	v.Notices = cardNotices(c, opts, v.Open, inFlight)
+	v.Notes = cardNotes(c, opts, v.Open, inFlight)
 	return v
 }
 
@@ -166,16 +167,16 @@ func Card(c inbox.Card, opts Options) CardView {
 // (an answer in flight keeps its line).
 var givesWay = map[string]bool{"pending": true, "routed": true, "rejected": true, "failed": true}
 
-// cardNotices are the UI's notes for an open card.
-func cardNotices(c inbox.Card, opts Options, open, inFlight bool) []Notice {
+// cardNotes are the UI's notes for an open card.
+func cardNotes(c inbox.Card, opts Options, open, inFlight bool) []Note {
 	if !open || c.Malformed != "" || c.Informational || !c.Request.Controllable() {
 		return nil
 	}
-	var n []Notice
+	var n []Note
 	if !opts.CanSubmit {
-		n = append(n, Notice{Tone: "info", Text: words.note["watch-only"]})
+		n = append(n, Note{Tone: "info", Text: words.note["watch-only"]})
 	} else if opts.Reachable.Known() && !opts.Reachable.TakesAnswers() && !inFlight {
-		n = append(n, Notice{Tone: "warning", Text: words.note["not-connected"]})
+		n = append(n, Note{Tone: "warning", Text: words.note["not-connected"]})
 	}
 	for _, r := range c.Responders {
 		who := r.Agent
@@ -184,9 +185,9 @@ func cardNotices(c inbox.Card, opts Options, open, inFlight bool) []Notice {
 		}
 		switch r.Ack {
 		case inbox.SubmissionRejected:
-			n = append(n, Notice{Tone: "info", Text: fmt.Sprintf(words.note["refused-other"], who)})
+			n = append(n, Note{Tone: "info", Text: fmt.Sprintf(words.note["refused-other"], who)})
 		default:
-			n = append(n, Notice{Tone: "warning", Text: fmt.Sprintf(words.note["answering"], who)})
+			n = append(n, Note{Tone: "warning", Text: fmt.Sprintf(words.note["answering"], who)})
 		}
 	}
 	return n

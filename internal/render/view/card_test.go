@@ -139,8 +139,8 @@ func TestCardNotAnswerable(t *testing.T) {
 				}
 			}
 			if tc.notice != "" {
-				require.NotEmpty(t, v.Notices)
-				assert.Equal(t, tc.notice, v.Notices[0].Text)
+				require.NotEmpty(t, v.Notes)
+				assert.Equal(t, tc.notice, v.Notes[0].Text)
 			}
 		})
 	}
@@ -151,14 +151,14 @@ func TestCardReachability(t *testing.T) {
 	o := viewOpts()
 	o.Reachable = inbox.ReachNotConnected
 	v := Card(viewCard(viewForm()), o)
-	require.Len(t, v.Notices, 1)
-	assert.Equal(t, "warning", v.Notices[0].Tone)
-	assert.Contains(t, v.Notices[0].Text, "not connected")
+	require.Len(t, v.Notes, 1)
+	assert.Equal(t, "warning", v.Notes[0].Tone)
+	assert.Contains(t, v.Notes[0].Text, "not connected")
 	assert.True(t, v.Form.Answerable, "sending stays possible: the relay's answer is shown")
 	assert.Equal(t, inbox.ReachNotConnected, v.Prov.Reach)
 
 	o.Reachable = inbox.ReachConnected
-	assert.Empty(t, Card(viewCard(viewForm()), o).Notices)
+	assert.Empty(t, Card(viewCard(viewForm()), o).Notes)
 
 }
 
@@ -185,7 +185,7 @@ func TestCardSettled(t *testing.T) {
 	assert.True(t, v.Settled)
 	assert.False(t, v.Open)
 	assert.Nil(t, v.Form, "a settled card shows its outcome, not controls")
-	assert.Empty(t, v.Notices)
+	assert.Empty(t, v.Notes)
 }
 
 func TestCardLongPrompt(t *testing.T) {
