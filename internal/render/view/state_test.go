@@ -151,6 +151,6 @@ func TestStateLineRoutedAndResponders(t *testing.T) {
 	assert.Equal(t, "routed", v.State.Kind)
 	assert.Equal(t, "Routed to pager via oncall; still open", v.State.Text, "the latest hop")
 	assert.True(t, v.Open)
-	require.Len(t, v.Notices, 1)
-	assert.Equal(t, "Someone else is answering: mission-control sent an answer.", v.Notices[0].Text)
+	require.Len(t, v.Notes, 1)
+	assert.Equal(t, "Someone else is answering: mission-control sent an answer.", v.Notes[0].Text)
 }
