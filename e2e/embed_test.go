@@ -16,7 +16,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -28,6 +27,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aepforms/aepforms/e2e/browsertest"
 	"github.com/aepforms/aepforms/internal/agent"
 )
 
@@ -45,7 +45,6 @@ func TestEmbedPanelInCrossOriginFrame(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short mode: starts Chromium")
 	}
-	bin := embedChromium(t)
 	certFile, keyFile, cert := selfSignedCert(t)
 	console := startConsole(t, cert)
 	third := startConsole(t, cert)
@@ -57,7 +56,7 @@ func TestEmbedPanelInCrossOriginFrame(t *testing.T) {
 
 	const panelQuery = "agent=aepforms-demo&theme=dark"
 	panelURL := s.uiURL + "panel?" + panelQuery
-	bctx := embedBrowser(t, bin)
+	bctx := embedBrowser(t)
 
 	// The console frames the panel; signed out, the frame shows the
 	// sign-in form.
@@ -173,7 +172,6 @@ func TestEmbedPanelExplainsARefusedCookie(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short mode: starts Chromium")
 	}
-	bin := embedChromium(t)
 	certFile, keyFile, cert := selfSignedCert(t)
 	console := startConsole(t, cert)
 	const operatorToken = "embed-operator-secret"
@@ -184,7 +182,7 @@ func TestEmbedPanelExplainsARefusedCookie(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(profile, "Default"), 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(profile, "Default", "Preferences"),
 		[]byte(`{"profile":{"default_content_setting_values":{"cookies":2}}}`), 0o600))
-	bctx := embedBrowser(t, bin, chromedp.UserDataDir(profile))
+	bctx := embedBrowser(t, chromedp.UserDataDir(profile))
 
 	const panelQuery = "kind=permission&theme=dark"
 	tab, cancel := chromedp.NewContext(bctx)
@@ -299,62 +297,12 @@ func selfSignedCert(t *testing.T) (certFile, keyFile string, pair tls.Certificat
 	return certFile, keyFile, pair
 }
 
-// TODO: use e2e/browsertest once it lands.
-
-// embedChromium returns the Chromium binary ($AEPFORMS_CHROMIUM, else
-// chromium, chromium-browser, google-chrome or google-chrome-stable on
-// PATH). Without one the test skips, or fails under CI=true.
-func embedChromium(t *testing.T) string {
+// embedBrowser starts headless Chromium as shipped (no flag that changes
+// cookie policy; --ignore-certificate-errors only lets the test's
+// self-signed certificate through) with a fresh profile.
+func embedBrowser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
-	if p := os.Getenv("AEPFORMS_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	const msg = "no Chromium found: install it (apt-get install -y chromium) or set AEPFORMS_CHROMIUM"
-	if os.Getenv("CI") == "true" {
-		t.Fatal("CI=true and a required tool is missing: " + msg)
-	}
-	t.Skip("skipped: " + msg)
-	return ""
-}
-
-// embedBrowser starts headless Chromium with its default settings (no
-// flag that changes cookie policy; --ignore-certificate-errors only lets
-// the test's self-signed certificate through) and a fresh profile.
-func embedBrowser(t *testing.T, bin string, extra ...chromedp.ExecAllocatorOption) context.Context {
-	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(bin),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.IgnoreCertErrors,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	}
-	opts = append(opts, extra...)
-	// One deadline for the whole browser: a hung page fails the test
-	// instead of hanging it.
-	ctx, cancelAll := context.WithTimeout(context.Background(), 2*time.Minute)
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancelBrowser(); cancelAlloc(); cancelAll() })
-	if err := chromedp.Do(bctx, chromedp.Navigate("about:blank")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("Chromium %s does not start: %v", bin, err)
-		}
-		t.Skipf("skipped: Chromium %s does not start: %v", bin, err)
-	}
-	return bctx
+	return browsertest.NewAsShipped(t, append([]chromedp.ExecAllocatorOption{chromedp.IgnoreCertErrors}, extra...)...)
 }
 
 // frameLoads waits until the console's frame has loaded n documents.

@@ -22,15 +22,31 @@ const Timeout = 3 * time.Minute
 
 // New starts headless Chromium (found by Chromium) for tb and returns the
 // context of its first tab; open more tabs with chromedp.NewContext on it.
-// The browser runs with --headless --no-sandbox --disable-gpu
-// --disable-quic --no-first-run --disable-background-networking
-// --disable-component-update --disable-sync, a fresh --user-data-dir under
-// tb.TempDir() and a 1280x900 window, within Timeout; it is stopped by
-// tb.Cleanup. A browser that does not start is Missing.
-func New(tb testing.TB) context.Context {
+// The browser runs with chromedp's automation defaults and --headless
+// --no-sandbox --disable-gpu --disable-quic --no-first-run
+// --disable-background-networking --disable-component-update
+// --disable-sync, a fresh --user-data-dir under tb.TempDir() and a
+// 1280x900 window, within Timeout; extra options come last (a later flag
+// wins). It is stopped by tb.Cleanup. A browser that does not start is
+// Missing.
+func New(tb testing.TB, extra ...chromedp.ExecAllocatorOption) context.Context {
+	tb.Helper()
+	return start(tb, append(chromedp.DefaultExecAllocatorOptions[:], extra...))
+}
+
+// NewAsShipped is New without chromedp's automation defaults (which,
+// among others, turn site isolation off): Chromium with the settings a
+// person's browser has, cookie policy included. Cross-origin frames are
+// then their own targets (attach to them to run script inside).
+func NewAsShipped(tb testing.TB, extra ...chromedp.ExecAllocatorOption) context.Context {
+	tb.Helper()
+	return start(tb, extra)
+}
+
+func start(tb testing.TB, extra []chromedp.ExecAllocatorOption) context.Context {
 	tb.Helper()
 	bin := Chromium(tb)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+	opts := append([]chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(bin),
 		chromedp.Headless,
 		chromedp.NoSandbox,
@@ -42,7 +58,7 @@ func New(tb testing.TB) context.Context {
 		chromedp.Flag("disable-sync", true),
 		chromedp.UserDataDir(tb.TempDir()),
 		chromedp.WindowSize(1280, 900),
-	)
+	}, extra...)
 	ctx, cancelAll := context.WithTimeout(context.Background(), Timeout)
 	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	bctx, cancelBrowser := chromedp.NewContext(actx)
