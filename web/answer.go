@@ -57,7 +57,7 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 			refuse(http.StatusBadRequest, view.RefusalNoToken)
 			return
 		}
-		if card.Submission != nil && card.Submission.Token == token {
+		if card.Posted(token) {
 			// The same form posted again (double click, resubmit), even
 			// after its answer settled the card: one command.
 			pg.redirectBack(w, r, id, panel)

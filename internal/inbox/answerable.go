@@ -56,3 +56,11 @@ func (c *Card) closed(now time.Time) error {
 // anyone at now (CanAnswer without the in-flight rule), and the sentinel
 // that says why.
 func (c *Card) Closed(now time.Time) error { return c.closed(now) }
+
+// Posted reports whether token is the form token of the card's latest
+// submission: the same form posted again (a double click, a resubmit,
+// even after the answer settled the card) is that submission, not a new
+// one.
+func (c *Card) Posted(token string) bool {
+	return token != "" && c.Submission != nil && c.Submission.Token == token
+}

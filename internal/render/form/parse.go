@@ -40,14 +40,10 @@ const notTextMessage = "This answer holds bytes that are not text; type it again
 // have seen. Problems come in form order (whole-answer problems first), at
 // most one per field, each with a message saying what to do. When there are
 // problems the returned answer is the zero Answer: nothing may be sent.
+// Whether the request may be answered at all is not asked here: that is
+// the domain's rule (inbox.Card.CanAnswer), asked before.
 func ParseAnswer(req aep.Request, form url.Values) (aep.Answer, []aep.Problem) {
 	form = unixLineBreaks(form)
-	if !req.Controllable() {
-		return aep.Answer{}, []aep.Problem{{
-			Code:    CodeNotAnswerable,
-			Message: "This request is answered in the agent's own interface, not here",
-		}}
-	}
 	if req.Kind == aep.KindForm && len(req.Fields) > 0 {
 		values, problems := parseValues(req.Fields, form)
 		if len(problems) > 0 {

@@ -55,9 +55,6 @@ func TestParseAnswerReply(t *testing.T) {
 		})
 	}
 
-	oob := aep.Request{Kind: aep.KindPermission, Options: allowDeny, RespondVia: []string{aep.ViaOOB}}
-	oobForm := answerEveryType()
-	oobForm.RespondVia = []string{aep.ViaOOB}
 	runAnswerProblemCases(t, []answerProblemCase{
 		{name: "permission bad index", req: &permission, form: url.Values{"option": {"2"}},
 			want: aep.Problem{Code: CodeBadOption, Message: "Choose one of the options shown"}},
@@ -77,10 +74,6 @@ func TestParseAnswerReply(t *testing.T) {
 			want: aep.Problem{Code: CodeNothingChosen, Message: "Type a reply"}},
 		{name: "text not UTF-8", req: &input, form: url.Values{"text": {"\xfe"}},
 			want: aep.Problem{Code: CodeNotText}},
-		{name: "respond_via without control", req: &oob, form: url.Values{"option": {"0"}},
-			want: aep.Problem{Code: CodeNotAnswerable}},
-		{name: "form with respond_via without control", req: &oobForm, form: answerValidPost(),
-			want: aep.Problem{Code: CodeNotAnswerable}},
 	})
 }
 

@@ -169,7 +169,7 @@ var givesWay = map[string]bool{"pending": true, "routed": true, "rejected": true
 
 // cardNotes are the UI's notes for an open card.
 func cardNotes(c inbox.Card, opts Options, open, inFlight bool) []Note {
-	if !open || c.Malformed != "" || c.Informational || !c.Request.Controllable() {
+	if !open || c.Malformed != "" || !c.Controllable() {
 		return nil
 	}
 	var n []Note

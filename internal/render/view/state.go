@@ -58,7 +58,7 @@ func stateLine(c inbox.Card, now time.Time) StateView {
 	case c.Malformed != "":
 		s.Kind, s.Tone = "malformed", "warning"
 		s.Text = words.state["malformed"] + c.Malformed
-	case c.Informational || !c.Request.Controllable():
+	case !c.Controllable():
 		s.Kind, s.Tone = "info", "neutral"
 		s.Text = fmt.Sprintf(words.state["info"], strings.Join(c.Request.RespondVia, ", "))
 	case sub != nil && sub.State == inbox.SubmissionSending:
