@@ -7,13 +7,10 @@ package e2e
 // production filter (commands cannot be posted: a relay routes them).
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -21,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aepforms/aepforms/e2e/fixtures"
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/feed"
 	"github.com/aepforms/aepforms/internal/inbox"
@@ -37,17 +35,7 @@ const goldenMarker = `{"aep":"0.1","id":"marker-1","type":"session.started","tim
 // goldenLines reads the vendored corpus, one event per line.
 func goldenLines(t *testing.T) [][]byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "aep", "fixtures", "golden", "golden.jsonl"))
-	require.NoError(t, err)
-	var out [][]byte
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
-			out = append(out, append([]byte(nil), line...))
-		}
-	}
-	require.NoError(t, sc.Err())
+	out := fixtures.GoldenLines(t)
 	require.Len(t, out, 64, "the golden corpus has 64 events")
 	return out
 }

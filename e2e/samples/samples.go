@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/agent"
 )
 
 // The emitter the sample events come from, and the time they carry.
@@ -18,23 +19,7 @@ const (
 // a multi select of regions and a database select with Other, answered
 // over the control path. Field ids "name", "staged", "regions" ("1".."3")
 // and "db" ("1", "2").
-func DeployForm() aep.Request {
-	return aep.Request{
-		Kind:   aep.KindForm,
-		Prompt: "Configure the new service deployment",
-		Fields: []aep.FieldSpec{
-			{ID: "name", Type: aep.FieldString, Label: "Service name", Required: true},
-			{ID: "staged", Type: aep.FieldBoolean, Label: "Deploy to staging first?"},
-			{ID: "regions", Type: aep.FieldSelect, Label: "Regions", Multi: true, Choices: []aep.Choice{
-				{ID: "1", Label: "us-east"}, {ID: "2", Label: "eu-west"}, {ID: "3", Label: "ap-south"},
-			}},
-			{ID: "db", Type: aep.FieldSelect, Label: "Database", Other: true, Choices: []aep.Choice{
-				{ID: "1", Label: "PostgreSQL"}, {ID: "2", Label: "SQLite"},
-			}},
-		},
-		RespondVia: []string{aep.ViaControl},
-	}
-}
+func DeployForm() aep.Request { return agent.DeployForm() }
 
 // EveryFieldForm is a form with one field of every kind and flavour, in
 // this order: a required string ("ticket"), an optional string ("notes"),

@@ -180,23 +180,29 @@ var library = []scenario{
 }
 
 func deployForm(agent string) ask {
-	return ask{
-		req: aep.Request{
-			Kind:   aep.KindForm,
-			Prompt: "Configure the new service deployment",
-			Fields: []aep.FieldSpec{
-				{ID: "name", Type: aep.FieldString, Label: "Service name", Required: true},
-				{ID: "staged", Type: aep.FieldBoolean, Label: "Deploy to staging first?"},
-				{ID: "regions", Type: aep.FieldSelect, Label: "Regions", Multi: true, Choices: []aep.Choice{
-					{ID: "1", Label: "us-east"}, {ID: "2", Label: "eu-west"}, {ID: "3", Label: "ap-south"},
-				}},
-				{ID: "db", Type: aep.FieldSelect, Label: "Database", Other: true, Choices: []aep.Choice{
-					{ID: "1", Label: "PostgreSQL"}, {ID: "2", Label: "SQLite"},
-				}},
-			},
-			RespondVia: []string{aep.ViaControl},
+	return ask{req: DeployForm(), metaPrompt: metadataPrompt(agent, aep.KindForm, ScenarioDeploy)}
+}
+
+// DeployForm is the deploy scenario's request: the golden corpus's s_form
+// (AEP-0006), a required service name, a boolean, a multi select of
+// regions and a database select with Other, answered over control. Field
+// ids "name", "staged", "regions" ("1".."3") and "db" ("1", "2"). Tests
+// use it (through e2e/samples) to ask what the demo agent asks.
+func DeployForm() aep.Request {
+	return aep.Request{
+		Kind:   aep.KindForm,
+		Prompt: "Configure the new service deployment",
+		Fields: []aep.FieldSpec{
+			{ID: "name", Type: aep.FieldString, Label: "Service name", Required: true},
+			{ID: "staged", Type: aep.FieldBoolean, Label: "Deploy to staging first?"},
+			{ID: "regions", Type: aep.FieldSelect, Label: "Regions", Multi: true, Choices: []aep.Choice{
+				{ID: "1", Label: "us-east"}, {ID: "2", Label: "eu-west"}, {ID: "3", Label: "ap-south"},
+			}},
+			{ID: "db", Type: aep.FieldSelect, Label: "Database", Other: true, Choices: []aep.Choice{
+				{ID: "1", Label: "PostgreSQL"}, {ID: "2", Label: "SQLite"},
+			}},
 		},
-		metaPrompt: metadataPrompt(agent, aep.KindForm, ScenarioDeploy),
+		RespondVia: []string{aep.ViaControl},
 	}
 }
 

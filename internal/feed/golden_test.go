@@ -1,14 +1,12 @@
 package feed
 
 import (
-	"bufio"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aepforms/aepforms/e2e/fixtures"
 	"github.com/aepforms/aepforms/internal/aep"
 )
 
@@ -16,20 +14,14 @@ import (
 // routes commands rather than serving them on /stream).
 func goldenEvents(t *testing.T) []*aep.Event {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "testdata", "aep", "fixtures", "golden", "golden.jsonl"))
-	require.NoError(t, err)
-	t.Cleanup(func() { f.Close() })
 	var out []*aep.Event
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		e, err := aep.Decode(sc.Bytes())
-		require.NoError(t, err, "golden line %q", sc.Text())
+	for _, line := range fixtures.GoldenLines(t) {
+		e, err := aep.Decode(line)
+		require.NoError(t, err, "golden line %q", line)
 		if !aep.IsCommand(e.Type()) {
 			out = append(out, e)
 		}
 	}
-	require.NoError(t, sc.Err())
 	require.NotEmpty(t, out)
 	return out
 }

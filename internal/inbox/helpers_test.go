@@ -1,16 +1,14 @@
 package inbox
 
 import (
-	"bufio"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aepforms/aepforms/e2e/fixtures"
 	"github.com/aepforms/aepforms/internal/aep"
 )
 
@@ -51,21 +49,12 @@ func newTestInbox(t *testing.T) (*Inbox, *clock) {
 // golden reads the golden corpus, one event per line.
 func golden(t testing.TB) []*aep.Event {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "testdata", "aep", "fixtures", "golden", "golden.jsonl"))
-	require.NoError(t, err)
-	t.Cleanup(func() { f.Close() })
 	var out []*aep.Event
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		if len(sc.Bytes()) == 0 {
-			continue
-		}
-		e, err := aep.Decode(sc.Bytes())
+	for _, line := range fixtures.GoldenLines(t) {
+		e, err := aep.Decode(line)
 		require.NoError(t, err, "corpus line %d", len(out)+1)
 		out = append(out, e)
 	}
-	require.NoError(t, sc.Err())
 	require.NotEmpty(t, out)
 	return out
 }

@@ -34,7 +34,7 @@ type CardView struct {
 	// a control (malformed request, nothing asked).
 	Form *form.View
 
-	State   StateView
+	State StateView
 	Notes []Note // the UI's own notes on this card (watch-only, agent not connected, ...)
 
 	// Errors is the error summary of a refused post on this card, in field
