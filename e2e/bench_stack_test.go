@@ -91,7 +91,7 @@ func benchStartStack(tb testing.TB, o benchStackOptions) *benchStack {
 // deadline; wait waits for Run to return.
 func benchRunApp(tb testing.TB, ctx context.Context, name string, args []string, env map[string]string, ready string) (string, func()) {
 	tb.Helper()
-	logs := &benchLog{re: regexp.MustCompile(ready), found: make(chan string, 1)}
+	logs := newStackLog(regexp.MustCompile(ready))
 	done := make(chan error, 1)
 	go func() {
 		done <- app.Run(ctx, args, func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, logs)
@@ -105,66 +105,18 @@ func benchRunApp(tb testing.TB, ctx context.Context, name string, args []string,
 			return
 		}
 		if err != nil && !errors.Is(err, context.Canceled) {
-			tb.Errorf("%s: Run returned %v, want nil after its context ended; log:\n%s", name, err, logs.tail())
+			tb.Errorf("%s: Run returned %v, want nil after its context ended; log:\n%s", name, err, logs.String())
 		}
 	}
 	select {
 	case m := <-logs.found:
 		return m, wait
 	case err = <-done:
-		tb.Fatalf("%s: Run returned %v before it logged %q; log:\n%s", name, err, ready, logs.tail())
+		tb.Fatalf("%s: Run returned %v before it logged %q; log:\n%s", name, err, ready, logs.String())
 	case <-time.After(benchWait):
-		tb.Fatalf("%s: no log line %q within %v; log:\n%s", name, ready, benchWait, logs.tail())
+		tb.Fatalf("%s: no log line %q within %v; log:\n%s", name, ready, benchWait, logs.String())
 	}
 	return "", nil
-}
-
-// benchLog keeps the tail of a part's log and sends the first submatch
-// of the first line matching re on found.
-type benchLog struct {
-	re    *regexp.Regexp
-	found chan string
-
-	mu      sync.Mutex
-	kept    []byte
-	partial []byte
-	matched bool
-}
-
-// benchLogKeep is how much of a part's log is kept for a failure report.
-const benchLogKeep = 16 << 10
-
-func (w *benchLog) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.kept = append(w.kept, p...)
-	if over := len(w.kept) - benchLogKeep; over > 0 {
-		w.kept = append(w.kept[:0], w.kept[over:]...)
-	}
-	if w.matched {
-		return len(p), nil
-	}
-	w.partial = append(w.partial, p...)
-	for {
-		i := bytes.IndexByte(w.partial, '\n')
-		if i < 0 {
-			break
-		}
-		if m := w.re.FindSubmatch(w.partial[:i]); m != nil {
-			w.matched = true
-			w.partial = nil
-			w.found <- string(m[len(m)-1])
-			break
-		}
-		w.partial = w.partial[i+1:]
-	}
-	return len(p), nil
-}
-
-func (w *benchLog) tail() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return string(w.kept)
 }
 
 // benchStartAgent runs a demo agent (internal/agent, so its record can
