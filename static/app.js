@@ -190,6 +190,18 @@
     if (card) syncOther(card);
   });
 
+  /* Ctrl/Cmd+Enter sends the form through its primary button. Plain Enter
+   * in a text box sends nothing where the server rendered a guard (a
+   * disabled default button: several controls to fill, or options). */
+  doc.addEventListener('keydown', function (e) {
+    if (e.key !== 'Enter' || !(e.ctrlKey || e.metaKey) || e.isComposing) return;
+    var form = e.target.form;
+    var send = form && form.querySelector('button[data-testid="submit"]:not([disabled])');
+    if (!send) return;
+    e.preventDefault();
+    form.requestSubmit(send);
+  });
+
   doc.addEventListener('change', function (e) {
     var t = e.target;
     var card = cardOf(t);

@@ -45,16 +45,40 @@ func (c *clock) Add(d time.Duration) {
 
 // fakeSubmitter records every submission; err, when set, is returned.
 type fakeSubmitter struct {
-	mu   sync.Mutex
-	subs []inbox.Submission
-	err  error
+	mu     sync.Mutex
+	subs   []inbox.Submission
+	err    error
+	notify chan struct{} // signalled after each Submit
 }
 
 func (f *fakeSubmitter) Submit(_ context.Context, s inbox.Submission) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.subs = append(f.subs, s)
+	select {
+	case f.signal() <- struct{}{}:
+	default:
+	}
 	return f.err
+}
+
+// signal is the channel Submit signals on; the caller holds mu.
+func (f *fakeSubmitter) signal() chan struct{} {
+	if f.notify == nil {
+		f.notify = make(chan struct{}, 1)
+	}
+	return f.notify
+}
+
+// wait returns after the next Submit, or after d.
+func (f *fakeSubmitter) wait(d time.Duration) {
+	f.mu.Lock()
+	ch := f.signal()
+	f.mu.Unlock()
+	select {
+	case <-ch:
+	case <-time.After(d):
+	}
 }
 
 func (f *fakeSubmitter) all() []inbox.Submission {

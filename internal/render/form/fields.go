@@ -180,6 +180,11 @@ func Build(s Spec) (*View, []ErrorLink) {
 	if f.Reply != nil || len(f.Fields) > 0 {
 		f.SubmitLabel = "Send answer"
 	}
+	toFill := len(f.Fields)
+	if f.Reply != nil {
+		toFill++
+	}
+	f.HoldEnter = toFill > 1 || len(f.Options) > 0
 	if len(f.Fields) == 0 && len(f.Options) == 0 && f.Reply == nil {
 		return nil, b.probs.unlinked(s.Request, s.Placeholder)
 	}

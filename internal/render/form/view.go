@@ -16,6 +16,11 @@ type View struct {
 	// Kept is true when the controls hold input kept on the server (a
 	// refused post, a submission): the browser must not restore a draft over it.
 	Kept bool
+	// HoldEnter is true when Enter in a text box must not send the form:
+	// it has more than one control to fill, or option buttons (Enter
+	// would press the first). The form then starts with a disabled default
+	// button; Ctrl/Cmd+Enter or the button sends it.
+	HoldEnter bool
 }
 
 // ErrorLink is one line of an error summary: the message and the id of

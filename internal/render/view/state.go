@@ -21,8 +21,10 @@ type StateView struct {
 	Tone  string
 	Text  string // the UI's words; empty for a plain pending card
 	Quote string // the agent's or relay's own words (a reason, a detail), shown quoted
-	// Values is the answer the line refers to: the submitted one while
-	// sending, the one attention.answered recorded after.
+	// Values is the answer the line refers to: the one the operator sent
+	// (while it is on its way, and after the agent rejected it or it
+	// failed, so they can see what they chose), or the one
+	// attention.answered recorded.
 	Values []RecordedValue
 	// Withheld notes that some values were withheld by the answered
 	// event's capture level (never shown as blank).
@@ -76,10 +78,12 @@ func stateLine(c inbox.Card, now time.Time) StateView {
 		s.Kind, s.Tone = "rejected", "error"
 		s.Text = rejectedText(sub.Reason)
 		s.Quote = sub.Detail
+		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
 	case sub != nil && sub.State == inbox.SubmissionFailed:
 		s.Kind, s.Tone = "failed", "error"
 		s.Text = failedText(sub.Reason)
 		s.Quote = sub.Detail
+		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
 	case len(c.Routes) > 0:
 		r := c.Routes[len(c.Routes)-1]
 		s.Kind = "routed"
