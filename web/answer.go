@@ -109,3 +109,12 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 		pg.redirectBack(w, r, id, panel)
 	}
 }
+
+// handleAnswerReload answers a GET of the answer URL (a reload of a
+// refused post's page, a pasted link): the card on the inbox, not a bare
+// 405.
+func handleAnswerReload(pg *pages) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, pg.base+"#"+domID(inbox.CardID(chi.URLParam(r, "id"))), http.StatusSeeOther)
+	}
+}

@@ -308,3 +308,14 @@ func (m *Metrics) answers(outcome string) int64 {
 	defer m.mu.Unlock()
 	return m.posts[outcome]
 }
+
+// A reload of a refused post's page (GET of the answer URL) goes to the
+// card instead of a blank 405.
+func TestAnswerURLReloadedGoesToTheCard(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	id := h.ask("s1", "r1", nameForm())
+	r := h.do(h.client(), h.request(http.MethodGet, h.url("cards/"+string(id)+"/answer"), nil))
+	require.Equal(t, http.StatusSeeOther, r.StatusCode)
+	assert.Equal(t, "/#"+domID(id), r.Header.Get("Location"))
+}
