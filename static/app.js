@@ -218,8 +218,13 @@
       e.preventDefault(); // a second click: the first post is on its way
       return;
     }
+    if (!reachable) {
+      e.preventDefault(); // nothing can be sent: the banner says so, the draft is kept
+      return;
+    }
+    // The draft stays until the server shows it holds the answer
+    // (data-drop-draft on the card the redirect or a push brings).
     form.dataset.sent = 'true';
-    save(DRAFT + form.dataset.card, null);
     var card = cardOf(form);
     if (card) delete card.dataset.dirty;
   });
@@ -377,9 +382,17 @@
     });
   }
 
+  /* dropDrafts forgets the drafts of the cards whose answer the server
+   * holds, or that are settled: the server says which (data-drop-draft). */
+  function dropDrafts(root) {
+    var list = root.matches && root.matches('[data-drop-draft]') ? [root] : root.querySelectorAll('[data-drop-draft="true"]');
+    Array.prototype.forEach.call(list, function (card) { save(DRAFT + card.dataset.card, null); });
+  }
+
   function onCard(html) {
     var fresh = parse(html).firstElementChild;
     if (!fresh || !fresh.id) return;
+    dropDrafts(fresh);
     var old = byId(fresh.id);
     if (old) {
       if (Number(fresh.dataset.version) < Number(old.dataset.version)) return; // out of date
@@ -520,6 +533,7 @@
     source.onerror = function () {
       live = false;
       renderConn();
+      probe();
       if (source.readyState === EventSource.CLOSED) {
         // The browser gave up (an HTTP error): try again, slower each time.
         window.setTimeout(connect, retry);
@@ -536,6 +550,45 @@
     source.addEventListener('remove', track(onRemove));
     source.addEventListener('status', track(onStatus));
     source.addEventListener('reload', function () { source.close(); window.location.reload(); });
+  }
+
+  /* ---------- this UI's own server, reachable or not ---------- */
+
+  /* When the push stream fails, probe() asks {base}/healthz. Unreachable:
+   * the banner the server rendered shows, the send buttons are disabled
+   * and drafts stay; probing goes on, slower each time, until the server
+   * answers, then sending comes back and the stream reconnects. */
+  var reachable = true;
+  var probeWait = 1000;
+  var probing = false;
+  function setReachable(ok) {
+    if (ok === reachable) return;
+    reachable = ok;
+    var banner = byId('unreachable');
+    if (banner) banner.hidden = ok;
+    cards('form[data-card] button[type="submit"]').forEach(function (b) {
+      if (b.classList.contains('enter-guard')) return;
+      if (!ok && !b.disabled) { b.disabled = true; b.dataset.offline = 'true'; }
+      if (ok && b.dataset.offline) { b.disabled = false; delete b.dataset.offline; }
+    });
+    cards('form[data-card]').forEach(function (f) { if (ok) delete f.dataset.sent; });
+  }
+  function probe() {
+    if (probing) return;
+    probing = true;
+    var url = (ds.base || '') + '/healthz';
+    window.fetch(url, { cache: 'no-store', credentials: 'same-origin' }).then(function (r) {
+      probing = false;
+      probeWait = 1000;
+      setReachable(true);
+      if (source && source.readyState === EventSource.CLOSED) connect();
+      return r;
+    }, function () {
+      probing = false;
+      setReachable(false);
+      window.setTimeout(probe, probeWait);
+      probeWait = Math.min(probeWait * 2, 10000);
+    });
   }
 
   /* ---------- countdowns ---------- */
@@ -601,6 +654,7 @@
   /* ---------- start ---------- */
 
   pruneDrafts();
+  dropDrafts(doc);
   enhance(doc);
   renderConn();
   refresh();

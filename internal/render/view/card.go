@@ -46,8 +46,12 @@ type CardView struct {
 	Errors   []form.ErrorLink
 	ErrorsID string
 
-	Open    bool // the request is still open (pending or routed, deadline not passed)
-	Settled bool // rendered compact in the settled section
+	Open bool // the request is still open (pending or routed, deadline not passed)
+	// DropDraft tells the page script that the server holds this card's
+	// answer (in flight) or the card is settled: the browser's draft of it
+	// may go (data-drop-draft). Drafts are never dropped on a click.
+	DropDraft bool
+	Settled   bool // rendered compact in the settled section
 
 	// Group is the DOM id of the agent+session group the card belongs to,
 	// GroupLabel its heading, SortKey its order among open cards
@@ -152,6 +156,7 @@ func Card(c inbox.Card, opts Options) CardView {
 		Answerable: answerable, Kept: kept, Problems: opts.Problems, Placeholder: placeholder,
 	})
 	v.Errors = errs
+	v.DropDraft = v.Settled || inFlight
 	if v.Settled || inFlight {
 		// A settled card shows its outcome, an answer in flight shows
 		// what was sent: not the controls (and no control to jump to).

@@ -92,6 +92,9 @@ type PageView struct {
 	SignOutURL string
 	// IconURL is the tab icon, {base}/static/icon.svg?v={hash}.
 	IconURL string
+	// UnreachableText is the banner the script shows while this UI's
+	// server cannot be reached from the page.
+	UnreachableText string
 	// RemovedText is the state line of a card the operator is working in
 	// when it leaves the inbox (data-removed-text on the body).
 	RemovedText string
@@ -120,21 +123,22 @@ type GroupView struct {
 func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 	base := root(opts.BasePath)
 	v := PageView{
-		Base:        base,
-		HomeURL:     base + "/",
-		PanelURL:    base + "/panel",
-		CSSURL:      opts.Assets.CSS,
-		JSURL:       opts.Assets.JS,
-		Theme:       theme(opts.Theme),
-		RemovedText: words.state["removed"],
-		Panel:       opts.Panel,
-		NowISO:      opts.Now.UTC().Format(time.RFC3339Nano),
-		Relay:       RelayView{Connected: status.FeedConnected, Error: status.FeedError},
-		WatchOnly:   !opts.CanSubmit,
-		SignedIn:    opts.SignedIn,
-		Operator:    opts.Operator,
-		SignOutURL:  base + "/signout",
-		IconURL:     opts.Assets.Icon,
+		Base:            base,
+		HomeURL:         base + "/",
+		PanelURL:        base + "/panel",
+		CSSURL:          opts.Assets.CSS,
+		JSURL:           opts.Assets.JS,
+		Theme:           theme(opts.Theme),
+		RemovedText:     words.state["removed"],
+		UnreachableText: words.page["unreachable"],
+		Panel:           opts.Panel,
+		NowISO:          opts.Now.UTC().Format(time.RFC3339Nano),
+		Relay:           RelayView{Connected: status.FeedConnected, Error: status.FeedError},
+		WatchOnly:       !opts.CanSubmit,
+		SignedIn:        opts.SignedIn,
+		Operator:        opts.Operator,
+		SignOutURL:      base + "/signout",
+		IconURL:         opts.Assets.Icon,
 	}
 	for _, n := range status.Notices {
 		v.Notices = append(v.Notices, n.Message)

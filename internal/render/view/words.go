@@ -26,6 +26,8 @@ var words = struct {
 	refusal map[error]Refusal
 	// Notes on an open card.
 	note map[string]string
+	// The page's own words about its connection to this UI's server.
+	page map[string]string
 }{
 	state: map[string]string{
 		"malformed":     "This request is malformed and cannot be answered: ",
@@ -84,6 +86,9 @@ var words = struct {
 		"refused-other": "An answer from %s was refused by the agent.",
 		"answering":     "Someone else is answering: %s sent an answer.",
 		"another":       "another sender",
+	},
+	page: map[string]string{
+		"unreachable": "aepforms is not reachable; what you typed is kept in this browser. Sending is off until it is back.",
 	},
 }
 
