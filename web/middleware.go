@@ -86,14 +86,6 @@ func (s *server) crossOrigin(next http.Handler) http.Handler {
 	return cop.Handler(next)
 }
 
-// limitBody bounds request bodies.
-func (s *server) limitBody(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
-		next.ServeHTTP(w, r)
-	})
-}
-
 // recoverer turns a panic into a logged 500 with a generic message.
 func (s *server) recoverer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -97,6 +97,12 @@ type Config struct {
 	WriteTimeout time.Duration
 	// MaxBody bounds a form post, 1 MiB by default.
 	MaxBody int64
+	// BodyTimeout bounds reading a post's body (sign-in, sign-out,
+	// answer), 30 s by default: a client that trickles it is cut.
+	BodyTimeout time.Duration
+	// ResponseTimeout bounds writing any response but the push stream
+	// (which bounds each write by WriteTimeout instead), 30 s by default.
+	ResponseTimeout time.Duration
 	// SessionTTL is how long a sign-in lasts, 12 h by default.
 	SessionTTL time.Duration
 	// Now is the clock, time.Now by default.
@@ -130,6 +136,12 @@ func (c *Config) defaults() {
 	}
 	if c.MaxBody <= 0 {
 		c.MaxBody = 1 << 20
+	}
+	if c.BodyTimeout <= 0 {
+		c.BodyTimeout = 30 * time.Second
+	}
+	if c.ResponseTimeout <= 0 {
+		c.ResponseTimeout = 30 * time.Second
 	}
 	if c.SessionTTL <= 0 {
 		c.SessionTTL = 12 * time.Hour
@@ -165,10 +177,10 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 		s.deps.Submitter = nil
 	}
 	h := s.routes()
-	if cfg.BasePath == "/" {
-		return h
+	if cfg.BasePath != "/" {
+		h = mountAt(cfg.BasePath, h)
 	}
-	return mountAt(cfg.BasePath, h)
+	return s.responseDeadline(h)
 }
 
 // mountAt serves h under base ("/forms/"): the prefix is stripped before
