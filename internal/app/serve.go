@@ -46,6 +46,7 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 		return err
 	}
 	defer ln.Close()
+	ln = newLimitListener(ln, cfg.maxConns, capWarning(logger, cfg.maxConns))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 

@@ -36,6 +36,9 @@ type serveConfig struct {
 	heartbeat     time.Duration
 	ackWindow     time.Duration
 	demoEvery     time.Duration
+	bodyTimeout   time.Duration
+	respTimeout   time.Duration
+	maxConns      int
 }
 
 // listFlag is a repeatable flag whose env form is comma-separated.
@@ -101,6 +104,13 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.DurationVar(&c.heartbeat, "heartbeat", envDur("AEPFORMS_HEARTBEAT", 15*time.Second), "browser push heartbeat interval (env AEPFORMS_HEARTBEAT)")
 	fs.DurationVar(&c.ackWindow, "ack-window", envDur("AEPFORMS_ACK_WINDOW", 0), "wait this long for an agent's ack; 0 uses the agent's declared window, else 10s (env AEPFORMS_ACK_WINDOW)")
 	fs.DurationVar(&c.demoEvery, "demo-every", envDur("AEPFORMS_DEMO_EVERY", 30*time.Second), "with --demo: ask one more question this often, 0 = never (env AEPFORMS_DEMO_EVERY)")
+	fs.DurationVar(&c.bodyTimeout, "body-timeout", envDur("AEPFORMS_BODY_TIMEOUT", 30*time.Second), "cut a client that takes longer to send a post's body (env AEPFORMS_BODY_TIMEOUT)")
+	fs.DurationVar(&c.respTimeout, "response-timeout", envDur("AEPFORMS_RESPONSE_TIMEOUT", 30*time.Second), "cut a client that takes longer to read a response; the push stream bounds each write instead (env AEPFORMS_RESPONSE_TIMEOUT)")
+	maxConns, err := strconv.Atoi(envOr("AEPFORMS_MAX_CONNS", "512"))
+	if err != nil {
+		maxConns = 512
+	}
+	fs.IntVar(&c.maxConns, "max-conns", maxConns, "most connections the UI holds open at once; more wait their turn (env AEPFORMS_MAX_CONNS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -120,10 +130,13 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"--demo-every", c.demoEvery}, {"--ack-window", c.ackWindow}, {"--feed-silence", c.feedSilence}, {"--heartbeat", c.heartbeat}} {
+	}{{"--demo-every", c.demoEvery}, {"--ack-window", c.ackWindow}, {"--feed-silence", c.feedSilence}, {"--heartbeat", c.heartbeat}, {"--body-timeout", c.bodyTimeout}, {"--response-timeout", c.respTimeout}} {
 		if d.v < 0 {
 			return c, fmt.Errorf("%w: %s %v: a duration cannot be negative", ErrUsage, d.name, d.v)
 		}
+	}
+	if c.maxConns < 1 {
+		return c, fmt.Errorf("%w: --max-conns %d: at least 1", ErrUsage, c.maxConns)
 	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return c, fmt.Errorf("%w: --tls-cert and --tls-key go together", ErrUsage)

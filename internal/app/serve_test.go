@@ -43,6 +43,8 @@ func TestServeUsageErrors(t *testing.T) {
 		"bad log level":         {"--log-level", "bogus", "--relay-port", "0", "--addr", "127.0.0.1:0"},
 		"addr without a port":   {"--addr", "nonsense"},
 		"negative interval":     {"--demo-every", "-5s"},
+		"negative body timeout": {"--body-timeout", "-1s"},
+		"no connections":        {"--max-conns", "0"},
 		"origin without scheme": {"--embed-origin", "mc.example"},
 	}
 	for name, args := range cases {
