@@ -162,7 +162,25 @@ func (s *server) requireOperator(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		// A Bearer secret counts against the guessing limits; a cookie's
+		// signature is not a secret one can guess.
+		client := ""
+		if _, tried := bearer(r.Header.Get("Authorization")); tried {
+			client = s.guard.key(r)
+			if wait := s.guard.refused(client); wait > 0 {
+				tooManyGuesses(w, wait)
+				return
+			}
+		}
 		name, ok := s.auth.operator(r)
+		if client != "" {
+			if ok {
+				s.guard.succeeded(client)
+			} else if wait := s.guard.failed(client, "bearer"); wait > 0 {
+				tooManyGuesses(w, wait)
+				return
+			}
+		}
 		pageLoad := r.Method == http.MethodGet && strings.Contains(r.Header.Get("Accept"), "text/html")
 		marked := r.URL.Query().Has(signedInParam)
 		if !ok {
@@ -189,6 +207,13 @@ func (s *server) requireOperator(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), operatorKey, name)))
 	})
+}
+
+// tooManyGuesses answers a request from an address refused for guessing
+// (429, Retry-After).
+func tooManyGuesses(w http.ResponseWriter, wait time.Duration) {
+	w.Header().Set("Retry-After", retryAfter(wait))
+	http.Error(w, "Too many wrong secrets were tried from your address. Try again in "+waitWords(wait)+".", http.StatusTooManyRequests)
 }
 
 // bearer extracts the credentials of an `Authorization: Bearer` header;

@@ -20,7 +20,7 @@ func (s *server) routes() http.Handler {
 	r.Group(func(r chi.Router) {
 		r.Use(s.crossOrigin, s.readBody)
 		r.Get("/signin", handleSignInPage(s.auth, pg))
-		r.Post("/signin", handleSignIn(s.auth, pg))
+		r.Post("/signin", handleSignIn(s.auth, s.guard, pg))
 		r.Post("/signout", handleSignOut(s.auth))
 	})
 

@@ -86,6 +86,10 @@ type Config struct {
 	EmbedOrigins []string
 	// SecureCookies marks the session cookie Secure (TLS or --trust-proxy).
 	SecureCookies bool
+	// TrustProxy is true behind a reverse proxy: the client address the
+	// guessing limits count is the last X-Forwarded-For hop, which the
+	// proxy added, not the connection's peer (the proxy).
+	TrustProxy bool
 	// WatchOnly is true when the UI has no control token for the relay:
 	// every card says so and offers no submit.
 	WatchOnly bool
@@ -160,6 +164,7 @@ type server struct {
 	cfg     Config
 	deps    Deps
 	auth    *auth
+	guard   *guard
 	pages   *pages
 	metrics *Metrics
 	push    pushSettings
@@ -171,7 +176,7 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 	if deps.Metrics == nil {
 		deps.Metrics = &Metrics{}
 	}
-	s := &server{cfg: cfg, deps: deps, auth: newAuth(cfg), pages: newPages(cfg, deps), metrics: deps.Metrics,
+	s := &server{cfg: cfg, deps: deps, auth: newAuth(cfg), guard: newGuard(cfg), pages: newPages(cfg, deps), metrics: deps.Metrics,
 		push: pushSettings{Buffer: cfg.PushBuffer, WriteTimeout: cfg.WriteTimeout, Heartbeat: cfg.Heartbeat}}
 	if cfg.WatchOnly {
 		s.deps.Submitter = nil

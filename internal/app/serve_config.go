@@ -1,6 +1,8 @@
 package app
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // serveConfig is everything `aepforms serve` is told by flags and env.
@@ -96,7 +99,7 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.basePath, "base-path", envOr("AEPFORMS_BASE_PATH", "/"), "URL prefix the UI is served under, e.g. /forms/ (env AEPFORMS_BASE_PATH)")
 	fs.StringVar(&c.tlsCert, "tls-cert", env("AEPFORMS_TLS_CERT"), "TLS certificate file (env AEPFORMS_TLS_CERT)")
 	fs.StringVar(&c.tlsKey, "tls-key", env("AEPFORMS_TLS_KEY"), "TLS key file (env AEPFORMS_TLS_KEY)")
-	fs.BoolVar(&c.trustProxy, "trust-proxy", envBool("AEPFORMS_TRUST_PROXY"), "served behind a TLS-terminating proxy: mark cookies Secure (env AEPFORMS_TRUST_PROXY)")
+	fs.BoolVar(&c.trustProxy, "trust-proxy", envBool("AEPFORMS_TRUST_PROXY"), "served behind a TLS-terminating proxy: mark cookies Secure, and take the last X-Forwarded-For hop as the client's address for the guessing limits (env AEPFORMS_TRUST_PROXY)")
 	fs.StringVar(&c.agentName, "agent", envOr("AEPFORMS_AGENT", "aepforms"), "identity this UI sends commands as (env AEPFORMS_AGENT)")
 	fs.StringVar(&c.logFormat, "log-format", envOr("AEPFORMS_LOG_FORMAT", "text"), "log format: text or json (env AEPFORMS_LOG_FORMAT)")
 	fs.StringVar(&c.logLevel, "log-level", envOr("AEPFORMS_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env AEPFORMS_LOG_LEVEL)")
@@ -120,6 +123,9 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	}
 	if c.operatorToken == "" {
 		c.operatorToken = env("AEPFORMS_OPERATOR_TOKEN")
+	}
+	if n := utf8.RuneCountInString(c.operatorToken); n > 0 && n < minOperatorSecret {
+		return c, shortSecretError(n)
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
@@ -156,6 +162,20 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 		return c, errors.New("refusing to listen on " + c.addr + " without an operator secret: set --operator-token or AEPFORMS_OPERATOR_TOKEN (anyone who reaches this UI can answer agents)")
 	}
 	return c, nil
+}
+
+// minOperatorSecret is the shortest operator secret serve accepts, in
+// characters: shorter ones are guessed (the guessing limits only slow
+// guessing down).
+const minOperatorSecret = 16
+
+// shortSecretError refuses an operator secret of n characters and offers
+// a freshly generated one (256 random bits, hex) to use instead.
+func shortSecretError(n int) error {
+	raw := make([]byte, 32)
+	_, _ = rand.Read(raw) // crypto/rand.Read never fails
+	return fmt.Errorf("%w: the operator secret (--operator-token or AEPFORMS_OPERATOR_TOKEN) is %d characters; at least %d are needed. "+
+		"Here is a freshly generated one to use:\n\n  %s\n", ErrUsage, n, minOperatorSecret, hex.EncodeToString(raw))
 }
 
 func listFromEnv(v string) []string {
