@@ -46,7 +46,7 @@ func (s *server) securityHeaders(next http.Handler) http.Handler {
 // given with --allow-host) when no operator secret is set, so a page
 // using DNS rebinding cannot reach an open UI.
 func (s *server) hostCheck(next http.Handler) http.Handler {
-	if s.cfg.OperatorToken != "" {
+	if s.cfg.secured() {
 		return next
 	}
 	allowed := map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true}

@@ -72,7 +72,7 @@ func newPages(cfg Config, deps Deps) *pages {
 			Icon: cfg.BasePath + "static/icon.svg?v=" + h,
 		},
 		embed:     cfg.EmbedOrigins,
-		signedIn:  cfg.OperatorToken != "",
+		signedIn:  cfg.secured(),
 		canSubmit: deps.Submitter != nil && !cfg.WatchOnly,
 		in:        deps.Inbox,
 		roster:    deps.Roster,

@@ -78,8 +78,13 @@ type Config struct {
 	// OperatorToken, when set, must be presented (sign-in cookie or bearer)
 	// on every route but static assets, /healthz and /readyz.
 	OperatorToken string
+	// Operators, when set, are the named operators: each signs in (or
+	// sends Bearer with X-Operator-Name) with their own name and secret,
+	// so the name recorded as who answered is authenticated, and
+	// OperatorToken is not accepted.
+	Operators []Operator
 	// AllowHosts are host names accepted besides localhost, 127.0.0.1 and
-	// [::1] when no OperatorToken is set (DNS-rebinding defence).
+	// [::1] when no OperatorToken (or Operators) is set (DNS-rebinding defence).
 	AllowHosts []string
 	// EmbedOrigins are the origins allowed to frame the UI and post to it
 	// (Mission Control). Empty: framing refused.
@@ -126,6 +131,9 @@ func CleanBasePath(p string) string {
 	}
 	return p
 }
+
+// secured reports whether the UI needs a secret (shared or an operator's).
+func (c *Config) secured() bool { return c.OperatorToken != "" || len(c.Operators) > 0 }
 
 func (c *Config) defaults() {
 	c.BasePath = CleanBasePath(c.BasePath)

@@ -88,13 +88,17 @@ func handleSignIn(a *auth, g *guard, pg *pages) http.HandlerFunc {
 			tooMany(wait)
 			return
 		}
-		if !a.checkToken(r.PostForm.Get(form.NameSecret)) {
+		name, ok := a.authenticate(name, r.PostForm.Get(form.NameSecret))
+		if !ok {
 			if wait := g.failed(client, "sign-in"); wait > 0 {
 				tooMany(wait)
 				return
 			}
-			pg.signIn(w, r, http.StatusUnauthorized,
-				"That is not the operator secret this UI was started with. Check it and try again.", name)
+			problem := "That is not the operator secret this UI was started with. Check it and try again."
+			if a.named() {
+				problem = "That name and secret are not one of this UI's operators. Give your own name and secret, and try again."
+			}
+			pg.signIn(w, r, http.StatusUnauthorized, problem, name)
 			return
 		}
 		g.succeeded(client)
