@@ -89,6 +89,9 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 	if cfg.operatorToken != "" {
 		logger.Info("operator sign-in required (operator secret set)")
 	}
+	if len(cfg.operators) > 0 {
+		logger.Info("operator sign-in required: each with their own name and secret", "operators", len(cfg.operators))
+	}
 	if len(cfg.embedOrigins) > 0 {
 		logger.Info("embedding allowed", "origins", strings.Join(cfg.embedOrigins, " "))
 		if tlsConfig == nil && !cfg.trustProxy {

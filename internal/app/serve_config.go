@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/aepforms/aepforms/web"
 )
 
 // serveConfig is everything `aepforms serve` is told by flags and env.
@@ -26,6 +28,8 @@ type serveConfig struct {
 	tokenFile     string
 	demo          bool
 	operatorToken string
+	operatorsFile string
+	operators     []web.Operator // read from operatorsFile
 	allowHosts    []string
 	embedOrigins  []string
 	basePath      string
@@ -92,6 +96,7 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.tokenFile, "token-file", envOr("AEPFORMS_TOKEN_FILE", defaultTokenFile(env)), "where a minted relay token is kept, readable only by you (env AEPFORMS_TOKEN_FILE)")
 	fs.BoolVar(&c.demo, "demo", envBool("AEPFORMS_DEMO"), "also run the demo agent against the relay (env AEPFORMS_DEMO)")
 	fs.StringVar(&c.operatorToken, "operator-token", "", "operator secret that unlocks the UI (env AEPFORMS_OPERATOR_TOKEN); required off loopback")
+	fs.StringVar(&c.operatorsFile, "operators-file", env("AEPFORMS_OPERATORS_FILE"), "named operators, one per line: name and the hash of their own secret (aepforms operator add NAME); instead of --operator-token (env AEPFORMS_OPERATORS_FILE)")
 	c.allowHosts = listFromEnv(env("AEPFORMS_ALLOW_HOSTS"))
 	fs.Var((*listFlag)(&c.allowHosts), "allow-host", "extra Host name accepted without an operator secret, repeatable (env AEPFORMS_ALLOW_HOSTS, comma-separated)")
 	c.embedOrigins = listFromEnv(env("AEPFORMS_EMBED_ORIGINS"))
@@ -158,8 +163,17 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 			return c, fmt.Errorf("%w: --embed-origin %q: %v", ErrUsage, o, err)
 		}
 	}
-	if !isLoopbackAddr(c.addr) && c.operatorToken == "" {
-		return c, errors.New("refusing to listen on " + c.addr + " without an operator secret: set --operator-token or AEPFORMS_OPERATOR_TOKEN (anyone who reaches this UI can answer agents)")
+	if c.operatorsFile != "" {
+		if c.operatorToken != "" {
+			return c, fmt.Errorf("%w: --operators-file and --operator-token (or AEPFORMS_OPERATOR_TOKEN) do not go together: with named operators each signs in with their own secret", ErrUsage)
+		}
+		var err error
+		if c.operators, err = loadOperators(c.operatorsFile); err != nil {
+			return c, err
+		}
+	}
+	if !isLoopbackAddr(c.addr) && c.operatorToken == "" && c.operatorsFile == "" {
+		return c, errors.New("refusing to listen on " + c.addr + " without an operator secret: set --operator-token or AEPFORMS_OPERATOR_TOKEN, or --operators-file (anyone who reaches this UI can answer agents)")
 	}
 	return c, nil
 }
