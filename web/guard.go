@@ -46,6 +46,7 @@ type guard struct {
 	now     func() time.Time
 	log     *slog.Logger
 	proxied bool // Config.TrustProxy
+	m       *Metrics
 	max     int
 	entries map[string]*list.Element // of *guessEntry
 	lru     *list.List               // front: most recently seen
@@ -62,14 +63,15 @@ type guessEntry struct {
 	unlogged int       // failures since
 }
 
-func newGuard(cfg Config) *guard {
-	return &guard{now: cfg.Now, log: cfg.Logger, proxied: cfg.TrustProxy, max: guessTable, entries: map[string]*list.Element{}, lru: list.New()}
+func newGuard(cfg Config, m *Metrics) *guard {
+	return &guard{now: cfg.Now, log: cfg.Logger, proxied: cfg.TrustProxy, m: m, max: guessTable, entries: map[string]*list.Element{}, lru: list.New()}
 }
 
 // key is the address r's wrong secrets count under (clientKey).
 func (g *guard) key(r *http.Request) string { return clientKey(r, g.proxied) }
 
-// refused returns how long the address is still refused (0: not).
+// refused returns how long the address is still refused (0: not); a
+// refusal is counted.
 func (g *guard) refused(key string) time.Duration {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -79,6 +81,7 @@ func (g *guard) refused(key string) time.Duration {
 	}
 	g.lru.MoveToFront(el)
 	if left := el.Value.(*guessEntry).until.Sub(g.now()); left > 0 {
+		g.m.GuessRefusals.Add(1)
 		return left
 	}
 	return 0
@@ -96,10 +99,12 @@ func (g *guard) failed(key, via string) time.Duration {
 	}
 	e.lastFail = now
 	e.unlogged++
+	g.m.WrongSecrets.Add(1)
 	var wait time.Duration
 	if !e.lim.AllowN(now, 1) {
 		wait = min(max(2*e.wait, firstWait), maxWait)
 		e.wait, e.until = wait, now.Add(wait)
+		g.m.GuessRefusals.Add(1)
 	}
 	if now.Sub(e.logged) >= guessLogEvery {
 		attrs := []any{"client", key, "via", via, "failures", e.unlogged}

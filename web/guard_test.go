@@ -71,6 +71,8 @@ func TestSixthWrongSecretInAMinuteIsRefused(t *testing.T) {
 			require.Equal(t, http.StatusTooManyRequests, sixth.StatusCode, "the 6th wrong secret in a minute: got %d, want 429", sixth.StatusCode)
 			assert.Equal(t, "30", sixth.Header.Get("Retry-After"))
 			assert.Contains(t, sixth.body, "Try again in 30 seconds")
+			assert.Equal(t, int64(6), h.metrics.WrongSecrets.Load())
+			assert.Equal(t, int64(1), h.metrics.GuessRefusals.Load())
 
 			right := try(h, guesser, secret)
 			assert.Equal(t, http.StatusTooManyRequests, right.StatusCode, "during the wait the address is refused, the right secret too")
@@ -148,7 +150,7 @@ func TestGuessingLimitCountsIPv6Per64(t *testing.T) {
 func TestGuessingTableForgetsTheLeastRecentlySeen(t *testing.T) {
 	t.Parallel()
 	clk := &clock{t: testNow}
-	g := newGuard(Config{Now: clk.Now, Logger: discardLogger()})
+	g := newGuard(Config{Now: clk.Now, Logger: discardLogger()}, &Metrics{})
 	g.max = 3
 	for range guessBurst + 1 {
 		g.failed("a", "bearer")

@@ -72,8 +72,12 @@ type Metrics struct {
 	// slower than Config.BodyTimeout or reading a response slower than
 	// Config.ResponseTimeout (push stream drops are PushDrops).
 	SlowClients atomic.Int64
-	mu          sync.Mutex
-	posts       map[string]int64
+	// WrongSecrets counts wrong operator secrets (sign-in and Bearer);
+	// GuessRefusals the requests refused 429 by the guessing limits.
+	WrongSecrets  atomic.Int64
+	GuessRefusals atomic.Int64
+	mu            sync.Mutex
+	posts         map[string]int64
 }
 
 // Answer counts one answer post: sent, not_sent or failed.
@@ -121,6 +125,8 @@ func handleMetrics(in Inbox, up Upstream, m *Metrics) http.HandlerFunc {
 		gauge("aepforms_browsers_connected", "Browsers reading the push stream.", m.Browsers.Load())
 		counter("aepforms_push_drops_total", "Browsers dropped for reading too slowly.", m.PushDrops.Load())
 		counter("aepforms_slow_clients_total", "Connections cut for sending a body or reading a response too slowly.", m.SlowClients.Load())
+		counter("aepforms_wrong_secrets_total", "Wrong operator secrets presented (sign-in and Bearer).", m.WrongSecrets.Load())
+		counter("aepforms_guess_refusals_total", "Requests refused (429) by the guessing limits.", m.GuessRefusals.Load())
 		m.mu.Lock()
 		for result, n := range m.posts {
 			answers[result] += n

@@ -184,7 +184,7 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 	if deps.Metrics == nil {
 		deps.Metrics = &Metrics{}
 	}
-	s := &server{cfg: cfg, deps: deps, auth: newAuth(cfg), guard: newGuard(cfg), pages: newPages(cfg, deps), metrics: deps.Metrics,
+	s := &server{cfg: cfg, deps: deps, auth: newAuth(cfg), guard: newGuard(cfg, deps.Metrics), pages: newPages(cfg, deps), metrics: deps.Metrics,
 		push: pushSettings{Buffer: cfg.PushBuffer, WriteTimeout: cfg.WriteTimeout, Heartbeat: cfg.Heartbeat}}
 	if cfg.WatchOnly {
 		s.deps.Submitter = nil
