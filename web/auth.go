@@ -21,9 +21,12 @@ const cookieName = "aepforms_session"
 
 // auth signs and checks operator sessions. The signing key is derived from
 // the operator secret, so rotating the secret signs everyone out and a
-// restart does not.
+// restart does not. With named operators (Config.Operators) each one's
+// sessions are signed with a key derived from their own secret's hash,
+// and the shared secret is not accepted.
 type auth struct {
 	token  string
+	book   *operatorBook // nil: one shared secret
 	key    []byte
 	ttl    time.Duration
 	secure bool
@@ -35,16 +38,53 @@ type auth struct {
 func newAuth(cfg Config) *auth {
 	a := &auth{token: cfg.OperatorToken, ttl: cfg.SessionTTL, secure: cfg.SecureCookies || len(cfg.EmbedOrigins) > 0,
 		embed: len(cfg.EmbedOrigins) > 0, now: cfg.Now, base: cfg.BasePath}
-	if a.token != "" {
-		m := hmac.New(sha256.New, []byte(a.token))
-		m.Write([]byte("aepforms operator session v1"))
-		a.key = m.Sum(nil)
+	switch {
+	case len(cfg.Operators) > 0:
+		a.book = newOperatorBook(cfg.Operators)
+		var all strings.Builder
+		for _, op := range cfg.Operators {
+			all.WriteString(op.Hash + "\n")
+		}
+		a.key = sessionKey(all.String()) // for the sign-in markers
+	case a.token != "":
+		a.key = sessionKey(a.token)
 	}
 	return a
 }
 
-// enabled reports whether an operator secret is configured.
-func (a *auth) enabled() bool { return a.token != "" }
+// sessionKey derives a signing key from a secret (or a secret's hash).
+func sessionKey(secret string) []byte {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte("aepforms operator session v1"))
+	return m.Sum(nil)
+}
+
+// enabled reports whether an operator secret (or named operators) is
+// configured.
+func (a *auth) enabled() bool { return a.token != "" || a.book != nil }
+
+// named reports whether operators sign in with their own name and secret.
+func (a *auth) named() bool { return a.book != nil }
+
+// authenticate checks a presented name and secret and returns the name to
+// record. With named operators the name must be one of them and the
+// secret its own; otherwise the secret is the shared one and the name a
+// label, cleaned (operatorName).
+func (a *auth) authenticate(name, secret string) (string, bool) {
+	name = operatorName(name)
+	if a.book != nil {
+		return name, name != "" && a.book.check(name, secret)
+	}
+	return name, a.checkToken(secret)
+}
+
+// keyFor is the key operator name's sessions are signed with (nil: none).
+func (a *auth) keyFor(name string) []byte {
+	if a.book != nil {
+		return a.book.keys[name]
+	}
+	return a.key
+}
 
 // checkToken compares a presented secret in constant time.
 func (a *auth) checkToken(got string) bool {
@@ -60,24 +100,32 @@ type sessionClaims struct {
 func (a *auth) issue(name string) string {
 	b, _ := json.Marshal(sessionClaims{Name: name, Exp: a.now().Add(a.ttl).Unix()})
 	payload := base64.RawURLEncoding.EncodeToString(b)
-	return payload + "." + a.sign(payload)
+	return payload + "." + signWith(a.keyFor(name), payload)
 }
 
-func (a *auth) sign(payload string) string {
-	m := hmac.New(sha256.New, a.key)
+func (a *auth) sign(payload string) string { return signWith(a.key, payload) }
+
+func signWith(key []byte, payload string) string {
+	m := hmac.New(sha256.New, key)
 	m.Write([]byte(payload))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
-// verify checks a cookie value's signature and expiry.
+// verify checks a cookie value's signature and expiry. The claims are
+// read first only to find the key (named operators each have their own);
+// nothing in them counts until the signature does.
 func (a *auth) verify(v string) (sessionClaims, bool) {
 	var c sessionClaims
 	payload, sig, ok := strings.Cut(v, ".")
-	if !ok || !hmac.Equal([]byte(sig), []byte(a.sign(payload))) {
+	if !ok {
 		return c, false
 	}
 	b, err := base64.RawURLEncoding.DecodeString(payload)
 	if err != nil || json.Unmarshal(b, &c) != nil {
+		return c, false
+	}
+	key := a.keyFor(c.Name)
+	if key == nil || !hmac.Equal([]byte(sig), []byte(signWith(key, payload))) {
 		return c, false
 	}
 	if a.now().Unix() >= c.Exp {
@@ -136,13 +184,10 @@ func (a *auth) cookie(value string) *http.Cookie {
 
 // operator returns the operator name and whether the request is signed in
 // (session cookie, or `Authorization: Bearer` with the secret; a script
-// may name its operator in X-Operator-Name).
+// names its operator in X-Operator-Name, which named operators must).
 func (a *auth) operator(r *http.Request) (string, bool) {
 	if tok, ok := bearer(r.Header.Get("Authorization")); ok {
-		if a.checkToken(tok) {
-			return operatorName(r.Header.Get("X-Operator-Name")), true
-		}
-		return "", false
+		return a.authenticate(r.Header.Get("X-Operator-Name"), tok)
 	}
 	if ck, err := r.Cookie(cookieName); err == nil {
 		if c, ok := a.verify(ck.Value); ok {
@@ -162,7 +207,25 @@ func (s *server) requireOperator(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		// A Bearer secret counts against the guessing limits; a cookie's
+		// signature is not a secret one can guess.
+		client := ""
+		if _, tried := bearer(r.Header.Get("Authorization")); tried {
+			client = s.guard.key(r)
+			if wait := s.guard.refused(client); wait > 0 {
+				tooManyGuesses(w, wait)
+				return
+			}
+		}
 		name, ok := s.auth.operator(r)
+		if client != "" {
+			if ok {
+				s.guard.succeeded(client)
+			} else if wait := s.guard.failed(client, "bearer"); wait > 0 {
+				tooManyGuesses(w, wait)
+				return
+			}
+		}
 		pageLoad := r.Method == http.MethodGet && strings.Contains(r.Header.Get("Accept"), "text/html")
 		marked := r.URL.Query().Has(signedInParam)
 		if !ok {
@@ -189,6 +252,13 @@ func (s *server) requireOperator(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), operatorKey, name)))
 	})
+}
+
+// tooManyGuesses answers a request from an address refused for guessing
+// (429, Retry-After).
+func tooManyGuesses(w http.ResponseWriter, wait time.Duration) {
+	w.Header().Set("Retry-After", retryAfter(wait))
+	http.Error(w, "Too many wrong secrets were tried from your address. Try again in "+waitWords(wait)+".", http.StatusTooManyRequests)
 }
 
 // bearer extracts the credentials of an `Authorization: Bearer` header;

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -40,4 +42,29 @@ func TestPushedCopiesOfOneCardCarryTheirOwnTokens(t *testing.T) {
 	tc := attr(r.doc(t).Find(`input[name="token"]`), "value")
 	assert.NotEqual(t, ta, tc)
 	assert.False(t, strings.Contains(tc, "."))
+}
+
+// Every response that carries a form token is never stored by a browser
+// or a proxy: the page, the panel, a card's fragment on its own, a
+// refused post's page and the sign-in page (issue 13, item 9).
+func TestResponsesCarryingAFormTokenAreNotStored(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	id := h.ask("s1", "r1", nameForm())
+	action, _ := answerForm(t, h.getPage(nil, "").doc(t), id)
+	refused := h.postForm(nil, h.relative(action), url.Values{"token": {""}})
+	require.Equal(t, http.StatusBadRequest, refused.StatusCode, "a post without a token is refused with the page")
+
+	signin := newHarness(t, withToken("a-long-enough-operator-secret"))
+	for name, r := range map[string]response{
+		"page":         h.getPage(nil, ""),
+		"panel":        h.getPage(nil, "panel"),
+		"card":         h.getPage(nil, "cards/"+string(id)),
+		"refused post": refused,
+		"sign-in page": signin.getPage(nil, "signin"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			assert.Equal(t, "no-store", r.Header.Get("Cache-Control"), "%s: Cache-Control", name)
+		})
+	}
 }

@@ -46,7 +46,7 @@ func (s *server) securityHeaders(next http.Handler) http.Handler {
 // given with --allow-host) when no operator secret is set, so a page
 // using DNS rebinding cannot reach an open UI.
 func (s *server) hostCheck(next http.Handler) http.Handler {
-	if s.cfg.OperatorToken != "" {
+	if s.cfg.secured() {
 		return next
 	}
 	allowed := map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true}
@@ -84,14 +84,6 @@ func (s *server) crossOrigin(next http.Handler) http.Handler {
 		http.Error(w, "Cross-site request refused: answers may only be posted from this UI's own pages.", http.StatusForbidden)
 	}))
 	return cop.Handler(next)
-}
-
-// limitBody bounds request bodies.
-func (s *server) limitBody(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
-		next.ServeHTTP(w, r)
-	})
 }
 
 // recoverer turns a panic into a logged 500 with a generic message.

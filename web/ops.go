@@ -58,7 +58,8 @@ func handleStatic() http.Handler {
 }
 
 // Metrics counts what the HTTP side does: browsers on the push stream,
-// browsers dropped for reading too slowly, and answer posts by what the
+// browsers dropped for reading too slowly, other connections cut for being
+// slow (a trickled body, an unread response), and answer posts by what the
 // handler did with them (sent: queued; not_sent: refused, 422 or 409;
 // failed: could not be queued). What became of the commands afterwards is
 // the respond path's count (Upstream.Outcomes); the feed counts its own
@@ -67,8 +68,16 @@ func handleStatic() http.Handler {
 type Metrics struct {
 	Browsers  atomic.Int64
 	PushDrops atomic.Int64
-	mu        sync.Mutex
-	posts     map[string]int64
+	// SlowClients counts connections cut for sending a post's body
+	// slower than Config.BodyTimeout or reading a response slower than
+	// Config.ResponseTimeout (push stream drops are PushDrops).
+	SlowClients atomic.Int64
+	// WrongSecrets counts wrong operator secrets (sign-in and Bearer);
+	// GuessRefusals the requests refused 429 by the guessing limits.
+	WrongSecrets  atomic.Int64
+	GuessRefusals atomic.Int64
+	mu            sync.Mutex
+	posts         map[string]int64
 }
 
 // Answer counts one answer post: sent, not_sent or failed.
@@ -115,6 +124,9 @@ func handleMetrics(in Inbox, up Upstream, m *Metrics) http.HandlerFunc {
 		counter("aepforms_feed_reconnects_total", "Times the relay event feed reconnected.", reconnects)
 		gauge("aepforms_browsers_connected", "Browsers reading the push stream.", m.Browsers.Load())
 		counter("aepforms_push_drops_total", "Browsers dropped for reading too slowly.", m.PushDrops.Load())
+		counter("aepforms_slow_clients_total", "Connections cut for sending a body or reading a response too slowly.", m.SlowClients.Load())
+		counter("aepforms_wrong_secrets_total", "Wrong operator secrets presented (sign-in and Bearer).", m.WrongSecrets.Load())
+		counter("aepforms_guess_refusals_total", "Requests refused (429) by the guessing limits.", m.GuessRefusals.Load())
 		m.mu.Lock()
 		for result, n := range m.posts {
 			answers[result] += n

@@ -94,7 +94,8 @@ func TestMetrics(t *testing.T) {
 	auth := []string{"Authorization", "Bearer " + secret}
 	m := h.scrape(auth...)
 	for _, name := range []string{"aepforms_pending_cards", "aepforms_feed_connected", "aepforms_respond_connected",
-		"aepforms_feed_reconnects_total", "aepforms_browsers_connected", "aepforms_push_drops_total"} {
+		"aepforms_feed_reconnects_total", "aepforms_browsers_connected", "aepforms_push_drops_total",
+		"aepforms_slow_clients_total", "aepforms_wrong_secrets_total", "aepforms_guess_refusals_total"} {
 		_, ok := m[name]
 		assert.True(t, ok, "metric %s missing: %v", name, m)
 	}

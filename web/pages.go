@@ -38,7 +38,9 @@ func handleCard(in Inbox, pg *pages) http.HandlerFunc {
 			pg.internalError(w, r, err)
 			return
 		}
+		// The fragment carries a fresh form token: never cached.
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
 		_, _ = w.Write([]byte(html))
 	}
 }
@@ -70,7 +72,7 @@ func newPages(cfg Config, deps Deps) *pages {
 			Icon: cfg.BasePath + "static/icon.svg?v=" + h,
 		},
 		embed:     cfg.EmbedOrigins,
-		signedIn:  cfg.OperatorToken != "",
+		signedIn:  cfg.secured(),
 		canSubmit: deps.Submitter != nil && !cfg.WatchOnly,
 		in:        deps.Inbox,
 		roster:    deps.Roster,

@@ -31,6 +31,9 @@ type pushSettings struct {
 func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		since, hasSince := resumePoint(r)
+		// The stream lives for hours: no deadline on the whole response,
+		// one on each write (the writer's).
+		optOutOfResponseDeadline(w)
 		sw, err := sse.NewWriter(w, cfg.WriteTimeout)
 		if err != nil {
 			pg.internalError(w, r, err)

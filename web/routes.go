@@ -18,14 +18,14 @@ func (s *server) routes() http.Handler {
 	r.Handle("/static/*", handleStatic())
 
 	r.Group(func(r chi.Router) {
-		r.Use(s.crossOrigin, s.limitBody)
+		r.Use(s.crossOrigin, s.readBody)
 		r.Get("/signin", handleSignInPage(s.auth, pg))
-		r.Post("/signin", handleSignIn(s.auth, pg))
+		r.Post("/signin", handleSignIn(s.auth, s.guard, pg))
 		r.Post("/signout", handleSignOut(s.auth))
 	})
 
 	r.Group(func(r chi.Router) {
-		r.Use(s.crossOrigin, s.limitBody, s.requireOperator)
+		r.Use(s.crossOrigin, s.readBody, s.requireOperator)
 		r.Get("/", handlePage(pg, false))
 		r.Get("/panel", handlePage(pg, true))
 		r.Get("/cards/{id}", handleCard(in, pg))

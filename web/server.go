@@ -78,14 +78,23 @@ type Config struct {
 	// OperatorToken, when set, must be presented (sign-in cookie or bearer)
 	// on every route but static assets, /healthz and /readyz.
 	OperatorToken string
+	// Operators, when set, are the named operators: each signs in (or
+	// sends Bearer with X-Operator-Name) with their own name and secret,
+	// so the name recorded as who answered is authenticated, and
+	// OperatorToken is not accepted.
+	Operators []Operator
 	// AllowHosts are host names accepted besides localhost, 127.0.0.1 and
-	// [::1] when no OperatorToken is set (DNS-rebinding defence).
+	// [::1] when no OperatorToken (or Operators) is set (DNS-rebinding defence).
 	AllowHosts []string
 	// EmbedOrigins are the origins allowed to frame the UI and post to it
 	// (Mission Control). Empty: framing refused.
 	EmbedOrigins []string
 	// SecureCookies marks the session cookie Secure (TLS or --trust-proxy).
 	SecureCookies bool
+	// TrustProxy is true behind a reverse proxy: the client address the
+	// guessing limits count is the last X-Forwarded-For hop, which the
+	// proxy added, not the connection's peer (the proxy).
+	TrustProxy bool
 	// WatchOnly is true when the UI has no control token for the relay:
 	// every card says so and offers no submit.
 	WatchOnly bool
@@ -97,6 +106,12 @@ type Config struct {
 	WriteTimeout time.Duration
 	// MaxBody bounds a form post, 1 MiB by default.
 	MaxBody int64
+	// BodyTimeout bounds reading a post's body (sign-in, sign-out,
+	// answer), 30 s by default: a client that trickles it is cut.
+	BodyTimeout time.Duration
+	// ResponseTimeout bounds writing any response but the push stream
+	// (which bounds each write by WriteTimeout instead), 30 s by default.
+	ResponseTimeout time.Duration
 	// SessionTTL is how long a sign-in lasts, 12 h by default.
 	SessionTTL time.Duration
 	// Now is the clock, time.Now by default.
@@ -117,6 +132,9 @@ func CleanBasePath(p string) string {
 	return p
 }
 
+// secured reports whether the UI needs a secret (shared or an operator's).
+func (c *Config) secured() bool { return c.OperatorToken != "" || len(c.Operators) > 0 }
+
 func (c *Config) defaults() {
 	c.BasePath = CleanBasePath(c.BasePath)
 	if c.Heartbeat <= 0 {
@@ -130,6 +148,12 @@ func (c *Config) defaults() {
 	}
 	if c.MaxBody <= 0 {
 		c.MaxBody = 1 << 20
+	}
+	if c.BodyTimeout <= 0 {
+		c.BodyTimeout = 30 * time.Second
+	}
+	if c.ResponseTimeout <= 0 {
+		c.ResponseTimeout = 30 * time.Second
 	}
 	if c.SessionTTL <= 0 {
 		c.SessionTTL = 12 * time.Hour
@@ -148,6 +172,7 @@ type server struct {
 	cfg     Config
 	deps    Deps
 	auth    *auth
+	guard   *guard
 	pages   *pages
 	metrics *Metrics
 	push    pushSettings
@@ -159,16 +184,16 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 	if deps.Metrics == nil {
 		deps.Metrics = &Metrics{}
 	}
-	s := &server{cfg: cfg, deps: deps, auth: newAuth(cfg), pages: newPages(cfg, deps), metrics: deps.Metrics,
+	s := &server{cfg: cfg, deps: deps, auth: newAuth(cfg), guard: newGuard(cfg, deps.Metrics), pages: newPages(cfg, deps), metrics: deps.Metrics,
 		push: pushSettings{Buffer: cfg.PushBuffer, WriteTimeout: cfg.WriteTimeout, Heartbeat: cfg.Heartbeat}}
 	if cfg.WatchOnly {
 		s.deps.Submitter = nil
 	}
 	h := s.routes()
-	if cfg.BasePath == "/" {
-		return h
+	if cfg.BasePath != "/" {
+		h = mountAt(cfg.BasePath, h)
 	}
-	return mountAt(cfg.BasePath, h)
+	return s.responseDeadline(h)
 }
 
 // mountAt serves h under base ("/forms/"): the prefix is stripped before

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/aepforms/aepforms/internal/render"
 	"github.com/aepforms/aepforms/internal/render/form"
@@ -64,8 +65,9 @@ func withoutParam(raw, name string) string {
 }
 
 // handleSignIn checks the operator secret (constant time) and sets the
-// session cookie; a wrong secret re-renders the form with 401.
-func handleSignIn(a *auth, pg *pages) http.HandlerFunc {
+// session cookie; a wrong secret re-renders the form with 401, and past
+// the guessing limit (g) with 429 and Retry-After, the secret unchecked.
+func handleSignIn(a *auth, g *guard, pg *pages) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !a.enabled() {
 			http.Redirect(w, r, pg.base, http.StatusSeeOther)
@@ -76,12 +78,30 @@ func handleSignIn(a *auth, pg *pages) http.HandlerFunc {
 			return
 		}
 		name := operatorName(r.PostForm.Get(form.NameOperator))
-		if !a.checkToken(r.PostForm.Get(form.NameSecret)) {
-			pg.log.Warn("web: sign-in refused: wrong operator secret", "remote", r.RemoteAddr)
-			pg.signIn(w, r, http.StatusUnauthorized,
-				"That is not the operator secret this UI was started with. Check it and try again.", name)
+		client := g.key(r)
+		tooMany := func(wait time.Duration) {
+			w.Header().Set("Retry-After", retryAfter(wait))
+			pg.signIn(w, r, http.StatusTooManyRequests,
+				"Too many wrong secrets were tried from your address. Try again in "+waitWords(wait)+".", name)
+		}
+		if wait := g.refused(client); wait > 0 {
+			tooMany(wait)
 			return
 		}
+		name, ok := a.authenticate(name, r.PostForm.Get(form.NameSecret))
+		if !ok {
+			if wait := g.failed(client, "sign-in"); wait > 0 {
+				tooMany(wait)
+				return
+			}
+			problem := "That is not the operator secret this UI was started with. Check it and try again."
+			if a.named() {
+				problem = "That name and secret are not one of this UI's operators. Give your own name and secret, and try again."
+			}
+			pg.signIn(w, r, http.StatusUnauthorized, problem, name)
+			return
+		}
+		g.succeeded(client)
 		http.SetCookie(w, a.cookie(a.issue(name)))
 		target := pg.base + safeNext(r.URL.Query().Get("next"))
 		if a.embed && r.Header.Get("Sec-Fetch-Dest") != "document" {

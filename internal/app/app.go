@@ -53,6 +53,7 @@ func commands() []command {
 		{"serve", "run the operator UI (with the embedded relay unless --relay names one)", runServe},
 		{"relay", "run the embedded AEP 0.1 relay alone", runRelay},
 		{"demo-agent", "run the demo agent that asks real form questions", runDemoAgent},
+		{"operator", "add a named operator: operator add NAME (prints their secret once)", runOperator},
 		{"version", "print the version", runVersion},
 	}
 }

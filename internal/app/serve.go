@@ -46,6 +46,7 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 		return err
 	}
 	defer ln.Close()
+	ln = newLimitListener(ln, cfg.maxConns, capWarning(logger, cfg.maxConns))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -87,6 +88,9 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 	logger.Info("open " + uiURL + " in your browser")
 	if cfg.operatorToken != "" {
 		logger.Info("operator sign-in required (operator secret set)")
+	}
+	if len(cfg.operators) > 0 {
+		logger.Info("operator sign-in required: each with their own name and secret", "operators", len(cfg.operators))
 	}
 	if len(cfg.embedOrigins) > 0 {
 		logger.Info("embedding allowed", "origins", strings.Join(cfg.embedOrigins, " "))

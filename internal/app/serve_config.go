@@ -1,6 +1,8 @@
 package app
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,6 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/aepforms/aepforms/web"
 )
 
 // serveConfig is everything `aepforms serve` is told by flags and env.
@@ -23,6 +28,8 @@ type serveConfig struct {
 	tokenFile     string
 	demo          bool
 	operatorToken string
+	operatorsFile string
+	operators     []web.Operator // read from operatorsFile
 	allowHosts    []string
 	embedOrigins  []string
 	basePath      string
@@ -36,6 +43,9 @@ type serveConfig struct {
 	heartbeat     time.Duration
 	ackWindow     time.Duration
 	demoEvery     time.Duration
+	bodyTimeout   time.Duration
+	respTimeout   time.Duration
+	maxConns      int
 }
 
 // listFlag is a repeatable flag whose env form is comma-separated.
@@ -86,6 +96,7 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.tokenFile, "token-file", envOr("AEPFORMS_TOKEN_FILE", defaultTokenFile(env)), "where a minted relay token is kept, readable only by you (env AEPFORMS_TOKEN_FILE)")
 	fs.BoolVar(&c.demo, "demo", envBool("AEPFORMS_DEMO"), "also run the demo agent against the relay (env AEPFORMS_DEMO)")
 	fs.StringVar(&c.operatorToken, "operator-token", "", "operator secret that unlocks the UI (env AEPFORMS_OPERATOR_TOKEN); required off loopback")
+	fs.StringVar(&c.operatorsFile, "operators-file", env("AEPFORMS_OPERATORS_FILE"), "named operators, one per line: name and the hash of their own secret (aepforms operator add NAME); instead of --operator-token (env AEPFORMS_OPERATORS_FILE)")
 	c.allowHosts = listFromEnv(env("AEPFORMS_ALLOW_HOSTS"))
 	fs.Var((*listFlag)(&c.allowHosts), "allow-host", "extra Host name accepted without an operator secret, repeatable (env AEPFORMS_ALLOW_HOSTS, comma-separated)")
 	c.embedOrigins = listFromEnv(env("AEPFORMS_EMBED_ORIGINS"))
@@ -93,7 +104,7 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.basePath, "base-path", envOr("AEPFORMS_BASE_PATH", "/"), "URL prefix the UI is served under, e.g. /forms/ (env AEPFORMS_BASE_PATH)")
 	fs.StringVar(&c.tlsCert, "tls-cert", env("AEPFORMS_TLS_CERT"), "TLS certificate file (env AEPFORMS_TLS_CERT)")
 	fs.StringVar(&c.tlsKey, "tls-key", env("AEPFORMS_TLS_KEY"), "TLS key file (env AEPFORMS_TLS_KEY)")
-	fs.BoolVar(&c.trustProxy, "trust-proxy", envBool("AEPFORMS_TRUST_PROXY"), "served behind a TLS-terminating proxy: mark cookies Secure (env AEPFORMS_TRUST_PROXY)")
+	fs.BoolVar(&c.trustProxy, "trust-proxy", envBool("AEPFORMS_TRUST_PROXY"), "served behind a TLS-terminating proxy: mark cookies Secure, and take the last X-Forwarded-For hop as the client's address for the guessing limits (env AEPFORMS_TRUST_PROXY)")
 	fs.StringVar(&c.agentName, "agent", envOr("AEPFORMS_AGENT", "aepforms"), "identity this UI sends commands as (env AEPFORMS_AGENT)")
 	fs.StringVar(&c.logFormat, "log-format", envOr("AEPFORMS_LOG_FORMAT", "text"), "log format: text or json (env AEPFORMS_LOG_FORMAT)")
 	fs.StringVar(&c.logLevel, "log-level", envOr("AEPFORMS_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env AEPFORMS_LOG_LEVEL)")
@@ -101,6 +112,13 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.DurationVar(&c.heartbeat, "heartbeat", envDur("AEPFORMS_HEARTBEAT", 15*time.Second), "browser push heartbeat interval (env AEPFORMS_HEARTBEAT)")
 	fs.DurationVar(&c.ackWindow, "ack-window", envDur("AEPFORMS_ACK_WINDOW", 0), "wait this long for an agent's ack; 0 uses the agent's declared window, else 10s (env AEPFORMS_ACK_WINDOW)")
 	fs.DurationVar(&c.demoEvery, "demo-every", envDur("AEPFORMS_DEMO_EVERY", 30*time.Second), "with --demo: ask one more question this often, 0 = never (env AEPFORMS_DEMO_EVERY)")
+	fs.DurationVar(&c.bodyTimeout, "body-timeout", envDur("AEPFORMS_BODY_TIMEOUT", 30*time.Second), "cut a client that takes longer to send a post's body (env AEPFORMS_BODY_TIMEOUT)")
+	fs.DurationVar(&c.respTimeout, "response-timeout", envDur("AEPFORMS_RESPONSE_TIMEOUT", 30*time.Second), "cut a client that takes longer to read a response; the push stream bounds each write instead (env AEPFORMS_RESPONSE_TIMEOUT)")
+	maxConns, err := strconv.Atoi(envOr("AEPFORMS_MAX_CONNS", "512"))
+	if err != nil {
+		maxConns = 512
+	}
+	fs.IntVar(&c.maxConns, "max-conns", maxConns, "most connections the UI holds open at once; more wait their turn (env AEPFORMS_MAX_CONNS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -111,6 +129,9 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	if c.operatorToken == "" {
 		c.operatorToken = env("AEPFORMS_OPERATOR_TOKEN")
 	}
+	if n := utf8.RuneCountInString(c.operatorToken); n > 0 && n < minOperatorSecret {
+		return c, shortSecretError(n)
+	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
 	}
@@ -120,10 +141,13 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"--demo-every", c.demoEvery}, {"--ack-window", c.ackWindow}, {"--feed-silence", c.feedSilence}, {"--heartbeat", c.heartbeat}} {
+	}{{"--demo-every", c.demoEvery}, {"--ack-window", c.ackWindow}, {"--feed-silence", c.feedSilence}, {"--heartbeat", c.heartbeat}, {"--body-timeout", c.bodyTimeout}, {"--response-timeout", c.respTimeout}} {
 		if d.v < 0 {
 			return c, fmt.Errorf("%w: %s %v: a duration cannot be negative", ErrUsage, d.name, d.v)
 		}
+	}
+	if c.maxConns < 1 {
+		return c, fmt.Errorf("%w: --max-conns %d: at least 1", ErrUsage, c.maxConns)
 	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return c, fmt.Errorf("%w: --tls-cert and --tls-key go together", ErrUsage)
@@ -139,10 +163,33 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 			return c, fmt.Errorf("%w: --embed-origin %q: %v", ErrUsage, o, err)
 		}
 	}
-	if !isLoopbackAddr(c.addr) && c.operatorToken == "" {
-		return c, errors.New("refusing to listen on " + c.addr + " without an operator secret: set --operator-token or AEPFORMS_OPERATOR_TOKEN (anyone who reaches this UI can answer agents)")
+	if c.operatorsFile != "" {
+		if c.operatorToken != "" {
+			return c, fmt.Errorf("%w: --operators-file and --operator-token (or AEPFORMS_OPERATOR_TOKEN) do not go together: with named operators each signs in with their own secret", ErrUsage)
+		}
+		var err error
+		if c.operators, err = loadOperators(c.operatorsFile); err != nil {
+			return c, err
+		}
+	}
+	if !isLoopbackAddr(c.addr) && c.operatorToken == "" && c.operatorsFile == "" {
+		return c, errors.New("refusing to listen on " + c.addr + " without an operator secret: set --operator-token or AEPFORMS_OPERATOR_TOKEN, or --operators-file (anyone who reaches this UI can answer agents)")
 	}
 	return c, nil
+}
+
+// minOperatorSecret is the shortest operator secret serve accepts, in
+// characters: shorter ones are guessed (the guessing limits only slow
+// guessing down).
+const minOperatorSecret = 16
+
+// shortSecretError refuses an operator secret of n characters and offers
+// a freshly generated one (256 random bits, hex) to use instead.
+func shortSecretError(n int) error {
+	raw := make([]byte, 32)
+	_, _ = rand.Read(raw) // crypto/rand.Read never fails
+	return fmt.Errorf("%w: the operator secret (--operator-token or AEPFORMS_OPERATOR_TOKEN) is %d characters; at least %d are needed. "+
+		"Here is a freshly generated one to use:\n\n  %s\n", ErrUsage, n, minOperatorSecret, hex.EncodeToString(raw))
 }
 
 func listFromEnv(v string) []string {

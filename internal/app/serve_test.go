@@ -43,6 +43,8 @@ func TestServeUsageErrors(t *testing.T) {
 		"bad log level":         {"--log-level", "bogus", "--relay-port", "0", "--addr", "127.0.0.1:0"},
 		"addr without a port":   {"--addr", "nonsense"},
 		"negative interval":     {"--demo-every", "-5s"},
+		"negative body timeout": {"--body-timeout", "-1s"},
+		"no connections":        {"--max-conns", "0"},
 		"origin without scheme": {"--embed-origin", "mc.example"},
 	}
 	for name, args := range cases {
@@ -160,4 +162,33 @@ func TestServeNamesTheWayOnWhenTheUIAddressIsTaken(t *testing.T) {
 	assert.NotContains(t, stderr.String(), "relay listening", "nothing else started")
 	_, statErr := os.Stat(filepath.Join(home, ".config", "aepforms", "relay-token"))
 	assert.True(t, os.IsNotExist(statErr), "no token minted for a start that failed")
+}
+
+// A short operator secret is guessed: serve refuses it and offers a
+// freshly generated one, never echoing the one it was given.
+func TestServeRefusesAShortOperatorSecret(t *testing.T) {
+	t.Parallel()
+	for name, run := range map[string]struct {
+		args []string
+		env  map[string]string
+	}{
+		"flag": {args: []string{"--operator-token", "hunter2-short"}},
+		"env":  {env: map[string]string{"AEPFORMS_OPERATOR_TOKEN": "hunter2-short"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			stderr := newNotifyBuffer()
+			env := map[string]string{"HOME": t.TempDir()}
+			for k, v := range run.env {
+				env[k] = v
+			}
+			err := Run(context.Background(), append([]string{"serve", "--addr", "127.0.0.1:0", "--relay-port", "0"}, run.args...), envMap(env), nil, stderr, stderr)
+			require.Error(t, err, "a 13-character secret must not start the UI")
+			assert.Equal(t, 2, ExitCode(err))
+			out := stderr.String()
+			assert.Contains(t, out, "at least 16")
+			assert.NotContains(t, out, "hunter2-short", "the given secret is not echoed")
+			assert.Regexp(t, regexp.MustCompile(`(?m)^  [0-9a-f]{64}$`), out, "a fresh secret to use is printed")
+		})
+	}
 }

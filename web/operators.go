@@ -1,0 +1,171 @@
+package web
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"golang.org/x/crypto/argon2"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Operator is one named operator (a line of an operators file): the name
+// recorded as who answered and the hash of that operator's own secret,
+// bcrypt ("$2a$…", "$2b$…") or argon2id in its PHC form
+// ("$argon2id$v=19$m=…,t=…,p=…$salt$key").
+type Operator struct {
+	Name string
+	Hash string
+}
+
+// ErrOperatorsFile marks a malformed operators file.
+var ErrOperatorsFile = errors.New("web: operators file")
+
+// ParseOperators reads an operators file: one operator a line, the name
+// and then the hash, which is the line's last field (so a name may hold
+// spaces). Blank lines and lines starting with # are skipped. A name is
+// at most 80 bytes of printable text, once per file.
+func ParseOperators(r io.Reader) ([]Operator, error) {
+	var ops []Operator
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexAny(line, " \t")
+		if i < 0 {
+			return nil, fmt.Errorf("%w: line %d: want a name and a hash", ErrOperatorsFile, n)
+		}
+		name, hash := operatorName(line[:i]), line[i+1:]
+		switch {
+		case name == "":
+			return nil, fmt.Errorf("%w: line %d: the name must be printable text of at most %d bytes", ErrOperatorsFile, n, maxOperatorName)
+		case !knownHash(hash):
+			return nil, fmt.Errorf("%w: line %d: the hash is neither bcrypt nor argon2id", ErrOperatorsFile, n)
+		case seen[name]:
+			return nil, fmt.Errorf("%w: line %d: %q is named twice", ErrOperatorsFile, n, name)
+		}
+		seen[name] = true
+		ops = append(ops, Operator{Name: name, Hash: hash})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrOperatorsFile, err)
+	}
+	return ops, nil
+}
+
+// ValidOperatorName reports whether name can be an operator's name: as
+// the sign-in form takes it (operatorName) and not starting a comment.
+func ValidOperatorName(name string) bool {
+	return name != "" && operatorName(name) == name && !strings.HasPrefix(name, "#")
+}
+
+// HashSecret returns the bcrypt hash (default cost) of an operator's
+// secret, as an operators file keeps it.
+func HashSecret(secret string) (string, error) {
+	h, err := bcrypt.GenerateFromPassword([]byte(secret), bcrypt.DefaultCost)
+	return string(h), err
+}
+
+// knownHash reports whether hash has a form checkHash reads.
+func knownHash(hash string) bool {
+	if strings.HasPrefix(hash, "$argon2id$") {
+		_, _, _, ok := parseArgon2id(hash)
+		return ok
+	}
+	_, err := bcrypt.Cost([]byte(hash))
+	return err == nil
+}
+
+// checkHash reports whether secret is the one hash was made from.
+func checkHash(hash, secret string) bool {
+	if strings.HasPrefix(hash, "$argon2id$") {
+		p, salt, key, ok := parseArgon2id(hash)
+		if !ok {
+			return false
+		}
+		got := argon2.IDKey([]byte(secret), salt, p.t, p.m, p.p, uint32(len(key)))
+		return subtle.ConstantTimeCompare(got, key) == 1
+	}
+	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(secret)) == nil
+}
+
+type argon2Params struct {
+	m, t uint32
+	p    uint8
+}
+
+// parseArgon2id reads "$argon2id$v=19$m=65536,t=3,p=4$salt$key" (salt and
+// key unpadded standard base64).
+func parseArgon2id(hash string) (argon2Params, []byte, []byte, bool) {
+	var p argon2Params
+	parts := strings.Split(hash, "$")
+	if len(parts) != 6 || parts[1] != "argon2id" || parts[2] != "v=19" {
+		return p, nil, nil, false
+	}
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &p.m, &p.t, &p.p); err != nil || p.m == 0 || p.t == 0 || p.p == 0 {
+		return p, nil, nil, false
+	}
+	salt, err1 := base64.RawStdEncoding.DecodeString(parts[4])
+	key, err2 := base64.RawStdEncoding.DecodeString(parts[5])
+	if err1 != nil || err2 != nil || len(salt) < 8 || len(key) < 16 {
+		return p, nil, nil, false
+	}
+	return p, salt, key, true
+}
+
+// operatorBook is the named operators, by name, with the key each one's
+// sessions are signed with (derived from the hash, so an operator whose
+// secret changes is signed out, and no one else). Hash checks are slow
+// on purpose; the last secret each operator proved is remembered (as a
+// SHA-256) so a script's Bearer requests are not checked anew each time.
+type operatorBook struct {
+	ops    map[string]Operator
+	keys   map[string][]byte
+	mu     sync.Mutex
+	proven map[string][32]byte // guarded by mu
+	dummy  string              // a hash to check unknown names against, so they take as long
+}
+
+func newOperatorBook(ops []Operator) *operatorBook {
+	b := &operatorBook{ops: map[string]Operator{}, keys: map[string][]byte{}, proven: map[string][32]byte{}}
+	for _, op := range ops {
+		b.ops[op.Name] = op
+		b.keys[op.Name] = sessionKey(op.Hash)
+		if b.dummy == "" {
+			b.dummy = op.Hash
+		}
+	}
+	return b
+}
+
+// check reports whether secret is operator name's own.
+func (b *operatorBook) check(name, secret string) bool {
+	op, ok := b.ops[name]
+	if !ok {
+		checkHash(b.dummy, "\x00"+secret) // the same time as a known name
+		return false
+	}
+	sum := sha256.Sum256([]byte(secret))
+	b.mu.Lock()
+	prev, seen := b.proven[name]
+	b.mu.Unlock()
+	if seen && subtle.ConstantTimeCompare(prev[:], sum[:]) == 1 {
+		return true
+	}
+	if !checkHash(op.Hash, secret) {
+		return false
+	}
+	b.mu.Lock()
+	b.proven[name] = sum
+	b.mu.Unlock()
+	return true
+}
