@@ -41,6 +41,7 @@ var words = struct {
 		"expired":       "Expired: the deadline passed without an answer",
 		"session-ended": "The session ended before this was answered",
 		"settled":       "Settled (%s)",
+		"other-sent-as": "Other “%s” was sent as the choice “%s”",
 	},
 	resolved: map[string]string{
 		aep.ResolutionAuto:      "Resolved by the agent on its own",
@@ -84,6 +85,7 @@ var words = struct {
 		"refused-other": "An answer from %s was refused by the agent.",
 		"answering":     "Someone else is answering: %s sent an answer.",
 		"another":       "another sender",
+		"look-alike":    "These choices look alike: check which one you mean before you choose.",
 	},
 }
 

@@ -1,0 +1,327 @@
+package view
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/aepforms/aepforms/internal/render/form"
+)
+
+// Agent text cannot pass for other text. Three rules, applied here and
+// nowhere else:
+//
+//   - Text: NUL and the other C0 and C1 controls but tab and newline become
+//     U+FFFD (a CR LF or lone CR is a line break, kept as a newline). Every
+//     string of a view model passes through it (scrub) as the last step of
+//     Card, Page and SignIn.
+//   - Marked: bidi embedding, override and isolate controls (U+202A–U+202E,
+//     U+2066–U+2069) in labels, choice and option labels, and in messages
+//     that quote them, become visible markers ("⟨U+202E⟩"); so does
+//     invisible text (zero-width space, BOM, word joiner, soft hyphen, and
+//     the zero-width joiners outside the scripts and emoji that need them)
+//     in the choices of a field that look alike because of it.
+//   - Isolation: the components wrap agent text in an isolating element
+//     (<bdi>, or dir="auto" with unicode-bidi: isolate), agent text inside
+//     the UI's own sentences (a state line, a notice) included (Span), so
+//     nothing it holds reorders the UI's words.
+
+// Text returns agent text safe to reach HTML: CR LF and lone CR become
+// LF, and every other control character but tab and newline (C0, DEL, C1)
+// becomes U+FFFD. Text without any is returned as is.
+func Text(s string) string {
+	if !hasControl(s) {
+		return s
+	}
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\r':
+			return '\n'
+		case r == '\t' || r == '\n':
+			return r
+		case unicode.IsControl(r):
+			return utf8.RuneError
+		}
+		return r
+	}, s)
+}
+
+// hasControl reports whether s holds a control character Text replaces.
+func hasControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		switch {
+		case b < 0x20 && b != '\t' && b != '\n', b == 0x7f:
+			return true
+		case b == 0xc2 && i+1 < len(s) && s[i+1] >= 0x80 && s[i+1] <= 0x9f: // U+0080–U+009F
+			return true
+		}
+	}
+	return false
+}
+
+// isBidiControl reports whether r is a bidi embedding, override or
+// isolate control (U+202A–U+202E, U+2066–U+2069).
+func isBidiControl(r rune) bool {
+	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+}
+
+// isInvisible reports whether s[i:] starts with a character that shows
+// nothing and can make two labels look alike: a zero-width space, BOM,
+// word joiner or soft hyphen anywhere, a zero-width (non-)joiner outside
+// the scripts and emoji sequences that need one.
+func isInvisible(rs []rune, i int) bool {
+	switch rs[i] {
+	case 0x200b, 0xfeff, 0x2060, 0x00ad:
+		return true
+	case 0x200c, 0x200d:
+		var prev, next rune
+		if i > 0 {
+			prev = rs[i-1]
+		}
+		if i+1 < len(rs) {
+			next = rs[i+1]
+		}
+		return !needsJoiner(rs[i], prev, next)
+	}
+	return false
+}
+
+// joinerScripts are the scripts whose spelling uses ZWNJ and ZWJ (Arabic
+// and its neighbours, the Indic and South-East Asian abugidas).
+var joinerScripts = []*unicode.RangeTable{
+	unicode.Arabic, unicode.Syriac, unicode.Nko, unicode.Mongolian, unicode.Thaana,
+	unicode.Devanagari, unicode.Bengali, unicode.Gurmukhi, unicode.Gujarati, unicode.Oriya,
+	unicode.Tamil, unicode.Telugu, unicode.Kannada, unicode.Malayalam, unicode.Sinhala,
+	unicode.Myanmar, unicode.Khmer, unicode.Tibetan, unicode.Phags_Pa,
+}
+
+// needsJoiner reports whether the joiner j between prev and next is part
+// of the text's spelling: a letter of a script that uses joiners on either
+// side, or (ZWJ) an emoji sequence.
+func needsJoiner(j, prev, next rune) bool {
+	for _, r := range []rune{prev, next} {
+		if r != 0 && unicode.In(r, joinerScripts...) && unicode.In(r, unicode.L, unicode.M) {
+			return true
+		}
+	}
+	return j == 0x200d && isEmoji(prev) && isEmoji(next)
+}
+
+// isEmoji is a rough test for a character of an emoji ZWJ sequence:
+// symbols, the pictographic planes, variation selector 16, skin tones.
+func isEmoji(r rune) bool {
+	return r >= 0x1f000 && r <= 0x1faff || r >= 0x2600 && r <= 0x27bf || r == 0xfe0f || unicode.Is(unicode.So, r)
+}
+
+// marker is the visible stand-in for an invisible or direction-changing
+// character: "⟨U+202E⟩".
+func marker(r rune) string { return fmt.Sprintf("⟨U+%04X⟩", r) }
+
+// Marked returns agent text as Text does, with bidi controls shown as
+// markers: for labels and for the UI's messages that quote them.
+func Marked(s string) string { return mark(Text(s), false) }
+
+// mark replaces bidi controls (and, with invisible, invisible characters)
+// by markers.
+func mark(s string, invisible bool) string {
+	if !strings.ContainsFunc(s, func(r rune) bool {
+		return isBidiControl(r) || (invisible && r >= 0x00ad && r <= 0xfeff)
+	}) {
+		return s
+	}
+	rs := []rune(s)
+	var b strings.Builder
+	for i, r := range rs {
+		if isBidiControl(r) || (invisible && isInvisible(rs, i)) {
+			b.WriteString(marker(r))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// Span is a run of a sentence: the UI's words, or agent text inside them
+// (Agent), which the components isolate (<bdi>).
+type Span struct {
+	Text  string
+	Agent bool
+}
+
+// spans splits text at the agent strings it holds, in order (each is
+// looked for after the previous one; empty ones are skipped).
+func spans(text string, agent []string) []Span {
+	if text == "" {
+		return nil
+	}
+	var out []Span
+	for _, a := range agent {
+		i := strings.Index(text, a)
+		if a == "" || i < 0 {
+			continue
+		}
+		if i > 0 {
+			out = append(out, Span{Text: text[:i]})
+		}
+		out = append(out, Span{Text: a, Agent: true})
+		text = text[i+len(a):]
+	}
+	if text != "" {
+		out = append(out, Span{Text: text})
+	}
+	return out
+}
+
+// Sentence is one of the UI's sentences with agent text inside: Text to
+// read, Spans to render.
+type Sentence struct {
+	Text  string
+	Agent []string // the agent text inside Text, in order
+	Spans []Span   // set by safeCard
+}
+
+// fold is a case-less key for comparing labels.
+var fold = cases.Fold()
+
+// lookAlikeKey is what a label looks like: NFKC, case folded, with bidi
+// controls and invisible characters removed.
+func lookAlikeKey(s string) string {
+	rs := []rune(s)
+	kept := rs[:0:0]
+	for i, r := range rs {
+		if isBidiControl(r) || isInvisible(rs, i) {
+			continue
+		}
+		kept = append(kept, r)
+	}
+	return fold.String(norm.NFKC.String(strings.TrimSpace(string(kept))))
+}
+
+// safeChoices marks the labels of a field's choices and reports whether
+// two or more look alike (identical after NFKC, case folding and removing
+// invisible characters); the invisible characters of those that do are
+// shown as markers.
+func safeChoices(cs []form.Choice) (alike bool) {
+	byKey := make(map[string][]int, len(cs))
+	for j, c := range cs {
+		k := lookAlikeKey(shownChoice(c))
+		byKey[k] = append(byKey[k], j)
+	}
+	for j := range cs {
+		c := &cs[j]
+		same := len(byKey[lookAlikeKey(shownChoice(*c))]) > 1
+		alike = alike || same
+		c.Label = mark(Text(c.Label), same)
+		c.AgentID = mark(Text(c.AgentID), same)
+	}
+	return alike
+}
+
+// shownChoice is the text a choice shows: its id when labels are placeholders.
+func shownChoice(c form.Choice) string {
+	if c.Placeholder {
+		return c.AgentID
+	}
+	return c.Label
+}
+
+// safeForm marks the agent text of a card's form: labels, choices,
+// options, and the messages that quote them; a select whose choices look
+// alike gets the warning.
+func safeForm(f *form.View) {
+	if f == nil {
+		return
+	}
+	for i := range f.Fields {
+		fv := &f.Fields[i]
+		fv.Label, fv.AgentID = Marked(fv.Label), Marked(fv.AgentID)
+		fv.Error = Marked(fv.Error)
+		if safeChoices(fv.Choices) {
+			fv.LookAlike = words.note["look-alike"]
+		}
+	}
+	for i := range f.Options {
+		o := &f.Options[i]
+		o.Label, o.AgentID = Marked(o.Label), Marked(o.AgentID)
+	}
+	if f.Reply != nil {
+		f.Reply.Error = Marked(f.Reply.Error)
+	}
+}
+
+// safeCard applies the rules to a card's view: markers in its form,
+// recorded labels and error summary, then Text over every string.
+func safeCard(v *CardView) {
+	safeForm(v.Form)
+	for i := range v.State.Values {
+		rv := &v.State.Values[i]
+		rv.Label, rv.Value = Marked(rv.Label), Marked(rv.Value)
+	}
+	v.GroupLabel = Marked(v.GroupLabel)
+	for i := range v.Errors {
+		e := &v.Errors[i]
+		e.Message, e.Field = Marked(e.Message), Marked(e.Field)
+	}
+	scrub(reflect.ValueOf(v).Elem())
+	v.State.Spans = spans(v.State.Text, v.State.Agent)
+	for i := range v.State.Notes {
+		n := &v.State.Notes[i]
+		n.Spans = spans(n.Text, n.Agent)
+	}
+	for i := range v.Notices {
+		n := &v.Notices[i]
+		n.Spans = spans(n.Text, n.Agent)
+	}
+}
+
+// safePage passes the page's own agent text through Text: notices (they
+// name sessions), the feed error, the operator name, the filter; the
+// cards were made safe by Card.
+func safePage(v *PageView) {
+	for i := range v.Notices {
+		v.Notices[i] = Marked(v.Notices[i])
+	}
+	for _, p := range []any{&v.Notices, &v.Relay, &v.Operator, &v.Filter} {
+		scrub(reflect.ValueOf(p).Elem())
+	}
+}
+
+// scrub passes every settable string reachable from v (structs, pointers,
+// slices, arrays) through Text. The strings of a view model are agent
+// text or the UI's own (words, ids, URLs), and the UI's own hold no
+// control characters, so only agent text changes, and a string field
+// added to a view later cannot be missed.
+func scrub(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.String:
+		if v.CanSet() {
+			if s := v.String(); hasControl(s) {
+				v.SetString(Text(s))
+			}
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			scrub(v.Elem())
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				scrub(v.Field(i))
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return // bytes, not text
+		}
+		for i := 0; i < v.Len(); i++ {
+			scrub(v.Index(i))
+		}
+	}
+}
