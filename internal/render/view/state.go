@@ -116,6 +116,11 @@ func settledLine(s *StateView, c inbox.Card, placeholder bool) {
 		s.Text = lead + phrase(" by ", o.By) + phrase(" via ", o.Via)
 		s.Agent = []string{o.By, o.Via}
 		s.Values = recordedValues(c.Request, o.Answer, o.Capture, placeholder)
+		if sub := c.Submission; sub != nil && !c.AnsweredElsewhere {
+			// The recorded answer is this UI's: keep saying how its
+			// Other text was read.
+			s.Notes = otherNotes(c.Request, sub.Form, placeholder)
+		}
 		if hasWithheld(s.Values) {
 			s.Withheld = "Values withheld at capture " + o.Capture.String() + " are not shown."
 		}

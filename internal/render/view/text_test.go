@@ -191,6 +191,15 @@ func TestStateLineSaysOtherWasSentAsAChoice(t *testing.T) {
 	assert.Equal(t, []Span{{Text: "Other “"}, {Text: "sqlite", Agent: true}, {Text: "” was sent as the choice “"},
 		{Text: "SQLite", Agent: true}, {Text: "”"}}, s.Notes[0].Spans)
 
+	c.State = inbox.StateAnswered
+	c.Recorded = &inbox.Recorded{By: "alice", Via: "control", Capture: aep.CaptureFull, Answer: c.Submission.Answer}
+	s = Card(c, viewOpts()).State
+	require.Equal(t, "answered", s.Kind)
+	require.Len(t, s.Notes, 1, "the answered card still says how the Other text was read")
+	c.AnsweredElsewhere = true
+	assert.Empty(t, Card(c, viewOpts()).State.Notes, "an answer from elsewhere is not this post's")
+
+	c.AnsweredElsewhere = false
 	c.Submission.Form = url.Values{"f0": {"billing"}, "f3-other": {"MariaDB"}}
 	assert.Empty(t, Card(c, viewOpts()).State.Notes, "other text sent as typed needs no note")
 }
