@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -187,21 +188,32 @@ type Sentence struct {
 	Spans []Span   // set by safeCard
 }
 
-// fold is a case-less key for comparing labels.
-var fold = cases.Fold()
-
 // lookAlikeKey is what a label looks like: NFKC, case folded, with bidi
-// controls and invisible characters removed.
+// controls and invisible characters removed. ASCII needs only lower case.
 func lookAlikeKey(s string) string {
+	s = strings.TrimSpace(s)
+	if isASCII(s) {
+		return strings.ToLower(s)
+	}
 	rs := []rune(s)
-	kept := rs[:0:0]
+	kept := make([]rune, 0, len(rs))
 	for i, r := range rs {
 		if isBidiControl(r) || isInvisible(rs, i) {
 			continue
 		}
 		kept = append(kept, r)
 	}
-	return fold.String(norm.NFKC.String(strings.TrimSpace(string(kept))))
+	// A Caser holds state: one per call, never shared between goroutines.
+	return cases.Fold().String(norm.NFKC.String(strings.TrimSpace(string(kept))))
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // safeChoices marks the labels of a field's choices and reports whether
@@ -209,14 +221,21 @@ func lookAlikeKey(s string) string {
 // invisible characters); the invisible characters of those that do are
 // shown as markers.
 func safeChoices(cs []form.Choice) (alike bool) {
-	byKey := make(map[string][]int, len(cs))
+	if len(cs) < 2 {
+		for j := range cs {
+			cs[j].Label, cs[j].AgentID = Marked(cs[j].Label), Marked(cs[j].AgentID)
+		}
+		return false
+	}
+	keys := make([]string, len(cs))
+	count := make(map[string]int, len(cs))
 	for j, c := range cs {
-		k := lookAlikeKey(shownChoice(c))
-		byKey[k] = append(byKey[k], j)
+		keys[j] = lookAlikeKey(shownChoice(c))
+		count[keys[j]]++
 	}
 	for j := range cs {
 		c := &cs[j]
-		same := len(byKey[lookAlikeKey(shownChoice(*c))]) > 1
+		same := count[keys[j]] > 1
 		alike = alike || same
 		c.Label = mark(Text(c.Label), same)
 		c.AgentID = mark(Text(c.AgentID), same)
@@ -311,17 +330,60 @@ func scrub(v reflect.Value) {
 			scrub(v.Elem())
 		}
 	case reflect.Struct:
-		for i := 0; i < v.NumField(); i++ {
-			if v.Type().Field(i).IsExported() {
-				scrub(v.Field(i))
-			}
+		for _, i := range textFields(v.Type()) {
+			scrub(v.Field(i))
 		}
 	case reflect.Slice, reflect.Array:
-		if v.Type().Elem().Kind() == reflect.Uint8 {
-			return // bytes, not text
+		if e := v.Type().Elem(); e.Kind() == reflect.Uint8 || (e.Kind() == reflect.Struct && len(textFields(e)) == 0) {
+			return // bytes, or structs without text
 		}
 		for i := 0; i < v.Len(); i++ {
 			scrub(v.Index(i))
 		}
 	}
+}
+
+// textFieldsOf memoizes textFields: a view type's shape never changes, and
+// reading it by reflection on every render would cost more than the scrub.
+var textFieldsOf sync.Map // reflect.Type -> []int
+
+// textFields are the indexes of a struct type's exported fields that hold
+// strings, directly or inside.
+func textFields(t reflect.Type) []int {
+	if idx, ok := textFieldsOf.Load(t); ok {
+		return idx.([]int)
+	}
+	var idx []int
+	for i := 0; i < t.NumField(); i++ {
+		if f := t.Field(i); f.IsExported() && holdsText(f.Type, nil) {
+			idx = append(idx, i)
+		}
+	}
+	textFieldsOf.Store(t, idx)
+	return idx
+}
+
+// holdsText reports whether a value of type t may hold a string that
+// scrub reaches (seen guards against recursive types).
+func holdsText(t reflect.Type, seen map[reflect.Type]bool) bool {
+	switch t.Kind() {
+	case reflect.String:
+		return true
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return holdsText(t.Elem(), seen)
+	case reflect.Struct:
+		if seen[t] {
+			return false
+		}
+		if seen == nil {
+			seen = map[reflect.Type]bool{}
+		}
+		seen[t] = true
+		for i := 0; i < t.NumField(); i++ {
+			if f := t.Field(i); f.IsExported() && holdsText(f.Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
 }
