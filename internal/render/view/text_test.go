@@ -213,3 +213,32 @@ func TestStateLineSpansIsolateAgentWords(t *testing.T) {
 	assert.Equal(t, "Answered by alice\u202e via control", s.Text)
 	assert.Equal(t, []Span{{Text: "Answered by "}, {Text: "alice\u202e", Agent: true}, {Text: " via "}, {Text: "control", Agent: true}}, s.Spans)
 }
+
+func TestPageTextIsSafe(t *testing.T) {
+	t.Parallel()
+	status := inbox.Status{FeedConnected: false, FeedError: "reset\x00",
+		Notices: []inbox.Notice{{Session: "s\u202e1", Message: "events may be missing for session s\u202e1\x07"}}}
+	p := Page([]inbox.Card{viewCard(aep.Request{Kind: aep.KindInput, Prompt: "?"})}, status,
+		PageOptions{Now: viewNow, CanSubmit: true, Operator: "ann\x1b", Filter: inbox.Query{Agent: "a\x00"}})
+	assert.Equal(t, []string{"events may be missing for session s⟨U+202E⟩1\uFFFD"}, p.Notices)
+	assert.Equal(t, "reset\uFFFD", p.Relay.Error)
+	assert.Equal(t, "ann\uFFFD", p.Operator)
+	require.Len(t, p.Filter, 1)
+	assert.Equal(t, "a\uFFFD", p.Filter[0].Value)
+	require.Len(t, p.Groups, 1)
+	assert.NotContains(t, p.Groups[0].Label, "\u202e")
+}
+
+func TestSignInNameIsSafe(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, "ann\uFFFD", SignIn("/", Assets{}, "", "ann\x00").Name)
+}
+
+func TestGroupLabelMarksBidiControls(t *testing.T) {
+	t.Parallel()
+	c := viewCard(aep.Request{Kind: aep.KindInput, Prompt: "?"})
+	c.Agent = "evil\u202eagent"
+	v := Card(c, viewOpts())
+	assert.True(t, strings.HasPrefix(v.GroupLabel, "evil⟨U+202E⟩agent"), "group label %q: the script sets it as plain text, so its controls are marked", v.GroupLabel)
+	assert.Equal(t, "evil\u202eagent", v.Prov.Agent, "the provenance shows the name as given, isolated by the components")
+}
