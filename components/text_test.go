@@ -102,3 +102,14 @@ func TestStateLineSaysOtherWasSentAsAChoice(t *testing.T) {
 	assert.Equal(t, "Other “sqlite” was sent as the choice “SQLite”", note.Text())
 	assert.Equal(t, 2, note.Find("bdi").Length())
 }
+
+func TestLookAlikeOptionsShowAWarning(t *testing.T) {
+	t.Parallel()
+	c := sampleCard("cperm2", "claude-code", "s_ops", aep.Request{Kind: aep.KindPermission, Prompt: "Run it?",
+		Options: []aep.Option{{ID: "allow", Label: "Allow"}, {ID: "deny", Label: "Al\u200blow"}}})
+	doc := cardDoc(t, c, answerable())
+	assert.Equal(t, 1, doc.Find(`[data-testid="look-alike"]`).Length(), "the look-alike warning above the options")
+	var labels []string
+	doc.Find(`[data-testid="option"] bdi`).Each(func(_ int, s *goquery.Selection) { labels = append(labels, s.Text()) })
+	assert.Equal(t, []string{"Allow", "Al⟨U+200B⟩low"}, labels)
+}

@@ -73,7 +73,7 @@ func isBidiControl(r rune) bool {
 	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }
 
-// isInvisible reports whether s[i:] starts with a character that shows
+// isInvisible reports whether rs[i] is a character that shows
 // nothing and can make two labels look alike: a zero-width space, BOM,
 // word joiner or soft hyphen anywhere, a zero-width (non-)joiner outside
 // the scripts and emoji sequences that need one.
@@ -216,44 +216,41 @@ func isASCII(s string) bool {
 	return true
 }
 
-// safeChoices marks the labels of a field's choices and reports whether
-// two or more look alike (identical after NFKC, case folding and removing
-// invisible characters); the invisible characters of those that do are
-// shown as markers.
-func safeChoices(cs []form.Choice) (alike bool) {
-	if len(cs) < 2 {
-		for j := range cs {
-			cs[j].Label, cs[j].AgentID = Marked(cs[j].Label), Marked(cs[j].AgentID)
+// shownLabel is one label a control shows (a choice's or an option's) and
+// its agent id, shown instead when labels are placeholders.
+type shownLabel struct {
+	label, id   *string
+	placeholder bool
+}
+
+// safeLabels marks the labels of one field's choices (or one request's
+// options) and reports whether two or more look alike (identical after
+// NFKC, case folding and removing invisible characters); the invisible
+// characters of those that do are shown as markers.
+func safeLabels(ls []shownLabel) (alike bool) {
+	keys := make([]string, len(ls))
+	count := make(map[string]int, len(ls))
+	if len(ls) > 1 {
+		for j, l := range ls {
+			shown := *l.label
+			if l.placeholder {
+				shown = *l.id
+			}
+			keys[j] = lookAlikeKey(shown)
+			count[keys[j]]++
 		}
-		return false
 	}
-	keys := make([]string, len(cs))
-	count := make(map[string]int, len(cs))
-	for j, c := range cs {
-		keys[j] = lookAlikeKey(shownChoice(c))
-		count[keys[j]]++
-	}
-	for j := range cs {
-		c := &cs[j]
+	for j, l := range ls {
 		same := count[keys[j]] > 1
 		alike = alike || same
-		c.Label = mark(Text(c.Label), same)
-		c.AgentID = mark(Text(c.AgentID), same)
+		*l.label, *l.id = mark(Text(*l.label), same), mark(Text(*l.id), same)
 	}
 	return alike
 }
 
-// shownChoice is the text a choice shows: its id when labels are placeholders.
-func shownChoice(c form.Choice) string {
-	if c.Placeholder {
-		return c.AgentID
-	}
-	return c.Label
-}
-
 // safeForm marks the agent text of a card's form: labels, choices,
-// options, and the messages that quote them; a select whose choices look
-// alike gets the warning.
+// options, and the messages that quote them; a select whose choices (or
+// a request whose options) look alike gets the warning.
 func safeForm(f *form.View) {
 	if f == nil {
 		return
@@ -262,13 +259,22 @@ func safeForm(f *form.View) {
 		fv := &f.Fields[i]
 		fv.Label, fv.AgentID = Marked(fv.Label), Marked(fv.AgentID)
 		fv.Error = Marked(fv.Error)
-		if safeChoices(fv.Choices) {
+		ls := make([]shownLabel, len(fv.Choices))
+		for j := range fv.Choices {
+			c := &fv.Choices[j]
+			ls[j] = shownLabel{&c.Label, &c.AgentID, c.Placeholder}
+		}
+		if safeLabels(ls) {
 			fv.LookAlike = words.note["look-alike"]
 		}
 	}
-	for i := range f.Options {
-		o := &f.Options[i]
-		o.Label, o.AgentID = Marked(o.Label), Marked(o.AgentID)
+	ls := make([]shownLabel, len(f.Options))
+	for j := range f.Options {
+		o := &f.Options[j]
+		ls[j] = shownLabel{&o.Label, &o.AgentID, o.Placeholder}
+	}
+	if safeLabels(ls) {
+		f.OptionsLookAlike = words.note["look-alike-options"]
 	}
 	if f.Reply != nil {
 		f.Reply.Error = Marked(f.Reply.Error)

@@ -242,3 +242,17 @@ func TestGroupLabelMarksBidiControls(t *testing.T) {
 	assert.True(t, strings.HasPrefix(v.GroupLabel, "evil⟨U+202E⟩agent"), "group label %q: the script sets it as plain text, so its controls are marked", v.GroupLabel)
 	assert.Equal(t, "evil\u202eagent", v.Prov.Agent, "the provenance shows the name as given, isolated by the components")
 }
+
+func TestLookAlikeOptions(t *testing.T) {
+	t.Parallel()
+	req := aep.Request{Kind: aep.KindPermission, Prompt: "Run it?", RespondVia: []string{aep.ViaControl},
+		Options: []aep.Option{{ID: "allow", Label: "Allow"}, {ID: "deny", Label: "Al\u200blow"}}}
+	v := Card(viewCard(req), viewOpts())
+	require.NotNil(t, v.Form)
+	assert.Equal(t, "Allow", v.Form.Options[0].Label)
+	assert.Equal(t, "Al⟨U+200B⟩low", v.Form.Options[1].Label)
+	assert.Equal(t, "These options look alike: check which one you mean before you choose.", v.Form.OptionsLookAlike)
+
+	req.Options[1].Label = "Deny"
+	assert.Empty(t, Card(viewCard(req), viewOpts()).Form.OptionsLookAlike)
+}
