@@ -56,6 +56,9 @@ type Field struct {
 
 	Choices []Choice // radios, select, checkboxes
 	Other   *Other   // the field takes an Other answer
+	// LookAlike warns that two or more choices look alike (the view sets
+	// it: "These choices look alike"); empty when none do.
+	LookAlike string
 
 	Disabled bool
 }

@@ -15,12 +15,14 @@ import (
 // codes it shares with aep.ValidateValues and aep.CheckValues (required,
 // not_a_number, out_of_range, not_a_choice, not_single, blank, unknown_type).
 const (
-	CodeNotAnswerable = "not_answerable" // the request cannot be answered over control from this UI
-	CodeNothingChosen = "nothing_chosen" // a reply needs an option or text and the post has neither
-	CodeBadOption     = "bad_option"     // the option index is not one of the request's options
-	CodeTooLarge      = "too_large"      // a JSON number beyond float64 (e.g. 1e400)
-	CodeOtherConflict = "other_conflict" // a choice picked and Other text typed on a single select
-	CodeNotText       = "not_text"       // text that is not valid UTF-8 (JSON would alter it)
+	CodeNotAnswerable  = "not_answerable"  // the request cannot be answered over control from this UI
+	CodeNothingChosen  = "nothing_chosen"  // a reply needs an option or text and the post has neither
+	CodeBadOption      = "bad_option"      // the option index is not one of the request's options
+	CodeTooLarge       = "too_large"       // a JSON number beyond float64 (e.g. 1e400)
+	CodeOtherConflict  = "other_conflict"  // a choice picked and Other text typed on a single select
+	CodeNotText        = "not_text"        // text that is not valid UTF-8 (JSON would alter it)
+	CodeOtherIsChoice  = "other_is_choice" // Other text the agent would read as a choice the operator did not see (its id)
+	CodeOtherAmbiguous = "other_ambiguous" // Other text equal to the labels of several choices
 )
 
 // notTextMessage is the message of CodeNotText.
@@ -43,19 +45,37 @@ const notTextMessage = "This answer holds bytes that are not text; type it again
 // Whether the request may be answered at all is not asked here: that is
 // the domain's rule (inbox.Card.CanAnswer), asked before.
 func ParseAnswer(req aep.Request, form url.Values) (aep.Answer, []aep.Problem) {
+	ans, _, problems := readAnswer(req, form)
+	return ans, problems
+}
+
+// OtherReadings returns how ParseAnswer reads the Other text of the post
+// as a choice (Other text equal to a choice's label is sent as that
+// choice's id), in field order, so the card can say so once the answer is
+// sent; nil when none was, or when the post is refused.
+func OtherReadings(req aep.Request, form url.Values) []OtherReading {
+	_, readings, problems := readAnswer(req, form)
+	if len(problems) > 0 {
+		return nil
+	}
+	return readings
+}
+
+// readAnswer is ParseAnswer that also returns the Other readings.
+func readAnswer(req aep.Request, form url.Values) (aep.Answer, []OtherReading, []aep.Problem) {
 	form = unixLineBreaks(form)
 	if req.Kind == aep.KindForm && len(req.Fields) > 0 {
-		values, problems := parseValues(req.Fields, form)
+		values, readings, problems := parseValues(req.Fields, form)
 		if len(problems) > 0 {
-			return aep.Answer{}, problems
+			return aep.Answer{}, nil, problems
 		}
-		return aep.Answer{Values: values}, nil
+		return aep.Answer{Values: values}, readings, nil
 	}
 	ans, problems := parseReply(req, form)
 	if len(problems) > 0 {
-		return aep.Answer{}, problems
+		return aep.Answer{}, nil, problems
 	}
-	return ans, nil
+	return ans, nil, nil
 }
 
 // AcceptsOption reports whether the request is answered by picking one of
@@ -126,25 +146,26 @@ func parseReply(req aep.Request, form url.Values) (aep.Answer, []aep.Problem) {
 
 // parseValues builds answer.values from the form, one field spec at a time,
 // then adds the problems of the protocol core's checks.
-func parseValues(fields []aep.FieldSpec, form url.Values) (aep.Values, []aep.Problem) {
+func parseValues(fields []aep.FieldSpec, form url.Values) (aep.Values, []OtherReading, []aep.Problem) {
 	values := make(aep.Values, len(fields))
 	var problems []aep.Problem
+	var readings []OtherReading
 	seen := make(map[string]bool, len(fields))
 	for i, f := range fields {
 		if seen[f.ID] {
-			return nil, []aep.Problem{{
+			return nil, nil, []aep.Problem{{
 				Code:    CodeNotAnswerable,
 				Message: "This form has two questions with the same id, so it cannot be answered here",
 			}}
 		}
 		seen[f.ID] = true
-		if p, ok := parseField(i, f, form, values); !ok {
+		if p, ok := parseField(i, f, form, values, &readings); !ok {
 			problems = append(problems, p)
 		}
 	}
 	problems = mergeProblems(fields, problems,
 		aep.ValidateValues(fields, values), aep.CheckValues(fields, values))
-	return values, problems
+	return values, readings, problems
 }
 
 // mergeProblems concatenates problem lists keeping at most one problem per

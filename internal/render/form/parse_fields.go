@@ -13,7 +13,8 @@ import (
 
 // parseField reads field i of the form into values (or leaves it out) and
 // reports the field's problem, if any, with ok false.
-func parseField(i int, f aep.FieldSpec, form url.Values, values aep.Values) (p aep.Problem, ok bool) {
+// An Other text read as a choice is added to readings.
+func parseField(i int, f aep.FieldSpec, form url.Values, values aep.Values, readings *[]OtherReading) (p aep.Problem, ok bool) {
 	name := FieldName(i)
 	problem := func(code, msg string) (aep.Problem, bool) {
 		return aep.Problem{Field: f.ID, Code: code, Message: msg}, false
@@ -47,9 +48,9 @@ func parseField(i int, f aep.FieldSpec, form url.Values, values aep.Values) (p a
 		values[f.ID] = checked
 	case aep.FieldSelect:
 		if f.Multi {
-			return parseMulti(i, f, form, values)
+			return parseMulti(i, f, form, values, readings)
 		}
-		return parseSingle(i, f, form, values)
+		return parseSingle(i, f, form, values, readings)
 	default:
 		if f.Required {
 			return problem(aep.ProblemUnknownType, "This question is of a type this page cannot show, so the form cannot be answered here")
@@ -204,15 +205,34 @@ func readSelect(i int, f aep.FieldSpec, form url.Values) selectPost {
 // parseSingle reads a single select: the chosen choice's id, or the Other
 // text. Typing Other text with nothing chosen counts as choosing Other;
 // typing it beside another choice is a conflict to point out, never a
-// silent drop.
-func parseSingle(i int, f aep.FieldSpec, form url.Values, values aep.Values) (aep.Problem, bool) {
+// silent drop. Other text is never sent as a choice the operator did not
+// see (readOther): equal to a choice's label it is sent as that choice
+// (and noted in readings), equal to a choice's id it is refused.
+func parseSingle(i int, f aep.FieldSpec, form url.Values, values aep.Values, readings *[]OtherReading) (aep.Problem, bool) {
 	s := readSelect(i, f, form)
 	problem := func(code, msg string) (aep.Problem, bool) {
 		return aep.Problem{Field: f.ID, Code: code, Message: msg}, false
 	}
-	switch {
-	case !utf8.ValidString(s.otherText):
+	if !utf8.ValidString(s.otherText) {
 		return problem(CodeNotText, notTextMessage)
+	}
+	var as otherMatch
+	if s.otherTyped() && !s.bad {
+		as = readOther(f, s.otherText)
+		switch {
+		case as.problem != nil:
+			p := *as.problem
+			p.Field = f.ID
+			return p, false
+		case as.label && (len(s.indexes) == 0 || (len(s.indexes) == 1 && s.indexes[0] == as.choice && !s.otherPicked)):
+			// The Other text names a choice (the one picked, if any):
+			// send that choice, and say so.
+			values[f.ID] = f.Choices[as.choice].ID
+			*readings = append(*readings, OtherReading{Field: f.ID, Text: s.otherText, Choice: f.Choices[as.choice]})
+			return aep.Problem{}, true
+		}
+	}
+	switch {
 	case s.bad:
 		return problem(aep.ProblemNotAChoice, "Choose one of the options")
 	case len(s.indexes) > 1:
@@ -237,8 +257,10 @@ func parseSingle(i int, f aep.FieldSpec, form url.Values, values aep.Values) (ae
 
 // parseMulti reads a multi select: the chosen ids in choice order (not post
 // order), each once, then the Other text as one more element when typed
-// (typing it counts as ticking Other). Nothing chosen is [].
-func parseMulti(i int, f aep.FieldSpec, form url.Values, values aep.Values) (aep.Problem, bool) {
+// (typing it counts as ticking Other). Nothing chosen is []. The Other
+// entry follows parseSingle's rule: a choice's label is sent as that choice
+// (folded into it when it is ticked too), a choice's id is refused.
+func parseMulti(i int, f aep.FieldSpec, form url.Values, values aep.Values, readings *[]OtherReading) (aep.Problem, bool) {
 	s := readSelect(i, f, form)
 	problem := func(code, msg string) (aep.Problem, bool) {
 		return aep.Problem{Field: f.ID, Code: code, Message: msg}, false
@@ -256,13 +278,27 @@ func parseMulti(i int, f aep.FieldSpec, form url.Values, values aep.Values) (aep
 	for _, j := range s.indexes {
 		chosen[j] = true
 	}
+	otherText := s.otherTyped()
+	if otherText {
+		as := readOther(f, s.otherText)
+		switch {
+		case as.problem != nil:
+			p := *as.problem
+			p.Field = f.ID
+			return p, false
+		case as.label:
+			chosen[as.choice] = true
+			otherText = false
+			*readings = append(*readings, OtherReading{Field: f.ID, Text: s.otherText, Choice: f.Choices[as.choice]})
+		}
+	}
 	list := make([]any, 0, len(s.indexes)+1)
 	for j, c := range f.Choices {
 		if chosen[j] {
 			list = append(list, c.ID)
 		}
 	}
-	if s.otherTyped() {
+	if otherText {
 		list = append(list, s.otherText)
 	}
 	if len(list) == 0 && f.Required {

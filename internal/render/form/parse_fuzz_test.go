@@ -20,6 +20,8 @@ func FuzzParseAnswer(f *testing.F) {
 	f.Add("f0=a&f2=1e400&f5=1&f7=0")
 	f.Add("f0=%20&f2=NaN&f5=other&f6=0&f6-other=x&f7=9&f8=other")
 	f.Add("f0=x&f2=2.5&f4=on&f5=2&f6-other=MariaDB&f7=2&f7=0&f7=2&f8-other=urgent&option=1&text=t")
+	f.Add("f0=x&f2=3&f5=1&f6=other&f6-other=%20sqlite%20&f7=0&f8=1&f8-other=beta")
+	f.Add("f0=x&f2=3&f5=1&f6=1&f6-other=pg&f7=0&f8-other=A")
 	f.Add("f0=%ff&f2=0x10&f5=01&f7=-1&f9=z&option=0")
 	f.Add("f0=ok&f2=2500&f5=0&f7=1&f8=0&f8=1&f8=other&f8-other=b")
 	form := answerEveryType()

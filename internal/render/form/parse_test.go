@@ -279,11 +279,12 @@ func TestParseAnswerProblemsMerged(t *testing.T) {
 
 func TestParseAnswerCoreCheckProblems(t *testing.T) {
 	t.Parallel()
-	// Problems only aep.CheckValues sees reach the operator too: Other text
-	// that repeats a ticked choice's id would send that id twice.
+	// Other text that repeats a ticked choice's id would send that id
+	// twice (aep.CheckValues' duplicate): it is refused before, as an id
+	// the operator never saw (readOther).
 	runAnswerProblemCases(t, []answerProblemCase{
 		{name: "Other text repeating a ticked id", form: answerPost(map[string][]string{"f8": {"0"}, "f8-other": {"a"}}),
-			want: aep.Problem{Field: "tags", Code: aep.ProblemDuplicate}},
+			want: aep.Problem{Field: "tags", Code: CodeOtherIsChoice}},
 	})
 }
 

@@ -9,7 +9,10 @@ type View struct {
 	Answerable bool
 	Fields     []Field
 	Options    []Option // permission, review, input with options
-	Reply      *Reply   // free-text reply: input, form without fields, unknown kind
+	// OptionsLookAlike warns that two or more options look alike (the
+	// view sets it); empty when none do.
+	OptionsLookAlike string
+	Reply            *Reply // free-text reply: input, form without fields, unknown kind
 	// SubmitLabel is the primary button's label ("Send answer"); empty when
 	// the only submits are option buttons.
 	SubmitLabel string

@@ -104,10 +104,19 @@ type Prompt struct {
 // the page's Notices). Tone is "info", "warning" or "error".
 type Note struct {
 	Tone, Text string
+	Agent      []string // the agent text inside Text (a name)
+	Spans      []Span   // Text split at Agent (set by safeCard)
 }
 
-// Card builds the view of one card at opts.Now.
+// Card builds the view of one card at opts.Now, its agent text made safe
+// to show (text.go).
 func Card(c inbox.Card, opts Options) CardView {
+	v := card(c, opts)
+	safeCard(&v)
+	return v
+}
+
+func card(c inbox.Card, opts Options) CardView {
 	base := root(opts.BasePath)
 	id := string(c.ID)
 	placeholder := c.Capture <= aep.CaptureMetadata
@@ -190,9 +199,9 @@ func cardNotes(c inbox.Card, opts Options, open, inFlight bool) []Note {
 		}
 		switch r.Ack {
 		case inbox.SubmissionRejected:
-			n = append(n, Note{Tone: "info", Text: fmt.Sprintf(words.note["refused-other"], who)})
+			n = append(n, Note{Tone: "info", Text: fmt.Sprintf(words.note["refused-other"], who), Agent: []string{r.Agent}})
 		default:
-			n = append(n, Note{Tone: "warning", Text: fmt.Sprintf(words.note["answering"], who)})
+			n = append(n, Note{Tone: "warning", Text: fmt.Sprintf(words.note["answering"], who), Agent: []string{r.Agent}})
 		}
 	}
 	return n

@@ -203,6 +203,7 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 		// A refused post: the first thing a screen reader hears.
 		v.Title = "Error: " + v.Title
 	}
+	safePage(&v)
 	return v
 }
 

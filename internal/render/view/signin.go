@@ -38,6 +38,6 @@ func SignIn(basePath string, assets Assets, problem, name string) SignInView {
 		},
 		Action:  base + "/signin",
 		Problem: problem,
-		Name:    name,
+		Name:    Text(name),
 	}
 }

@@ -3,12 +3,14 @@ package view
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render/form"
 )
 
 // StateView is a card's state line: what became of the request and of the
@@ -18,14 +20,22 @@ type StateView struct {
 	Kind string // data-state: pending, routed, sending, accepted, rejected, failed, answered, resolved, timed-out, expired, session-ended, info, malformed
 	// Tone is the line's colour: "neutral", "progress", "success",
 	// "warning" or "error".
-	Tone  string
-	Text  string // the UI's words; empty for a plain pending card
+	Tone string
+	Text string // the UI's words; empty for a plain pending card
+	// Agent are the agent's (or relay's) words inside Text (a name, a
+	// reason); Spans is Text split at them, for the components to
+	// isolate them (set by safeCard).
+	Agent []string
+	Spans []Span
 	Quote string // the agent's or relay's own words (a reason, a detail), shown quoted
 	// Values is the answer the line refers to: the one the operator sent
 	// (while it is on its way, and after the agent rejected it or it
 	// failed, so they can see what they chose), or the one
 	// attention.answered recorded.
 	Values []RecordedValue
+	// Notes say how the values were read from the operator's input: Other
+	// text sent as the choice it names (form.OtherReadings).
+	Notes []Sentence
 	// Withheld notes that some values were withheld by the answered
 	// event's capture level (never shown as blank).
 	Withheld string
@@ -60,34 +70,41 @@ func stateLine(c inbox.Card, now time.Time) StateView {
 	case c.Malformed != "":
 		s.Kind, s.Tone = "malformed", "warning"
 		s.Text = words.state["malformed"] + c.Malformed
+		s.Agent = []string{c.Malformed}
 	case !c.Controllable():
 		s.Kind, s.Tone = "info", "neutral"
 		s.Text = fmt.Sprintf(words.state["info"], strings.Join(c.Request.RespondVia, ", "))
+		s.Agent = c.Request.RespondVia
 	case sub != nil && sub.State == inbox.SubmissionSending:
 		s.Kind, s.Tone, s.Busy = "sending", "progress", true
 		s.Text = words.state["sending"]
 		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
+		s.Notes = otherNotes(c.Request, sub.Form, placeholder)
 	case sub != nil && sub.State == inbox.SubmissionAccepted:
 		s.Kind, s.Tone, s.Busy = "accepted", "progress", true
 		s.Text = words.state["accepted"]
 		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
+		s.Notes = otherNotes(c.Request, sub.Form, placeholder)
 	case expired:
 		s.Kind, s.Tone = "expired", "warning"
 		s.Text = words.state["expired-open"]
 	case sub != nil && sub.State == inbox.SubmissionRejected:
 		s.Kind, s.Tone = "rejected", "error"
 		s.Text = rejectedText(sub.Reason)
+		s.Agent = []string{sub.Reason}
 		s.Quote = sub.Detail
 		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
 	case sub != nil && sub.State == inbox.SubmissionFailed:
 		s.Kind, s.Tone = "failed", "error"
 		s.Text = failedText(sub.Reason)
+		s.Agent = []string{sub.Reason}
 		s.Quote = sub.Detail
 		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
 	case len(c.Routes) > 0:
 		r := c.Routes[len(c.Routes)-1]
 		s.Kind = "routed"
 		s.Text = fmt.Sprintf(words.state["routed"], phrase(" to ", r.To), phrase(" via ", r.Via))
+		s.Agent = []string{r.To, r.Via}
 	}
 	return s
 }
@@ -101,7 +118,13 @@ func settledLine(s *StateView, c inbox.Card, placeholder bool) {
 			lead = words.state["elsewhere"]
 		}
 		s.Text = lead + phrase(" by ", o.By) + phrase(" via ", o.Via)
+		s.Agent = []string{o.By, o.Via}
 		s.Values = recordedValues(c.Request, o.Answer, o.Capture, placeholder)
+		if sub := c.Submission; sub != nil && !c.AnsweredElsewhere {
+			// The recorded answer is this UI's: keep saying how its
+			// Other text was read.
+			s.Notes = otherNotes(c.Request, sub.Form, placeholder)
+		}
 		if hasWithheld(s.Values) {
 			s.Withheld = "Values withheld at capture " + o.Capture.String() + " are not shown."
 		}
@@ -137,6 +160,21 @@ func settledLine(s *StateView, c inbox.Card, placeholder bool) {
 	if c.Malformed != "" {
 		s.Quote = c.Malformed
 	}
+}
+
+// otherNotes say which Other text of the operator's post was sent as a
+// choice, naming the choice as the form shows it.
+func otherNotes(req aep.Request, post url.Values, placeholder bool) []Sentence {
+	var out []Sentence
+	for _, r := range form.OtherReadings(req, post) {
+		shown := r.Choice.Label
+		if placeholder || shown == "" {
+			shown = r.Choice.ID
+		}
+		text := strings.TrimSpace(r.Text)
+		out = append(out, Sentence{Text: fmt.Sprintf(words.state["other-sent-as"], text, shown), Agent: []string{text, shown}})
+	}
+	return out
 }
 
 // recordedValues lists an answer for reading, labelled through the

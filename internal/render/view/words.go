@@ -43,6 +43,7 @@ var words = struct {
 		"expired":       "Expired: the deadline passed without an answer",
 		"session-ended": "The session ended before this was answered",
 		"settled":       "Settled (%s)",
+		"other-sent-as": "Other “%s” was sent as the choice “%s”",
 	},
 	resolved: map[string]string{
 		aep.ResolutionAuto:      "Resolved by the agent on its own",
@@ -81,11 +82,13 @@ var words = struct {
 		inbox.ErrNotRecorded:   {"not_recorded", "Your answer could not be recorded, so nothing was sent. Send it again in a moment."},
 	},
 	note: map[string]string{
-		"watch-only":    "Watch-only: this UI has no control token for the relay, so it cannot send answers.",
-		"not-connected": "The agent is not connected: an answer sent now will not reach it.",
-		"refused-other": "An answer from %s was refused by the agent.",
-		"answering":     "Someone else is answering: %s sent an answer.",
-		"another":       "another sender",
+		"watch-only":         "Watch-only: this UI has no control token for the relay, so it cannot send answers.",
+		"not-connected":      "The agent is not connected: an answer sent now will not reach it.",
+		"refused-other":      "An answer from %s was refused by the agent.",
+		"answering":          "Someone else is answering: %s sent an answer.",
+		"another":            "another sender",
+		"look-alike":         "These choices look alike: check which one you mean before you choose.",
+		"look-alike-options": "These options look alike: check which one you mean before you choose.",
 	},
 	page: map[string]string{
 		"unreachable": "aepforms is not reachable; what you typed is kept in this browser. Sending is off until it is back.",
