@@ -29,17 +29,35 @@ func TestFiles(t *testing.T) {
 	assert.Equal(t, Hash(), Hash(), "stable")
 }
 
-// The dark palette is written twice (system dark, and [data-theme=dark]);
-// the two copies must not drift apart.
-func TestDarkPalettesMatch(t *testing.T) {
+// The palette is written once: each colour is light-dark(light, dark), and
+// color-scheme picks the side: the system's by default, and the page's
+// theme ([data-theme] on <html>, from ?theme=) when it forces one. No second
+// copy of the colours (a prefers-color-scheme block, a [data-theme] palette)
+// is left to drift apart.
+func TestPaletteWrittenOnce(t *testing.T) {
 	t.Parallel()
 	b, err := fs.ReadFile(FS, "app.css")
 	require.NoError(t, err)
-	css := string(b)
-	system := block(t, css, `:root:not([data-theme="light"]) {`)
-	forced := block(t, css, `:root[data-theme="dark"] {`)
-	assert.Equal(t, decls(system), decls(forced))
-	assert.Contains(t, system, "color-scheme: dark")
+	css := regexp.MustCompile(`(?s)/\*.*?\*/`).ReplaceAllString(string(b), "")
+	root := block(t, css, ":root {")
+	assert.Contains(t, decls(root), "color-scheme: light dark", "follows the system by default")
+	assert.Equal(t, []string{"color-scheme: light"}, decls(block(t, css, `:root[data-theme="light"] {`)))
+	assert.Equal(t, []string{"color-scheme: dark"}, decls(block(t, css, `:root[data-theme="dark"] {`)))
+	assert.NotContains(t, css, "prefers-color-scheme")
+
+	pairs := regexp.MustCompile(`(--[\w-]+): light-dark\(#[0-9a-f]{6}, #[0-9a-f]{6}\);`).FindAllStringSubmatch(root, -1)
+	assert.Len(t, pairs, strings.Count(css, "light-dark("), "each light-dark() is a light and a dark colour, in :root")
+	assert.Greater(t, len(pairs), 10)
+	for _, m := range pairs {
+		assert.Equal(t, 1, strings.Count(css, m[1]+":"), "%s is set once", m[1])
+	}
+	seen := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(--[\w-]+)\s*:`).FindAllStringSubmatch(css, -1) {
+		seen[m[1]] = true
+	}
+	for _, m := range regexp.MustCompile(`var\((--[\w-]+)\)`).FindAllStringSubmatch(css, -1) {
+		assert.True(t, seen[m[1]], "var(%s) is used but never defined", m[1])
+	}
 }
 
 func block(t *testing.T, css, opener string) string {
