@@ -66,8 +66,10 @@ func overBudgetText(c inbox.Card) string {
 }
 
 // dropLine is the one status line that says which agents' questions the
-// inbox let go to stay within its bounds, most first: "kimi-code: 5 500
-// questions dropped, oldest first". At most droppedNamed agents are named.
+// inbox let go to stay within its bounds, most first: "The inbox was
+// full. kimi-code: 5 500 questions dropped, oldest first." At most
+// droppedNamed agents are named. It starts with the UI's words, so no
+// agent name is ever capitalised as the start of a sentence.
 func dropLine(st inbox.Status) string {
 	const droppedNamed = 5
 	var parts []string
@@ -86,7 +88,7 @@ func dropLine(st inbox.Status) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return strings.Join(parts, "; ") + words.status["dropped-why"]
+	return words.status["dropped-lead"] + strings.Join(parts, "; ") + words.status["dropped-tail"]
 }
 
 func plural(n uint64, one, many string) string {
@@ -119,7 +121,7 @@ func formatBytes(n int) string {
 	case n < 1<<10:
 		return strconv.Itoa(n) + " bytes"
 	case n < 1<<20:
-		return strconv.Itoa(n>>10) + " KiB"
+		return strconv.Itoa((n+512)>>10) + " KiB"
 	default:
 		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
 	}

@@ -77,11 +77,11 @@ func TestDropLine(t *testing.T) {
 	}{
 		{"none", inbox.Status{}, ""},
 		{"one agent", inbox.Status{Dropped: []inbox.Dropped{{Agent: "kimi-code", Count: 5500}}},
-			"kimi-code: 5\u00a0500 questions dropped, oldest first (the inbox was full)"},
+			"The inbox was full. kimi-code: 5\u00a0500 questions dropped, oldest first."},
 		{"one question", inbox.Status{Dropped: []inbox.Dropped{{Agent: "a", Count: 1}}},
-			"a: 1 question dropped, oldest first (the inbox was full)"},
+			"The inbox was full. a: 1 question dropped, oldest first."},
 		{"many agents", inbox.Status{Dropped: drops("a", 9, "b", 8, "c", 7, "d", 6, "e", 5, "f", 4), DroppedOthers: 2},
-			"a: 9 questions dropped; b: 8 questions dropped; c: 7 questions dropped; d: 6 questions dropped; e: 5 questions dropped; other agents: 6 questions dropped, oldest first (the inbox was full)"},
+			"The inbox was full. a: 9 questions dropped; b: 8 questions dropped; c: 7 questions dropped; d: 6 questions dropped; e: 5 questions dropped; other agents: 6 questions dropped, oldest first."},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -92,7 +92,8 @@ var words = struct {
 	status: map[string]string{
 		"dropped":        "%s: %s %s dropped",
 		"dropped-others": "other agents: %s %s dropped",
-		"dropped-why":    ", oldest first (the inbox was full)",
+		"dropped-lead":   "The inbox was full. ",
+		"dropped-tail":   ", oldest first.",
 	},
 }
 
