@@ -97,6 +97,9 @@ type Config struct {
 	WriteTimeout time.Duration
 	// MaxBody bounds a form post, 1 MiB by default.
 	MaxBody int64
+	// PromptBytes is how much of a prompt a card shows; "Show all" fetches
+	// the rest (GET /cards/{id}/prompt). 16 KiB by default.
+	PromptBytes int
 	// SessionTTL is how long a sign-in lasts, 12 h by default.
 	SessionTTL time.Duration
 	// Now is the clock, time.Now by default.
