@@ -36,6 +36,11 @@ type serveConfig struct {
 	heartbeat     time.Duration
 	ackWindow     time.Duration
 	demoEvery     time.Duration
+	// The inbox's bounds and each card's budgets (issue 14).
+	maxPending  int
+	maxBytes    sizeFlag
+	maxControls int
+	promptBytes sizeFlag
 }
 
 // listFlag is a repeatable flag whose env form is comma-separated.
@@ -101,6 +106,12 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.DurationVar(&c.heartbeat, "heartbeat", envDur("AEPFORMS_HEARTBEAT", 15*time.Second), "browser push heartbeat interval (env AEPFORMS_HEARTBEAT)")
 	fs.DurationVar(&c.ackWindow, "ack-window", envDur("AEPFORMS_ACK_WINDOW", 0), "wait this long for an agent's ack; 0 uses the agent's declared window, else 10s (env AEPFORMS_ACK_WINDOW)")
 	fs.DurationVar(&c.demoEvery, "demo-every", envDur("AEPFORMS_DEMO_EVERY", 30*time.Second), "with --demo: ask one more question this often, 0 = never (env AEPFORMS_DEMO_EVERY)")
+	fs.IntVar(&c.maxPending, "max-pending", envInt(env, "AEPFORMS_MAX_PENDING", 5000), "open questions kept; past it the agent holding the most loses its oldest (env AEPFORMS_MAX_PENDING)")
+	c.maxBytes = envSize(env, "AEPFORMS_MAX_INBOX_BYTES", 64<<20)
+	fs.Var(&c.maxBytes, "max-inbox-bytes", "raw request bytes kept, e.g. 64MiB; past it the agent holding the most bytes loses its oldest (env AEPFORMS_MAX_INBOX_BYTES)")
+	fs.IntVar(&c.maxControls, "max-controls", envInt(env, "AEPFORMS_MAX_CONTROLS", 2000), "most form controls one card may need to be offered as a form; a bigger one is shown read-only (env AEPFORMS_MAX_CONTROLS)")
+	c.promptBytes = envSize(env, "AEPFORMS_PROMPT_BYTES", 16<<10)
+	fs.Var(&c.promptBytes, "prompt-bytes", "how much of a prompt a card shows, e.g. 16KiB; Show all fetches the rest (env AEPFORMS_PROMPT_BYTES)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -124,6 +135,12 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 		if d.v < 0 {
 			return c, fmt.Errorf("%w: %s %v: a duration cannot be negative", ErrUsage, d.name, d.v)
 		}
+	}
+	if c.maxPending <= 0 || c.maxControls <= 0 {
+		return c, fmt.Errorf("%w: --max-pending and --max-controls must be positive", ErrUsage)
+	}
+	if c.promptBytes > 1<<30 {
+		return c, fmt.Errorf("%w: --prompt-bytes %d: at most 1GiB", ErrUsage, c.promptBytes)
 	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return c, fmt.Errorf("%w: --tls-cert and --tls-key go together", ErrUsage)
