@@ -215,3 +215,49 @@ func groupDigits(n int) string {
 	}
 	return b.String()
 }
+
+// The hostile sizes through the whole stack: an 8 MB prompt and a form of
+// 450 multi-selects × 999 choices (449 550 controls) each render within
+// their budgets. The page stays small; the first stays answerable with its
+// whole prompt one link away, the second is read-only and says why.
+func TestHostileSizesRenderWithinBudgets(t *testing.T) {
+	t.Parallel()
+	s := startFloodStack(t)
+	const source = "aep://e2e.test/agents/hostile/emitter"
+	prompt := strings.Repeat("+ a line of a very long diff\n", 8<<20/29)
+	huge := aep.Request{Kind: aep.KindForm, Prompt: "Tick what applies"}
+	for i := range 450 {
+		f := aep.FieldSpec{ID: "f" + strconv.Itoa(i), Type: aep.FieldSelect, Label: "Field " + strconv.Itoa(i), Multi: true}
+		for j := range 999 {
+			f.Choices = append(f.Choices, aep.Choice{ID: "c" + strconv.Itoa(j), Label: "Choice " + strconv.Itoa(j)})
+		}
+		huge.Fields = append(huge.Fields, f)
+	}
+	for i, req := range []aep.Request{{Kind: aep.KindInput, Prompt: prompt}, huge} {
+		ev, err := aep.Build(aep.Envelope{
+			ID: "hostile-" + strconv.Itoa(i), Type: "attention.requested", Source: source, Agent: "hostile",
+			Session: "hostile-" + strconv.Itoa(i), Seq: aep.Int64(1), Time: time.Now().UTC().Format(time.RFC3339Nano),
+			Capture: "full", Data: req,
+		})
+		require.NoError(t, err)
+		s.postBatch(t, []*aep.Event{ev})
+	}
+	s.awaitMetric(t, "aepforms_pending_cards", 2)
+
+	p := s.getPage(t, "")
+	require.Equal(t, http.StatusOK, p.status)
+	assert.Less(t, len(p.body), 128<<10, "the page stays small: %d bytes", len(p.body))
+
+	big := p.cardOf(t, "hostile-0")
+	assert.Equal(t, 1, big.Find(`form[data-testid="answer-form"]`).Length(), "a large prompt alone never makes a request unanswerable")
+	href, ok := big.Find(`[data-testid="prompt-all"]`).Attr("href")
+	require.True(t, ok, "Show all links to the whole prompt")
+	whole := s.getPage(t, s.resolve(t, p.url, href).String())
+	require.Equal(t, http.StatusOK, whole.status)
+	assert.Equal(t, prompt, whole.doc.Find(`[data-testid="prompt-full"]`).Text())
+
+	many := p.cardOf(t, "hostile-1")
+	assert.Equal(t, "over-budget", many.AttrOr("data-state", ""))
+	assert.Zero(t, many.Find("form, input, select").Length(), "never rendered as a huge form")
+	assert.Contains(t, many.Find(`[data-testid="state-text"]`).Text(), "Too many options to show safely: 449\u00a0550; answer it in the agent's own interface.")
+}
