@@ -41,9 +41,23 @@ func agentOf(c *Card) string {
 }
 
 // protected reports whether a card must not be evicted: the operator's
-// answer to it is on its way (sending or accepted, so journaled and
-// waiting for its outcome).
-func (en *entry) protected() bool { return en.card.Submission.InFlight() }
+// answer to it is on its way. That is an answer sent and not yet acked
+// (journaled, its ack still to find the card), or accepted on a card
+// still open (waiting for its outcome). An accepted answer on a settled
+// card has its outcome: protecting it would keep every card the operator
+// answered for good.
+func (en *entry) protected() bool {
+	s := en.card.Submission
+	switch {
+	case s == nil:
+		return false
+	case s.State == SubmissionSending:
+		return true
+	case s.State == SubmissionAccepted:
+		return en.settledOrder == 0
+	}
+	return false
+}
 
 // account adds a new card of size bytes to its agent's share.
 func (in *Inbox) account(en *entry, size int64) {

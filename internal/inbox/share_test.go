@@ -218,3 +218,26 @@ func TestShareAccountingBalances(t *testing.T) {
 	assert.LessOrEqual(t, in.bytes, int64(5000))
 	assert.LessOrEqual(t, len(in.byID)-len(in.settled), 3)
 }
+
+// A card the operator answered, once settled, is an outcome like any
+// other: MaxSettled still evicts it (its accepted submission does not
+// hold it for good).
+func TestSettledAnswersAreStillBounded(t *testing.T) {
+	t.Parallel()
+	in := New(Options{MaxSettled: 1})
+	for i := range 3 {
+		n := strconv.Itoa(i)
+		in.Apply(ask(t, "a", "r"+n, 10))
+		id := RequestKey{Source: "aep://h/a", Session: "s-a", RequestID: "r" + n}.CardID()
+		_, err := in.BeginSubmission(id, Submission{Token: "t" + n, CommandID: "cmd" + n})
+		require.NoError(t, err)
+		in.SettleSubmission(id, "cmd"+n, SubmissionAccepted, "", "")
+		in.Apply(ev(t, aep.Envelope{ID: "ans" + n, Type: "attention.answered", Source: "aep://h/a", Agent: "a", Session: "s-a",
+			Subject: "r" + n, Cause: "cmd" + n, Data: aep.Answered{Answer: aep.Answer{Option: "ok"}}}))
+	}
+	cards := in.Cards(Query{})
+	require.Len(t, cards, 1, "one settled card kept")
+	assert.Equal(t, "r2", cards[0].Key.RequestID)
+	assert.Equal(t, SubmissionAccepted, cards[0].Submission.State)
+	assert.Empty(t, in.Status().Dropped, "outcomes are not dropped questions")
+}
