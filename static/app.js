@@ -163,7 +163,7 @@
   /* enhance wires up a card (or the whole page) after it is rendered. */
   function enhance(root) {
     root.querySelectorAll('[data-action="hide"]').forEach(function (b) { b.hidden = false; });
-    root.querySelectorAll('[data-action="expand"]').forEach(function (b) {
+    root.querySelectorAll('[data-action="expand"], [data-action="load-prompt"]').forEach(function (b) {
       var p = byId(b.getAttribute('aria-controls'));
       if (!p) return;
       p.classList.add('is-collapsed');
@@ -244,7 +244,11 @@
       setHidden([]);
       cards('.card').forEach(applyHidden);
       refresh();
+    } else if (action === 'load-prompt') {
+      e.preventDefault();
+      loadPrompt(t);
     } else if (action === 'expand') {
+      if (t.tagName === 'A') e.preventDefault();
       var p = byId(t.getAttribute('aria-controls'));
       var open = p.classList.toggle('is-collapsed') === false;
       t.setAttribute('aria-expanded', open ? 'true' : 'false');
@@ -261,6 +265,35 @@
       }
     }
   });
+
+  /* A prompt shown in part: fetch the whole text (an escaped fragment),
+     put it in place as text, and let the link collapse it again. Should the
+     fetch fail, follow the link instead. */
+  function loadPrompt(a) {
+    var quote = byId(a.getAttribute('aria-controls'));
+    if (!quote || a.dataset.loading === 'true') return;
+    a.dataset.loading = 'true';
+    a.textContent = 'Loading…';
+    fetch(a.href, { credentials: 'same-origin', headers: { Accept: 'text/html' } })
+      .then(function (res) {
+        if (!res.ok) throw new Error('status ' + res.status);
+        return res.text();
+      })
+      .then(function (html) {
+        var full = new DOMParser().parseFromString(html, 'text/html').querySelector('[data-testid="prompt-full"]');
+        if (!full) throw new Error('no prompt in the answer');
+        var p = quote.querySelector('p') || quote.appendChild(doc.createElement('p'));
+        p.textContent = full.textContent;
+        quote.classList.remove('is-collapsed');
+        var note = a.closest('.prompt__cut');
+        a.dataset.action = 'expand';
+        a.setAttribute('aria-expanded', 'true');
+        a.textContent = 'Show less';
+        delete a.dataset.loading;
+        if (note) note.firstChild.textContent = '';
+      })
+      .catch(function () { window.location.assign(a.href); });
+  }
 
   /* Held new cards appear once the operator leaves the form they were in. */
   function leftForm() {

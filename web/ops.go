@@ -92,8 +92,9 @@ func (m *Metrics) Answer(result string) {
 
 // handleMetrics writes the metrics in the Prometheus text format:
 // pending cards, feed and respond connection (1 up, 0 down), feed
-// reconnects, connected browsers, push drops and answers by outcome (the
-// handler's own and the respond path's in one family).
+// reconnects, connected browsers, push drops, answers by outcome (the
+// handler's own and the respond path's in one family) and the requests
+// the inbox dropped, by agent (dropped.go).
 func handleMetrics(in Inbox, up Upstream, m *Metrics) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		st := in.Status()
@@ -136,6 +137,7 @@ func handleMetrics(in Inbox, up Upstream, m *Metrics) http.HandlerFunc {
 		for _, k := range slices.Sorted(maps.Keys(answers)) {
 			fmt.Fprintf(&b, "aepforms_answers_total{outcome=%q} %d\n", k, answers[k])
 		}
+		writeDropped(&b, st)
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		_, _ = w.Write([]byte(b.String()))
 	}

@@ -58,6 +58,7 @@ type pages struct {
 	in        Inbox
 	roster    Roster // nil: every agent's reach is unknown
 	frags     *render.Fragments
+	prompt    int // Config.PromptBytes
 	now       func() time.Time
 	log       *slog.Logger
 }
@@ -77,6 +78,7 @@ func newPages(cfg Config, deps Deps) *pages {
 		in:        deps.Inbox,
 		roster:    deps.Roster,
 		frags:     render.NewFragments(),
+		prompt:    cfg.PromptBytes,
 		now:       cfg.Now,
 		log:       cfg.Logger,
 	}
@@ -106,6 +108,7 @@ func (p *pages) options(r *http.Request, panel bool) view.PageOptions {
 		EmbedOrigins: p.embed,
 		SignedIn:     p.signedIn,
 		Operator:     operatorFrom(r.Context()),
+		PromptBytes:  p.prompt,
 	}
 }
 
@@ -149,7 +152,7 @@ func (p *pages) signIn(w http.ResponseWriter, r *http.Request, status int, probl
 // with the browser's own form token).
 func (p *pages) card(r *http.Request, c inbox.Card) (string, error) {
 	return p.frags.Card(r.Context(), c, view.Options{
-		BasePath: p.base, Now: p.now(), CanSubmit: p.canSubmit, Reachable: p.reach(c.Key.Session),
+		BasePath: p.base, Now: p.now(), CanSubmit: p.canSubmit, Reachable: p.reach(c.Key.Session), PromptBytes: p.prompt,
 	})
 }
 

@@ -29,6 +29,7 @@ func (s *server) routes() http.Handler {
 		r.Get("/", handlePage(pg, false))
 		r.Get("/panel", handlePage(pg, true))
 		r.Get("/cards/{id}", handleCard(in, pg))
+		r.Get("/cards/{id}/prompt", handlePrompt(in, pg))
 		r.Post("/cards/{id}/answer", handleAnswer(in, s.deps.Submitter, pg, s.metrics))
 		r.Get("/cards/{id}/answer", handleAnswerReload(pg))
 		r.Get("/push", handlePush(in, pg, s.metrics, s.push))

@@ -112,6 +112,9 @@ type Config struct {
 	// ResponseTimeout bounds writing any response but the push stream
 	// (which bounds each write by WriteTimeout instead), 30 s by default.
 	ResponseTimeout time.Duration
+	// PromptBytes is how much of a prompt a card shows; "Show all" fetches
+	// the rest (GET /cards/{id}/prompt). 16 KiB by default.
+	PromptBytes int
 	// SessionTTL is how long a sign-in lasts, 12 h by default.
 	SessionTTL time.Duration
 	// Now is the clock, time.Now by default.

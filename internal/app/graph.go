@@ -48,7 +48,8 @@ func newServeGraph(cfg serveConfig, relayURL, token string, logger *slog.Logger)
 	// (source, id)); the inbox knows it so its own earlier commands, seen
 	// again after a restart, are not taken for another sender's.
 	source := uiSource()
-	g.in = inbox.New(inbox.Options{OwnSource: source})
+	g.in = inbox.New(inbox.Options{OwnSource: source,
+		MaxPending: cfg.maxPending, MaxBytes: int64(cfg.maxBytes), MaxControls: cfg.maxControls})
 	feedCfg := feed.Config{RelayURL: relayURL, Token: token, SilenceTimeout: cfg.feedSilence, Logger: logger.With("part", "feed")}
 	deps := web.Deps{Inbox: g.in}
 	if token != "" {
@@ -71,6 +72,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, logger *slog.Logger)
 		EmbedOrigins: cfg.embedOrigins, SecureCookies: cfg.tlsCert != "" || cfg.trustProxy,
 		WatchOnly: token == "", Heartbeat: cfg.heartbeat, Logger: logger.With("part", "web"),
 		BodyTimeout: cfg.bodyTimeout, ResponseTimeout: cfg.respTimeout, TrustProxy: cfg.trustProxy, Operators: cfg.operators,
+		PromptBytes: int(cfg.promptBytes),
 	}, deps)
 	if cfg.demo {
 		ac := agent.DefaultConfig()

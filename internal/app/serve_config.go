@@ -46,6 +46,11 @@ type serveConfig struct {
 	bodyTimeout   time.Duration
 	respTimeout   time.Duration
 	maxConns      int
+	// The inbox's bounds and each card's budgets (issue 14).
+	maxPending  int
+	maxBytes    sizeFlag
+	maxControls int
+	promptBytes sizeFlag
 }
 
 // listFlag is a repeatable flag whose env form is comma-separated.
@@ -119,6 +124,12 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 		maxConns = 512
 	}
 	fs.IntVar(&c.maxConns, "max-conns", maxConns, "most connections the UI holds open at once; more wait their turn (env AEPFORMS_MAX_CONNS)")
+	fs.IntVar(&c.maxPending, "max-pending", envInt(env, "AEPFORMS_MAX_PENDING", 5000), "open questions kept; past it the agent holding the most loses its oldest (env AEPFORMS_MAX_PENDING)")
+	c.maxBytes = envSize(env, "AEPFORMS_MAX_INBOX_BYTES", 64<<20)
+	fs.Var(&c.maxBytes, "max-inbox-bytes", "raw request bytes kept, e.g. 64MiB; past it the agent holding the most bytes loses its oldest (env AEPFORMS_MAX_INBOX_BYTES)")
+	fs.IntVar(&c.maxControls, "max-controls", envInt(env, "AEPFORMS_MAX_CONTROLS", 2000), "most form controls one card may need to be offered as a form; a bigger one is shown read-only (env AEPFORMS_MAX_CONTROLS)")
+	c.promptBytes = envSize(env, "AEPFORMS_PROMPT_BYTES", 16<<10)
+	fs.Var(&c.promptBytes, "prompt-bytes", "how much of a prompt a card shows, e.g. 16KiB; Show all fetches the rest (env AEPFORMS_PROMPT_BYTES)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -148,6 +159,12 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	}
 	if c.maxConns < 1 {
 		return c, fmt.Errorf("%w: --max-conns %d: at least 1", ErrUsage, c.maxConns)
+	}
+	if c.maxPending <= 0 || c.maxControls <= 0 {
+		return c, fmt.Errorf("%w: --max-pending and --max-controls must be positive", ErrUsage)
+	}
+	if c.promptBytes > 1<<30 {
+		return c, fmt.Errorf("%w: --prompt-bytes %d: at most 1GiB", ErrUsage, c.promptBytes)
 	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return c, fmt.Errorf("%w: --tls-cert and --tls-key go together", ErrUsage)

@@ -25,7 +25,8 @@ func (c *Card) InFlight() bool { return c.Submission.InFlight() }
 
 // CanAnswer reports whether an answer may be sent for the card at now: nil,
 // or the sentinel that says why not, in this order: ErrMalformed,
-// ErrInformational, ErrExpired, ErrSettled, ErrInFlight.
+// ErrInformational, ErrTooManyControls, ErrExpired, ErrSettled,
+// ErrInFlight.
 func (c *Card) CanAnswer(now time.Time) error {
 	if err := c.closed(now); err != nil {
 		return err
@@ -44,6 +45,8 @@ func (c *Card) closed(now time.Time) error {
 		return ErrMalformed
 	case !c.Controllable():
 		return ErrInformational
+	case c.OverBudget:
+		return ErrTooManyControls
 	case c.State == StateExpired || (c.State.Open() && c.Expired(now)):
 		return ErrExpired
 	case !c.State.Open():

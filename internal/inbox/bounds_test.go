@@ -30,38 +30,6 @@ func TestCardFactsAreBounded(t *testing.T) {
 	assert.Equal(t, "aep://sink/0", cards[0].Routes[0].Source, "the first routes are the ones kept")
 }
 
-// An emitter asking without end cannot grow the inbox without bound: past
-// MaxPending the oldest open card goes, and a notice says so.
-func TestOpenCardsAreBoundedWithANotice(t *testing.T) {
-	t.Parallel()
-	in := New(Options{MaxPending: 3})
-	sub := in.Subscribe(64)
-	defer sub.Close()
-	for i := range 5 {
-		n := strconv.Itoa(i)
-		in.Apply(ev(t, aep.Envelope{ID: "r" + n, Type: "attention.requested", Source: "aep://h/a", Agent: "a", Session: "s" + n, Seq: aep.Int64(0),
-			Data: aep.Request{Kind: aep.KindInput, Prompt: "Q" + n}}))
-	}
-	cards := in.Cards(Query{})
-	require.Len(t, cards, 3)
-	var sessions []string
-	for _, c := range cards {
-		sessions = append(sessions, c.Key.Session)
-	}
-	assert.ElementsMatch(t, []string{"s2", "s3", "s4"}, sessions, "the oldest open cards were dropped")
-	st := in.Status()
-	require.Len(t, st.Notices, 2)
-	assert.Contains(t, st.Notices[0].Message, "session s0")
-	assert.Equal(t, 3, st.Pending)
-	removed := 0
-	for len(sub.C()) > 0 {
-		if (<-sub.C()).Kind == ChangeRemoved {
-			removed++
-		}
-	}
-	assert.Equal(t, 2, removed, "each dropped card is published as removed")
-}
-
 // After a restart the UI's earlier commands come back on the feed, unknown
 // to the new inbox: with OwnSource they are not "another sender answering".
 func TestOwnCommandsFromBeforeARestartAreNotForeign(t *testing.T) {

@@ -135,8 +135,14 @@ type Card struct {
 	EventID    string    // the attention.requested id
 
 	Request   aep.Request
-	Malformed string    // non-empty: why the request is not a valid form (shown, not answerable)
-	ExpiresAt time.Time // zero when the request has no expires_at
+	Malformed string // non-empty: why the request is not a valid form (shown, not answerable)
+	// Controls is how many form controls the request needs (Controls);
+	// OverBudget is true when that is more than the inbox offers as a form
+	// (Options.MaxControls): shown read-only, answered in the agent's own
+	// interface.
+	Controls   int
+	OverBudget bool
+	ExpiresAt  time.Time // zero when the request has no expires_at
 
 	State         State
 	Informational bool // respond_via without control: shown, never submitted

@@ -18,9 +18,24 @@ type Options struct {
 	// evicted first. Default 200.
 	MaxSettled int
 	// MaxPending bounds the open cards kept, against an emitter that asks
-	// without end; past it the oldest open card is dropped, with a notice
-	// naming its session. Default 5000.
+	// without end. Past it the oldest open card of the agent holding the
+	// most open cards is dropped (fair share: a flooding agent loses its
+	// own questions first), never one with an answer in flight; drops are
+	// counted per agent (Status.Dropped). Default 5000.
 	MaxPending int
+	// MaxBytes bounds the raw bytes of the requests kept (open and
+	// settled cards, as their attention.requested arrived). Past it the
+	// agent holding the most bytes loses its oldest settled card, else
+	// its oldest open one, never one with an answer in flight. Default
+	// 64 MiB.
+	MaxBytes int64
+	// MaxControls is the most form controls one card may need (the
+	// choices of every select field, plus one per other field and one
+	// per option) for this inbox to offer it as a form. A request over it
+	// is kept and shown read-only (Card.OverBudget; CanAnswer says
+	// ErrTooManyControls): it is answered in the agent's own interface.
+	// Default 2000.
+	MaxControls int
 	// History is how many changes are kept for Since (a dropped browser
 	// catches up from them instead of reloading). Default 4096.
 	History int
@@ -61,6 +76,10 @@ func (o Options) withDefaults() Options {
 	def(&o.MaxOrphans, 4096)
 	def(&o.MaxSeen, 65536)
 	def(&o.MaxFormItems, 1000)
+	def(&o.MaxControls, 2000)
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = 64 << 20
+	}
 	return o
 }
 
@@ -91,6 +110,10 @@ type entry struct {
 	ownIDs  map[string]bool  // our command ids and their acks' ids
 	tokens  map[string]bool  // form tokens of every submission made
 	links   []subjKey        // keys in Inbox.links pointing here
+
+	size         int64      // raw bytes of the attention.requested (Options.MaxBytes)
+	load         *agentLoad // the agent's share of the inbox this card counts in
+	older, newer *entry     // the agent's cards in arrival order (share.go)
 }
 
 // Inbox holds the cards derived from a feed of AEP events, the operator's
@@ -125,6 +148,11 @@ type Inbox struct {
 	feedError     string
 	notices       []Notice
 
+	loads         map[string]*agentLoad // what each agent holds, by agent (share.go)
+	bytes         int64                 // raw request bytes of every card kept
+	dropped       map[string]uint64     // open requests evicted, by agent (at most maxDroppedAgents)
+	droppedOthers uint64                // those of agents past maxDroppedAgents
+
 	reach map[string]Reach // the last reach RefreshReach read, by open session
 }
 
@@ -140,6 +168,8 @@ func New(opts Options) *Inbox {
 		orphanIdx:  make(map[subjKey][]aep.Key),
 		txnChanged: make(map[*entry]bool),
 		subs:       make(map[*Subscription]struct{}),
+		loads:      make(map[string]*agentLoad),
+		dropped:    make(map[string]uint64),
 	}
 	in.seen = newFIFO[aep.Key, struct{}](opts.MaxSeen, nil)
 	in.ended = newFIFO[aep.SessionKey, endMark](opts.MaxSeen, nil)
@@ -158,7 +188,8 @@ func (in *Inbox) touch(en *entry, changed bool) {
 }
 
 // commit derives the state of every touched card, publishes one change per
-// card that changed, and evicts settled cards beyond MaxSettled.
+// card that changed, and evicts what the inbox's bounds no longer hold
+// (share.go).
 func (in *Inbox) commit() {
 	now := in.opts.Now()
 	for _, en := range in.txn {
@@ -177,39 +208,13 @@ func (in *Inbox) commit() {
 	clear(in.txnChanged)
 	clear(in.txn)
 	in.txn = in.txn[:0]
-	for len(in.settled) > in.opts.MaxSettled {
-		old := in.settled[0]
-		in.settled[0] = nil
-		in.settled = in.settled[1:]
-		in.remove(old)
-		in.publish(Change{Card: old.card.ID, Kind: ChangeRemoved})
-	}
-	for len(in.byID)-len(in.settled) > in.opts.MaxPending {
-		in.dropOldestOpen()
-	}
-}
-
-// dropOldestOpen removes the open card that arrived first and says so in
-// a notice: the operator learns questions were dropped, and from where.
-func (in *Inbox) dropOldestOpen() {
-	var oldest *entry
-	for _, en := range in.byID {
-		if en.settledOrder == 0 && (oldest == nil || en.arrival < oldest.arrival) {
-			oldest = en
-		}
-	}
-	if oldest == nil {
-		return
-	}
-	in.remove(oldest)
-	in.publish(Change{Card: oldest.card.ID, Kind: ChangeRemoved})
-	in.addNotice(Notice{Session: oldest.card.Key.Session, At: in.opts.Now(),
-		Message: "too many open questions: the oldest, from session " + oldest.card.Key.Session + ", was dropped from this inbox"})
+	in.enforceBounds()
 }
 
 // remove forgets an evicted card and every index pointing at it.
 func (in *Inbox) remove(en *entry) {
 	delete(in.byID, en.card.ID)
+	in.unaccount(en)
 	sk := subjKey{en.card.Key.Session, en.card.EventID}
 	list := in.bySubject[sk]
 	kept := list[:0]

@@ -36,8 +36,10 @@ func (in *Inbox) derive(en *entry, now time.Time) bool {
 		in.settles++
 		en.settledOrder = in.settles
 		in.settled = append(in.settled, en)
+		en.settledChanged(true)
 	case open && en.settledOrder != 0:
 		en.settledOrder = 0
+		en.settledChanged(false)
 		for i, x := range in.settled {
 			if x == en {
 				in.settled = append(in.settled[:i], in.settled[i+1:]...)

@@ -38,8 +38,11 @@ func (in *Inbox) onRequested(e *aep.Event) {
 		}
 	}
 	c.Informational = !c.Request.Controllable()
+	c.Controls = Controls(c.Request)
+	c.OverBudget = c.Malformed == "" && c.Controls > in.opts.MaxControls
 
 	in.byID[id] = en
+	in.account(en, int64(len(e.Raw())))
 	sk := subjKey{c.Key.Session, c.EventID}
 	in.bySubject[sk] = append(in.bySubject[sk], en)
 	in.touch(en, true)

@@ -21,6 +21,11 @@ type Status struct {
 	FeedError     string // the last feed error, "" when none
 	Notices       []Notice
 	Pending       int // open cards (pending or routed)
+	// Dropped counts the open requests let go to keep the inbox within
+	// its bounds (Options.MaxPending, MaxBytes), by agent, most first;
+	// DroppedOthers those of agents past the first 1024 to lose one.
+	Dropped       []Dropped
+	DroppedOthers uint64
 }
 
 // Status returns the feed state, the notices (oldest first) and the number
@@ -33,6 +38,8 @@ func (in *Inbox) Status() Status {
 		FeedError:     in.feedError,
 		Notices:       append([]Notice(nil), in.notices...),
 		Pending:       len(in.byID) - len(in.settled),
+		Dropped:       in.droppedLocked(),
+		DroppedOthers: in.droppedOthers,
 	}
 }
 

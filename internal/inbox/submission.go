@@ -13,6 +13,7 @@ var (
 	ErrExpired           = errors.New("inbox: the request is past its expires_at")
 	ErrInformational     = errors.New("inbox: the request is answered in the agent's own UI, not over control")
 	ErrMalformed         = errors.New("inbox: the request is malformed and cannot be answered")
+	ErrTooManyControls   = errors.New("inbox: the request has more controls than this inbox offers as a form")
 	ErrInFlight          = errors.New("inbox: an answer to this request is already on its way")
 	ErrDuplicate         = errors.New("inbox: this form was already submitted")
 	ErrInvalidSubmission = errors.New("inbox: invalid submission")

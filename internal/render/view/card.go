@@ -95,9 +95,12 @@ type Countdown struct {
 // Prompt is the agent's question.
 type Prompt struct {
 	ID          string // element id of the quoted block
-	Text        string // line breaks kept (the CSS preserves them)
+	Text        string // line breaks kept (the CSS preserves them); at most Options.PromptBytes
 	Long        bool   // collapsed behind "Show all" when the browser runs the JS
 	Placeholder bool   // a structural placeholder, not the agent's words
+	// Cut is set when Text is only the start of the prompt: the rest is
+	// fetched by "Show all" (budget.go).
+	Cut *PromptCut
 }
 
 // Note is one of the UI's notes on a card (not a feed notice: those are
@@ -128,12 +131,7 @@ func card(c inbox.Card, opts Options) CardView {
 		Title:    kindTitle(c.Request.Kind),
 		Prov:     provenance(c, opts),
 		ErrorsID: id + "-errors",
-		Prompt: Prompt{
-			ID:          id + "-prompt",
-			Text:        c.Request.Prompt,
-			Long:        longPrompt(c.Request.Prompt),
-			Placeholder: placeholder,
-		},
+		Prompt:   promptView(id, base, c.Request.Prompt, promptBudget(opts.PromptBytes), placeholder),
 	}
 	if placeholder {
 		v.Placeholder = "labels withheld at capture " + c.Capture.String()
@@ -150,7 +148,10 @@ func card(c inbox.Card, opts Options) CardView {
 		d.LockText = words.state["expired-open"]
 	}
 
-	if c.Malformed != "" {
+	if c.Malformed != "" || c.OverBudget {
+		// Nothing to offer as a form: a malformed request, or one with
+		// more controls than the inbox shows (never rendered as a huge
+		// form); its state line says why.
 		v.Errors = form.Unlinked(c.Request, opts.Problems, placeholder)
 		return v
 	}
@@ -229,8 +230,14 @@ func kindTitle(kind string) string {
 // it shorter to one line).
 const GistRunes = 160
 
+// gistScan is how far into a prompt its first line is looked for, in bytes.
+const gistScan = 16 << 10
+
 // gist is a prompt's first non-blank line, cut to GistRunes.
 func gist(p string) string {
+	if len(p) > gistScan {
+		p = p[:gistScan] // a huge prompt: a first line is looked for only this far
+	}
 	for line := range strings.SplitSeq(p, "\n") {
 		if line = strings.TrimSpace(line); line != "" {
 			if r := []rune(line); len(r) > GistRunes {

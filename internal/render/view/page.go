@@ -36,6 +36,8 @@ type PageOptions struct {
 	// Theme is "light" or "dark" to override prefers-color-scheme; any
 	// other value follows the system.
 	Theme string
+	// PromptBytes is how much of each prompt a card shows (Options.PromptBytes).
+	PromptBytes int
 	// EmbedOrigins are the origins allowed to embed the panel; the panel
 	// posts its pending count to its parent only at these.
 	EmbedOrigins []string
@@ -143,6 +145,9 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 	for _, n := range status.Notices {
 		v.Notices = append(v.Notices, n.Message)
 	}
+	if line := dropLine(status); line != "" {
+		v.Notices = append(v.Notices, line)
+	}
 	q := url.Values{}
 	for _, t := range []FilterTerm{{"agent", opts.Filter.Agent}, {"session", opts.Filter.Session}, {"kind", opts.Filter.Kind}} {
 		if t.Value != "" {
@@ -161,10 +166,11 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 	byGroup := map[string]int{}
 	for _, c := range cards {
 		o := Options{
-			BasePath:  base,
-			Now:       opts.Now,
-			CanSubmit: opts.CanSubmit,
-			Panel:     opts.Panel,
+			BasePath:    base,
+			Now:         opts.Now,
+			CanSubmit:   opts.CanSubmit,
+			Panel:       opts.Panel,
+			PromptBytes: opts.PromptBytes,
 		}
 		if opts.Token != nil {
 			o.Token = opts.Token(c.ID)

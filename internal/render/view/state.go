@@ -75,6 +75,9 @@ func stateLine(c inbox.Card, now time.Time) StateView {
 		s.Kind, s.Tone = "info", "neutral"
 		s.Text = fmt.Sprintf(words.state["info"], strings.Join(c.Request.RespondVia, ", "))
 		s.Agent = c.Request.RespondVia
+	case c.OverBudget:
+		s.Kind, s.Tone = "over-budget", "warning"
+		s.Text = overBudgetText(c)
 	case sub != nil && sub.State == inbox.SubmissionSending:
 		s.Kind, s.Tone, s.Busy = "sending", "progress", true
 		s.Text = words.state["sending"]

@@ -38,4 +38,7 @@ type Options struct {
 	Problems []aep.Problem
 	// Panel renders for the Mission Control panel (compact).
 	Panel bool
+	// PromptBytes is how much of a prompt the card shows; the rest is
+	// behind "Show all". 0 is DefaultPromptBytes (16 KiB).
+	PromptBytes int
 }

@@ -28,9 +28,12 @@ var words = struct {
 	note map[string]string
 	// The page's own words about its connection to this UI's server.
 	page map[string]string
+	// The page's status lines (the banners).
+	status map[string]string
 }{
 	state: map[string]string{
 		"malformed":     "This request is malformed and cannot be answered: ",
+		"over-budget":   "Too many options to show safely: %s; answer it in the agent's own interface.",
 		"info":          "For information: the agent takes its answer another way (%s), not from here.",
 		"sending":       "Sent, waiting for the agent",
 		"accepted":      "The agent accepted the answer; waiting for it to record it",
@@ -68,18 +71,19 @@ var words = struct {
 		"":                      "Not delivered%s. Your answer is kept.",
 	},
 	refusal: map[error]Refusal{
-		inbox.ErrNotFound:      {"gone", "This question is not in the inbox any more. Reload the page."},
-		errWatchOnly:           {"watch_only", "This UI has no control token for the relay, so it cannot send answers. Your answer was not sent."},
-		errNoToken:             {"no_token", "This form is missing its token. Reload the page and send your answer again."},
-		inbox.ErrInFlight:      {"in_flight", "An answer to this question is already on its way to the agent. Wait for its reply before sending another."},
-		inbox.ErrExpired:       {"expired", "This question expired before your answer was sent. Nothing was sent to the agent."},
-		inbox.ErrInformational: {"informational", "This question is answered in the agent's own interface, not here. Nothing was sent."},
-		inbox.ErrMalformed:     {"malformed", "This request is malformed, so it cannot be answered here. Nothing was sent."},
-		errTimedOut:            {"settled", "The agent stopped waiting for this answer (timed out). Nothing was sent."},
-		errEnded:               {"settled", "The agent's session ended before your answer was sent. Nothing was sent."},
-		errAnsweredBy:          {"settled", "This question was already answered by %s. Nothing was sent."},
-		inbox.ErrSettled:       {"settled", "This question was already answered elsewhere. Nothing was sent."},
-		inbox.ErrNotRecorded:   {"not_recorded", "Your answer could not be recorded, so nothing was sent. Send it again in a moment."},
+		inbox.ErrNotFound:        {"gone", "This question is not in the inbox any more. Reload the page."},
+		errWatchOnly:             {"watch_only", "This UI has no control token for the relay, so it cannot send answers. Your answer was not sent."},
+		errNoToken:               {"no_token", "This form is missing its token. Reload the page and send your answer again."},
+		inbox.ErrInFlight:        {"in_flight", "An answer to this question is already on its way to the agent. Wait for its reply before sending another."},
+		inbox.ErrExpired:         {"expired", "This question expired before your answer was sent. Nothing was sent to the agent."},
+		inbox.ErrInformational:   {"informational", "This question is answered in the agent's own interface, not here. Nothing was sent."},
+		inbox.ErrMalformed:       {"malformed", "This request is malformed, so it cannot be answered here. Nothing was sent."},
+		inbox.ErrTooManyControls: {"over_budget", "This question has too many options to show safely, so it is answered in the agent's own interface, not here. Nothing was sent."},
+		errTimedOut:              {"settled", "The agent stopped waiting for this answer (timed out). Nothing was sent."},
+		errEnded:                 {"settled", "The agent's session ended before your answer was sent. Nothing was sent."},
+		errAnsweredBy:            {"settled", "This question was already answered by %s. Nothing was sent."},
+		inbox.ErrSettled:         {"settled", "This question was already answered elsewhere. Nothing was sent."},
+		inbox.ErrNotRecorded:     {"not_recorded", "Your answer could not be recorded, so nothing was sent. Send it again in a moment."},
 	},
 	note: map[string]string{
 		"watch-only":         "Watch-only: this UI has no control token for the relay, so it cannot send answers.",
@@ -92,6 +96,12 @@ var words = struct {
 	},
 	page: map[string]string{
 		"unreachable": "aepforms is not reachable; what you typed is kept in this browser. Sending is off until it is back.",
+	},
+	status: map[string]string{
+		"dropped":        "%s: %s %s dropped",
+		"dropped-others": "other agents: %s %s dropped",
+		"dropped-lead":   "The inbox was full. ",
+		"dropped-tail":   ", oldest first.",
 	},
 }
 
