@@ -358,6 +358,7 @@ func TestSlowReaderIsDroppedWithoutDelayingOthers(t *testing.T) {
 	h := newHarness(t, withConfig(func(c *Config) {
 		c.PushBuffer = 2
 		c.WriteTimeout = 300 * time.Millisecond
+		c.PromptBytes = 1 << 20 // whole prompts: big cards
 	}))
 	// The slow browser connects and never reads its body.
 	ctx, cancel := context.WithCancel(context.Background())
