@@ -48,7 +48,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, logger *slog.Logger)
 	// (source, id)); the inbox knows it so its own earlier commands, seen
 	// again after a restart, are not taken for another sender's.
 	source := uiSource()
-	g.in = inbox.New(inbox.Options{OwnSource: source})
+	g.in = inbox.New(inbox.Options{OwnSources: []string{source}})
 	feedCfg := feed.Config{RelayURL: relayURL, Token: token, SilenceTimeout: cfg.feedSilence, Logger: logger.With("part", "feed")}
 	deps := web.Deps{Inbox: g.in}
 	if token != "" {
