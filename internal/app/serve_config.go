@@ -36,6 +36,8 @@ type serveConfig struct {
 	heartbeat     time.Duration
 	ackWindow     time.Duration
 	demoEvery     time.Duration
+	db            string        // the answer journal's file
+	retention     time.Duration // how long the journal keeps an answer; 0 = for ever
 }
 
 // listFlag is a repeatable flag whose env form is comma-separated.
@@ -101,7 +103,10 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.DurationVar(&c.heartbeat, "heartbeat", envDur("AEPFORMS_HEARTBEAT", 15*time.Second), "browser push heartbeat interval (env AEPFORMS_HEARTBEAT)")
 	fs.DurationVar(&c.ackWindow, "ack-window", envDur("AEPFORMS_ACK_WINDOW", 0), "wait this long for an agent's ack; 0 uses the agent's declared window, else 10s (env AEPFORMS_ACK_WINDOW)")
 	fs.DurationVar(&c.demoEvery, "demo-every", envDur("AEPFORMS_DEMO_EVERY", 30*time.Second), "with --demo: ask one more question this often, 0 = never (env AEPFORMS_DEMO_EVERY)")
-	if err := fs.Parse(args); err != nil {
+	fs.StringVar(&c.db, "db", envOr("AEPFORMS_DB", defaultDBFile(env)), "the answer journal, a SQLite file only you can read; one serve at a time per file (env AEPFORMS_DB)")
+	retention := fs.String("history-retention", envOr("AEPFORMS_HISTORY_RETENTION", "90d"), "how long the journal keeps an answer, in days like 90d or a duration like 720h; 0 keeps every answer (env AEPFORMS_HISTORY_RETENTION)")
+	err := fs.Parse(args)
+	if err != nil {
 		return c, err
 	}
 	// Secrets come from env after parsing, so -h never prints them.
@@ -124,6 +129,9 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 		if d.v < 0 {
 			return c, fmt.Errorf("%w: %s %v: a duration cannot be negative", ErrUsage, d.name, d.v)
 		}
+	}
+	if c.retention, err = parseRetention(*retention); err != nil {
+		return c, fmt.Errorf("%w: --history-retention %q: %v", ErrUsage, *retention, err)
 	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return c, fmt.Errorf("%w: --tls-cert and --tls-key go together", ErrUsage)
@@ -163,6 +171,42 @@ func defaultTokenFile(env Env) string {
 		dir = filepath.Join(home, ".config")
 	}
 	return filepath.Join(dir, "aepforms", "relay-token")
+}
+
+// defaultDBFile is $XDG_STATE_HOME/aepforms/aepforms.db, or
+// $HOME/.local/state/aepforms/aepforms.db.
+func defaultDBFile(env Env) string {
+	dir := env("XDG_STATE_HOME")
+	if dir == "" {
+		home := env("HOME")
+		if home == "" {
+			return ""
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "aepforms", "aepforms.db")
+}
+
+// parseRetention reads a retention: a whole number of days ("90d") or a
+// Go duration ("720h"); never negative.
+func parseRetention(v string) (time.Duration, error) {
+	var d time.Duration
+	if n, ok := strings.CutSuffix(v, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil || days > 100*365 {
+			return 0, errors.New("want a number of days like 90d, or a duration like 720h")
+		}
+		d = time.Duration(days) * 24 * time.Hour
+	} else {
+		var err error
+		if d, err = time.ParseDuration(v); err != nil {
+			return 0, errors.New("want a number of days like 90d, or a duration like 720h")
+		}
+	}
+	if d < 0 {
+		return 0, errors.New("a retention cannot be negative")
+	}
+	return d, nil
 }
 
 // isLoopbackAddr reports whether a listen address binds only loopback.

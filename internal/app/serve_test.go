@@ -44,6 +44,8 @@ func TestServeUsageErrors(t *testing.T) {
 		"addr without a port":   {"--addr", "nonsense"},
 		"negative interval":     {"--demo-every", "-5s"},
 		"origin without scheme": {"--embed-origin", "mc.example"},
+		"negative retention":    {"--history-retention", "-5d"},
+		"retention not a span":  {"--history-retention", "forever"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {

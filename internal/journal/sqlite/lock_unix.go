@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 )
 
@@ -20,7 +21,7 @@ func lockFile(path string) (*os.File, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		_ = f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w: answer journal %s is in use by another aepforms (it holds %s)", ErrLocked, path[:len(path)-len(".lock")], path)
+			return nil, explain(ErrLocked, err, "answer journal %s is in use by another aepforms (it holds %s)", strings.TrimSuffix(path, ".lock"), path)
 		}
 		return nil, fmt.Errorf("answer journal lock %s: %w", path, err)
 	}

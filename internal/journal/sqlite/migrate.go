@@ -93,7 +93,7 @@ func migrateOne(ctx context.Context, db *sql.DB) (done bool, err error) {
 		return false, err
 	}
 	if v > len(migrations) {
-		return false, fmt.Errorf("%w (schema version %d; this one knows %d)", ErrTooNew, v, len(migrations))
+		return false, explain(ErrTooNew, nil, "it was written by a newer aepforms (schema version %d; this one knows up to %d). Run that aepforms, or use another file", v, len(migrations))
 	}
 	if v == len(migrations) {
 		return true, tx.Commit()

@@ -171,7 +171,7 @@ func (j *Journal) check(ctx context.Context) error {
 		return j.describe(err)
 	}
 	if len(problems) > 0 {
-		return j.describe(fmt.Errorf("%w: integrity check: %s", ErrDamaged, strings.Join(problems, "; ")))
+		return explain(ErrDamaged, nil, "answer journal %s is damaged: its integrity check found %s. It was left as it is: move it aside (mv %s %s.damaged, with its -wal file if there is one) to start an empty journal, or use another file", j.path, strings.Join(problems, "; "), j.path, j.path)
 	}
 	return nil
 }
@@ -183,16 +183,34 @@ func (j *Journal) describe(err error) error {
 	if errors.As(err, &se) {
 		switch se.Code() & 0xff {
 		case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
-			err = fmt.Errorf("%w: %v", ErrDamaged, err)
+			return explain(ErrDamaged, err, "answer journal %s is damaged or is not an aepforms journal (%v). It was left as it is: move it aside (mv %s %s.damaged, with its -wal file if there is one) to start an empty journal, or use another file", j.path, se, j.path, j.path)
 		}
 	}
-	switch {
-	case errors.Is(err, ErrDamaged):
-		return fmt.Errorf("answer journal %s is damaged or is not an aepforms journal (%w). It was left as it is: move it aside (mv %s %s.damaged, with its -wal file if there is one) to start an empty journal, or use another file", j.path, err, j.path, j.path)
-	case errors.Is(err, ErrTooNew):
-		return fmt.Errorf("answer journal %s: %w. Run that aepforms, or use another file", j.path, err)
-	}
 	return fmt.Errorf("answer journal %s: %w", j.path, err)
+}
+
+// explained is an error whose message says it all: it matches kind and
+// cause with errors.Is without repeating their text.
+type explained struct {
+	msg         string
+	kind, cause error
+}
+
+func (e *explained) Error() string { return e.msg }
+func (e *explained) Unwrap() []error {
+	var errs []error
+	for _, err := range []error{e.kind, e.cause} {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// explain is an explained error of kind (may be nil) caused by cause
+// (may be nil), reading format.
+func explain(kind, cause error, format string, args ...any) error {
+	return &explained{msg: fmt.Sprintf(format, args...), kind: kind, cause: cause}
 }
 
 // Path is the journal's file, absolute.
@@ -232,7 +250,7 @@ func checkPrivate(path string) error {
 			return fmt.Errorf("answer journal %s: %w", p, err)
 		}
 		if st.Mode().Perm()&0o077 != 0 {
-			return fmt.Errorf("%w: answer journal file %s has mode %v, so others may read the answers: chmod 600 %s (and the journal's -wal, -shm and .lock files beside it), or move it aside", ErrExposed, p, st.Mode().Perm(), p)
+			return explain(ErrExposed, nil, "answer journal file %s has mode %v, so others may read the answers: chmod 600 %s (and the journal's -wal, -shm and .lock files beside it), or move it aside", p, st.Mode().Perm(), p)
 		}
 	}
 	return nil
