@@ -93,21 +93,22 @@ type Submission struct {
 	Key RequestKey
 	// Fields are the request's field specs; the command's capture level
 	// follows them.
-	Fields []aep.FieldSpec
+	Fields    []aep.FieldSpec
+	Token     string     // the form token the post carried (one command per token)
+	CommandID string     // the control.attention.respond envelope id
+	Answer    aep.Answer // what is sent
+	Form      url.Values // the post as the operator made it, kept to re-render their input
+	By        string     // operator name, when known
+	State     SubmissionState
+	Reason    string    // nack reason, relay error code ("no-route", ...), ReasonTimeout or ReasonUnreachable
+	Detail    string    // the agent's or relay's detail, as given
+	At        time.Time // when the post was recorded (inbox clock)
+	SettledAt time.Time // when State last left SubmissionSending (inbox clock); zero while sending
+
 	// Agent and Question are the request's agent attribute and prompt, as
 	// the card had them when the post was recorded: what the answer
 	// journal keeps so its history reads without the card.
 	Agent, Question string
-	Token           string     // the form token the post carried (one command per token)
-	CommandID       string     // the control.attention.respond envelope id
-	Answer          aep.Answer // what is sent
-	Form            url.Values // the post as the operator made it, kept to re-render their input
-	By              string     // operator name, when known
-	State           SubmissionState
-	Reason          string    // nack reason, relay error code ("no-route", ...), ReasonTimeout or ReasonUnreachable
-	Detail          string    // the agent's or relay's detail, as given
-	At              time.Time // when the post was recorded (inbox clock)
-	SettledAt       time.Time // when State last left SubmissionSending (inbox clock); zero while sending
 }
 
 // InFlight reports whether the submission still waits for the agent: sent
