@@ -62,7 +62,7 @@ var SchemaVersion = len(migrations)
 // migrate applies the steps the journal lacks, each in its own
 // transaction with its row in schema_migrations, so a crash leaves a
 // whole number of steps applied.
-func migrate(ctx context.Context, db *sql.DB) error {
+func migrate(ctx context.Context, db *sql.DB, now func() time.Time) error {
 	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version    INTEGER PRIMARY KEY,
 		applied_at INTEGER NOT NULL
@@ -70,7 +70,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		return err
 	}
 	for {
-		done, err := migrateOne(ctx, db)
+		done, err := migrateOne(ctx, db, now)
 		if err != nil || done {
 			return err
 		}
@@ -78,7 +78,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 }
 
 // migrateOne applies the next step, or reports there is none.
-func migrateOne(ctx context.Context, db *sql.DB) (done bool, err error) {
+func migrateOne(ctx context.Context, db *sql.DB, now func() time.Time) (done bool, err error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return false, err
@@ -101,7 +101,7 @@ func migrateOne(ctx context.Context, db *sql.DB) (done bool, err error) {
 	if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
 		return false, fmt.Errorf("migration %d: %w", v+1, err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v+1, time.Now().UnixNano()); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v+1, now().UnixNano()); err != nil {
 		return false, fmt.Errorf("migration %d: %w", v+1, err)
 	}
 	return false, tx.Commit()

@@ -47,8 +47,8 @@ var (
 // Options configures Open. Zero values take the documented defaults.
 type Options struct {
 	// Now is the clock of the journal's own times (its identity's
-	// creation, retention). Submission times come from the inbox.
-	// Default time.Now.
+	// creation, its migrations). Submission times come from the inbox,
+	// prune cutoffs from the caller. Default time.Now.
 	Now func() time.Time
 	// Host is the host name written into the identity when the journal is
 	// created; later opens keep the stored one. Default os.Hostname, else
@@ -134,7 +134,7 @@ func (j *Journal) open(opts Options) error {
 	if err := j.check(ctx); err != nil {
 		return err
 	}
-	if err := migrate(ctx, db); err != nil {
+	if err := migrate(ctx, db, opts.Now); err != nil {
 		return j.describe(err)
 	}
 	if j.id, err = loadIdentity(ctx, db, opts.Host, opts.Now()); err != nil {
