@@ -11,6 +11,8 @@ import (
 	"github.com/aepforms/aepforms/internal/agent"
 	"github.com/aepforms/aepforms/internal/feed"
 	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/journal"
+	"github.com/aepforms/aepforms/internal/journal/sqlite"
 	"github.com/aepforms/aepforms/internal/respond"
 	"github.com/aepforms/aepforms/web"
 )
@@ -38,17 +40,24 @@ type serveGraph struct {
 	respond *respond.Client
 	demo    *agent.Agent
 	handler http.Handler
+
+	journal   *sqlite.Journal
+	retention time.Duration
+	logger    *slog.Logger
 }
 
-// newServeGraph builds the parts against the relay at relayURL. Without a
-// control token the UI is watch-only: no respond path.
-func newServeGraph(cfg serveConfig, relayURL, token string, logger *slog.Logger) *serveGraph {
-	g := &serveGraph{}
-	// The UI's commands carry one stable source (targets dedupe on
-	// (source, id)); the inbox knows it so its own earlier commands, seen
+// newServeGraph builds the parts against the relay at relayURL, keeping
+// the operator's answers in jr. Without a control token the UI is
+// watch-only: no respond path.
+func newServeGraph(cfg serveConfig, relayURL, token string, jr *sqlite.Journal, logger *slog.Logger) *serveGraph {
+	g := &serveGraph{journal: jr, retention: cfg.retention, logger: logger}
+	// The UI's commands carry the journal's source, made once with the
+	// journal (targets dedupe on (source, id), so it must not change when
+	// the host name does). The inbox knows it, and the host-derived source
+	// of releases before the journal, so its own earlier commands, seen
 	// again after a restart, are not taken for another sender's.
-	source := uiSource()
-	g.in = inbox.New(inbox.Options{OwnSource: source,
+	source := jr.Identity().Source
+	g.in = inbox.New(inbox.Options{Journal: jr, OwnSources: []string{source, legacyUISource()},
 		MaxPending: cfg.maxPending, MaxBytes: int64(cfg.maxBytes), MaxControls: cfg.maxControls})
 	feedCfg := feed.Config{RelayURL: relayURL, Token: token, SilenceTimeout: cfg.feedSilence, Logger: logger.With("part", "feed")}
 	deps := web.Deps{Inbox: g.in}
@@ -102,13 +111,26 @@ func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func()
 			}
 		}
 	})
+	goRun("journal retention", func() error {
+		return journal.RunRetention(ctx, g.journal, journal.Retention{
+			Keep: g.retention, Every: pruneInterval,
+			Pruned: func(n int64, err error) {
+				if err != nil {
+					g.logger.Error("answer journal: pruning old answers failed", "err", err)
+				} else if n > 0 {
+					g.logger.Info("answer journal: pruned answers past --history-retention", "removed", n)
+				}
+			},
+		})
+	})
 	if g.demo != nil {
 		goRun("demo agent", func() error { return g.demo.Run(ctx) })
 	}
 }
 
-// uiSource is the source URI of this UI's commands, aep://{host}/ui/aepforms.
-func uiSource() string {
+// legacyUISource is the source URI this UI's commands carried before the
+// answer journal, aep://{host}/ui/aepforms: still recognised as our own.
+func legacyUISource() string {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		host = "localhost"

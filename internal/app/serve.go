@@ -40,7 +40,14 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 		}
 		tlsConfig = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
 	}
-	// Take the UI's address first: if it is busy, nothing else starts.
+	// Open the answer journal first: a journal in use by another serve,
+	// exposed or damaged stops everything before it starts.
+	jr, err := openJournal(cfg.db, logger)
+	if err != nil {
+		return err
+	}
+	defer jr.Close()
+	// Take the UI's address next: if it is busy, nothing else starts.
 	ln, err := listenUI(cfg.addr)
 	if err != nil {
 		return err
@@ -78,7 +85,7 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 		logger.Warn("no AEP_TOKEN for the external relay: watch-only, answers cannot be sent")
 	}
 
-	g := newServeGraph(cfg, relayURL, token, logger)
+	g := newServeGraph(cfg, relayURL, token, jr, logger)
 	scheme := "http"
 	if cfg.tlsCert != "" {
 		scheme = "https"

@@ -51,6 +51,8 @@ type serveConfig struct {
 	maxBytes    sizeFlag
 	maxControls int
 	promptBytes sizeFlag
+	db          string        // the answer journal's file
+	retention   time.Duration // how long the journal keeps an answer; 0 = for ever
 }
 
 // listFlag is a repeatable flag whose env form is comma-separated.
@@ -130,7 +132,10 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.IntVar(&c.maxControls, "max-controls", envInt(env, "AEPFORMS_MAX_CONTROLS", 2000), "most form controls one card may need to be offered as a form; a bigger one is shown read-only (env AEPFORMS_MAX_CONTROLS)")
 	c.promptBytes = envSize(env, "AEPFORMS_PROMPT_BYTES", 16<<10)
 	fs.Var(&c.promptBytes, "prompt-bytes", "how much of a prompt a card shows, e.g. 16KiB; Show all fetches the rest (env AEPFORMS_PROMPT_BYTES)")
-	if err := fs.Parse(args); err != nil {
+	fs.StringVar(&c.db, "db", envOr("AEPFORMS_DB", defaultDBFile(env)), "the answer journal, a SQLite file only you can read; one serve at a time per file (env AEPFORMS_DB)")
+	retention := fs.String("history-retention", envOr("AEPFORMS_HISTORY_RETENTION", "90d"), "how long the journal keeps an answer, in days like 90d or a duration like 720h; 0 keeps every answer (env AEPFORMS_HISTORY_RETENTION)")
+	err = fs.Parse(args)
+	if err != nil {
 		return c, err
 	}
 	// Secrets come from env after parsing, so -h never prints them.
@@ -165,6 +170,9 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	}
 	if c.promptBytes > 1<<30 {
 		return c, fmt.Errorf("%w: --prompt-bytes %d: at most 1GiB", ErrUsage, c.promptBytes)
+	}
+	if c.retention, err = parseRetention(*retention); err != nil {
+		return c, fmt.Errorf("%w: --history-retention %q: %v", ErrUsage, *retention, err)
 	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return c, fmt.Errorf("%w: --tls-cert and --tls-key go together", ErrUsage)
@@ -227,6 +235,42 @@ func defaultTokenFile(env Env) string {
 		dir = filepath.Join(home, ".config")
 	}
 	return filepath.Join(dir, "aepforms", "relay-token")
+}
+
+// defaultDBFile is $XDG_STATE_HOME/aepforms/aepforms.db, or
+// $HOME/.local/state/aepforms/aepforms.db.
+func defaultDBFile(env Env) string {
+	dir := env("XDG_STATE_HOME")
+	if dir == "" {
+		home := env("HOME")
+		if home == "" {
+			return ""
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "aepforms", "aepforms.db")
+}
+
+// parseRetention reads a retention: a whole number of days ("90d") or a
+// Go duration ("720h"); never negative.
+func parseRetention(v string) (time.Duration, error) {
+	var d time.Duration
+	if n, ok := strings.CutSuffix(v, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil || days > 100*365 {
+			return 0, errors.New("want a number of days like 90d, or a duration like 720h")
+		}
+		d = time.Duration(days) * 24 * time.Hour
+	} else {
+		var err error
+		if d, err = time.ParseDuration(v); err != nil {
+			return 0, errors.New("want a number of days like 90d, or a duration like 720h")
+		}
+	}
+	if d < 0 {
+		return 0, errors.New("a retention cannot be negative")
+	}
+	return d, nil
 }
 
 // isLoopbackAddr reports whether a listen address binds only loopback.

@@ -46,6 +46,8 @@ func TestServeUsageErrors(t *testing.T) {
 		"negative body timeout": {"--body-timeout", "-1s"},
 		"no connections":        {"--max-conns", "0"},
 		"origin without scheme": {"--embed-origin", "mc.example"},
+		"negative retention":    {"--history-retention", "-5d"},
+		"retention not a span":  {"--history-retention", "forever"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -1,6 +1,8 @@
 package inbox
 
 import (
+	"slices"
+
 	"github.com/aepforms/aepforms/internal/aep"
 )
 
@@ -185,7 +187,7 @@ func (in *Inbox) applyLifecycle(en *entry, e *aep.Event) bool {
 		en.timedOut, en.timeoutAt = true, at
 		return true
 	case "control.attention.respond":
-		if en.ownIDs[e.ID()] || (in.opts.OwnSource != "" && e.Source() == in.opts.OwnSource) {
+		if en.ownIDs[e.ID()] || slices.Contains(in.opts.OwnSources, e.Source()) {
 			return false // our own command, seen on the feed (perhaps from before a restart)
 		}
 		for _, r := range c.Responders {

@@ -31,18 +31,28 @@ func TestCardFactsAreBounded(t *testing.T) {
 }
 
 // After a restart the UI's earlier commands come back on the feed, unknown
-// to the new inbox: with OwnSource they are not "another sender answering".
+// to the new inbox: from any of OwnSources (the journal's source, and the
+// host-derived one of earlier releases) they are not "another sender
+// answering".
 func TestOwnCommandsFromBeforeARestartAreNotForeign(t *testing.T) {
 	t.Parallel()
-	const own = "aep://host/ui/aepforms"
+	const (
+		own    = "aep://host/ui/aepforms/01JOURNALINSTANCE"
+		legacy = "aep://host/ui/aepforms"
+	)
 	for _, tc := range []struct {
 		name   string
 		source string
 		want   int
-	}{{"our own source", own, 0}, {"another sender", "aep://sink/telegram", 1}} {
+	}{
+		{"our own source", own, 0},
+		{"our source before the journal", legacy, 0},
+		{"another sender", "aep://sink/telegram", 1},
+		{"another UI on the same host", "aep://host/ui/aepforms/01OTHERINSTANCE", 1},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			in := New(Options{OwnSource: own})
+			in := New(Options{OwnSources: []string{own, legacy}})
 			in.Apply(ev(t, aep.Envelope{ID: "r1", Type: "attention.requested", Source: "aep://h/a", Agent: "a", Session: "s1", Seq: aep.Int64(0),
 				Data: aep.Request{Kind: aep.KindInput, Prompt: "Name?"}}))
 			in.Apply(ev(t, aep.Envelope{ID: "cmd-1", Type: "control.attention.respond", Source: tc.source, Agent: "aepforms", Session: "s1", Subject: "r1", Cause: "r1",

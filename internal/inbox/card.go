@@ -104,6 +104,11 @@ type Submission struct {
 	Detail    string    // the agent's or relay's detail, as given
 	At        time.Time // when the post was recorded (inbox clock)
 	SettledAt time.Time // when State last left SubmissionSending (inbox clock); zero while sending
+
+	// Agent and Question are the request's agent attribute and prompt, as
+	// the card had them when the post was recorded: what the answer
+	// journal keeps so its history reads without the card.
+	Agent, Question string
 }
 
 // InFlight reports whether the submission still waits for the agent: sent

@@ -1,6 +1,7 @@
 package inbox
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -50,11 +51,13 @@ type Options struct {
 	// MaxFormItems is the most fields, options, or choices in one field a
 	// request may carry before it is shown as malformed. Default 1000.
 	MaxFormItems int
-	// OwnSource is the source of this UI's own commands. Commands from it
-	// seen on the feed (sent before a restart, so unknown to this inbox)
-	// are not shown as another sender answering. Empty: none are ours but
-	// those BeginSubmission recorded.
-	OwnSource string
+	// OwnSources are the sources of this UI's own commands: the one it
+	// sends with now, and any it sent with before (the host-derived source
+	// of releases before the journal). Commands from them seen on the feed
+	// (sent before a restart, so unknown to this inbox) are not shown as
+	// another sender answering. Empty: none are ours but those
+	// BeginSubmission recorded.
+	OwnSources []string
 }
 
 func (o Options) withDefaults() Options {
@@ -64,6 +67,7 @@ func (o Options) withDefaults() Options {
 	if o.Journal == nil {
 		o.Journal = NewMemoryJournal()
 	}
+	o.OwnSources = slices.Clone(o.OwnSources)
 	def := func(v *int, d int) {
 		if *v <= 0 {
 			*v = d

@@ -29,12 +29,16 @@ func TestSubmissionsAreJournaledAheadOfSending(t *testing.T) {
 	assert.Equal(t, id, s.Card)
 	assert.Equal(t, RequestKey{Source: testSource, Session: testSession, RequestID: "r1"}, s.Key, "the card's request fills the submission")
 	require.Len(t, s.Fields, 1)
+	c, _ := in.Card(id)
+	assert.Equal(t, c.Agent, s.Agent, "the request's agent travels with the submission")
+	assert.Equal(t, c.Request.Prompt, s.Question, "and so does its question")
 
 	waiting, err := j.Unsettled()
 	require.NoError(t, err)
 	require.Len(t, waiting, 1, "journaled before anything is sent")
 	assert.Equal(t, "c1", waiting[0].CommandID)
 	assert.Equal(t, SubmissionSending, waiting[0].State)
+	assert.Equal(t, s.Question, waiting[0].Question)
 
 	in.SettleSubmission(id, "c1", SubmissionAccepted, "", "")
 	waiting, err = j.Unsettled()

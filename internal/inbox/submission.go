@@ -21,7 +21,8 @@ var (
 
 // BeginSubmission records the operator's post s (its Token, CommandID,
 // Answer, Form and By) for card id, atomically, and returns it with the
-// card's request (Card, Key, Fields), State sending and At set. The
+// card's request (Card, Key, Fields, Agent, Question), State sending and
+// At set. The
 // caller then sends exactly one command, s.CommandID.
 //
 // A post carrying a token already used on the card returns the card's
@@ -58,6 +59,7 @@ func (in *Inbox) BeginSubmission(id CardID, s Submission) (Submission, error) {
 
 	sub := cloneSubmission(s)
 	sub.Card, sub.Key, sub.Fields = c.ID, c.Key, cloneRequest(c.Request).Fields
+	sub.Agent, sub.Question = c.Agent, c.Request.Prompt
 	sub.State, sub.Reason, sub.Detail = SubmissionSending, "", ""
 	sub.At, sub.SettledAt = now, time.Time{}
 	// Write ahead: the submission is kept before anything is sent.

@@ -1,0 +1,145 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/journal"
+)
+
+// History returns one page of the submissions q selects, newest first
+// (time posted, then insertion order), each with its state changes.
+func (j *Journal) History(ctx context.Context, q journal.HistoryQuery) (journal.HistoryPage, error) {
+	limit := q.Limit
+	if limit <= 0 || limit > journal.PageSize {
+		limit = journal.PageSize
+	}
+	var (
+		where []string
+		args  []any
+	)
+	eq := func(col, v string) {
+		if v != "" {
+			where = append(where, col+" = ?")
+			args = append(args, v)
+		}
+	}
+	eq("agent", q.Agent)
+	eq("session", q.Session)
+	eq("operator", q.Operator)
+	eq("state", string(q.Outcome))
+	if !q.Since.IsZero() {
+		where = append(where, "posted_at >= ?")
+		args = append(args, q.Since.UnixNano())
+	}
+	if !q.Until.IsZero() {
+		where = append(where, "posted_at < ?")
+		args = append(args, q.Until.UnixNano())
+	}
+	if q.Text != "" {
+		where = append(where, "instr(search, ?) > 0")
+		args = append(args, journal.Fold(q.Text))
+	}
+	if q.After != "" {
+		posted, seq, err := parseCursor(q.After)
+		if err != nil {
+			return journal.HistoryPage{}, err
+		}
+		where = append(where, "(posted_at < ? OR (posted_at = ? AND seq < ?))")
+		args = append(args, posted, posted, seq)
+	}
+	query := `SELECT ` + submissionColumns + ` FROM submissions`
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	query += " ORDER BY posted_at DESC, seq DESC LIMIT ?"
+	args = append(args, limit+1)
+
+	rows, err := j.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return journal.HistoryPage{}, fmt.Errorf("journal: history: %w", err)
+	}
+	defer rows.Close()
+	var (
+		page journal.HistoryPage
+		seqs []int64
+	)
+	for rows.Next() {
+		s, seq, err := scanSubmission(rows)
+		if err != nil {
+			return journal.HistoryPage{}, fmt.Errorf("journal: history: %w", err)
+		}
+		if len(page.Entries) == limit {
+			last := page.Entries[limit-1]
+			page.Next = formatCursor(nanos(last.At), seqs[limit-1])
+			break
+		}
+		page.Entries = append(page.Entries, journal.Entry{Submission: s})
+		seqs = append(seqs, seq)
+	}
+	if err := rows.Err(); err != nil {
+		return journal.HistoryPage{}, fmt.Errorf("journal: history: %w", err)
+	}
+	rows.Close()
+	if err := j.changes(ctx, page.Entries, seqs); err != nil {
+		return journal.HistoryPage{}, err
+	}
+	return page, nil
+}
+
+// changes fills entries[i].Changes, the states of submission seqs[i].
+func (j *Journal) changes(ctx context.Context, entries []journal.Entry, seqs []int64) error {
+	if len(seqs) == 0 {
+		return nil
+	}
+	idx := make(map[int64]int, len(seqs))
+	args := make([]any, len(seqs))
+	for i, s := range seqs {
+		idx[s], args[i] = i, s
+	}
+	rows, err := j.db.QueryContext(ctx, `SELECT submission, state, reason, detail, at FROM submission_states
+		WHERE submission IN (?`+strings.Repeat(", ?", len(seqs)-1)+`) ORDER BY id`, args...)
+	if err != nil {
+		return fmt.Errorf("journal: history: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			seq, at int64
+			c       journal.Change
+			state   string
+		)
+		if err := rows.Scan(&seq, &state, &c.Reason, &c.Detail, &at); err != nil {
+			return fmt.Errorf("journal: history: %w", err)
+		}
+		c.State, c.At = inbox.SubmissionState(state), fromNanos(at)
+		e := &entries[idx[seq]]
+		e.Changes = append(e.Changes, c)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("journal: history: %w", err)
+	}
+	return nil
+}
+
+// A cursor is the last entry's position: "{posted_at}.{seq}".
+func formatCursor(posted, seq int64) string {
+	return strconv.FormatInt(posted, 10) + "." + strconv.FormatInt(seq, 10)
+}
+
+func parseCursor(c string) (posted, seq int64, err error) {
+	p, s, ok := strings.Cut(c, ".")
+	if ok {
+		posted, err = strconv.ParseInt(p, 10, 64)
+		if err == nil {
+			seq, err = strconv.ParseInt(s, 10, 64)
+		}
+	}
+	if !ok || err != nil {
+		return 0, 0, fmt.Errorf("%w: %q", journal.ErrBadCursor, c)
+	}
+	return posted, seq, nil
+}

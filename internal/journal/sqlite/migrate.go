@@ -1,0 +1,108 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// migrations are the journal's schema, one numbered step each: step i
+// takes the schema from version i to i+1. Append only; never edit a step
+// that has shipped.
+var migrations = []string{
+	// 1: identity, submissions, their state changes.
+	`CREATE TABLE identity (
+		id          INTEGER PRIMARY KEY CHECK (id = 1),
+		instance_id TEXT NOT NULL,
+		source      TEXT NOT NULL,
+		host        TEXT NOT NULL,
+		created_at  INTEGER NOT NULL -- unix nanoseconds
+	);
+	CREATE TABLE submissions (
+		seq        INTEGER PRIMARY KEY AUTOINCREMENT, -- insertion order
+		command_id TEXT NOT NULL UNIQUE,
+		card_id    TEXT NOT NULL,
+		token      TEXT NOT NULL,
+		source     TEXT NOT NULL, -- the request's emitter
+		session    TEXT NOT NULL,
+		request_id TEXT NOT NULL,
+		agent      TEXT NOT NULL,
+		question   TEXT NOT NULL,
+		fields     TEXT NOT NULL, -- JSON field specs
+		operator   TEXT NOT NULL,
+		form       TEXT NOT NULL, -- JSON: the post as the operator made it
+		answer     TEXT NOT NULL, -- JSON: option, text, values as sent
+		search     TEXT NOT NULL, -- journal.SearchText
+		posted_at  INTEGER NOT NULL, -- unix nanoseconds
+		state      TEXT NOT NULL, -- latest state
+		reason     TEXT NOT NULL,
+		detail     TEXT NOT NULL,
+		settled_at INTEGER NOT NULL -- 0 while sending
+	);
+	CREATE INDEX submissions_posted ON submissions (posted_at, seq);
+	CREATE INDEX submissions_agent ON submissions (agent, posted_at, seq);
+	CREATE INDEX submissions_session ON submissions (session, posted_at, seq);
+	CREATE INDEX submissions_operator ON submissions (operator, posted_at, seq);
+	CREATE INDEX submissions_state ON submissions (state, posted_at, seq);
+	CREATE TABLE submission_states (
+		id         INTEGER PRIMARY KEY,
+		submission INTEGER NOT NULL REFERENCES submissions (seq) ON DELETE CASCADE,
+		state      TEXT NOT NULL,
+		reason     TEXT NOT NULL,
+		detail     TEXT NOT NULL,
+		at         INTEGER NOT NULL -- unix nanoseconds
+	);
+	CREATE INDEX submission_states_submission ON submission_states (submission, id);`,
+}
+
+// SchemaVersion is the schema version this build writes.
+var SchemaVersion = len(migrations)
+
+// migrate applies the steps the journal lacks, each in its own
+// transaction with its row in schema_migrations, so a crash leaves a
+// whole number of steps applied.
+func migrate(ctx context.Context, db *sql.DB, now func() time.Time) error {
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    INTEGER PRIMARY KEY,
+		applied_at INTEGER NOT NULL
+	)`); err != nil {
+		return err
+	}
+	for {
+		done, err := migrateOne(ctx, db, now)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+// migrateOne applies the next step, or reports there is none.
+func migrateOne(ctx context.Context, db *sql.DB, now func() time.Time) (done bool, err error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	var v int
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
+		return false, err
+	}
+	if v > len(migrations) {
+		return false, explain(ErrTooNew, nil, "it was written by a newer aepforms (schema version %d; this one knows up to %d). Run that aepforms, or use another file", v, len(migrations))
+	}
+	if v == len(migrations) {
+		return true, tx.Commit()
+	}
+	if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+		return false, fmt.Errorf("migration %d: %w", v+1, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v+1, now().UnixNano()); err != nil {
+		return false, fmt.Errorf("migration %d: %w", v+1, err)
+	}
+	return false, tx.Commit()
+}

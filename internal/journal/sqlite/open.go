@@ -1,0 +1,269 @@
+// Package sqlite is the answer journal in one embedded SQLite file
+// (modernc.org/sqlite, pure Go): the default, durable store behind
+// inbox.Journal, with History and Prune for the history page and
+// retention.
+//
+// The file is opened in WAL mode with synchronous=FULL, so a committed
+// Record survives power loss; a busy timeout covers the short moments
+// another connection of this process writes. Only one process uses a
+// journal at a time: Open takes an exclusive lock (flock) on a lock file
+// beside it. The journal, its -wal and -shm files and the lock file are
+// the user's alone (0600) in a directory made 0700; a journal others can
+// read is refused, and a damaged one is refused and left as it is, never
+// replaced.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/aepforms/aepforms/internal/journal"
+)
+
+// Sentinel errors of Open; its messages name the file and the way out.
+var (
+	// ErrLocked: another process holds the journal's lock.
+	ErrLocked = errors.New("journal: in use by another process")
+	// ErrExposed: the journal (or its -wal, -shm or lock file) may be
+	// read or written by group or others.
+	ErrExposed = errors.New("journal: readable by others")
+	// ErrDamaged: the file is not a SQLite database, fails its integrity
+	// check, or is not an aepforms journal.
+	ErrDamaged = errors.New("journal: damaged or not an aepforms journal")
+	// ErrTooNew: the journal was written by a newer aepforms.
+	ErrTooNew = errors.New("journal: written by a newer aepforms")
+)
+
+// Options configures Open. Zero values take the documented defaults.
+type Options struct {
+	// Now is the clock of the journal's own times (its identity's
+	// creation, its migrations). Submission times come from the inbox,
+	// prune cutoffs from the caller. Default time.Now.
+	Now func() time.Time
+	// Host is the host name written into the identity when the journal is
+	// created; later opens keep the stored one. Default os.Hostname, else
+	// "localhost".
+	Host string
+	// BusyTimeout is how long a statement waits for another connection's
+	// write. Default 5s.
+	BusyTimeout time.Duration
+}
+
+// Journal is an answer journal in one SQLite file. Its methods are safe
+// for concurrent use.
+type Journal struct {
+	db   *sql.DB
+	path string
+	lock *os.File
+	now  func() time.Time
+	id   journal.Identity
+}
+
+// Open opens the journal at path, creating it (and its directory, 0700)
+// when it does not exist, applies the migrations it lacks, and creates
+// its identity once. The caller must Close it.
+func Open(path string, opts Options) (*Journal, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.BusyTimeout <= 0 {
+		opts.BusyTimeout = 5 * time.Second
+	}
+	if opts.Host == "" {
+		opts.Host = hostname()
+	}
+	if path == "" {
+		return nil, errors.New("journal: no file named")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	path = abs
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("journal directory %s: %w", filepath.Dir(path), err)
+	}
+	if err := checkPrivate(path); err != nil {
+		return nil, err
+	}
+	lock, err := lockFile(path + ".lock")
+	if err != nil {
+		return nil, err
+	}
+	j := &Journal{path: path, lock: lock, now: opts.Now}
+	if err := j.open(opts); err != nil {
+		_ = j.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+func (j *Journal) open(opts Options) error {
+	// Create the file ourselves, 0600: SQLite gives its -wal and -shm
+	// files the database file's mode.
+	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	_ = f.Close()
+
+	q := []string{
+		fmt.Sprintf("_pragma=busy_timeout(%d)", opts.BusyTimeout.Milliseconds()),
+		"_pragma=journal_mode(WAL)",
+		"_pragma=synchronous(FULL)",
+		"_pragma=foreign_keys(ON)",
+		"_pragma=secure_delete(ON)",
+		"_txlock=immediate",
+	}
+	db, err := sql.Open("sqlite", "file:"+uriPath(j.path)+"?"+strings.Join(q, "&"))
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	j.db = db
+	ctx := context.Background()
+	if err := j.check(ctx); err != nil {
+		return err
+	}
+	if err := migrate(ctx, db, opts.Now); err != nil {
+		return j.describe(err)
+	}
+	if j.id, err = loadIdentity(ctx, db, opts.Host, opts.Now()); err != nil {
+		return j.describe(err)
+	}
+	// The files SQLite made follow the database file's mode; make sure.
+	for _, p := range j.files() {
+		if err := os.Chmod(p, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("journal %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// check opens a connection (reading the header and, in WAL mode, the
+// log) and runs SQLite's quick integrity check.
+func (j *Journal) check(ctx context.Context) error {
+	var res string
+	rows, err := j.db.QueryContext(ctx, "PRAGMA quick_check")
+	if err != nil {
+		return j.describe(err)
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		if err := rows.Scan(&res); err != nil {
+			return j.describe(err)
+		}
+		if res != "ok" && len(problems) < 3 {
+			problems = append(problems, res)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return j.describe(err)
+	}
+	if len(problems) > 0 {
+		return explain(ErrDamaged, nil, "answer journal %s is damaged: its integrity check found %s. It was left as it is: move it aside (mv %s %s.damaged, with its -wal file if there is one) to start an empty journal, or use another file", j.path, strings.Join(problems, "; "), j.path, j.path)
+	}
+	return nil
+}
+
+// describe turns an error met while opening into one that names the file
+// and the way out.
+func (j *Journal) describe(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
+			return explain(ErrDamaged, err, "answer journal %s is damaged or is not an aepforms journal (%v). It was left as it is: move it aside (mv %s %s.damaged, with its -wal file if there is one) to start an empty journal, or use another file", j.path, se, j.path, j.path)
+		}
+	}
+	return fmt.Errorf("answer journal %s: %w", j.path, err)
+}
+
+// explained is an error whose message says it all: it matches kind and
+// cause with errors.Is without repeating their text.
+type explained struct {
+	msg         string
+	kind, cause error
+}
+
+func (e *explained) Error() string { return e.msg }
+func (e *explained) Unwrap() []error {
+	var errs []error
+	for _, err := range []error{e.kind, e.cause} {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// explain is an explained error of kind (may be nil) caused by cause
+// (may be nil), reading format.
+func explain(kind, cause error, format string, args ...any) error {
+	return &explained{msg: fmt.Sprintf(format, args...), kind: kind, cause: cause}
+}
+
+// Path is the journal's file, absolute.
+func (j *Journal) Path() string { return j.path }
+
+// Identity is the journal's identity, as created when the journal was.
+func (j *Journal) Identity() journal.Identity { return j.id }
+
+// Close closes the database and releases the lock.
+func (j *Journal) Close() error {
+	var err error
+	if j.db != nil {
+		err = j.db.Close()
+		j.db = nil
+	}
+	if j.lock != nil {
+		_ = unlockFile(j.lock)
+		j.lock = nil
+	}
+	return err
+}
+
+// files are the journal's files that hold its data.
+func (j *Journal) files() []string {
+	return []string{j.path, j.path + "-wal", j.path + "-shm", j.path + ".lock"}
+}
+
+// checkPrivate refuses a journal whose files group or others may read or
+// write.
+func checkPrivate(path string) error {
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + ".lock"} {
+		st, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("answer journal %s: %w", p, err)
+		}
+		if st.Mode().Perm()&0o077 != 0 {
+			return explain(ErrExposed, nil, "answer journal file %s has mode %v, so others may read the answers: chmod 600 %s (and the journal's -wal, -shm and .lock files beside it), or move it aside", p, st.Mode().Perm(), p)
+		}
+	}
+	return nil
+}
+
+// uriPath escapes an absolute path for a file: URI.
+func uriPath(p string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(p))
+}
+
+func hostname() string {
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
+	}
+	return "localhost"
+}
