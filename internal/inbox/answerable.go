@@ -11,6 +11,15 @@ func (c *Card) Expired(now time.Time) bool {
 	return !c.ExpiresAt.IsZero() && !now.Before(c.ExpiresAt)
 }
 
+// Left is how long the request has until its expires_at at now: zero
+// once it has passed, and for a request without one.
+func (c *Card) Left(now time.Time) time.Duration {
+	if c.ExpiresAt.IsZero() || c.Expired(now) {
+		return 0
+	}
+	return c.ExpiresAt.Sub(now)
+}
+
 // Open reports whether the request is still open at now: pending or
 // routed, and its deadline (if any) not passed.
 func (c *Card) Open(now time.Time) bool { return c.State.Open() && !c.Expired(now) }

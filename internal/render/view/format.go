@@ -45,7 +45,7 @@ func provenance(c inbox.Card, opts Options) Provenance {
 // countdown is the card's deadline at now.
 func countdown(c inbox.Card, now time.Time) *Countdown {
 	deadline := c.ExpiresAt
-	left := deadline.Sub(now)
+	left := c.Left(now)
 	d := &Countdown{
 		ISO:   deadline.UTC().Format(time.RFC3339Nano),
 		Title: "Deadline " + exactTime(deadline),
