@@ -44,6 +44,8 @@ func TestEnterSendsNoAnswerTheOperatorDidNotChoose(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.SendKeys(why, "load")))
 	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter, chromedp.KeyModifiers(chromedp.ModifierCtrl))))
 	first := waitSubmissions(t, h, 1)
+	// The post's own page (the card now sending) loads before the next one.
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(formCard+`[data-drop-draft="true"]`)))
 	assert.Equal(t, aep.Values{"name": "payments", "why": "load"}, normalise(first[0].Answer.Values),
 		"Enter in the first box sent nothing; Ctrl+Enter sent the whole form")
 

@@ -3,6 +3,7 @@ package respond
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -10,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aepforms/aepforms/internal/inbox"
-
-	"github.com/aepforms/aepforms/internal/aep"
-	"github.com/aepforms/aepforms/internal/relay"
 	"github.com/coder/websocket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/relay"
 )
 
 // The respond path against the embedded relay and a small emitter that
@@ -263,10 +264,13 @@ func TestRelayWrongToken(t *testing.T) {
 	cfg.Token = "nope"
 	cfg.ConnectWait = 200 * time.Millisecond
 	c, rep := start(t, cfg)
+	// Wait for the relay's refusal before submitting: a submission made
+	// before the first attempt ended can only say "unreachable".
+	require.Eventually(t, func() bool { return errors.Is(c.Err(), ErrUnauthorized) }, 10*time.Second, 5*time.Millisecond,
+		"the relay's refusal of the token never came")
 	require.NoError(t, c.Submit(t.Context(), submission("s1", "card")))
 	o := rep.next(t)
 	assert.Equal(t, CodeUnauthorized, o.Reason, "%+v", o)
-	assert.ErrorIs(t, c.Err(), ErrUnauthorized)
 }
 
 // BenchmarkRelaySubmitToAccepted measures one command's path from Submit to
