@@ -7,7 +7,10 @@ import (
 )
 
 // Apply ingests one event from the feed. Events are deduplicated on
-// (source, id); lifecycle events whose request is not known yet are held
+// (source, id), then checked against the envelope rules
+// (aep.ValidateEnvelope): an invalid event changes no card, but an
+// invalid attention.requested is shown as a malformed card that says
+// which rule it broke (validate.go). Lifecycle events whose request is not known yet are held
 // and applied when it arrives, so delivery order does not change the
 // result. Types the inbox does not use are accepted and ignored. Apply
 // never blocks on subscribers.
@@ -24,7 +27,11 @@ func (in *Inbox) Apply(e *aep.Event) {
 		}
 		in.seen.put(k, struct{}{})
 	}
-	in.dispatch(e)
+	if err := aep.ValidateEnvelope(e); err != nil {
+		in.invalidEvent(e, err)
+	} else {
+		in.dispatch(e)
+	}
 	in.drain()
 	in.commit()
 }
@@ -33,7 +40,7 @@ func (in *Inbox) Apply(e *aep.Event) {
 func (in *Inbox) dispatch(e *aep.Event) {
 	switch e.Type() {
 	case "attention.requested":
-		in.onRequested(e)
+		in.onRequested(e, nil)
 	case "attention.routed", "attention.answered", "attention.resolved", "attention.timeout",
 		"control.attention.respond":
 		in.onLifecycle(e)
@@ -163,7 +170,7 @@ func (in *Inbox) applyLifecycle(en *entry, e *aep.Event) bool {
 		var d aep.Answered
 		o := &Recorded{Capture: e.Capture(), EventID: e.ID(), Time: e.Time(), Cause: e.Cause()}
 		if err := e.DecodeData(&d); err != nil {
-			o.Malformed = "the answer does not decode: " + err.Error()
+			o.Malformed = "the answer does not decode: " + decodeWords("its data", err)
 		}
 		o.Answer, o.By, o.Via = d.Answer, d.By, d.Via
 		c.Recorded, en.answeredAt = o, at
