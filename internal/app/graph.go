@@ -58,7 +58,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr *sqlite.Journal, 
 	// again after a restart, are not taken for another sender's.
 	source := jr.Identity().Source
 	g.in = inbox.New(inbox.Options{Journal: jr, OwnSources: []string{source, legacyUISource()},
-		MaxPending: cfg.maxPending, MaxBytes: int64(cfg.maxBytes), MaxControls: cfg.maxControls})
+		MaxPending: cfg.maxPending, MaxBytes: int64(cfg.maxBytes), MaxControls: cfg.maxControls, Logger: logger.With("part", "inbox")})
 	feedCfg := feed.Config{RelayURL: relayURL, Token: token, SilenceTimeout: cfg.feedSilence, Logger: logger.With("part", "feed")}
 	deps := web.Deps{Inbox: g.in}
 	if token != "" {
