@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
 )
 
@@ -131,4 +132,18 @@ func (c *Client) Roster() ([]RosterEntry, bool) {
 	}
 	slices.SortStableFunc(out, func(a, b RosterEntry) int { return strings.Compare(a.Session, b.Session) })
 	return out, true
+}
+
+// Observe re-reads the roster (Refresh, coalesced) after an event that may
+// change it: session lifecycle (session.*) and agent liveness (agent.*).
+// It is feed.Config.OnEvent; it never blocks.
+func (c *Client) Observe(e *aep.Event) {
+	if rosterEvent(e.Type()) {
+		c.Refresh()
+	}
+}
+
+// rosterEvent reports whether an event of type typ may change the roster.
+func rosterEvent(typ string) bool {
+	return strings.HasPrefix(typ, "session.") || strings.HasPrefix(typ, "agent.")
 }
