@@ -105,6 +105,15 @@ func TestObserveRereadsTheRosterOnLivenessEvents(t *testing.T) {
 	require.NoError(t, err)
 	c.Observe(e)
 	fr.await("a roster request after agent.heartbeat", func(log []received) bool { return countType(log, "roster") >= 2 })
+
+	// An agent that claims a session without session.started: its first
+	// question makes the roster be read again.
+	fr.setRoster([]RosterEntry{{Session: "quiet", Agent: "demo", Control: &ControlDecl{Accepts: []string{typeRespond}}}})
+	q, err := aep.Build(aep.Envelope{ID: "q1", Type: "attention.requested", Time: "2026-07-03T10:00:00Z", Source: "aep://h/demo",
+		Agent: "demo", Session: "quiet", Seq: aep.Int64(1), Data: aep.Request{Kind: aep.KindInput, Prompt: "p"}})
+	require.NoError(t, err)
+	c.Observe(q)
+	waitFor(t, ch, "the quiet session's reach", func() bool { return c.Reach("quiet") == inbox.ReachConnected })
 }
 
 func countType(log []received, typ string) int {

@@ -135,11 +135,18 @@ func (c *Client) Roster() ([]RosterEntry, bool) {
 }
 
 // Observe re-reads the roster (Refresh, coalesced) after an event that may
-// change it: session lifecycle (session.*) and agent liveness (agent.*).
-// It is feed.Config.OnEvent; it never blocks.
+// change it: session lifecycle (session.*), agent liveness (agent.*), and
+// a question from a session the last snapshot did not have (an agent may
+// claim a session without a session.started). It is feed.Config.OnEvent;
+// it never blocks.
 func (c *Client) Observe(e *aep.Event) {
-	if rosterEvent(e.Type()) {
+	switch {
+	case rosterEvent(e.Type()):
 		c.Refresh()
+	case e.Type() == "attention.requested":
+		if r, _ := c.roster.reach(e.Session()); r == inbox.ReachNotConnected {
+			c.Refresh()
+		}
 	}
 }
 
