@@ -24,7 +24,7 @@ func (in *Inbox) invalidEvent(e *aep.Event, err error) {
 	in.invalid++
 	if !in.invalidLogged.has(e.Source()) {
 		in.invalidLogged.put(e.Source(), struct{}{})
-		in.opts.Logger.Warn("inbox: ignored an event that breaks the AEP envelope rules (logged once per source)",
+		in.opts.Logger.Warn("inbox: an event breaks the AEP envelope rules: a request is shown malformed, anything else changes no card (logged once per source)",
 			"source", e.Source(), "type", e.Type(), "id", e.ID(), "rule", err.Error())
 	}
 	if e.Type() == "attention.requested" {
