@@ -20,6 +20,14 @@ func (in *Inbox) Apply(e *aep.Event) {
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
+	if !handles(e.Type()) {
+		// Types the inbox does not use (agent.* liveness, run.*) take no
+		// dedupe memory; they are only checked and counted when invalid.
+		if err := aep.ValidateEnvelope(e); err != nil {
+			in.invalidEvent(e, err)
+		}
+		return
+	}
 	if e.ID() != "" {
 		k := e.Key()
 		if in.seen.has(k) {
@@ -36,7 +44,17 @@ func (in *Inbox) Apply(e *aep.Event) {
 	in.commit()
 }
 
-// dispatch routes e to its handler by type.
+// handles reports whether dispatch has a handler for events of type typ.
+func handles(typ string) bool {
+	switch typ {
+	case "attention.requested", "attention.routed", "attention.answered", "attention.resolved", "attention.timeout",
+		"control.attention.respond", "control.accepted", "control.rejected", "session.ended":
+		return true
+	}
+	return false
+}
+
+// dispatch routes e to its handler by type (handles lists them).
 func (in *Inbox) dispatch(e *aep.Event) {
 	switch e.Type() {
 	case "attention.requested":

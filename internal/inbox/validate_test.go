@@ -113,3 +113,18 @@ func TestDecodeWordsNameNoGoTypes(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, `"fields" is not a list (it is text)`, c.Malformed)
 }
+
+// Types the inbox does not use (agent.* liveness now reaches it for the
+// roster's sake) take none of its dedupe memory, and are counted when
+// invalid like any other.
+func TestUnusedTypesTakeNoDedupeMemory(t *testing.T) {
+	t.Parallel()
+	in, _ := newTestInbox(t)
+	in.Apply(raw(t, `{"aep":"0.1","id":"hb1","type":"agent.heartbeat","time":"2026-07-03T10:00:00Z","source":"`+testSource+`","agent":"demo"}`))
+	in.Apply(raw(t, `{"aep":"0.1","id":"hb2","type":"agent.heartbeat","time":"2026-07-03T10:00:00Z","source":"`+testSource+`","agent":"demo","seq":3}`))
+	in.mu.Lock()
+	seen := in.seen.len()
+	in.mu.Unlock()
+	assert.Zero(t, seen)
+	assert.EqualValues(t, 1, in.Status().Invalid, "an agent-scoped event with a seq breaks the rules")
+}
