@@ -29,7 +29,8 @@ func TestCardRoot(t *testing.T) {
 	assert.Equal(t, "Form", title.Text())
 
 	prov := doc.Find(`[data-testid="provenance"]`)
-	assert.Equal(t, "claude-code", squash(prov.Find(`[data-testid="prov-agent"]`).Text()))
+	assert.Equal(t, "claude-code", prov.Find(`[data-testid="agent-name"]`).Text())
+	assert.Equal(t, "unknown", attr(t, prov.Find(`[data-testid="reach"]`), "data-reach"), "no roster yet: unknown, said so")
 	assert.Equal(t, "run_7", prov.Find(`[data-testid="prov-run"]`).Text())
 	src := prov.Find(`[data-testid="prov-source"]`)
 	assert.Equal(t, "aep://demo.example/agents/claude-code/instance-0001", attr(t, src, "title"), "full source in the title")
@@ -217,18 +218,42 @@ func TestCardSettledGist(t *testing.T) {
 	assert.Equal(t, 0, doc.Find(`[data-testid="gist"]`).Length(), "an open card shows its whole prompt instead")
 }
 
+// A card shows one of four reaches beside its agent, and an open card
+// that cannot take an answer now says why.
 func TestCardReachability(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct {
+		reach      inbox.Reach
+		kind, text string
+		note       string // a substring of the card's note; "" = none
+	}{
+		{inbox.ReachConnected, "yes", "connected", ""},
+		{inbox.ReachNoControl, "no-control", "connected, takes no answers here",
+			"The agent is connected but takes no answers over the relay (it does not accept control.attention.respond): an answer sent now will be refused."},
+		{inbox.ReachAmbiguous, "ambiguous", "claimed by more than one agent", "More than one agent claims this session"},
+		{inbox.ReachNotConnected, "no", "not connected", "The agent is not connected"},
+		{inbox.ReachUnknown, "unknown", "connection unknown", ""},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			t.Parallel()
+			o := answerable()
+			o.Reachable = tc.reach
+			doc := cardDoc(t, sample(t, "cinput"), o)
+			reach := doc.Find(`[data-testid="reach"]`)
+			assert.Equal(t, tc.kind, attr(t, reach, "data-reach"))
+			assert.Equal(t, tc.text, reach.Text())
+			notes := doc.Find(`[data-testid="card-notice"]`)
+			if tc.note == "" {
+				assert.Equal(t, 0, notes.Length(), "no note: got %q", notes.Text())
+				return
+			}
+			assert.Contains(t, notes.Text(), tc.note)
+		})
+	}
 	o := answerable()
-	o.Reachable = inbox.ReachNotConnected
-	doc := cardDoc(t, sample(t, "cinput"), o)
-	assert.Equal(t, "no", attr(t, doc.Find(`[data-testid="reach"]`), "data-reach"))
-	assert.Contains(t, doc.Find(`[data-testid="card-notice"]`).Text(), "The agent is not connected")
-	o.Reachable = inbox.ReachConnected
-	doc = cardDoc(t, sample(t, "cinput"), o)
-	assert.Equal(t, "connected", doc.Find(`[data-testid="reach"]`).Text())
-	o.Reachable = inbox.ReachUnknown
-	assert.Equal(t, 0, cardDoc(t, sample(t, "cinput"), o).Find(`[data-testid="reach"]`).Length())
+	o.CanSubmit = false
+	assert.Equal(t, 0, cardDoc(t, sample(t, "cinput"), o).Find(`[data-testid="reach"]`).Length(),
+		"watch-only: reach does not matter, so none is shown")
 }
 
 func TestCardsHaveNoInlineScriptOrStyle(t *testing.T) {

@@ -43,7 +43,7 @@ type benchBrowser struct {
 type benchCardView struct {
 	version uint64
 	state   string               // the article's data-state
-	reach   string               // the provenance's data-reach: yes, no or ""
+	reach   string               // the provenance's data-reach: yes, no-control, ambiguous, no, unknown or ""
 	first   map[string]time.Time // when each state was first seen
 }
 

@@ -128,6 +128,7 @@ func handleMetrics(in Inbox, up Upstream, m *Metrics) http.HandlerFunc {
 		counter("aepforms_slow_clients_total", "Connections cut for sending a body or reading a response too slowly.", m.SlowClients.Load())
 		counter("aepforms_wrong_secrets_total", "Wrong operator secrets presented (sign-in and Bearer).", m.WrongSecrets.Load())
 		counter("aepforms_guess_refusals_total", "Requests refused (429) by the guessing limits.", m.GuessRefusals.Load())
+		counter("aepforms_invalid_events_total", "Feed events that broke the AEP envelope rules (an invalid request is shown malformed; the rest change no card).", int64(st.Invalid))
 		m.mu.Lock()
 		for result, n := range m.posts {
 			answers[result] += n

@@ -95,7 +95,7 @@ func TestMetrics(t *testing.T) {
 	m := h.scrape(auth...)
 	for _, name := range []string{"aepforms_pending_cards", "aepforms_feed_connected", "aepforms_respond_connected",
 		"aepforms_feed_reconnects_total", "aepforms_browsers_connected", "aepforms_push_drops_total",
-		"aepforms_slow_clients_total", "aepforms_wrong_secrets_total", "aepforms_guess_refusals_total"} {
+		"aepforms_slow_clients_total", "aepforms_wrong_secrets_total", "aepforms_guess_refusals_total", "aepforms_invalid_events_total"} {
 		_, ok := m[name]
 		assert.True(t, ok, "metric %s missing: %v", name, m)
 	}

@@ -58,20 +58,20 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr *sqlite.Journal, 
 	// again after a restart, are not taken for another sender's.
 	source := jr.Identity().Source
 	g.in = inbox.New(inbox.Options{Journal: jr, OwnSources: []string{source, legacyUISource()},
-		MaxPending: cfg.maxPending, MaxBytes: int64(cfg.maxBytes), MaxControls: cfg.maxControls})
+		MaxPending: cfg.maxPending, MaxBytes: int64(cfg.maxBytes), MaxControls: cfg.maxControls, Logger: logger.With("part", "inbox")})
 	feedCfg := feed.Config{RelayURL: relayURL, Token: token, SilenceTimeout: cfg.feedSilence, Logger: logger.With("part", "feed")}
 	deps := web.Deps{Inbox: g.in}
 	if token != "" {
 		g.respond = respond.New(respond.Config{
-			RelayURL: relayURL, Token: token, Agent: cfg.agentName, Source: source, AckWindow: cfg.ackWindow,
+			RelayURL: relayURL, Token: token, Agent: cfg.agentName, Source: source, AckWindow: cfg.ackWindow, RosterInterval: cfg.rosterIntvl,
 			Reporter: g.in, Logger: logger.With("part", "respond"),
 			// A roster change (an agent connected or left) re-renders the
 			// open cards whose agent's reach changed.
 			Notify: func() { g.in.RefreshReach(g.respond.Reach) },
 		})
-		// A new session: read the roster again, so its cards know whether
-		// their agent is connected before the operator types.
-		feedCfg.SessionStarted = g.respond.Refresh
+		// Session lifecycle and agent.* events: read the roster again, so
+		// a card's reach follows its agent starting, stopping or dying.
+		feedCfg.OnEvent = g.respond.Observe
 		deps.Submitter, deps.Roster = g.respond, g.respond
 	}
 	g.feed = feed.New(feedCfg)

@@ -42,6 +42,7 @@ type serveConfig struct {
 	feedSilence   time.Duration
 	heartbeat     time.Duration
 	ackWindow     time.Duration
+	rosterIntvl   time.Duration
 	demoEvery     time.Duration
 	bodyTimeout   time.Duration
 	respTimeout   time.Duration
@@ -118,6 +119,7 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.DurationVar(&c.feedSilence, "feed-silence", envDur("AEPFORMS_FEED_SILENCE", 60*time.Second), "reconnect the relay feed after this long without a byte (env AEPFORMS_FEED_SILENCE)")
 	fs.DurationVar(&c.heartbeat, "heartbeat", envDur("AEPFORMS_HEARTBEAT", 15*time.Second), "browser push heartbeat interval (env AEPFORMS_HEARTBEAT)")
 	fs.DurationVar(&c.ackWindow, "ack-window", envDur("AEPFORMS_ACK_WINDOW", 0), "wait this long for an agent's ack; 0 uses the agent's declared window, else 10s (env AEPFORMS_ACK_WINDOW)")
+	fs.DurationVar(&c.rosterIntvl, "roster-interval", envDur("AEPFORMS_ROSTER_INTERVAL", 30*time.Second), "re-read the relay's roster (which agents are connected) this often (env AEPFORMS_ROSTER_INTERVAL)")
 	fs.DurationVar(&c.demoEvery, "demo-every", envDur("AEPFORMS_DEMO_EVERY", 30*time.Second), "with --demo: ask one more question this often, 0 = never (env AEPFORMS_DEMO_EVERY)")
 	fs.DurationVar(&c.bodyTimeout, "body-timeout", envDur("AEPFORMS_BODY_TIMEOUT", 30*time.Second), "cut a client that takes longer to send a post's body (env AEPFORMS_BODY_TIMEOUT)")
 	fs.DurationVar(&c.respTimeout, "response-timeout", envDur("AEPFORMS_RESPONSE_TIMEOUT", 30*time.Second), "cut a client that takes longer to read a response; the push stream bounds each write instead (env AEPFORMS_RESPONSE_TIMEOUT)")
@@ -161,6 +163,9 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 		if d.v < 0 {
 			return c, fmt.Errorf("%w: %s %v: a duration cannot be negative", ErrUsage, d.name, d.v)
 		}
+	}
+	if c.rosterIntvl <= 0 {
+		return c, fmt.Errorf("%w: --roster-interval %v: must be positive", ErrUsage, c.rosterIntvl)
 	}
 	if c.maxConns < 1 {
 		return c, fmt.Errorf("%w: --max-conns %d: at least 1", ErrUsage, c.maxConns)

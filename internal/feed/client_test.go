@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -50,7 +51,7 @@ func TestDefaultFilterPullsWhatTheInboxNeeds(t *testing.T) {
 		Type []string `json:"type"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(DefaultFilter), &f))
-	assert.ElementsMatch(t, []string{"attention.*", "control.*", "session.*", "run.*"}, f.Type)
+	assert.ElementsMatch(t, []string{"attention.*", "control.*", "session.*", "run.*", "agent.*"}, f.Type)
 }
 
 func TestAppliesLiveEventsOnce(t *testing.T) {
@@ -377,5 +378,39 @@ func TestParseReplayExhausted(t *testing.T) {
 			assert.Equal(t, tc.session, s)
 			assert.Equal(t, tc.pos, p)
 		})
+	}
+}
+
+// OnEvent sees every event the sink took, after the sink (the app re-reads
+// the roster on session lifecycle and agent liveness events).
+func TestOnEventFollowsTheSink(t *testing.T) {
+	t.Parallel()
+	tr := newTestRelay(t)
+	sink := newRecSink()
+	seen := make(chan string, 16)
+	cfg := testConfig(tr.URL())
+	cfg.OnEvent = func(e *aep.Event) {
+		if sink.count(e.Key()) != 1 {
+			t.Errorf("OnEvent(%s) before the sink took it", e.ID())
+		}
+		seen <- e.Type()
+	}
+	startClient(t, cfg, sink)
+	waitConnected(t, sink)
+	a := event(t, "s1", 0, "session.started", "A")
+	tr.add(a, event(t, "s1", 1, "attention.requested", "B"), a)
+	waitApplied(t, sink, 2)
+	for _, want := range []string{"session.started", "attention.requested"} {
+		select {
+		case got := <-seen:
+			assert.Equal(t, want, got)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("OnEvent not called for %s", want)
+		}
+	}
+	select {
+	case got := <-seen:
+		t.Errorf("OnEvent called again (%s) for a redelivery", got)
+	default:
 	}
 }

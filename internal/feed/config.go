@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/backoff"
 	"github.com/aepforms/aepforms/internal/sse"
 )
@@ -14,10 +15,11 @@ import (
 // DefaultFilter is the attr-match filter the inbox needs: the attention
 // lifecycle, every control event (the acks to our commands, and other
 // senders' control.attention.respond, which shows a request answered
-// elsewhere), session lifecycle (session.ended settles open cards) and run
-// lifecycle (run grouping on cards). Tool, progress and other traffic is
-// left at the relay.
-const DefaultFilter = `{"type":["attention.*","control.*","session.*","run.*"]}`
+// elsewhere), session lifecycle (session.ended settles open cards), run
+// lifecycle (run grouping on cards) and agent liveness (agent.*: the
+// roster is re-read, so a card's reach stays true). Tool, progress and
+// other traffic is left at the relay.
+const DefaultFilter = `{"type":["attention.*","control.*","session.*","run.*","agent.*"]}`
 
 // Defaults of Config.
 const (
@@ -75,11 +77,12 @@ type Config struct {
 	Now func() time.Time
 	// Rand returns a number in [0, 1) for backoff jitter; nil = math/rand/v2.Float64.
 	Rand func() float64
-	// SessionStarted, when set, is called after a session.started event
-	// reached the sink (the respond path re-reads the relay's roster then,
-	// so a new agent's cards know it is connected before the operator
-	// types). It is called from Run's goroutine and should not block.
-	SessionStarted func()
+	// OnEvent, when set, is called with every event after it reached the
+	// sink (app: the respond path re-reads the relay's roster on session
+	// lifecycle and agent.* liveness events, so a card's reach follows an
+	// agent that starts, stops or dies). It is called from Run's goroutine
+	// and must not block or keep the event.
+	OnEvent func(*aep.Event)
 }
 
 // withDefaults returns c with zero values replaced by the defaults.

@@ -65,7 +65,7 @@ func (rr *realRelay) post(t *testing.T, token string, e *aep.Event) {
 
 // inboxTypes reports whether DefaultFilter passes type typ.
 func inboxTypes(typ string) bool {
-	for _, p := range []string{"attention.", "control.", "session.", "run."} {
+	for _, p := range []string{"attention.", "control.", "session.", "run.", "agent."} {
 		if strings.HasPrefix(typ, p) {
 			return true
 		}

@@ -170,8 +170,8 @@ func (r *run) message(m sse.Message) {
 		return
 	}
 	r.sink.Apply(e)
-	if r.cfg.SessionStarted != nil && e.Type() == "session.started" {
-		r.cfg.SessionStarted()
+	if r.cfg.OnEvent != nil {
+		r.cfg.OnEvent(e)
 	}
 }
 

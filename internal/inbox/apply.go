@@ -7,7 +7,10 @@ import (
 )
 
 // Apply ingests one event from the feed. Events are deduplicated on
-// (source, id); lifecycle events whose request is not known yet are held
+// (source, id), then checked against the envelope rules
+// (aep.ValidateEnvelope): an invalid event changes no card, but an
+// invalid attention.requested is shown as a malformed card that says
+// which rule it broke (validate.go). Lifecycle events whose request is not known yet are held
 // and applied when it arrives, so delivery order does not change the
 // result. Types the inbox does not use are accepted and ignored. Apply
 // never blocks on subscribers.
@@ -17,6 +20,14 @@ func (in *Inbox) Apply(e *aep.Event) {
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
+	if !handles(e.Type()) {
+		// Types the inbox does not use (agent.* liveness, run.*) take no
+		// dedupe memory; they are only checked and counted when invalid.
+		if err := aep.ValidateEnvelope(e); err != nil {
+			in.invalidEvent(e, err)
+		}
+		return
+	}
 	if e.ID() != "" {
 		k := e.Key()
 		if in.seen.has(k) {
@@ -24,16 +35,30 @@ func (in *Inbox) Apply(e *aep.Event) {
 		}
 		in.seen.put(k, struct{}{})
 	}
-	in.dispatch(e)
+	if err := aep.ValidateEnvelope(e); err != nil {
+		in.invalidEvent(e, err)
+	} else {
+		in.dispatch(e)
+	}
 	in.drain()
 	in.commit()
 }
 
-// dispatch routes e to its handler by type.
+// handles reports whether dispatch has a handler for events of type typ.
+func handles(typ string) bool {
+	switch typ {
+	case "attention.requested", "attention.routed", "attention.answered", "attention.resolved", "attention.timeout",
+		"control.attention.respond", "control.accepted", "control.rejected", "session.ended":
+		return true
+	}
+	return false
+}
+
+// dispatch routes e to its handler by type (handles lists them).
 func (in *Inbox) dispatch(e *aep.Event) {
 	switch e.Type() {
 	case "attention.requested":
-		in.onRequested(e)
+		in.onRequested(e, nil)
 	case "attention.routed", "attention.answered", "attention.resolved", "attention.timeout",
 		"control.attention.respond":
 		in.onLifecycle(e)
@@ -163,7 +188,7 @@ func (in *Inbox) applyLifecycle(en *entry, e *aep.Event) bool {
 		var d aep.Answered
 		o := &Recorded{Capture: e.Capture(), EventID: e.ID(), Time: e.Time(), Cause: e.Cause()}
 		if err := e.DecodeData(&d); err != nil {
-			o.Malformed = "the answer does not decode: " + err.Error()
+			o.Malformed = "the answer does not decode: " + decodeWords("its data", err)
 		}
 		o.Answer, o.By, o.Via = d.Answer, d.By, d.Via
 		c.Recorded, en.answeredAt = o, at

@@ -32,14 +32,14 @@ func TestHostileRequests(t *testing.T) {
 		data      string
 		malformed string // a substring of Card.Malformed; "" = well formed
 	}{
-		{"data is a string", `"hello"`, "does not decode"},
-		{"data is an array", `[1,2]`, "does not decode"},
-		{"prompt is a number", `{"kind":"input","prompt":42}`, "does not decode"},
-		{"fields is an object", `{"kind":"form","prompt":"p","fields":{"id":"a"}}`, "does not decode"},
-		{"min is a string", `{"kind":"form","prompt":"p","fields":[{"id":"a","type":"number","label":"A","min":"0"}]}`, "does not decode"},
-		{"required is a string", `{"kind":"form","prompt":"p","fields":[{"id":"a","type":"string","label":"A","required":"yes"}]}`, "does not decode"},
-		{"respond_via is a string", `{"kind":"input","prompt":"p","respond_via":"oob"}`, "does not decode"},
-		{"number overflow", `{"kind":"form","prompt":"p","fields":[{"id":"a","type":"number","label":"A","max":1e400}]}`, "does not decode"},
+		{"data is a string", `"hello"`, "its data must be an object"},
+		{"data is an array", `[1,2]`, "its data must be an object"},
+		{"prompt is a number", `{"kind":"input","prompt":42}`, `"prompt" is not text (it is a number)`},
+		{"fields is an object", `{"kind":"form","prompt":"p","fields":{"id":"a"}}`, `"fields" is not a list (it is an object)`},
+		{"min is a string", `{"kind":"form","prompt":"p","fields":[{"id":"a","type":"number","label":"A","min":"0"}]}`, `"fields.min" is not a number in range (it is text)`},
+		{"required is a string", `{"kind":"form","prompt":"p","fields":[{"id":"a","type":"string","label":"A","required":"yes"}]}`, `"fields.required" is not true or false (it is text)`},
+		{"respond_via is a string", `{"kind":"input","prompt":"p","respond_via":"oob"}`, `"respond_via" is not a list (it is text)`},
+		{"number overflow", `{"kind":"form","prompt":"p","fields":[{"id":"a","type":"number","label":"A","max":1e400}]}`, `"fields.max" is a number out of range`},
 		{"kind missing", `{"prompt":"p"}`, "kind is missing"},
 		{"duplicate field ids", `{"kind":"form","prompt":"p","fields":[{"id":"a","type":"string","label":"A"},{"id":"a","type":"boolean","label":"B"}]}`, `"a"`},
 		{"select without choices", `{"kind":"form","prompt":"p","fields":[{"id":"a","type":"select","label":"A"}]}`, "without choices"},
@@ -69,6 +69,9 @@ func TestHostileRequests(t *testing.T) {
 				return
 			}
 			assert.Contains(t, c.Malformed, tc.malformed, "Malformed got %q", c.Malformed)
+			for _, internal := range []string{"json:", "Go ", "aep.", "struct"} {
+				assert.NotContains(t, c.Malformed, internal, "the operator's words, not Go's")
+			}
 			_, err := in.BeginSubmission(c.ID, Submission{Token: "t", CommandID: "c"})
 			assert.ErrorIs(t, err, ErrMalformed)
 		})
@@ -111,15 +114,23 @@ func TestHostileLifecycle(t *testing.T) {
 		{"latency is a string", lc("attention.resolved", `{"resolution":"answered","latency_ms":"soon"}`), func(t *testing.T, c Card) {
 			assert.Equal(t, StateResolved, c.State)
 		}},
+		{"timeout data has the wrong member types", lc("attention.timeout", `{"after_ms":"soon"}`), func(t *testing.T, c Card) {
+			assert.Equal(t, StateTimedOut, c.State, "a timeout is a fact even when its data is unreadable")
+		}},
+		// Data that is not an object breaks the envelope rules: the event
+		// changes no card (validate.go).
 		{"timeout data is an array", lc("attention.timeout", `[1]`), func(t *testing.T, c Card) {
-			assert.Equal(t, StateTimedOut, c.State)
-			assert.Nil(t, c.TimeoutMS)
+			assert.Equal(t, StatePending, c.State)
 		}},
 		{"route data is a number", lc("attention.routed", `7`), func(t *testing.T, c Card) {
-			assert.Equal(t, StateRouted, c.State)
+			assert.Equal(t, StatePending, c.State)
 		}},
-		{"reject data is a string", `{"aep":"0.1","id":"k","type":"control.rejected","cause":"c1","time":"t","source":"` + testSource +
+		{"reject data is a string", `{"aep":"0.1","id":"k","type":"control.rejected","cause":"c1","time":"2026-07-03T10:00:01Z","source":"` + testSource +
 			`","agent":"demo","session":"s1","seq":2,"data":"nope"}`, func(t *testing.T, c Card) {
+			assert.Equal(t, SubmissionSending, c.Submission.State)
+		}},
+		{"reject reason is a number", `{"aep":"0.1","id":"k","type":"control.rejected","cause":"c1","time":"2026-07-03T10:00:01Z","source":"` + testSource +
+			`","agent":"demo","session":"s1","seq":2,"data":{"reason":7}}`, func(t *testing.T, c Card) {
 			assert.Equal(t, SubmissionRejected, c.Submission.State)
 		}},
 	}
@@ -150,7 +161,7 @@ func TestOddEnvelopes(t *testing.T) {
 	in.Apply(raw(t, `{"type":"x.vendor.thing","id":"d","session":"s1","data":{"any":"thing"}}`))
 	cards := in.Cards(Query{})
 	require.Len(t, cards, 1)
-	assert.Equal(t, "the request has no id", cards[0].Malformed)
+	assert.Contains(t, cards[0].Malformed, "it has no event id", "an envelope without its required attributes is shown malformed")
 }
 
 // TestOrphansBounded: lifecycle events for requests never seen are held

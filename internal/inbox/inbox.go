@@ -1,6 +1,7 @@
 package inbox
 
 import (
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -58,6 +59,9 @@ type Options struct {
 	// another sender answering. Empty: none are ours but those
 	// BeginSubmission recorded.
 	OwnSources []string
+	// Logger receives what the operator does not see on a card (an event
+	// that breaks the envelope rules, once per source). Nil discards.
+	Logger *slog.Logger
 }
 
 func (o Options) withDefaults() Options {
@@ -68,6 +72,9 @@ func (o Options) withDefaults() Options {
 		o.Journal = NewMemoryJournal()
 	}
 	o.OwnSources = slices.Clone(o.OwnSources)
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
 	def := func(v *int, d int) {
 		if *v <= 0 {
 			*v = d
@@ -158,6 +165,9 @@ type Inbox struct {
 	droppedOthers uint64                // those of agents past maxDroppedAgents
 
 	reach map[string]Reach // the last reach RefreshReach read, by open session
+
+	invalid       uint64                  // events that broke the envelope rules (validate.go)
+	invalidLogged *fifo[string, struct{}] // sources already logged for one
 }
 
 // New returns an empty Inbox.
@@ -178,6 +188,7 @@ func New(opts Options) *Inbox {
 	in.seen = newFIFO[aep.Key, struct{}](opts.MaxSeen, nil)
 	in.ended = newFIFO[aep.SessionKey, endMark](opts.MaxSeen, nil)
 	in.orphans = newFIFO(opts.MaxOrphans, in.unindexOrphan)
+	in.invalidLogged = newFIFO[string, struct{}](maxInvalidSources, nil)
 	return in
 }
 

@@ -9,7 +9,9 @@ import (
 
 // onRequested creates the card for an attention.requested, once per
 // (source, session, id), and wakes the lifecycle events waiting for it.
-func (in *Inbox) onRequested(e *aep.Event) {
+// invalid is the envelope rule it broke (nil when none): such a request
+// is shown, malformed, never as a form.
+func (in *Inbox) onRequested(e *aep.Event, invalid error) {
 	key := RequestKey{Source: e.Source(), Session: e.Session(), RequestID: e.ID()}
 	id := key.CardID()
 	if _, ok := in.byID[id]; ok {
@@ -29,6 +31,9 @@ func (in *Inbox) onRequested(e *aep.Event) {
 	}
 	err := e.DecodeData(&c.Request)
 	c.Malformed = in.malformed(e, c.Request, err)
+	if invalid != nil {
+		c.Malformed = envelopeWords(e, invalid)
+	}
 	if c.Request.ExpiresAt != "" {
 		t, perr := time.Parse(time.RFC3339Nano, c.Request.ExpiresAt)
 		if perr == nil {
@@ -56,7 +61,7 @@ func (in *Inbox) malformed(e *aep.Event, req aep.Request, decodeErr error) strin
 		return "the request has no id"
 	}
 	if decodeErr != nil {
-		return "the request data does not decode: " + decodeErr.Error()
+		return decodeWords("the request data", decodeErr)
 	}
 	max := in.opts.MaxFormItems
 	if len(req.Fields) > max {

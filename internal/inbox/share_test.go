@@ -3,6 +3,7 @@ package inbox
 import (
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,10 +14,13 @@ import (
 
 // ask is one input request from agent, in the agent's own session, with a
 // prompt of promptBytes bytes.
+// askSeq numbers the asks (a session-scoped event needs a seq).
+var askSeq atomic.Int64
+
 func ask(t testing.TB, agent, id string, promptBytes int) *aep.Event {
 	t.Helper()
 	return ev(t, aep.Envelope{ID: id, Type: "attention.requested", Source: "aep://h/" + agent, Agent: agent,
-		Session: "s-" + agent, Data: aep.Request{Kind: aep.KindInput, Prompt: strings.Repeat("x", promptBytes)}})
+		Session: "s-" + agent, Seq: aep.Int64(askSeq.Add(1)), Data: aep.Request{Kind: aep.KindInput, Prompt: strings.Repeat("x", promptBytes)}})
 }
 
 // heldBy lists the request ids of the open cards each agent holds.
@@ -105,7 +109,7 @@ func TestByteBoundTakesSettledCardsFirst(t *testing.T) {
 	in := New(Options{MaxBytes: 10_000})
 	in.Apply(ask(t, "big", "b0", 4000))
 	in.Apply(ev(t, aep.Envelope{ID: "res", Type: "attention.resolved", Source: "aep://h/big", Agent: "big", Session: "s-big",
-		Subject: "b0", Data: aep.Resolved{Resolution: aep.ResolutionAuto}}))
+		Subject: "b0", Seq: aep.Int64(askSeq.Add(1)), Data: aep.Resolved{Resolution: aep.ResolutionAuto}}))
 	in.Apply(ask(t, "big", "b1", 4000))
 	in.Apply(ask(t, "big", "b2", 4000))
 	_, ok := in.Card(RequestKey{Source: "aep://h/big", Session: "s-big", RequestID: "b0"}.CardID())
@@ -233,7 +237,7 @@ func TestSettledAnswersAreStillBounded(t *testing.T) {
 		require.NoError(t, err)
 		in.SettleSubmission(id, "cmd"+n, SubmissionAccepted, "", "")
 		in.Apply(ev(t, aep.Envelope{ID: "ans" + n, Type: "attention.answered", Source: "aep://h/a", Agent: "a", Session: "s-a",
-			Subject: "r" + n, Cause: "cmd" + n, Data: aep.Answered{Answer: aep.Answer{Option: "ok"}}}))
+			Subject: "r" + n, Cause: "cmd" + n, Seq: aep.Int64(askSeq.Add(1)), Data: aep.Answered{Answer: aep.Answer{Option: "ok"}}}))
 	}
 	cards := in.Cards(Query{})
 	require.Len(t, cards, 1, "one settled card kept")

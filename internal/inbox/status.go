@@ -26,6 +26,9 @@ type Status struct {
 	// DroppedOthers those of agents past the first 1024 to lose one.
 	Dropped       []Dropped
 	DroppedOthers uint64
+	// Invalid counts the events that broke the AEP envelope rules and
+	// changed no card (an invalid request is shown malformed).
+	Invalid uint64
 }
 
 // Status returns the feed state, the notices (oldest first) and the number
@@ -40,6 +43,7 @@ func (in *Inbox) Status() Status {
 		Pending:       len(in.byID) - len(in.settled),
 		Dropped:       in.droppedLocked(),
 		DroppedOthers: in.droppedOthers,
+		Invalid:       in.invalid,
 	}
 }
 

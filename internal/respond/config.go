@@ -71,6 +71,16 @@ type Config struct {
 	// failed attempt and is jittered into [d/2, d]. Defaults 250 ms and 30 s.
 	BackoffMin, BackoffMax time.Duration
 
+	// RosterInterval is how often the relay's roster is re-read while
+	// connected, so a card's reach follows an agent that went away without
+	// a word. It is also re-read on every connection, on Refresh (session
+	// lifecycle and agent.* events: Observe), after a no-route or
+	// ambiguous error and after an ack window of silence. Default 30 s.
+	RosterInterval time.Duration
+	// Tick makes the RosterInterval ticker: its channel and a stop
+	// function. Nil uses time.NewTicker; tests tick by hand.
+	Tick func(d time.Duration) (<-chan time.Time, func())
+
 	// Reporter receives every command's outcome. Nil discards them.
 	Reporter Reporter
 	// Notify, when set, is called after the connection state or the roster
@@ -91,6 +101,8 @@ const (
 	DefaultMaxFrame  = 16 << 20
 	DefaultAckWindow = 10 * time.Second
 	DefaultRetries   = 2
+	// DefaultRosterInterval is how often the roster is re-read unasked.
+	DefaultRosterInterval = 30 * time.Second
 )
 
 func (c Config) withDefaults() Config {
@@ -128,6 +140,13 @@ func (c Config) withDefaults() Config {
 	setDur(&c.WriteTimeout, 10*time.Second)
 	setDur(&c.PingInterval, 30*time.Second)
 	setDur(&c.SilenceTimeout, 90*time.Second)
+	setDur(&c.RosterInterval, DefaultRosterInterval)
+	if c.Tick == nil {
+		c.Tick = func(d time.Duration) (<-chan time.Time, func()) {
+			t := time.NewTicker(d)
+			return t.C, t.Stop
+		}
+	}
 	setDur(&c.BackoffMin, 250*time.Millisecond)
 	setDur(&c.BackoffMax, 30*time.Second)
 	if c.BackoffMax < c.BackoffMin {

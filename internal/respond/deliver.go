@@ -102,6 +102,7 @@ func (d *delivery) on(ctx context.Context, cn *conn) (o outcome, done bool) {
 		}
 		c.log.Info("no ack within the window; checking replay", "command", cmd.id,
 			"window", window, "sent", d.sent)
+		c.Refresh() // silence may mean the agent is gone: re-read the roster
 		// Replay check: an ack the live subscription missed (a relay may
 		// drop info events toward a slow consumer) is in the session's
 		// buffer; a fresh subscription replays it. The old one goes first

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
 )
 
@@ -131,4 +132,25 @@ func (c *Client) Roster() ([]RosterEntry, bool) {
 	}
 	slices.SortStableFunc(out, func(a, b RosterEntry) int { return strings.Compare(a.Session, b.Session) })
 	return out, true
+}
+
+// Observe re-reads the roster (Refresh, coalesced) after an event that may
+// change it: session lifecycle (session.*), agent liveness (agent.*), and
+// a question from a session the last snapshot did not have (an agent may
+// claim a session without a session.started). It is feed.Config.OnEvent;
+// it never blocks.
+func (c *Client) Observe(e *aep.Event) {
+	switch {
+	case rosterEvent(e.Type()):
+		c.Refresh()
+	case e.Type() == "attention.requested":
+		if r, _ := c.roster.reach(e.Session()); r == inbox.ReachNotConnected {
+			c.Refresh()
+		}
+	}
+}
+
+// rosterEvent reports whether an event of type typ may change the roster.
+func rosterEvent(typ string) bool {
+	return strings.HasPrefix(typ, "session.") || strings.HasPrefix(typ, "agent.")
 }

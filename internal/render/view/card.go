@@ -74,7 +74,12 @@ type Provenance struct {
 	Capture      string // capture level name
 	Severity     string // set only when warning or above
 	Reach        inbox.Reach
-	Deadline     *Countdown // nil when the request has no expires_at
+	// ReachKind is data-reach: yes (connected, takes answers), no-control
+	// (connected, takes no answers over the relay), ambiguous, no (not
+	// connected), unknown (no roster); "" shows nothing (watch-only).
+	ReachKind string
+	ReachText string     // ReachKind in words (words.go)
+	Deadline  *Countdown // nil when the request has no expires_at
 }
 
 // Countdown is a live deadline: the browser ticks it, the server renders
@@ -190,8 +195,15 @@ func cardNotes(c inbox.Card, opts Options, open, inFlight bool) []Note {
 	var n []Note
 	if !opts.CanSubmit {
 		n = append(n, Note{Tone: "info", Text: words.note["watch-only"]})
-	} else if opts.Reachable.Known() && !opts.Reachable.TakesAnswers() && !inFlight {
-		n = append(n, Note{Tone: "warning", Text: words.note["not-connected"]})
+	} else if !inFlight {
+		switch opts.Reachable {
+		case inbox.ReachNotConnected:
+			n = append(n, Note{Tone: "warning", Text: words.note["not-connected"]})
+		case inbox.ReachNoControl:
+			n = append(n, Note{Tone: "warning", Text: words.note["no-control"]})
+		case inbox.ReachAmbiguous:
+			n = append(n, Note{Tone: "warning", Text: words.note["ambiguous"]})
+		}
 	}
 	for _, r := range c.Responders {
 		who := r.Agent

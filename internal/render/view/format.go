@@ -27,6 +27,10 @@ func provenance(c inbox.Card, opts Options) Provenance {
 	if c.Severity >= aep.SeverityWarning {
 		p.Severity = c.Severity.String()
 	}
+	if opts.CanSubmit {
+		p.ReachKind = reachKind(opts.Reachable)
+		p.ReachText = words.reach[p.ReachKind]
+	}
 	asked := c.AskedAt
 	if asked.IsZero() {
 		asked = c.ReceivedAt
@@ -212,4 +216,19 @@ func clampMs(v int64) int64 {
 		return 0
 	}
 	return v
+}
+
+// reachKind is a reach's data-reach value (words.reach's key).
+func reachKind(r inbox.Reach) string {
+	switch r {
+	case inbox.ReachConnected:
+		return "yes"
+	case inbox.ReachNoControl:
+		return "no-control"
+	case inbox.ReachAmbiguous:
+		return "ambiguous"
+	case inbox.ReachNotConnected:
+		return "no"
+	}
+	return "unknown"
 }

@@ -26,6 +26,9 @@ var words = struct {
 	refusal map[error]Refusal
 	// Notes on an open card.
 	note map[string]string
+	// Whether a card's agent takes answers now (the relay's roster), by
+	// the reach's data-reach value; shown beside the agent's name.
+	reach map[string]string
 	// The page's own words about its connection to this UI's server.
 	page map[string]string
 	// The page's status lines (the banners).
@@ -88,11 +91,20 @@ var words = struct {
 	note: map[string]string{
 		"watch-only":         "Watch-only: this UI has no control token for the relay, so it cannot send answers.",
 		"not-connected":      "The agent is not connected: an answer sent now will not reach it.",
+		"no-control":         "The agent is connected but takes no answers over the relay (it does not accept control.attention.respond): an answer sent now will be refused.",
+		"ambiguous":          "More than one agent claims this session: the relay will refuse an answer sent now.",
 		"refused-other":      "An answer from %s was refused by the agent.",
 		"answering":          "Someone else is answering: %s sent an answer.",
 		"another":            "another sender",
 		"look-alike":         "These choices look alike: check which one you mean before you choose.",
 		"look-alike-options": "These options look alike: check which one you mean before you choose.",
+	},
+	reach: map[string]string{
+		"yes":        "connected",
+		"no-control": "connected, takes no answers here",
+		"ambiguous":  "claimed by more than one agent",
+		"no":         "not connected",
+		"unknown":    "connection unknown",
 	},
 	page: map[string]string{
 		"unreachable": "aepforms is not reachable; what you typed is kept in this browser. Sending is off until it is back.",
