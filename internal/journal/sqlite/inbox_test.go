@@ -24,7 +24,7 @@ func TestTheInboxWritesAheadIntoTheJournal(t *testing.T) {
 	require.NoError(t, err)
 	now := t0
 	in := inbox.New(inbox.Options{Journal: j, Now: func() time.Time { return now }, OwnSources: []string{j.Identity().Source}})
-	req, err := aep.Build(aep.Envelope{ID: "r1", Type: "attention.requested", Source: "aep://h/agent", Agent: "builder",
+	req, err := aep.Build(aep.Envelope{ID: "r1", Type: "attention.requested", Time: t0.Format(time.RFC3339Nano), Source: "aep://h/agent", Agent: "builder",
 		Session: "s1", Seq: aep.Int64(0), Capture: "full", Data: aep.Request{Kind: aep.KindForm, Prompt: "Which release?",
 			Fields: []aep.FieldSpec{{ID: "name", Type: aep.FieldString, Label: "Name", Required: true}}}})
 	require.NoError(t, err)
