@@ -57,8 +57,15 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr *sqlite.Journal, 
 	// of releases before the journal, so its own earlier commands, seen
 	// again after a restart, are not taken for another sender's.
 	source := jr.Identity().Source
-	g.in = inbox.New(inbox.Options{Journal: jr, OwnSources: []string{source, legacyUISource()},
-		MaxPending: cfg.maxPending, MaxBytes: int64(cfg.maxBytes), MaxControls: cfg.maxControls})
+	opts := inbox.Options{Journal: jr, OwnSources: []string{source, legacyUISource()},
+		MaxPending: cfg.maxPending, MaxBytes: int64(cfg.maxBytes), MaxControls: cfg.maxControls}
+	if token != "" {
+		// The command's exact bytes are built before the submission is
+		// journaled, so the journal keeps what is sent (and resent after
+		// a restart, byte for byte).
+		opts.Command = func(s inbox.Submission) ([]byte, error) { return g.respond.Build(s) }
+	}
+	g.in = inbox.New(opts)
 	feedCfg := feed.Config{RelayURL: relayURL, Token: token, SilenceTimeout: cfg.feedSilence, Logger: logger.With("part", "feed")}
 	deps := web.Deps{Inbox: g.in}
 	if token != "" {

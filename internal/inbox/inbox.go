@@ -12,6 +12,12 @@ import (
 type Options struct {
 	// Journal keeps the operator's answers; nil keeps them in memory.
 	Journal Journal
+	// Command builds a submission's exact command bytes (the respond
+	// path's Build). BeginSubmission calls it before the submission is
+	// journaled, so the journal keeps the bytes that are sent, and sent
+	// again after a restart. nil: no bytes are kept (Submission.Command
+	// stays empty and the respond path builds the command itself).
+	Command func(Submission) ([]byte, error)
 	// Now is the inbox clock (expires_at, ReceivedAt, submission times).
 	// Default time.Now.
 	Now func() time.Time
