@@ -164,6 +164,14 @@ type Inbox struct {
 	droppedOthers uint64                // those of agents past maxDroppedAgents
 
 	reach map[string]Reach // the last reach RefreshReach read, by open session
+
+	// After a restart (restore.go): journaled submissions waiting for
+	// their card, those put on a card and waiting for Resume, how many
+	// Restore loaded, and whether Resume ran.
+	restored  map[CardID]*Submission
+	resumable []string
+	restoring int
+	resumed   bool
 }
 
 // New returns an empty Inbox.
