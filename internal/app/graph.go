@@ -44,13 +44,18 @@ type serveGraph struct {
 	journal   *sqlite.Journal
 	retention time.Duration
 	logger    *slog.Logger
+
+	// catch is the feed's sink: the inbox, watched for when the feed has
+	// caught up (resume.go); resendMaxAge is --resend-max-age.
+	catch        *catchUp
+	resendMaxAge time.Duration
 }
 
 // newServeGraph builds the parts against the relay at relayURL, keeping
 // the operator's answers in jr. Without a control token the UI is
 // watch-only: no respond path.
 func newServeGraph(cfg serveConfig, relayURL, token string, jr *sqlite.Journal, logger *slog.Logger) *serveGraph {
-	g := &serveGraph{journal: jr, retention: cfg.retention, logger: logger}
+	g := &serveGraph{journal: jr, retention: cfg.retention, logger: logger, resendMaxAge: cfg.resendMaxAge}
 	// The UI's commands carry the journal's source, made once with the
 	// journal (targets dedupe on (source, id), so it must not change when
 	// the host name does). The inbox knows it, and the host-derived source
@@ -66,6 +71,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr *sqlite.Journal, 
 		opts.Command = func(s inbox.Submission) ([]byte, error) { return g.respond.Build(s) }
 	}
 	g.in = inbox.New(opts)
+	g.catch = newCatchUp(g.in, nil)
 	feedCfg := feed.Config{RelayURL: relayURL, Token: token, SilenceTimeout: cfg.feedSilence, Logger: logger.With("part", "feed")}
 	deps := web.Deps{Inbox: g.in}
 	if token != "" {
@@ -102,7 +108,21 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr *sqlite.Journal, 
 // start runs every long-lived part with goRun, which owns the goroutines
 // and waits for them.
 func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func() error)) {
-	goRun("feed", func() error { return g.feed.Run(ctx, g.in) })
+	if g.respond != nil {
+		// Before the feed brings the cards: the journal's answers still
+		// waiting for the agent go back on their cards as they come, and
+		// are sent again once the feed has caught up (resume.go). A
+		// watch-only UI leaves them in the journal.
+		if n, err := g.in.Restore(); err != nil {
+			g.logger.Error("answer journal: the answers waiting for the agent could not be read", "err", err)
+		} else if n > 0 {
+			g.logger.Info("answer journal: answers waiting for the agent before the restart", "count", n)
+			goRun("resume", func() error {
+				return resume(ctx, g.in, g.catch, g.respond, g.resendMaxAge, g.logger.With("part", "journal"))
+			})
+		}
+	}
+	goRun("feed", func() error { return g.feed.Run(ctx, g.catch) })
 	if g.respond != nil {
 		goRun("respond", func() error { return g.respond.Run(ctx) })
 	}
