@@ -21,6 +21,7 @@ import (
 var (
 	_ feed.Sink        = (*inbox.Inbox)(nil)
 	_ respond.Reporter = (*inbox.Inbox)(nil)
+	_ respond.Reporter = (*liveReporter)(nil)
 	_ web.Inbox        = (*inbox.Inbox)(nil)
 	_ web.Submitter    = (*respond.Client)(nil)
 	_ web.Roster       = (*respond.Client)(nil)
@@ -49,6 +50,7 @@ type serveGraph struct {
 	// caught up (resume.go); resendMaxAge is --resend-max-age.
 	catch        *catchUp
 	resendMaxAge time.Duration
+	reporter     *liveReporter // the respond path's outcomes to the inbox
 }
 
 // newServeGraph builds the parts against the relay at relayURL, keeping
@@ -72,12 +74,13 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr *sqlite.Journal, 
 	}
 	g.in = inbox.New(opts)
 	g.catch = newCatchUp(g.in, nil)
+	g.reporter = &liveReporter{in: g.in}
 	feedCfg := feed.Config{RelayURL: relayURL, Token: token, SilenceTimeout: cfg.feedSilence, Logger: logger.With("part", "feed")}
 	deps := web.Deps{Inbox: g.in}
 	if token != "" {
 		g.respond = respond.New(respond.Config{
 			RelayURL: relayURL, Token: token, Agent: cfg.agentName, Source: source, AckWindow: cfg.ackWindow,
-			Reporter: g.in, Logger: logger.With("part", "respond"),
+			Reporter: g.reporter, Logger: logger.With("part", "respond"),
 			// A roster change (an agent connected or left) re-renders the
 			// open cards whose agent's reach changed.
 			Notify: func() { g.in.RefreshReach(g.respond.Reach) },
@@ -108,6 +111,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr *sqlite.Journal, 
 // start runs every long-lived part with goRun, which owns the goroutines
 // and waits for them.
 func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func() error)) {
+	g.reporter.ctx = ctx
 	if g.respond != nil {
 		// Before the feed brings the cards: the journal's answers still
 		// waiting for the agent go back on their cards as they come, and

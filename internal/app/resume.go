@@ -109,3 +109,21 @@ func resume(ctx context.Context, in *inbox.Inbox, feed *catchUp, rc *respond.Cli
 	}
 	return nil
 }
+
+// liveReporter hands the respond path's outcomes to the inbox while the
+// UI runs. When serve stops, the respond path reports every command still
+// in flight as failed ("stopped"); that is no outcome of the agent's, so
+// it is dropped, and the answer stays journaled as sending, to be resumed
+// by the next serve on the same journal.
+type liveReporter struct {
+	in  *inbox.Inbox
+	ctx context.Context // serve's; set by start before the respond path runs
+}
+
+// SettleSubmission passes the outcome on unless serve is stopping.
+func (r *liveReporter) SettleSubmission(id inbox.CardID, commandID string, state inbox.SubmissionState, reason, detail string) {
+	if r.ctx != nil && r.ctx.Err() != nil {
+		return
+	}
+	r.in.SettleSubmission(id, commandID, state, reason, detail)
+}
