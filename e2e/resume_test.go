@@ -22,9 +22,10 @@ import (
 // resumeStack is a relay, a journal file and the UI serving it: started,
 // stopped and started again on the same journal, as a restart does.
 type resumeStack struct {
-	base *stack // the relay, for the agents: lives as long as the test
-	db   string
-	home string
+	base  *stack // the relay, for the agents: lives as long as the test
+	db    string
+	home  string
+	extra []string // more serve flags for the next serve
 }
 
 func newResumeStack(t *testing.T) *resumeStack {
@@ -50,8 +51,8 @@ func (r *resumeStack) serve(t *testing.T, name string) (*stack, func()) {
 // serveVia is serve with the UI pointed at relayURL (a proxy).
 func (r *resumeStack) serveVia(t *testing.T, name, relayURL string) (*stack, func()) {
 	t.Helper()
-	uiURL, ctx, stop := runApp(t, name, []string{"serve", "--relay", relayURL, "--addr", "127.0.0.1:0",
-		"--ack-window", "5m", "--db", r.db},
+	args := append([]string{"serve", "--relay", relayURL, "--addr", "127.0.0.1:0", "--ack-window", "5m", "--db", r.db}, r.extra...)
+	uiURL, ctx, stop := runApp(t, name, args,
 		map[string]string{"AEP_TOKEN": r.base.token, "HOME": r.home}, `aepforms UI listening on (http://[^\s"]+)`)
 	s := *r.base
 	s.uiURL, s.ctx = uiURL, ctx
@@ -148,4 +149,36 @@ func TestResumeAfterRestartSendsWhatWasNeverSent(t *testing.T) {
 	})
 	assert.NotContains(t, card.Find(`[data-testid="state-text"]`).Text(), "elsewhere", "the resumed answer is this UI's own")
 	assert.Len(t, commandsTo(ag, sess.ID), 1, "still one command")
+}
+
+// A journaled answer older than --resend-max-age is not sent again after
+// the restart (the agent may no longer remember its command id): its card
+// says so, shows what was sent, and takes an answer again.
+func TestResumeAfterRestartLeavesAnOverAgeAnswerUnsent(t *testing.T) {
+	t.Parallel()
+	r := newResumeStack(t)
+	ag := r.base.startAgent(t, agentOptions{scenarios: []string{agent.ScenarioPermission}, neverAck: true})
+	sess, _ := askedRequest(t, ag, agent.ScenarioPermission)
+
+	first, stopFirst := r.serve(t, "ui (first)")
+	_, _, f := first.openForm(t, sess.ID)
+	posted := first.submit(t, f, f.button(t, "Deny"), "")
+	require.Equal(t, http.StatusSeeOther, posted.status, "the answer post; body: %s", posted.body)
+	awaitCommands(t, ag, sess.ID, 1, nil)
+	stopFirst()
+
+	// Every journaled answer is over an age of zero.
+	r.extra = []string{"--resend-max-age", "0"}
+	second, _ := r.serve(t, "ui (restarted)")
+	card := second.awaitCard(t, sess.ID, "the answer not sent again", func(c *goquery.Selection) bool {
+		return c.Find(`[data-testid="state"]`).AttrOr("data-state", "") == "not-sent"
+	})
+	text := card.Find(`[data-testid="state-text"]`).Text()
+	assert.Contains(t, text, "not sent again", "the card says the answer was not sent again")
+	assert.Contains(t, card.Find(`[data-testid="state"]`).Text(), "Deny", "what was sent is shown")
+	assert.Equal(t, "true", card.AttrOr("data-open", ""), "the question is still open")
+	assert.Equal(t, 1, card.Find(`form[data-testid="answer-form"]`).Length(), "the form takes an answer again")
+	got := commandsTo(ag, sess.ID)
+	require.Len(t, got, 1)
+	assert.Equal(t, 1, got[0].Count, "nothing was sent again")
 }

@@ -95,8 +95,13 @@ func (in *Inbox) Resume(maxAge time.Duration) []Submission {
 	var out []Submission
 	for _, id := range in.resumable {
 		en := in.ours[id]
-		if en == nil || en.card.Submission == nil || en.card.Submission.CommandID != id {
-			continue // its card left the inbox, or a newer post replaced it
+		if en == nil {
+			// Its card left the inbox (its bounds) before the feed caught up.
+			in.journalSettle(id, SubmissionNotSent, ReasonGone, "", now)
+			continue
+		}
+		if en.card.Submission == nil || en.card.Submission.CommandID != id {
+			continue // a newer post replaced it
 		}
 		in.touch(en, in.derive(en, now))
 		s := en.card.Submission
