@@ -169,7 +169,7 @@ type Inbox struct {
 	// their card, those put on a card and waiting for Resume, how many
 	// Restore loaded, and whether Resume ran.
 	restored  map[CardID]*Submission
-	resumable []string
+	resumable []*Submission
 	restoring int
 	resumed   bool
 }

@@ -73,7 +73,7 @@ func (in *Inbox) restoreOnto(en *entry) {
 		en.tokens[s.Token] = true
 	}
 	in.ours[s.CommandID] = en
-	in.resumable = append(in.resumable, s.CommandID)
+	in.resumable = append(in.resumable, s)
 }
 
 // Resume decides, once the feed has caught up, what becomes of every
@@ -93,14 +93,15 @@ func (in *Inbox) Resume(maxAge time.Duration) []Submission {
 	in.resumed = true
 	now := in.opts.Now()
 	var out []Submission
-	for _, id := range in.resumable {
+	for _, rs := range in.resumable {
+		id := rs.CommandID
 		en := in.ours[id]
 		if en == nil {
 			// Its card left the inbox (its bounds) before the feed caught up.
-			in.journalSettle(id, SubmissionNotSent, ReasonGone, "", now)
+			in.settleGone(rs, now)
 			continue
 		}
-		if en.card.Submission == nil || en.card.Submission.CommandID != id {
+		if en.card.Submission != rs {
 			continue // a newer post replaced it
 		}
 		in.touch(en, in.derive(en, now))
@@ -108,6 +109,9 @@ func (in *Inbox) Resume(maxAge time.Duration) []Submission {
 		switch {
 		case !s.InFlight():
 			// The replayed acks already settled it (rejected).
+		case en.card.Recorded != nil && en.ownOutcome():
+			// The agent recorded this very answer; its ack was lost.
+			in.touch(en, in.settle(s, SubmissionAccepted, "", ""))
 		case en.card.Closed(now) != nil:
 			in.touch(en, in.settle(s, SubmissionSuperseded, "", ""))
 		case maxAge <= 0 || now.Sub(s.At) > maxAge:
@@ -118,7 +122,7 @@ func (in *Inbox) Resume(maxAge time.Duration) []Submission {
 	}
 	// What never found its card: the relay no longer holds the request.
 	for _, s := range in.restored {
-		in.journalSettle(s.CommandID, SubmissionNotSent, ReasonGone, "", now)
+		in.settleGone(s, now)
 	}
 	clear(in.restored)
 	in.resumable = nil
@@ -132,6 +136,17 @@ func (in *Inbox) Restoring() (loaded int, resumed bool) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	return in.restoring, in.resumed
+}
+
+// settleGone settles a restored submission whose card is not in the
+// inbox: one never sent to the agent's knowledge (sending) is not sent;
+// one the agent accepted stays accepted (its answer was most likely
+// recorded long ago: the relay no longer holds its question), never
+// rewritten as not sent.
+func (in *Inbox) settleGone(s *Submission, now time.Time) {
+	if s.State == SubmissionSending {
+		in.journalSettle(s.CommandID, SubmissionNotSent, ReasonGone, "", now)
+	}
 }
 
 // journalSettle keeps a state change of a submission on no card.

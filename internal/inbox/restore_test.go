@@ -17,7 +17,7 @@ func answeredBefore(t *testing.T, clk *clock, data map[string]map[string]any) *M
 		return []byte("bytes of " + s.CommandID), nil
 	}})
 	seq := int64(0)
-	for _, id := range []string{"old", "open", "answered", "expires", "acked", "nacked", "gone"} {
+	for _, id := range []string{"old", "open", "answered", "expires", "acked", "nacked", "gone", "done", "mine"} {
 		d, ok := data[id]
 		if !ok {
 			continue
@@ -26,6 +26,9 @@ func answeredBefore(t *testing.T, clk *clock, data map[string]map[string]any) *M
 		seq++
 		_, err := first.BeginSubmission(cardIDOf(id), sub("tok-"+id, "cmd-"+id))
 		require.NoError(t, err, "begin %s", id)
+		if id == "done" {
+			first.SettleSubmission(cardIDOf(id), "cmd-"+id, SubmissionAccepted, "", "")
+		}
 		if id == "old" {
 			clk.Add(time.Hour) // the others are posted an hour later
 		}
@@ -43,7 +46,7 @@ func TestResumeAfterRestart(t *testing.T) {
 	clk := newClock()
 	all := map[string]map[string]any{
 		"open": formData(""), "answered": formData(""), "old": formData(""), "acked": formData(""),
-		"nacked": formData(""), "gone": formData(""),
+		"nacked": formData(""), "gone": formData(""), "done": formData(""), "mine": formData(""),
 		"expires": formData(clk.Now().Add(time.Hour + 2*time.Minute).Format(time.RFC3339)),
 	}
 	j := answeredBefore(t, clk, all)
@@ -52,10 +55,10 @@ func TestResumeAfterRestart(t *testing.T) {
 	in := New(Options{Now: clk.Now, Journal: j})
 	n, err := in.Restore()
 	require.NoError(t, err)
-	assert.Equal(t, 7, n, "every unsettled submission is loaded")
+	assert.Equal(t, 9, n, "every unsettled submission is loaded")
 
 	seq := int64(0)
-	for _, id := range []string{"old", "open", "answered", "expires", "acked", "nacked"} { // "gone": the relay lost it
+	for _, id := range []string{"old", "open", "answered", "expires", "acked", "nacked", "mine"} { // "gone", "done": the relay no longer holds them
 		in.Apply(request(t, id, seq, all[id]))
 		seq++
 		c, ok := in.Card(cardIDOf(id))
@@ -71,6 +74,7 @@ func TestResumeAfterRestart(t *testing.T) {
 	// The feed replays what followed: an answer by someone else, the acks
 	// of two of the commands.
 	in.Apply(lifecycle(t, "attention.answered", "ans-1", "answered", "", seq, map[string]any{"answer": map[string]any{"text": "no"}, "by": "bob"}))
+	in.Apply(lifecycle(t, "attention.answered", "ans-2", "mine", "cmd-mine", seq+1, map[string]any{"answer": map[string]any{"text": "yes"}}))
 	in.Apply(lifecycle(t, "control.accepted", "ack-1", "acked", "cmd-acked", -1, map[string]any{}))
 	in.Apply(lifecycle(t, "control.rejected", "nack-1", "nacked", "cmd-nacked", -1, map[string]any{"reason": "invalid"}))
 	c, _ := in.Card(cardIDOf("acked"))
@@ -96,12 +100,15 @@ func TestResumeAfterRestart(t *testing.T) {
 		"expires":  {SubmissionSuperseded, ""},
 		"old":      {SubmissionNotSent, ReasonTooOld},
 		"nacked":   {SubmissionRejected, aepInvalid},
+		"mine":     {SubmissionAccepted, ""},
 	} {
 		c, _ := in.Card(cardIDOf(id))
 		require.NotNil(t, c.Submission, id)
 		assert.Equal(t, want.state, c.Submission.State, "%s: state", id)
 		assert.Equal(t, want.reason, c.Submission.Reason, "%s: reason", id)
 	}
+	c, _ = in.Card(cardIDOf("mine"))
+	assert.False(t, c.AnsweredElsewhere, "the answer the agent recorded from the restored command is this UI's")
 	c, _ = in.Card(cardIDOf("old"))
 	assert.NoError(t, c.CanAnswer(clk.Now()), "a too-old answer not sent again reopens the form")
 
@@ -111,7 +118,8 @@ func TestResumeAfterRestart(t *testing.T) {
 	for _, s := range waiting {
 		left = append(left, s.CommandID)
 	}
-	assert.Equal(t, []string{"cmd-open", "cmd-acked"}, left, "the journal keeps the rest settled (gone: not sent)")
+	assert.Equal(t, []string{"cmd-open", "cmd-acked", "cmd-done", "cmd-mine"}, left,
+		"the journal keeps the rest settled (gone: not sent), and an accepted answer whose question is gone stays accepted")
 	j.mu.Lock()
 	gone := *j.subs["cmd-gone"]
 	j.mu.Unlock()
