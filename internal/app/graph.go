@@ -21,6 +21,7 @@ import (
 var (
 	_ feed.Sink        = (*inbox.Inbox)(nil)
 	_ respond.Reporter = (*inbox.Inbox)(nil)
+	_ respond.Reporter = (*liveReporter)(nil)
 	_ web.Inbox        = (*inbox.Inbox)(nil)
 	_ web.Submitter    = (*respond.Client)(nil)
 	_ web.Roster       = (*respond.Client)(nil)
@@ -44,27 +45,42 @@ type serveGraph struct {
 	journal   *sqlite.Journal
 	retention time.Duration
 	logger    *slog.Logger
+
+	// catch is the feed's sink: the inbox, watched for when the feed has
+	// caught up (resume.go); resendMaxAge is --resend-max-age.
+	catch        *catchUp
+	resendMaxAge time.Duration
+	reporter     *liveReporter // the respond path's outcomes to the inbox
 }
 
 // newServeGraph builds the parts against the relay at relayURL, keeping
 // the operator's answers in jr. Without a control token the UI is
 // watch-only: no respond path.
 func newServeGraph(cfg serveConfig, relayURL, token string, jr *sqlite.Journal, logger *slog.Logger) *serveGraph {
-	g := &serveGraph{journal: jr, retention: cfg.retention, logger: logger}
+	g := &serveGraph{journal: jr, retention: cfg.retention, logger: logger, resendMaxAge: cfg.resendMaxAge}
 	// The UI's commands carry the journal's source, made once with the
 	// journal (targets dedupe on (source, id), so it must not change when
 	// the host name does). The inbox knows it, and the host-derived source
 	// of releases before the journal, so its own earlier commands, seen
 	// again after a restart, are not taken for another sender's.
 	source := jr.Identity().Source
-	g.in = inbox.New(inbox.Options{Journal: jr, OwnSources: []string{source, legacyUISource()},
-		MaxPending: cfg.maxPending, MaxBytes: int64(cfg.maxBytes), MaxControls: cfg.maxControls, Logger: logger.With("part", "inbox")})
+	opts := inbox.Options{Journal: jr, OwnSources: []string{source, legacyUISource()},
+		MaxPending: cfg.maxPending, MaxBytes: int64(cfg.maxBytes), MaxControls: cfg.maxControls, Logger: logger.With("part", "inbox")}
+	if token != "" {
+		// The command's exact bytes are built before the submission is
+		// journaled, so the journal keeps what is sent (and resent after
+		// a restart, byte for byte).
+		opts.Command = func(s inbox.Submission) ([]byte, error) { return g.respond.Build(s) }
+	}
+	g.in = inbox.New(opts)
+	g.catch = newCatchUp(g.in, nil)
+	g.reporter = &liveReporter{in: g.in}
 	feedCfg := feed.Config{RelayURL: relayURL, Token: token, SilenceTimeout: cfg.feedSilence, Logger: logger.With("part", "feed")}
 	deps := web.Deps{Inbox: g.in}
 	if token != "" {
 		g.respond = respond.New(respond.Config{
 			RelayURL: relayURL, Token: token, Agent: cfg.agentName, Source: source, AckWindow: cfg.ackWindow, RosterInterval: cfg.rosterIntvl,
-			Reporter: g.in, Logger: logger.With("part", "respond"),
+			Reporter: g.reporter, Logger: logger.With("part", "respond"),
 			// A roster change (an agent connected or left) re-renders the
 			// open cards whose agent's reach changed.
 			Notify: func() { g.in.RefreshReach(g.respond.Reach) },
@@ -95,7 +111,22 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr *sqlite.Journal, 
 // start runs every long-lived part with goRun, which owns the goroutines
 // and waits for them.
 func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func() error)) {
-	goRun("feed", func() error { return g.feed.Run(ctx, g.in) })
+	g.reporter.ctx = ctx
+	if g.respond != nil {
+		// Before the feed brings the cards: the journal's answers still
+		// waiting for the agent go back on their cards as they come, and
+		// are sent again once the feed has caught up (resume.go). A
+		// watch-only UI leaves them in the journal.
+		if n, err := g.in.Restore(); err != nil {
+			g.logger.Error("answer journal: the answers waiting for the agent could not be read", "err", err)
+		} else if n > 0 {
+			g.logger.Info("answer journal: answers waiting for the agent before the restart", "count", n)
+			goRun("resume", func() error {
+				return resume(ctx, g.in, g.catch, g.respond, g.resendMaxAge, g.logger.With("part", "journal"))
+			})
+		}
+	}
+	goRun("feed", func() error { return g.feed.Run(ctx, g.catch) })
 	if g.respond != nil {
 		goRun("respond", func() error { return g.respond.Run(ctx) })
 	}

@@ -54,6 +54,9 @@ type serveConfig struct {
 	promptBytes sizeFlag
 	db          string        // the answer journal's file
 	retention   time.Duration // how long the journal keeps an answer; 0 = for ever
+	// resendMaxAge is the oldest a journaled answer may be to be sent
+	// again after a restart; 0 sends none again.
+	resendMaxAge time.Duration
 }
 
 // listFlag is a repeatable flag whose env form is comma-separated.
@@ -136,6 +139,7 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.Var(&c.promptBytes, "prompt-bytes", "how much of a prompt a card shows, e.g. 16KiB; Show all fetches the rest (env AEPFORMS_PROMPT_BYTES)")
 	fs.StringVar(&c.db, "db", envOr("AEPFORMS_DB", defaultDBFile(env)), "the answer journal, a SQLite file only you can read; one serve at a time per file (env AEPFORMS_DB)")
 	retention := fs.String("history-retention", envOr("AEPFORMS_HISTORY_RETENTION", "90d"), "how long the journal keeps an answer, in days like 90d or a duration like 720h; 0 keeps every answer (env AEPFORMS_HISTORY_RETENTION)")
+	fs.DurationVar(&c.resendMaxAge, "resend-max-age", envDur("AEPFORMS_RESEND_MAX_AGE", 10*time.Minute), "after a restart, send again a journaled answer the agent had not settled, if its question is still open and it is younger than this; 0 sends none again (env AEPFORMS_RESEND_MAX_AGE)")
 	err = fs.Parse(args)
 	if err != nil {
 		return c, err
@@ -159,7 +163,7 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"--demo-every", c.demoEvery}, {"--ack-window", c.ackWindow}, {"--feed-silence", c.feedSilence}, {"--heartbeat", c.heartbeat}, {"--body-timeout", c.bodyTimeout}, {"--response-timeout", c.respTimeout}} {
+	}{{"--demo-every", c.demoEvery}, {"--ack-window", c.ackWindow}, {"--feed-silence", c.feedSilence}, {"--heartbeat", c.heartbeat}, {"--body-timeout", c.bodyTimeout}, {"--response-timeout", c.respTimeout}, {"--resend-max-age", c.resendMaxAge}} {
 		if d.v < 0 {
 			return c, fmt.Errorf("%w: %s %v: a duration cannot be negative", ErrUsage, d.name, d.v)
 		}

@@ -48,6 +48,7 @@ func TestServeUsageErrors(t *testing.T) {
 		"origin without scheme": {"--embed-origin", "mc.example"},
 		"negative retention":    {"--history-retention", "-5d"},
 		"retention not a span":  {"--history-retention", "forever"},
+		"negative resend age":   {"--resend-max-age", "-1m"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {

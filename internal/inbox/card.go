@@ -81,6 +81,12 @@ const (
 	SubmissionAccepted SubmissionState = "accepted" // control.accepted; waiting for the outcome events
 	SubmissionRejected SubmissionState = "rejected" // control.rejected (Reason, Detail from the agent)
 	SubmissionFailed   SubmissionState = "failed"   // relay error frame, local ack timeout or relay unreachable
+	// SubmissionNotSent: restored after a restart but not sent again
+	// (Reason ReasonTooOld or ReasonGone); the request may still be open.
+	SubmissionNotSent SubmissionState = "not-sent"
+	// SubmissionSuperseded: restored after a restart, but the request had
+	// settled, expired or its session ended first: nothing more is sent.
+	SubmissionSuperseded SubmissionState = "superseded"
 )
 
 // Submission is one operator post that becomes exactly one command. It is
@@ -109,6 +115,15 @@ type Submission struct {
 	// the card had them when the post was recorded: what the answer
 	// journal keeps so its history reads without the card.
 	Agent, Question string
+
+	// Command is the exact command envelope, built once before the
+	// submission is journaled (Options.Command) and sent unchanged on
+	// every transmission, before and after a restart. Empty when the inbox
+	// has no builder: the respond path builds it then.
+	Command []byte
+	// Resumed is true for a submission restored from the journal after a
+	// restart (Inbox.Restore): its card shows who sent it and when.
+	Resumed bool
 }
 
 // InFlight reports whether the submission still waits for the agent: sent
@@ -124,6 +139,13 @@ const (
 	ReasonTimeout = "timeout"
 	// ReasonUnreachable: the command could not be sent (no relay connection).
 	ReasonUnreachable = "unreachable"
+	// ReasonTooOld: a restored submission older than the resend limit
+	// (Inbox.Resume's maxAge) is not sent again: the agent may no longer
+	// remember its command id.
+	ReasonTooOld = "too-old"
+	// ReasonGone: a restored submission whose request the relay no
+	// longer holds (no card after the feed caught up).
+	ReasonGone = "gone"
 )
 
 // Card is one request as the operator sees it. Cards returned by the Inbox

@@ -47,6 +47,7 @@ func cloneRequest(r aep.Request) aep.Request {
 func cloneSubmission(s Submission) Submission {
 	s.Answer = cloneAnswer(s.Answer)
 	s.Fields = cloneRequest(aep.Request{Fields: s.Fields}).Fields
+	s.Command = slices.Clone(s.Command)
 	if s.Form != nil {
 		f := make(url.Values, len(s.Form))
 		for k, v := range s.Form {

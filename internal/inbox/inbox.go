@@ -13,6 +13,12 @@ import (
 type Options struct {
 	// Journal keeps the operator's answers; nil keeps them in memory.
 	Journal Journal
+	// Command builds a submission's exact command bytes (the respond
+	// path's Build). BeginSubmission calls it before the submission is
+	// journaled, so the journal keeps the bytes that are sent, and sent
+	// again after a restart. nil: no bytes are kept (Submission.Command
+	// stays empty and the respond path builds the command itself).
+	Command func(Submission) ([]byte, error)
 	// Now is the inbox clock (expires_at, ReceivedAt, submission times).
 	// Default time.Now.
 	Now func() time.Time
@@ -168,6 +174,13 @@ type Inbox struct {
 
 	invalid       uint64                  // events that broke the envelope rules (validate.go)
 	invalidLogged *fifo[string, struct{}] // sources already logged for one
+	// After a restart (restore.go): journaled submissions waiting for
+	// their card, those put on a card and waiting for Resume, how many
+	// Restore loaded, and whether Resume ran.
+	restored  map[CardID]*Submission
+	resumable []*Submission
+	restoring int
+	resumed   bool
 }
 
 // New returns an empty Inbox.

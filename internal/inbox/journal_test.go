@@ -68,3 +68,36 @@ func TestAnUnjournaledSubmissionIsRefused(t *testing.T) {
 	assert.Nil(t, c.Submission, "no submission without its journal entry")
 	assert.NoError(t, c.CanAnswer(time.Now()), "the card still takes an answer")
 }
+
+// With a command builder, the command's exact bytes are made before the
+// submission is journaled and are journaled with it; a builder that
+// refuses the submission refuses the post, with nothing journaled.
+func TestJournalKeepsTheCommandBytes(t *testing.T) {
+	t.Parallel()
+	j := NewMemoryJournal()
+	var built []Submission
+	in := New(Options{Journal: j, Command: func(s Submission) ([]byte, error) {
+		if s.Token == "bad" {
+			return nil, errors.New("no")
+		}
+		built = append(built, s)
+		return []byte("bytes of " + s.CommandID), nil
+	}})
+	in.Apply(request(t, "r1", 0, formData("")))
+	id := cardIDOf("r1")
+
+	_, err := in.BeginSubmission(id, sub("bad", "c0"))
+	require.ErrorIs(t, err, ErrInvalidSubmission)
+	waiting, _ := j.Unsettled()
+	assert.Empty(t, waiting, "a refused build journals nothing")
+
+	s, err := in.BeginSubmission(id, sub("t1", "c1"))
+	require.NoError(t, err)
+	assert.Equal(t, "bytes of c1", string(s.Command))
+	require.Len(t, built, 1)
+	assert.Equal(t, RequestKey{Source: testSource, Session: testSession, RequestID: "r1"}, built[0].Key, "built from the whole submission")
+	waiting, err = j.Unsettled()
+	require.NoError(t, err)
+	require.Len(t, waiting, 1)
+	assert.Equal(t, "bytes of c1", string(waiting[0].Command), "journaled with its bytes")
+}

@@ -47,6 +47,7 @@ func (in *Inbox) onRequested(e *aep.Event, invalid error) {
 	c.OverBudget = c.Malformed == "" && c.Controls > in.opts.MaxControls
 
 	in.byID[id] = en
+	in.restoreOnto(en) // an answer journaled before a restart (restore.go)
 	in.account(en, int64(len(e.Raw())))
 	sk := subjKey{c.Key.Session, c.EventID}
 	in.bySubject[sk] = append(in.bySubject[sk], en)

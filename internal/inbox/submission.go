@@ -21,9 +21,10 @@ var (
 
 // BeginSubmission records the operator's post s (its Token, CommandID,
 // Answer, Form and By) for card id, atomically, and returns it with the
-// card's request (Card, Key, Fields, Agent, Question), State sending and
-// At set. The
-// caller then sends exactly one command, s.CommandID.
+// card's request (Card, Key, Fields, Agent, Question), State sending, At
+// and, with Options.Command, the command's exact bytes set: all of it
+// journaled before it returns. The caller then sends exactly one
+// command, s.CommandID (its Command bytes when set).
 //
 // A post carrying a token already used on the card returns the card's
 // latest submission and ErrDuplicate: send nothing. Otherwise it refuses
@@ -62,6 +63,14 @@ func (in *Inbox) BeginSubmission(id CardID, s Submission) (Submission, error) {
 	sub.Agent, sub.Question = c.Agent, c.Request.Prompt
 	sub.State, sub.Reason, sub.Detail = SubmissionSending, "", ""
 	sub.At, sub.SettledAt = now, time.Time{}
+	sub.Resumed = false
+	if in.opts.Command != nil {
+		raw, err := in.opts.Command(sub)
+		if err != nil {
+			return Submission{}, fmt.Errorf("%w: %w", ErrInvalidSubmission, err)
+		}
+		sub.Command = raw
+	}
 	// Write ahead: the submission is kept before anything is sent.
 	if err := in.opts.Journal.Record(sub); err != nil {
 		return Submission{}, fmt.Errorf("%w: %w", ErrNotRecorded, err)
@@ -101,11 +110,17 @@ func (in *Inbox) SettleSubmission(id CardID, commandID string, state SubmissionS
 
 // settle moves s to state, keeps the change in the journal, and reports
 // whether it changed. The agent's decision (accepted, rejected) is final;
-// a failure or resend may still be followed by it.
+// a failure or resend may still be followed by it, and so may a restored
+// submission's not-sent or superseded (the UI's inference, not the
+// agent's word).
 func (in *Inbox) settle(s *Submission, state SubmissionState, reason, detail string) bool {
 	now := in.opts.Now()
 	if s.State == SubmissionAccepted || s.State == SubmissionRejected {
 		return false
+	}
+	if (s.State == SubmissionNotSent || s.State == SubmissionSuperseded) &&
+		state != SubmissionAccepted && state != SubmissionRejected {
+		return false // restored and not sent again: only the agent's own decision changes that
 	}
 	if s.State == state && s.Reason == reason && s.Detail == detail {
 		return false

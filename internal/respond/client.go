@@ -68,7 +68,9 @@ func New(cfg Config) *Client {
 	}
 }
 
-// Submit builds s into its command and queues it; it returns at once. The
+// Submit queues s's command; it returns at once. A submission that
+// carries its command's bytes (s.Command, made by Build before it was
+// journaled) is sent as those bytes; one without is built here. The
 // outcome goes to the Reporter. It fails with ErrInvalid (the submission
 // cannot be a command), ErrDuplicate, ErrQueueFull or ErrClosed; nothing is
 // reported then.
@@ -76,7 +78,13 @@ func (c *Client) Submit(ctx context.Context, s inbox.Submission) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	cmd, err := c.build(s)
+	var cmd *command
+	var err error
+	if len(s.Command) > 0 {
+		cmd, err = prebuilt(s)
+	} else {
+		cmd, err = c.build(s)
+	}
 	if err != nil {
 		return err
 	}

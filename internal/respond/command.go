@@ -3,6 +3,7 @@ package respond
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/aepforms/aepforms/internal/inbox"
 
@@ -61,6 +62,31 @@ func (c *Client) build(s inbox.Submission) (*command, error) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return &command{sub: s, id: s.CommandID, session: s.Key.Session, raw: ev.Raw()}, nil
+}
+
+// Build returns the exact bytes of s's command, as Submit would send them:
+// the inbox calls it (inbox.Options.Command) before it journals s, so the
+// journal keeps what is sent, and a restart sends the same bytes again.
+// s.CommandID must be set. It fails with ErrInvalid.
+func (c *Client) Build(s inbox.Submission) ([]byte, error) {
+	if s.CommandID == "" {
+		return nil, fmt.Errorf("%w: no command id", ErrInvalid)
+	}
+	cmd, err := c.build(s)
+	if err != nil {
+		return nil, err
+	}
+	return cmd.raw, nil
+}
+
+// prebuilt is s as a command with the bytes it carries (s.Command, from
+// Build), sent unchanged: nothing is rebuilt, so a resend after a restart
+// is byte for byte the command first journaled.
+func prebuilt(s inbox.Submission) (*command, error) {
+	if s.CommandID == "" || s.Key.Session == "" {
+		return nil, fmt.Errorf("%w: a built command needs its command id and session", ErrInvalid)
+	}
+	return &command{sub: s, id: s.CommandID, session: s.Key.Session, raw: slices.Clone(s.Command)}, nil
 }
 
 // newCommandID mints a ULID for a command envelope from the client's clock,

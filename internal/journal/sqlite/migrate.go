@@ -54,6 +54,9 @@ var migrations = []string{
 		at         INTEGER NOT NULL -- unix nanoseconds
 	);
 	CREATE INDEX submission_states_submission ON submission_states (submission, id);`,
+	// 2: the exact command bytes of each submission (empty for those
+	// recorded before: they are not sent again after a restart).
+	`ALTER TABLE submissions ADD COLUMN command BLOB NOT NULL DEFAULT x'';`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -43,12 +43,12 @@ func (j *Journal) Record(s inbox.Submission) error {
 	defer func() { _ = tx.Rollback() }()
 	var seq int64
 	err = tx.QueryRowContext(ctx, `INSERT INTO submissions
-		(command_id, card_id, token, source, session, request_id, agent, question, fields, operator, form, answer, search, posted_at, state, reason, detail, settled_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		(command_id, card_id, token, source, session, request_id, agent, question, fields, operator, form, answer, search, posted_at, state, reason, detail, settled_at, command)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (command_id) DO NOTHING RETURNING seq`,
 		s.CommandID, string(s.Card), s.Token, s.Key.Source, s.Key.Session, s.Key.RequestID, s.Agent, s.Question,
 		string(fields), s.By, string(form), string(answer), journal.SearchText(s), nanos(s.At),
-		string(s.State), s.Reason, s.Detail, nanos(s.SettledAt)).Scan(&seq)
+		string(s.State), s.Reason, s.Detail, nanos(s.SettledAt), command(s.Command)).Scan(&seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrDuplicate
 	}
@@ -121,7 +121,7 @@ func (j *Journal) Unsettled() ([]inbox.Submission, error) {
 }
 
 // submissionColumns are what scanSubmission reads, in its order.
-const submissionColumns = `seq, command_id, card_id, token, source, session, request_id, agent, question, fields, operator, form, answer, posted_at, state, reason, detail, settled_at`
+const submissionColumns = `seq, command_id, card_id, token, source, session, request_id, agent, question, fields, operator, form, answer, posted_at, state, reason, detail, settled_at, command`
 
 // scanSubmission reads one row of submissionColumns.
 func scanSubmission(rows *sql.Rows) (inbox.Submission, int64, error) {
@@ -132,10 +132,13 @@ func scanSubmission(rows *sql.Rows) (inbox.Submission, int64, error) {
 		fields, form, answer string
 	)
 	if err := rows.Scan(&seq, &s.CommandID, &card, &s.Token, &s.Key.Source, &s.Key.Session, &s.Key.RequestID, &s.Agent, &s.Question,
-		&fields, &s.By, &form, &answer, &posted, &state, &s.Reason, &s.Detail, &settled); err != nil {
+		&fields, &s.By, &form, &answer, &posted, &state, &s.Reason, &s.Detail, &settled, &s.Command); err != nil {
 		return s, 0, err
 	}
 	s.Card, s.State = inbox.CardID(card), inbox.SubmissionState(state)
+	if len(s.Command) == 0 {
+		s.Command = nil
+	}
 	s.At, s.SettledAt = fromNanos(posted), fromNanos(settled)
 	if err := json.Unmarshal([]byte(fields), &s.Fields); err != nil {
 		return s, 0, fmt.Errorf("fields of %s: %w", s.CommandID, err)
@@ -155,6 +158,14 @@ func scanSubmission(rows *sql.Rows) (inbox.Submission, int64, error) {
 	}
 	s.Answer = a
 	return s, seq, nil
+}
+
+// command is a submission's command bytes as stored: never NULL.
+func command(raw []byte) []byte {
+	if raw == nil {
+		return []byte{}
+	}
+	return raw
 }
 
 // nanos is t in unix nanoseconds, 0 for the zero time.

@@ -81,11 +81,17 @@ func stateLine(c inbox.Card, now time.Time) StateView {
 	case sub != nil && sub.State == inbox.SubmissionSending:
 		s.Kind, s.Tone, s.Busy = "sending", "progress", true
 		s.Text = words.state["sending"]
+		if sub.Resumed {
+			s.Text, s.Agent = resumedText(sub), []string{sub.By}
+		}
 		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
 		s.Notes = otherNotes(c.Request, sub.Form, placeholder)
 	case sub != nil && sub.State == inbox.SubmissionAccepted:
 		s.Kind, s.Tone, s.Busy = "accepted", "progress", true
 		s.Text = words.state["accepted"]
+		if sub.Resumed {
+			s.Text, s.Agent = resumedText(sub), []string{sub.By}
+		}
 		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
 		s.Notes = otherNotes(c.Request, sub.Form, placeholder)
 	case expired:
@@ -96,6 +102,10 @@ func stateLine(c inbox.Card, now time.Time) StateView {
 		s.Text = rejectedText(sub.Reason)
 		s.Agent = []string{sub.Reason}
 		s.Quote = sub.Detail
+		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
+	case sub != nil && sub.State == inbox.SubmissionNotSent:
+		s.Kind, s.Tone = "not-sent", "warning"
+		s.Text, s.Agent = resumedText(sub), []string{sub.By}
 		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
 	case sub != nil && sub.State == inbox.SubmissionFailed:
 		s.Kind, s.Tone = "failed", "error"
@@ -128,6 +138,9 @@ func settledLine(s *StateView, c inbox.Card, placeholder bool) {
 			// Other text was read.
 			s.Notes = otherNotes(c.Request, sub.Form, placeholder)
 		}
+		if sub := c.Submission; sub != nil && sub.State == inbox.SubmissionSuperseded && c.AnsweredElsewhere {
+			s.Notes = append(s.Notes, Sentence{Text: resumedText(sub), Agent: []string{sub.By}})
+		}
 		if hasWithheld(s.Values) {
 			s.Withheld = "Values withheld at capture " + o.Capture.String() + " are not shown."
 		}
@@ -159,6 +172,9 @@ func settledLine(s *StateView, c inbox.Card, placeholder bool) {
 	default:
 		s.Kind = string(c.State)
 		s.Text = fmt.Sprintf(words.state["settled"], c.State)
+	}
+	if sub := c.Submission; sub != nil && sub.State == inbox.SubmissionSuperseded {
+		s.Notes = append(s.Notes, Sentence{Text: resumedText(sub), Agent: []string{sub.By}})
 	}
 	if c.Malformed != "" {
 		s.Quote = c.Malformed

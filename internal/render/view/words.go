@@ -17,6 +17,8 @@ var words = struct {
 	state map[string]string
 	// Settled resolutions (attention.resolved), by resolution.
 	resolved map[string]string
+	// Why a restored answer was not sent again, by reason.
+	notSent map[string]string
 	// The agent's control.rejected reasons; "" is any other reason.
 	rejected map[string]string
 	// Why a command did not reach the agent (relay codes and the UI's own
@@ -50,6 +52,19 @@ var words = struct {
 		"session-ended": "The session ended before this was answered",
 		"settled":       "Settled (%s)",
 		"other-sent-as": "Other “%s” was sent as the choice “%s”",
+		// An answer journaled before a restart (inbox.Submission.Resumed):
+		// who sent it and when, then what became of it.
+		"resumed":          "Sent by %s at %s, before aepforms restarted; sent again, waiting for the agent",
+		"resumed-accepted": "Sent by %s at %s, before aepforms restarted; the agent accepted it, waiting for it to record it",
+		"resumed-by":       "this UI",
+		"not-sent":         "Sent by %s at %s, but not acknowledged before aepforms restarted, and not sent again: %s",
+		"superseded":       "The answer sent by %s at %s, before aepforms restarted, was not sent again: this question had settled first.",
+	},
+	// Why an answer restored after a restart was not sent again, by
+	// inbox reason.
+	notSent: map[string]string{
+		inbox.ReasonTooOld: "it was too old for the agent to recognise it. The agent may or may not have it; answer again only if it still applies.",
+		inbox.ReasonGone:   "the relay no longer holds this question.",
 	},
 	resolved: map[string]string{
 		aep.ResolutionAuto:      "Resolved by the agent on its own",
@@ -168,6 +183,30 @@ func rejectedText(reason string) string {
 		return t
 	}
 	return fmt.Sprintf(words.rejected[""], phrase(" (", reason)+closeParen(reason))
+}
+
+// sentBy says who sent a restored answer and when: the operator's name
+// (or "this UI") and the exact time.
+func sentBy(sub *inbox.Submission) (who, at string) {
+	who = sub.By
+	if who == "" {
+		who = words.state["resumed-by"]
+	}
+	return who, exactTime(sub.At)
+}
+
+// resumedText is the state line of an answer restored after a restart.
+func resumedText(sub *inbox.Submission) string {
+	who, at := sentBy(sub)
+	switch sub.State {
+	case inbox.SubmissionAccepted:
+		return fmt.Sprintf(words.state["resumed-accepted"], who, at)
+	case inbox.SubmissionNotSent:
+		return fmt.Sprintf(words.state["not-sent"], who, at, words.notSent[sub.Reason])
+	case inbox.SubmissionSuperseded:
+		return fmt.Sprintf(words.state["superseded"], who, at)
+	}
+	return fmt.Sprintf(words.state["resumed"], who, at)
 }
 
 // failedText says why an answer did not reach the agent.

@@ -1,0 +1,129 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/respond"
+)
+
+// Resuming the journal's answers after a restart (inbox/restore.go has
+// the rules).
+//
+// Before the feed starts, the inbox restores the journal's answers still
+// waiting for the agent, so each card comes back locked with its answer.
+// Then the feed replays the relay's history from=all. The stream has no
+// "end of history" mark, so the feed counts as caught up once it has been
+// connected and quiet (no event) for catchUpQuiet, or connected for
+// catchUpMost whatever it delivers (a busy relay is never quiet): by then
+// the history the relay sent at once has been read. Then the inbox
+// decides, and what it hands back is sent again with its original
+// command id and bytes.
+
+const (
+	// catchUpQuiet is how long the feed must deliver nothing, after it
+	// connected, to count as caught up with the relay's history.
+	catchUpQuiet = time.Second
+	// catchUpMost is the longest the resume waits, once connected, for a
+	// quiet moment.
+	catchUpMost = 10 * time.Second
+	// catchUpTick is how often the resume looks.
+	catchUpTick = 100 * time.Millisecond
+)
+
+// catchUp is the feed's sink: the inbox, watched for when the feed
+// connected and last delivered an event.
+type catchUp struct {
+	*inbox.Inbox
+	now func() time.Time
+
+	mu        sync.Mutex
+	connected bool
+	since     time.Time // when the current stream opened
+	last      time.Time // the last event, or since
+}
+
+func newCatchUp(in *inbox.Inbox, now func() time.Time) *catchUp {
+	if now == nil {
+		now = time.Now
+	}
+	return &catchUp{Inbox: in, now: now}
+}
+
+// Apply notes the event's arrival and hands it to the inbox.
+func (c *catchUp) Apply(e *aep.Event) {
+	c.mu.Lock()
+	c.last = c.now()
+	c.mu.Unlock()
+	c.Inbox.Apply(e)
+}
+
+// FeedState notes when the stream opened and hands the state on.
+func (c *catchUp) FeedState(connected bool, err error) {
+	c.mu.Lock()
+	if connected && !c.connected {
+		c.since = c.now()
+		c.last = c.since
+	}
+	c.connected = connected
+	c.mu.Unlock()
+	c.Inbox.FeedState(connected, err)
+}
+
+// caughtUp reports whether the feed is connected and has been quiet for
+// quiet, or connected for most.
+func (c *catchUp) caughtUp(quiet, most time.Duration) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	return c.connected && (now.Sub(c.last) >= quiet || now.Sub(c.since) >= most)
+}
+
+// resume waits for the feed to catch up, then sends again what the inbox
+// hands back from the journal. It returns at once when there is nothing
+// to resume, and when ctx ends.
+func resume(ctx context.Context, in *inbox.Inbox, feed *catchUp, rc *respond.Client, maxAge time.Duration, logger *slog.Logger) error {
+	if loaded, _ := in.Restoring(); loaded == 0 {
+		return nil
+	}
+	t := time.NewTicker(catchUpTick)
+	defer t.Stop()
+	for !feed.caughtUp(catchUpQuiet, catchUpMost) {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+	again := in.Resume(maxAge)
+	logger.Info("answer journal: resuming after a restart", "sending_again", len(again), "resend_max_age", maxAge)
+	for _, s := range again {
+		if err := rc.Submit(context.WithoutCancel(ctx), s); err != nil {
+			logger.Warn("answer journal: a resumed answer was not queued", "card", string(s.Card), "command", s.CommandID, "err", err)
+			in.SettleSubmission(s.Card, s.CommandID, inbox.SubmissionFailed, inbox.ReasonUnreachable, "not sent again after the restart")
+		}
+	}
+	return nil
+}
+
+// liveReporter hands the respond path's outcomes to the inbox while the
+// UI runs. When serve stops, the respond path reports every command still
+// in flight as failed ("stopped"); that is no outcome of the agent's, so
+// it is dropped, and the answer stays journaled as sending, to be resumed
+// by the next serve on the same journal.
+type liveReporter struct {
+	in  *inbox.Inbox
+	ctx context.Context // serve's; set by start before the respond path runs
+}
+
+// SettleSubmission passes the outcome on unless serve is stopping.
+func (r *liveReporter) SettleSubmission(id inbox.CardID, commandID string, state inbox.SubmissionState, reason, detail string) {
+	if r.ctx != nil && r.ctx.Err() != nil {
+		return
+	}
+	r.in.SettleSubmission(id, commandID, state, reason, detail)
+}
