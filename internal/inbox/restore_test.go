@@ -75,8 +75,8 @@ func TestResumeAfterRestart(t *testing.T) {
 	// of two of the commands.
 	in.Apply(lifecycle(t, "attention.answered", "ans-1", "answered", "", seq, map[string]any{"answer": map[string]any{"text": "no"}, "by": "bob"}))
 	in.Apply(lifecycle(t, "attention.answered", "ans-2", "mine", "cmd-mine", seq+1, map[string]any{"answer": map[string]any{"text": "yes"}}))
-	in.Apply(lifecycle(t, "control.accepted", "ack-1", "acked", "cmd-acked", -1, map[string]any{}))
-	in.Apply(lifecycle(t, "control.rejected", "nack-1", "nacked", "cmd-nacked", -1, map[string]any{"reason": "invalid"}))
+	in.Apply(lifecycle(t, "control.accepted", "ack-1", "acked", "cmd-acked", seq+2, map[string]any{}))
+	in.Apply(lifecycle(t, "control.rejected", "nack-1", "nacked", "cmd-nacked", seq+3, map[string]any{"reason": "invalid"}))
 	c, _ := in.Card(cardIDOf("acked"))
 	assert.Equal(t, SubmissionAccepted, c.Submission.State, "a replayed ack settles the restored command")
 	clk.Add(2 * time.Minute) // "expires" is now past its deadline
