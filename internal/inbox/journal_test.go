@@ -47,7 +47,7 @@ func TestSubmissionsAreJournaledAheadOfSending(t *testing.T) {
 	assert.Equal(t, SubmissionAccepted, waiting[0].State)
 
 	clk.Add(time.Second)
-	in.Apply(lifecycle(t, "control.rejected", "n1", "r1", "c1", -1, map[string]any{"reason": "invalid"}))
+	in.Apply(lifecycle(t, "control.rejected", "n1", "r1", "c1", 1, map[string]any{"reason": "invalid"}))
 	waiting, err = j.Unsettled()
 	require.NoError(t, err)
 	assert.Len(t, waiting, 1, "the agent's acceptance stands: a later nack changes nothing")
