@@ -25,6 +25,7 @@ var (
 	_ web.Submitter    = (*respond.Client)(nil)
 	_ web.Roster       = (*respond.Client)(nil)
 	_ web.Upstream     = upstream{}
+	_ web.History      = (*sqlite.Journal)(nil)
 )
 
 // sweepInterval is how often the inbox re-checks expires_at deadlines.
@@ -60,7 +61,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr *sqlite.Journal, 
 	g.in = inbox.New(inbox.Options{Journal: jr, OwnSources: []string{source, legacyUISource()},
 		MaxPending: cfg.maxPending, MaxBytes: int64(cfg.maxBytes), MaxControls: cfg.maxControls})
 	feedCfg := feed.Config{RelayURL: relayURL, Token: token, SilenceTimeout: cfg.feedSilence, Logger: logger.With("part", "feed")}
-	deps := web.Deps{Inbox: g.in}
+	deps := web.Deps{Inbox: g.in, History: jr}
 	if token != "" {
 		g.respond = respond.New(respond.Config{
 			RelayURL: relayURL, Token: token, Agent: cfg.agentName, Source: source, AckWindow: cfg.ackWindow,
