@@ -94,7 +94,7 @@ func handleHistory(h History, pg *pages) http.HandlerFunc {
 			}
 		}
 		if problem != "" {
-			opts.Problem, status = view.HistoryProblem(problem), http.StatusBadRequest
+			opts.Problem, status = problem, http.StatusBadRequest
 			page = journal.HistoryPage{}
 		}
 		buf, err := render.History(r.Context(), view.History(page, opts))

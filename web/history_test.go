@@ -227,12 +227,12 @@ func TestHistoryFilterProblems(t *testing.T) {
 	j := openJournal(t)
 	record(t, j, sent{cmd: "a", answer: values("x"), at: testNow})
 	h := newHarness(t, withHistory(j))
-	for _, tc := range []struct{ name, query string }{
-		{"since not a time", "since=yesterday"},
-		{"until not a time", "until=2026-13-45"},
-		{"empty range", "since=2026-03-01T13:00&until=2026-03-01T12:00"},
-		{"unknown outcome", "outcome=maybe"},
-		{"not a cursor", "after=not-a-cursor"},
+	for _, tc := range []struct{ name, query, field string }{
+		{"since not a time", "since=yesterday", "h-since"},
+		{"until not a time", "until=2026-13-45", "h-until"},
+		{"empty range", "since=2026-03-01T13:00&until=2026-03-01T12:00", "h-since"},
+		{"unknown outcome", "outcome=maybe", "h-outcome"},
+		{"not a cursor", "after=not-a-cursor", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -242,6 +242,12 @@ func TestHistoryFilterProblems(t *testing.T) {
 			assert.Equal(t, 1, doc.Find(`[data-testid="error-summary"]`).Length(), "the problem is named")
 			assert.Zero(t, doc.Find(`[data-testid="history-row"]`).Length())
 			assert.Equal(t, 1, doc.Find(`[data-testid="history-filter"]`).Length(), "the filter is shown to fix")
+			assert.Equal(t, "history-errors", doc.Find("body").AttrOr("data-focus", ""), "the summary takes focus")
+			assert.Zero(t, doc.Find(`[data-testid="export-csv"]`).Length(), "no export of a filter that cannot be read")
+			if tc.field != "" {
+				assert.Equal(t, "#"+tc.field, doc.Find(`[data-testid="error-link"]`).AttrOr("href", ""), "the summary links to the control")
+				assert.Equal(t, "true", doc.Find("#"+tc.field).AttrOr("aria-invalid", ""), "the control is marked")
+			}
 			exp := h.do(nil, h.request(http.MethodGet, h.url("history.csv")+"?"+tc.query, nil))
 			assert.Equal(t, http.StatusBadRequest, exp.StatusCode, "the export refuses it too")
 		})

@@ -58,7 +58,8 @@ type HistoryOptions struct {
 	// Off is true when the UI keeps no journal: the page says history is off.
 	Off bool
 	// Problem names what is wrong with the filter (the page shows no
-	// entries): one of HistoryProblem's.
+	// entries): one of HistoryProblem's names ("since", "until", "range",
+	// "outcome", "cursor").
 	Problem string
 }
 
@@ -76,9 +77,13 @@ type HistoryView struct {
 	More     bool
 	ClearURL string // the history without a filter
 	Off      string // non-empty: history is off, and why
-	Problem  string // a problem with the filter
-	Empty    string // shown when Rows is empty
-	Rows     []HistoryRow
+	Problem  string // a problem with the filter, in words
+	// ProblemField is the id of the filter control the problem is about
+	// ("" when it is about none): the summary links to it and the control
+	// is marked.
+	ProblemField string
+	Empty        string // shown when Rows is empty
+	Rows         []HistoryRow
 	// NextURL is the page of older answers ("" on the last page);
 	// NewestURL the first page, set when this is not it.
 	NextURL, NewestURL string
@@ -128,6 +133,12 @@ func HistoryAnchor(commandID string) string {
 	return fmt.Sprintf("entry-%016x", h.Sum64())
 }
 
+// HistoryErrorsID is the history's error summary element id.
+const HistoryErrorsID = "history-errors"
+
+// historyProblemField is the filter control each problem is about.
+var historyProblemField = map[string]string{"since": "h-since", "until": "h-until", "range": "h-since", "outcome": "h-outcome"}
+
 // HistoryProblem words a problem with the history filter: "since",
 // "until", "range", "outcome" or "cursor".
 func HistoryProblem(what string) string { return words.history["bad-"+what] }
@@ -146,8 +157,10 @@ func HistoryOutcomeOK(s string) bool {
 func History(page journal.HistoryPage, opts HistoryOptions) HistoryView {
 	base := root(opts.BasePath)
 	title := words.history["title"]
+	problem, field := "", ""
 	if opts.Problem != "" {
 		title = "Error: " + title
+		problem, field = HistoryProblem(opts.Problem), historyProblemField[opts.Problem]
 	}
 	v := HistoryView{
 		Page: PageView{
@@ -159,7 +172,10 @@ func History(page journal.HistoryPage, opts HistoryOptions) HistoryView {
 		Heading: words.history["heading"],
 		Action:  base + "/history",
 		Filter:  opts.Filter,
-		Problem: opts.Problem,
+		Problem: problem, ProblemField: field,
+	}
+	if problem != "" {
+		v.Page.FocusErrors = HistoryErrorsID
 	}
 	q := opts.Filter.Values()
 	v.Active = len(q) > 0
