@@ -38,15 +38,19 @@ func historyQuery(r *http.Request) (view.HistoryFilter, journal.HistoryQuery, st
 		Agent: f.Agent, Session: f.Session, Operator: f.Operator, Outcome: inbox.SubmissionState(f.Outcome),
 		Text: strings.TrimSpace(f.Text), After: q.Get("after"),
 	}
-	var ok bool
-	if hq.Since, ok = parseHistoryTime(f.Since); !ok {
+	// A time is shown back as a datetime-local input holds it; one that
+	// cannot be read is not shown back (such an input cannot hold it; one
+	// typed in the form always reads).
+	since, sinceOK := parseHistoryTime(f.Since)
+	until, untilOK := parseHistoryTime(f.Until)
+	hq.Since, hq.Until = since, until
+	f.Since, f.Until = localTime(since), localTime(until)
+	switch {
+	case !sinceOK:
 		return f, hq, "since"
-	}
-	if hq.Until, ok = parseHistoryTime(f.Until); !ok {
+	case !untilOK:
 		return f, hq, "until"
 	}
-	// Shown back as a datetime-local input holds it.
-	f.Since, f.Until = localTime(hq.Since), localTime(hq.Until)
 	if !hq.Since.IsZero() && !hq.Until.IsZero() && !hq.Since.Before(hq.Until) {
 		return f, hq, "range"
 	}

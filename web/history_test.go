@@ -252,10 +252,12 @@ func TestHistoryFilterProblems(t *testing.T) {
 			assert.Equal(t, http.StatusBadRequest, exp.StatusCode, "the export refuses it too")
 		})
 	}
-	t.Run("the typed time is kept", func(t *testing.T) {
+	t.Run("the rest of the filter is kept", func(t *testing.T) {
 		t.Parallel()
-		doc := h.getPage(nil, "history?since=yesterday").doc(t)
-		assert.Equal(t, "yesterday", doc.Find(`#h-since`).AttrOr("value", ""))
+		doc := h.getPage(nil, "history?since=yesterday&agent=deployer&until=2026-03-01T12:00:00Z").doc(t)
+		assert.Equal(t, "deployer", doc.Find(`#h-agent`).AttrOr("value", ""))
+		assert.Equal(t, "2026-03-01T12:00", doc.Find(`#h-until`).AttrOr("value", ""), "a time read is shown as its control holds it")
+		assert.Empty(t, doc.Find(`#h-since`).AttrOr("value", ""), "a datetime-local control cannot hold what was not a time")
 	})
 }
 

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"reflect"
 	"slices"
-	"time"
 	"unicode/utf8"
 
 	"github.com/aepforms/aepforms/internal/aep"
@@ -125,6 +124,10 @@ type HistoryOutcome struct {
 type HistoryChange struct {
 	Text, AtISO, AtTitle string
 }
+
+// htmlTime is the datetime attribute's form: RFC 3339 with at most three
+// digits of a second's fraction (HTML allows no more).
+const htmlTime = "2006-01-02T15:04:05.999Z07:00"
 
 // HistoryAnchor is the element id of a command's history row.
 func HistoryAnchor(commandID string) string {
@@ -246,7 +249,7 @@ func historyRow(e journal.Entry) HistoryRow {
 		r.Agent = words.history["no-agent"]
 	}
 	if !s.At.IsZero() {
-		r.AtISO = s.At.UTC().Format(time.RFC3339Nano)
+		r.AtISO = s.At.UTC().Format(htmlTime)
 		r.AtText = s.At.UTC().Format("2 Jan 2006, 15:04 UTC")
 		r.AtTitle = exactTime(s.At)
 	}
@@ -265,7 +268,7 @@ func historyRow(e journal.Entry) HistoryRow {
 	}
 	for _, c := range e.Changes {
 		r.Changes = append(r.Changes, HistoryChange{
-			Text: historyOutcome(c.State, c.Reason, "").Text, AtISO: c.At.UTC().Format(time.RFC3339Nano), AtTitle: exactTime(c.At),
+			Text: historyOutcome(c.State, c.Reason, "").Text, AtISO: c.At.UTC().Format(htmlTime), AtTitle: exactTime(c.At),
 		})
 	}
 	return r
