@@ -78,6 +78,19 @@ func record(t *testing.T, j *sqlite.Journal, s sent) {
 // values is a form answer with one value.
 func values(release string) aep.Answer { return aep.Answer{Values: aep.Values{"release": release}} }
 
+// seedHistory is a journal with answers of every outcome, named and not.
+func seedHistory(t *testing.T) *sqlite.Journal {
+	t.Helper()
+	j := openJournal(t)
+	reply := "Ship it after the freeze"
+	record(t, j, sent{cmd: "h1", by: "alice", answer: values("v1.2"), at: testNow, state: inbox.SubmissionAccepted})
+	record(t, j, sent{cmd: "h2", by: "bob", answer: aep.Answer{Option: "deny"}, at: testNow.Add(time.Minute),
+		state: inbox.SubmissionRejected, reason: "invalid", detail: "not now"})
+	record(t, j, sent{cmd: "h3", answer: aep.Answer{Text: &reply}, at: testNow.Add(2 * time.Minute), state: inbox.SubmissionFailed, reason: inbox.ReasonTimeout})
+	record(t, j, sent{cmd: "h4", agent: "reviewer", answer: values("v2"), at: testNow.Add(3 * time.Minute)})
+	return j
+}
+
 // historyRows are the command ids of a history page's rows, in order.
 func historyRows(t *testing.T, r response) []string {
 	t.Helper()
