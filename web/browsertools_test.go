@@ -33,6 +33,7 @@ func markupPages(t *testing.T) []markupPage {
 	signin := newHarness(t, withToken(secret))
 	refusedForm := url.Values{"token": {"fresh"}, "f0": {""}, "f2": {"5000"}, "f5": {"other"}, "f5-other": {""}, "f7": {"other"}}
 	require.NotEmpty(t, f.Form)
+	hist := newHarness(t, withHistory(seedHistory(t)))
 	return []markupPage{
 		{name: "page", path: "", h: h},
 		{name: "page dark", path: "?theme=dark", h: h},
@@ -40,6 +41,8 @@ func markupPages(t *testing.T) []markupPage {
 		{name: "panel dark", path: "panel?theme=dark&agent=deployer", h: h},
 		{name: "refused post", path: "cards/" + string(f.Form) + "/answer", post: refusedForm, h: h},
 		{name: "refused post on a settled card", path: "cards/" + string(f.Answered) + "/answer", post: url.Values{"token": {"x"}}, h: h},
+		{name: "history", path: "history", h: hist},
+		{name: "history dark, filtered", path: "history?theme=dark&agent=deployer&since=2026-03-01T11:00", h: hist},
 		{name: "sign-in", path: "signin", h: signin},
 		{name: "sign-in refused", path: "signin", post: url.Values{"token": {"wrong"}, "name": {"mallory"}}, h: signin},
 	}

@@ -34,6 +34,9 @@ func (s *server) routes() http.Handler {
 		r.Get("/cards/{id}/answer", handleAnswerReload(pg))
 		r.Get("/push", handlePush(in, pg, s.metrics, s.push))
 		r.Get("/metrics", handleMetrics(in, s.deps.Upstream, s.metrics))
+		r.Get("/history", handleHistory(s.deps.History, pg))
+		r.Get("/history.jsonl", handleHistoryExport(s.deps.History, pg, exportJSONL, s.cfg.ResponseTimeout))
+		r.Get("/history.csv", handleHistoryExport(s.deps.History, pg, exportCSV, s.cfg.ResponseTimeout))
 	})
 	return r
 }

@@ -58,13 +58,16 @@ type Upstream interface {
 	Outcomes() map[inbox.SubmissionState]int64
 }
 
-// Deps are the parts the server talks to. Submitter, Roster and Upstream
-// may be nil: without a Submitter the UI is watch-only.
+// Deps are the parts the server talks to. Submitter, Roster, Upstream
+// and History may be nil: without a Submitter the UI is watch-only.
 type Deps struct {
 	Inbox     Inbox
 	Submitter Submitter
 	Roster    Roster
 	Upstream  Upstream
+	// History reads the answer journal for GET /history and its exports;
+	// nil: the page says history is off.
+	History History
 	// Metrics, when set, is where the HTTP side counts (tests read it); nil
 	// makes a new one.
 	Metrics *Metrics

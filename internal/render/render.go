@@ -54,6 +54,11 @@ func Page(ctx context.Context, v view.PageView) (*bytes.Buffer, error) {
 	return Buffer(ctx, c, 16<<10+n*cardBytes)
 }
 
+// History renders the history page (GET /history).
+func History(ctx context.Context, v view.HistoryView) (*bytes.Buffer, error) {
+	return Buffer(ctx, components.History(v), 8<<10+len(v.Rows)*cardBytes/2)
+}
+
 // SignIn renders the sign-in page.
 func SignIn(ctx context.Context, v view.SignInView) (*bytes.Buffer, error) {
 	return Buffer(ctx, components.SignIn(v), 8<<10)

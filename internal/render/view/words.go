@@ -35,6 +35,14 @@ var words = struct {
 	page map[string]string
 	// The page's status lines (the banners).
 	status map[string]string
+	// The history page (GET /history): its headings, notes and problems.
+	history map[string]string
+	// What became of each answer in the history, in the outcome filter's
+	// order; a state not listed here is shown by its name.
+	outcomes []outcomeWords
+	// Why an answer in the history was not delivered, by reason; "" is
+	// any other reason (named).
+	historyFailed map[string]string
 }{
 	state: map[string]string{
 		"malformed":     "This request is malformed and cannot be answered: ",
@@ -130,6 +138,45 @@ var words = struct {
 		"dropped-lead":   "The inbox was full. ",
 		"dropped-tail":   ", oldest first.",
 	},
+	history: map[string]string{
+		"title":       "History · aepforms",
+		"heading":     "Answers sent",
+		"off":         "History is off: this UI keeps no answer journal, so there is nothing to show.",
+		"empty":       "No answers sent yet. Each answer sent from this UI is listed here.",
+		"none-match":  "No answers match this filter.",
+		"no-name":     "no name given",
+		"no-agent":    "unnamed agent",
+		"bad-since":   "Enter the “Sent from” time as a date and time, for example 2026-03-01T12:00.",
+		"bad-until":   "Enter the “Sent before” time as a date and time, for example 2026-03-01T18:00.",
+		"bad-range":   "The “Sent from” time must be before the “Sent before” time.",
+		"bad-outcome": "Choose an outcome from the list.",
+		"bad-cursor":  "This page of the history is out of date. Start again from the newest answers.",
+		"no-question": "(no question text)",
+		"cut":         "The first %d characters of the question are shown; the export holds all of it.",
+	},
+	outcomes: []outcomeWords{
+		{inbox.SubmissionSending, "Sent, no reply yet", "Sent", "progress"},
+		{inbox.SubmissionAccepted, "Accepted by the agent", "Accepted", "success"},
+		{inbox.SubmissionRejected, "Rejected by the agent", "Rejected", "error"},
+		{inbox.SubmissionFailed, "Not delivered", "Not delivered", "error"},
+		{inbox.SubmissionNotSent, "Not sent again after a restart", "Not sent", "warning"},
+		{inbox.SubmissionSuperseded, "Superseded: the question settled first", "Superseded", "neutral"},
+	},
+	historyFailed: map[string]string{
+		inbox.ReasonTimeout:     "no reply from the agent in time; it may still have acted",
+		inbox.ReasonUnreachable: "the relay could not be reached",
+		"no-route":              "the agent was not connected",
+		"unauthorized":          "this UI had no control token for the relay",
+		"":                      "%s",
+	},
+}
+
+// outcomeWords is one submission state as the history names it (Label on
+// a row, Short in the outcome filter), with the tone of its line.
+type outcomeWords struct {
+	State        inbox.SubmissionState
+	Label, Short string
+	Tone         string
 }
 
 // Refusal is why an answer post sent nothing, in the operator's words: a

@@ -1,0 +1,312 @@
+package view
+
+import (
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"net/url"
+	"reflect"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/journal"
+)
+
+// HistoryQuestionRunes is how much of a question a history row shows; the
+// export holds all of it.
+const HistoryQuestionRunes = 600
+
+// HistoryFilter is the history's filter as the operator typed it (the
+// page's query parameters): shown back in the filter form and carried by
+// the paging and export links.
+type HistoryFilter struct {
+	Agent, Session, Operator, Outcome string
+	// Since and Until are the time range, as typed ("2026-03-01T12:00",
+	// read as UTC).
+	Since, Until string
+	// Text is the search over the question and the values sent (q).
+	Text string
+}
+
+// Values is the filter as query parameters, empty ones left out.
+func (f HistoryFilter) Values() url.Values {
+	q := url.Values{}
+	for _, kv := range [][2]string{{"agent", f.Agent}, {"session", f.Session}, {"operator", f.Operator},
+		{"outcome", f.Outcome}, {"since", f.Since}, {"until", f.Until}, {"q", f.Text}} {
+		if kv[1] != "" {
+			q.Set(kv[0], kv[1])
+		}
+	}
+	return q
+}
+
+// HistoryOptions are what History needs beyond the page of entries.
+type HistoryOptions struct {
+	BasePath string
+	Assets   Assets
+	Theme    string
+	// SignedIn and Operator are as in PageOptions (the header's account).
+	SignedIn bool
+	Operator string
+	// Filter is the filter in force, as typed.
+	Filter HistoryFilter
+	// After is the cursor the page was read from ("" for the newest).
+	After string
+	// Off is true when the UI keeps no journal: the page says history is off.
+	Off bool
+	// Problem names what is wrong with the filter (the page shows no
+	// entries): one of HistoryProblem's names ("since", "until", "range",
+	// "outcome", "cursor").
+	Problem string
+}
+
+// HistoryView is the history page: the filter, one page of answers sent,
+// newest first, and the links to the next page and the exports.
+type HistoryView struct {
+	Page     PageView // the shell: title, asset URLs, account
+	Heading  string
+	Action   string // the filter form's GET action, {base}/history
+	Filter   HistoryFilter
+	Outcomes []HistoryChoice // the outcome filter's choices
+	Active   bool            // a filter is in force
+	// More is true when a filter besides the search is in force: the
+	// form shows those filters open.
+	More     bool
+	ClearURL string // the history without a filter
+	Off      string // non-empty: history is off, and why
+	Problem  string // a problem with the filter, in words
+	// ProblemField is the id of the filter control the problem is about
+	// ("" when it is about none): the summary links to it and the control
+	// is marked.
+	ProblemField string
+	Empty        string // shown when Rows is empty
+	Rows         []HistoryRow
+	// NextURL is the page of older answers ("" on the last page);
+	// NewestURL the first page, set when this is not it.
+	NextURL, NewestURL string
+	// CSVURL and JSONLURL export every page of the filter.
+	CSVURL, JSONLURL string
+}
+
+// HistoryChoice is one choice of the outcome filter.
+type HistoryChoice struct {
+	Value, Label string
+	Selected     bool
+}
+
+// HistoryRow is one answer sent.
+type HistoryRow struct {
+	ID       string // "entry-{hash of the command id}": the row's element id
+	Question string
+	// QuestionCut is set when the question is shown in part.
+	QuestionCut                  string
+	Agent, Session, SessionShort string
+	RequestID                    string
+	Operator                     string // who answered; the no-name words when none was given
+	Named                        bool   // an operator name was given
+	AtISO, AtText, AtTitle       string // when it was posted
+	Values                       []RecordedValue
+	Outcome                      HistoryOutcome
+	Changes                      []HistoryChange
+	CommandID                    string
+}
+
+// HistoryOutcome is what became of an answer: the outcome in the UI's
+// words, with the agent's or relay's reason and detail.
+type HistoryOutcome struct {
+	State, Text, Tone string
+	Reason, Detail    string
+}
+
+// HistoryChange is one state an answer moved through, with its time.
+type HistoryChange struct {
+	Text, AtISO, AtTitle string
+}
+
+// htmlTime is the datetime attribute's form: RFC 3339 with at most three
+// digits of a second's fraction (HTML allows no more).
+const htmlTime = "2006-01-02T15:04:05.999Z07:00"
+
+// HistoryAnchor is the element id of a command's history row.
+func HistoryAnchor(commandID string) string {
+	h := fnv.New64a()
+	h.Write([]byte(commandID))
+	return fmt.Sprintf("entry-%016x", h.Sum64())
+}
+
+// HistoryErrorsID is the history's error summary element id.
+const HistoryErrorsID = "history-errors"
+
+// historyProblemField is the filter control each problem is about.
+var historyProblemField = map[string]string{"since": "h-since", "until": "h-until", "range": "h-since", "outcome": "h-outcome"}
+
+// HistoryProblem words a problem with the history filter: "since",
+// "until", "range", "outcome" or "cursor".
+func HistoryProblem(what string) string { return words.history["bad-"+what] }
+
+// HistoryOutcomeOK reports whether s is an outcome the filter offers.
+func HistoryOutcomeOK(s string) bool {
+	for _, o := range words.outcomes {
+		if string(o.State) == s {
+			return true
+		}
+	}
+	return false
+}
+
+// History builds the history page from one page of the journal.
+func History(page journal.HistoryPage, opts HistoryOptions) HistoryView {
+	base := root(opts.BasePath)
+	title := words.history["title"]
+	problem, field := "", ""
+	if opts.Problem != "" {
+		title = "Error: " + title
+		problem, field = HistoryProblem(opts.Problem), historyProblemField[opts.Problem]
+	}
+	v := HistoryView{
+		Page: PageView{
+			Title: title, Base: base, HomeURL: base + "/", CSSURL: opts.Assets.CSS, JSURL: opts.Assets.JS,
+			IconURL: opts.Assets.Icon, Theme: theme(opts.Theme), Relay: RelayView{Connected: true},
+			SignedIn: opts.SignedIn, Operator: opts.Operator, SignOutURL: base + "/signout",
+			UnreachableText: words.page["unreachable"],
+		},
+		Heading: words.history["heading"],
+		Action:  base + "/history",
+		Filter:  opts.Filter,
+		Problem: problem, ProblemField: field,
+	}
+	if problem != "" {
+		v.Page.FocusErrors = HistoryErrorsID
+	}
+	q := opts.Filter.Values()
+	v.Active = len(q) > 0
+	v.More = v.Active && !(len(q) == 1 && q.Has("q"))
+	v.ClearURL = v.Action
+	v.CSVURL = withQuery(base+"/history.csv", q)
+	v.JSONLURL = withQuery(base+"/history.jsonl", q)
+	for _, o := range words.outcomes {
+		v.Outcomes = append(v.Outcomes, HistoryChoice{Value: string(o.State), Label: o.Short, Selected: string(o.State) == opts.Filter.Outcome})
+	}
+	if opts.Off {
+		v.Off = words.history["off"]
+		safeHistory(&v)
+		return v
+	}
+	if page.Next != "" {
+		nq := opts.Filter.Values()
+		nq.Set("after", page.Next)
+		v.NextURL = withQuery(v.Action, nq)
+	}
+	if opts.After != "" {
+		v.NewestURL = withQuery(v.Action, q)
+	}
+	v.Empty = words.history["empty"]
+	if v.Active || opts.After != "" {
+		v.Empty = words.history["none-match"]
+	}
+	for _, e := range page.Entries {
+		v.Rows = append(v.Rows, historyRow(e))
+	}
+	safeHistory(&v)
+	return v
+}
+
+func withQuery(u string, q url.Values) string {
+	if len(q) == 0 {
+		return u
+	}
+	return u + "?" + q.Encode()
+}
+
+// historyRow is one entry as the history shows it.
+func historyRow(e journal.Entry) HistoryRow {
+	s := e.Submission
+	r := HistoryRow{
+		ID:           HistoryAnchor(s.CommandID),
+		CommandID:    s.CommandID,
+		Question:     s.Question,
+		Agent:        s.Agent,
+		Session:      s.Key.Session,
+		SessionShort: shortenID(s.Key.Session, idRunes),
+		RequestID:    s.Key.RequestID,
+		Operator:     s.By,
+		Named:        s.By != "",
+		Outcome:      historyOutcome(s.State, s.Reason, s.Detail),
+	}
+	if r.Question == "" {
+		r.Question = words.history["no-question"]
+	}
+	if utf8.RuneCountInString(r.Question) > HistoryQuestionRunes {
+		r.Question = string([]rune(r.Question)[:HistoryQuestionRunes]) + "…"
+		r.QuestionCut = fmt.Sprintf(words.history["cut"], HistoryQuestionRunes)
+	}
+	if !r.Named {
+		r.Operator = words.history["no-name"]
+	}
+	if r.Agent == "" {
+		r.Agent = words.history["no-agent"]
+	}
+	if !s.At.IsZero() {
+		r.AtISO = s.At.UTC().Format(htmlTime)
+		r.AtText = s.At.UTC().Format("2 Jan 2006, 15:04 UTC")
+		r.AtTitle = exactTime(s.At)
+	}
+	// The submission keeps the request's field specs, not its options or
+	// kind: fields are labelled through their specs, an option by its id.
+	req := aep.Request{Fields: s.Fields}
+	if len(s.Fields) > 0 {
+		req.Kind = aep.KindForm
+	}
+	r.Values = recordedValues(req, s.Answer, aep.CaptureFull, false)
+	if len(s.Fields) == 0 {
+		// No specs to label by: every value by its id.
+		for _, id := range slices.Sorted(maps.Keys(s.Answer.Values)) {
+			r.Values = append(r.Values, RecordedValue{Label: id, Placeholder: true, Value: formatValue(aep.FieldSpec{}, s.Answer.Values[id], true)})
+		}
+	}
+	for _, c := range e.Changes {
+		r.Changes = append(r.Changes, HistoryChange{
+			Text: historyOutcome(c.State, c.Reason, "").Text, AtISO: c.At.UTC().Format(htmlTime), AtTitle: exactTime(c.At),
+		})
+	}
+	return r
+}
+
+// historyOutcome words a submission state, with its reason.
+func historyOutcome(state inbox.SubmissionState, reason, detail string) HistoryOutcome {
+	o := HistoryOutcome{State: string(state), Text: string(state), Tone: "neutral", Reason: reason, Detail: detail}
+	for _, w := range words.outcomes {
+		if w.State == state {
+			o.Text, o.Tone = w.Label, w.Tone
+		}
+	}
+	if reason == "" {
+		return o
+	}
+	why := reason
+	if state == inbox.SubmissionFailed {
+		if t, ok := words.historyFailed[reason]; ok {
+			why = t
+		} else {
+			why = fmt.Sprintf(words.historyFailed[""], reason)
+		}
+	}
+	o.Text += ": " + why
+	return o
+}
+
+// safeHistory applies the text rules to the history page: markers in the
+// agent's and operator's words, then Text over every string.
+func safeHistory(v *HistoryView) {
+	for i := range v.Rows {
+		r := &v.Rows[i]
+		r.Question, r.Agent, r.Operator = Marked(r.Question), Marked(r.Agent), Marked(r.Operator)
+		for j := range r.Values {
+			rv := &r.Values[j]
+			rv.Label, rv.Value = Marked(rv.Label), Marked(rv.Value)
+		}
+	}
+	scrub(reflect.ValueOf(v).Elem())
+}

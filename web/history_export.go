@@ -1,0 +1,200 @@
+package web
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/journal"
+	"github.com/aepforms/aepforms/internal/render/view"
+)
+
+// Export formats of the history.
+const (
+	exportJSONL = "jsonl"
+	exportCSV   = "csv"
+)
+
+// handleHistoryExport streams every page of the history's filter as JSON
+// lines or CSV, page by page (each page's writes bounded by
+// pageTimeout). A filter the operator can fix is refused with 400 before
+// anything is written; a failure after the first page cuts the download
+// (the status is sent by then) and is logged.
+func handleHistoryExport(h History, pg *pages, format string, pageTimeout time.Duration) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if h == nil {
+			http.Error(w, "History is off: this UI keeps no answer journal.", http.StatusNotFound)
+			return
+		}
+		_, q, problem := historyQuery(r)
+		var page journal.HistoryPage
+		if problem == "" {
+			var err error
+			page, err = h.History(r.Context(), q)
+			switch {
+			case errors.Is(err, journal.ErrBadCursor):
+				problem = "cursor"
+			case err != nil:
+				pg.internalError(w, r, err)
+				return
+			}
+		}
+		if problem != "" {
+			http.Error(w, view.HistoryProblem(problem), http.StatusBadRequest)
+			return
+		}
+		ext, ctype := exportJSONL, "application/jsonl; charset=utf-8"
+		if format == exportCSV {
+			ext, ctype = exportCSV, "text/csv; charset=utf-8"
+		}
+		w.Header().Set("Content-Type", ctype)
+		w.Header().Set("Content-Disposition", `attachment; filename="aepforms-history.`+ext+`"`)
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		rc := http.NewResponseController(w)
+		var write func(journal.Entry) error
+		var flush func() error
+		if format == exportCSV {
+			cw := csv.NewWriter(w)
+			write = func(e journal.Entry) error { return cw.Write(csvRecord(e)) }
+			flush = func() error { cw.Flush(); return cw.Error() }
+			if err := cw.Write(csvHeader); err != nil {
+				return
+			}
+		} else {
+			enc := json.NewEncoder(w)
+			enc.SetEscapeHTML(false)
+			write = func(e journal.Entry) error { return enc.Encode(exportOf(e)) }
+			flush = func() error { return nil }
+		}
+		err := exportPages(r.Context(), h, q, page, func(p journal.HistoryPage) error {
+			_ = rc.SetWriteDeadline(time.Now().Add(pageTimeout))
+			for _, e := range p.Entries {
+				if err := write(e); err != nil {
+					return err
+				}
+			}
+			if err := flush(); err != nil {
+				return err
+			}
+			if err := rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+				return err
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, context.Canceled) {
+			pg.log.Warn("web: history export cut", "path", r.URL.Path, "err", err)
+		}
+	}
+}
+
+// exportPages hands first and every later page of q to each, until the
+// last page, an error, or ctx ends.
+func exportPages(ctx context.Context, h History, q journal.HistoryQuery, first journal.HistoryPage, each func(journal.HistoryPage) error) error {
+	page := first
+	for {
+		if err := each(page); err != nil {
+			return err
+		}
+		if page.Next == "" {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		q.After = page.Next
+		var err error
+		if page, err = h.History(ctx, q); err != nil {
+			return err
+		}
+	}
+}
+
+// exportEntry is one answer sent, as the JSON lines export writes it.
+type exportEntry struct {
+	CommandID string         `json:"command_id"`
+	PostedAt  time.Time      `json:"posted_at"`
+	Agent     string         `json:"agent"`
+	Source    string         `json:"source"`
+	Session   string         `json:"session"`
+	RequestID string         `json:"request_id"`
+	Question  string         `json:"question"`
+	Operator  string         `json:"operator"`
+	Answer    aep.Answer     `json:"answer"`
+	State     string         `json:"state"`
+	Reason    string         `json:"reason,omitempty"`
+	Detail    string         `json:"detail,omitempty"`
+	SettledAt *time.Time     `json:"settled_at,omitempty"`
+	Changes   []exportChange `json:"changes"`
+}
+
+type exportChange struct {
+	State  string    `json:"state"`
+	Reason string    `json:"reason,omitempty"`
+	Detail string    `json:"detail,omitempty"`
+	At     time.Time `json:"at"`
+}
+
+func exportOf(e journal.Entry) exportEntry {
+	s := e.Submission
+	x := exportEntry{
+		CommandID: s.CommandID, PostedAt: s.At.UTC(), Agent: s.Agent, Source: s.Key.Source, Session: s.Key.Session,
+		RequestID: s.Key.RequestID, Question: s.Question, Operator: s.By, Answer: s.Answer,
+		State: string(s.State), Reason: s.Reason, Detail: s.Detail, Changes: []exportChange{},
+	}
+	if !s.SettledAt.IsZero() {
+		t := s.SettledAt.UTC()
+		x.SettledAt = &t
+	}
+	for _, c := range e.Changes {
+		x.Changes = append(x.Changes, exportChange{State: string(c.State), Reason: c.Reason, Detail: c.Detail, At: c.At.UTC()})
+	}
+	return x
+}
+
+// csvHeader names the CSV export's columns.
+var csvHeader = []string{"posted_at", "agent", "session", "request_id", "operator", "question",
+	"option", "text", "values", "state", "reason", "detail", "settled_at", "command_id", "source"}
+
+// csvRecord is one answer sent as a CSV row, every cell escaped against
+// spreadsheet formulas (csvCell).
+func csvRecord(e journal.Entry) []string {
+	s := e.Submission
+	text, values, settled := "", "", ""
+	if s.Answer.Text != nil {
+		text = *s.Answer.Text
+	}
+	if len(s.Answer.Values) > 0 {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if enc.Encode(s.Answer.Values) == nil {
+			values = strings.TrimSpace(b.String())
+		}
+	}
+	if !s.SettledAt.IsZero() {
+		settled = s.SettledAt.UTC().Format(time.RFC3339Nano)
+	}
+	rec := []string{s.At.UTC().Format(time.RFC3339Nano), s.Agent, s.Key.Session, s.Key.RequestID, s.By, s.Question,
+		s.Answer.Option, text, values, string(s.State), s.Reason, s.Detail, settled, s.CommandID, s.Key.Source}
+	for i := range rec {
+		rec[i] = csvCell(rec[i])
+	}
+	return rec
+}
+
+// csvCell escapes a cell a spreadsheet would read as a formula: one that
+// starts with '=', '+', '-' or '@' (or a tab or carriage return, which
+// some spreadsheets skip before reading one) gets a leading single quote.
+// The export's own times and ids never start with one.
+func csvCell(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
