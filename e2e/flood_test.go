@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -59,25 +58,7 @@ func (s *stack) startNamedAgent(t *testing.T, name string, neverAck bool) *agent
 	cfg.Backoff, cfg.BackoffMax = 20*time.Millisecond, 200*time.Millisecond
 	cfg.DrainTimeout = -1
 	cfg.NeverAck = neverAck
-	logs := newStackLog(nil)
-	dumpOnFailure(t, "agent "+name, logs)
-	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
-	ag := agent.New(cfg)
-	ctx, cancel := context.WithCancel(s.ctx)
-	done := make(chan error, 1)
-	go func() { done <- ag.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("agent %s: Run returned %v, want nil", name, err)
-			}
-		case <-time.After(stackWait):
-			t.Errorf("agent %s: Run did not return within %v", name, stackWait)
-		}
-	})
-	return ag
+	return runAgent(t, s, "agent "+name, cfg)
 }
 
 // postBatch posts events to the relay's POST /events as one NDJSON batch.

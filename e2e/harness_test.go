@@ -168,8 +168,15 @@ func (s *stack) startAgent(t *testing.T, o agentOptions) *agent.Agent {
 	if o.expiresIn > 0 {
 		cfg.ExpiresIn = o.expiresIn
 	}
+	return runAgent(t, s, "agent", cfg)
+}
+
+// runAgent runs a demo agent with cfg against the stack until the test
+// ends; its log is shown when the test fails.
+func runAgent(t *testing.T, s *stack, name string, cfg agent.Config) *agent.Agent {
+	t.Helper()
 	logs := newStackLog(nil)
-	dumpOnFailure(t, "agent", logs)
+	dumpOnFailure(t, name, logs)
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	ag := agent.New(cfg)
 	ctx, cancel := context.WithCancel(s.ctx)
@@ -180,10 +187,10 @@ func (s *stack) startAgent(t *testing.T, o agentOptions) *agent.Agent {
 		select {
 		case err := <-done:
 			if err != nil {
-				t.Errorf("agent: Run returned %v, want nil", err)
+				t.Errorf("%s: Run returned %v, want nil", name, err)
 			}
 		case <-time.After(stackWait):
-			t.Errorf("agent: Run did not return within %v", stackWait)
+			t.Errorf("%s: Run did not return within %v", name, stackWait)
 		}
 	})
 	return ag

@@ -1,7 +1,6 @@
 package respond
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 	"time"
@@ -9,7 +8,6 @@ import (
 	"github.com/aepforms/aepforms/internal/inbox"
 
 	"github.com/aepforms/aepforms/internal/aep"
-	"github.com/stretchr/testify/require"
 )
 
 // settlement is one report: what became of one command.
@@ -65,18 +63,7 @@ func start(t testing.TB, cfg Config) (*Client, *reports) {
 	rep := &reports{ch: make(chan settlement, 1024)}
 	cfg.Reporter = rep
 	c := New(cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			require.NoError(t, err)
-		case <-time.After(10 * time.Second):
-			t.Error("Run did not return after cancel")
-		}
-	})
+	startRunning(t, c)
 	return c, rep
 }
 

@@ -132,7 +132,7 @@ func countType(log []received, typ string) int {
 }
 
 // startRunning runs c until the test ends.
-func startRunning(t *testing.T, c *Client) {
+func startRunning(t testing.TB, c *Client) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
