@@ -20,7 +20,7 @@ func TestJournalResumeScanAcrossProcesses(t *testing.T) {
 	now := t0
 	clock := func() time.Time { return now }
 	ask := func(in *inbox.Inbox, id string, seq int64) inbox.CardID {
-		req, err := aep.Build(aep.Envelope{ID: id, Type: "attention.requested", Source: "aep://h/agent", Agent: "builder",
+		req, err := aep.Build(aep.Envelope{ID: id, Type: "attention.requested", Time: t0.Format(time.RFC3339Nano), Source: "aep://h/agent", Agent: "builder",
 			Session: "s1", Seq: aep.Int64(seq), Capture: "full", Data: aep.Request{Kind: aep.KindPermission, Prompt: "Deploy?",
 				Options: []aep.Option{{ID: "yes", Label: "Yes"}, {ID: "no", Label: "No"}}}})
 		require.NoError(t, err)
