@@ -159,3 +159,25 @@ func TestParseOperators(t *testing.T) {
 	assert.True(t, checkHash(argon2idHash(t, boSecret), boSecret))
 	assert.False(t, checkHash(argon2idHash(t, boSecret), annSecret))
 }
+
+// With named operators the sign-in form asks for the operator's own name
+// (required: it is who answered, proved by their secret), and a signed-in
+// page offers sign-out.
+func TestNamedOperatorSignInFormAsksForTheName(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, func(s *setup) {
+		s.cfg.Operators = []Operator{{Name: "Ann", Hash: bcryptHash(t, annSecret)}}
+	})
+	d := h.getPage(h.client(), "signin").doc(t)
+	name := d.Find("#signin-name")
+	_, required := name.Attr("required")
+	assert.True(t, required, "the name is required")
+	assert.Contains(t, d.Find(`label[for="signin-name"]`).Text(), "(required)")
+
+	c := h.client()
+	r := h.postForm(c, "signin", url.Values{"token": {annSecret}, "name": {"Ann"}})
+	require.Equal(t, http.StatusSeeOther, r.StatusCode, r.body)
+	page := h.getPage(c, "").doc(t)
+	assert.Equal(t, 1, page.Find(`[data-testid="signout"]`).Length(), "a signed-in operator can sign out")
+	assert.Contains(t, page.Find(`[data-testid="operator"]`).Text(), "Ann")
+}

@@ -50,17 +50,19 @@ func handleCard(in Inbox, pg *pages) http.HandlerFunc {
 // sign-in page. It builds the view options every one of them shares and
 // hands the rendering to package render.
 type pages struct {
-	base      string // the clean base path, "/" or "/forms/"
-	assets    view.Assets
-	embed     []string
-	signedIn  bool // an operator secret is set: a page behind it is signed in
-	canSubmit bool // a respond path exists and the UI is not watch-only
-	in        Inbox
-	roster    Roster // nil: every agent's reach is unknown
-	frags     *render.Fragments
-	prompt    int // Config.PromptBytes
-	now       func() time.Time
-	log       *slog.Logger
+	base     string // the clean base path, "/" or "/forms/"
+	assets   view.Assets
+	embed    []string
+	signedIn bool // an operator secret is set: a page behind it is signed in
+	// namedOperators: each operator signs in with their own name and secret.
+	namedOperators bool
+	canSubmit      bool // a respond path exists and the UI is not watch-only
+	in             Inbox
+	roster         Roster // nil: every agent's reach is unknown
+	frags          *render.Fragments
+	prompt         int // Config.PromptBytes
+	now            func() time.Time
+	log            *slog.Logger
 }
 
 func newPages(cfg Config, deps Deps) *pages {
@@ -72,15 +74,16 @@ func newPages(cfg Config, deps Deps) *pages {
 			JS:   cfg.BasePath + "static/app.js?v=" + h,
 			Icon: cfg.BasePath + "static/icon.svg?v=" + h,
 		},
-		embed:     cfg.EmbedOrigins,
-		signedIn:  cfg.secured(),
-		canSubmit: deps.Submitter != nil && !cfg.WatchOnly,
-		in:        deps.Inbox,
-		roster:    deps.Roster,
-		frags:     render.NewFragments(),
-		prompt:    cfg.PromptBytes,
-		now:       cfg.Now,
-		log:       cfg.Logger,
+		embed:          cfg.EmbedOrigins,
+		signedIn:       cfg.secured(),
+		namedOperators: len(cfg.Operators) > 0,
+		canSubmit:      deps.Submitter != nil && !cfg.WatchOnly,
+		in:             deps.Inbox,
+		roster:         deps.Roster,
+		frags:          render.NewFragments(),
+		prompt:         cfg.PromptBytes,
+		now:            cfg.Now,
+		log:            cfg.Logger,
 	}
 }
 
@@ -137,6 +140,7 @@ func (p *pages) page(w http.ResponseWriter, r *http.Request, status int, panel b
 // when the request named a safe one.
 func (p *pages) signIn(w http.ResponseWriter, r *http.Request, status int, problem, name string) {
 	v := view.SignIn(p.base, p.assets, problem, name)
+	v.NameRequired = p.namedOperators
 	if next := safeNext(r.URL.Query().Get("next")); next != "" {
 		v.Action += "?" + url.Values{"next": {next}}.Encode()
 	}

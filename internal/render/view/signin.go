@@ -6,6 +6,10 @@ type SignInView struct {
 	Action  string   // POST URL: {base}/signin
 	Problem string   // why the last attempt was refused; "" on first show
 	Name    string   // the operator name typed last time, kept
+	// NameRequired is true with named operators (--operators-file): each
+	// signs in with their own name and secret, so the name is required
+	// and authenticated, not a label.
+	NameRequired bool
 }
 
 // Sign-in form control names and ids.
