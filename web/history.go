@@ -82,7 +82,7 @@ func handleHistory(h History, pg *pages) http.HandlerFunc {
 		opts := view.HistoryOptions{
 			BasePath: pg.base, Assets: pg.assets, Theme: r.URL.Query().Get("theme"),
 			SignedIn: pg.signedIn, Operator: operatorFrom(r.Context()),
-			Filter: filter, After: q.After, Off: h == nil,
+			Filter: filter, After: q.After, Off: h == nil, NamedOperators: pg.namedOperators,
 		}
 		status := http.StatusOK
 		var page journal.HistoryPage

@@ -378,3 +378,20 @@ func jsonLines(t *testing.T, body string) []exportEntry {
 	require.NoError(t, sc.Err())
 	return out
 }
+
+// History says what its "answered by" names are: authenticated with named
+// operators, labels under a shared secret.
+func TestHistorySaysWhatItsNamesAre(t *testing.T) {
+	t.Parallel()
+	shared := newHarness(t, withHistory(openJournal(t)))
+	who := shared.getPage(shared.client(), "history").doc(t).Find(`[data-testid="history-who"]`).Text()
+	assert.Contains(t, who, "a label, not a proof of identity")
+
+	named := newHarness(t, withHistory(openJournal(t)), func(s *setup) {
+		s.cfg.Operators = []Operator{{Name: "Ann", Hash: bcryptHash(t, annSecret)}}
+	})
+	c := named.client()
+	require.Equal(t, http.StatusSeeOther, named.postForm(c, "signin", url.Values{"token": {annSecret}, "name": {"Ann"}}).StatusCode)
+	who = named.getPage(c, "history").doc(t).Find(`[data-testid="history-who"]`).Text()
+	assert.Contains(t, who, "signed in with their own name and secret")
+}

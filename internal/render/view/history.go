@@ -56,6 +56,10 @@ type HistoryOptions struct {
 	After string
 	// Off is true when the UI keeps no journal: the page says history is off.
 	Off bool
+	// NamedOperators is true when operators sign in with their own name and
+	// secret (--operators-file): the names are authenticated, and the page
+	// says which kind of name it shows.
+	NamedOperators bool
 	// Problem names what is wrong with the filter (the page shows no
 	// entries): one of HistoryProblem's names ("since", "until", "range",
 	// "outcome", "cursor").
@@ -65,8 +69,11 @@ type HistoryOptions struct {
 // HistoryView is the history page: the filter, one page of answers sent,
 // newest first, and the links to the next page and the exports.
 type HistoryView struct {
-	Page     PageView // the shell: title, asset URLs, account
-	Heading  string
+	Page    PageView // the shell: title, asset URLs, account
+	Heading string
+	// Who says what the "answered by" names are: authenticated operators,
+	// or labels typed at sign-in under a shared secret.
+	Who      string
 	Action   string // the filter form's GET action, {base}/history
 	Filter   HistoryFilter
 	Outcomes []HistoryChoice // the outcome filter's choices
@@ -165,7 +172,12 @@ func History(page journal.HistoryPage, opts HistoryOptions) HistoryView {
 		title = "Error: " + title
 		problem, field = HistoryProblem(opts.Problem), historyProblemField[opts.Problem]
 	}
+	who := words.history["who-label"]
+	if opts.NamedOperators {
+		who = words.history["who-named"]
+	}
 	v := HistoryView{
+		Who: who,
 		Page: PageView{
 			Title: title, Base: base, HomeURL: base + "/", CSSURL: opts.Assets.CSS, JSURL: opts.Assets.JS,
 			IconURL: opts.Assets.Icon, Theme: theme(opts.Theme), Relay: RelayView{Connected: true},

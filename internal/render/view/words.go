@@ -145,6 +145,8 @@ var words = struct {
 		"empty":       "No answers sent yet. Each answer sent from this UI is listed here.",
 		"none-match":  "No answers match this filter.",
 		"no-name":     "no name given",
+		"who-named":   "Who answered is the operator who signed in with their own name and secret.",
+		"who-label":   "Who answered is the name typed at sign-in with the shared operator secret: a label, not a proof of identity.",
 		"no-agent":    "unnamed agent",
 		"bad-since":   "Enter the “Sent from” time as a date and time, for example 2026-03-01T12:00.",
 		"bad-until":   "Enter the “Sent before” time as a date and time, for example 2026-03-01T18:00.",
