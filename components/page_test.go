@@ -235,6 +235,15 @@ func TestSignOut(t *testing.T) {
 			btn := acct.Find(`button[data-testid="signout"]`)
 			assert.Equal(t, "submit", attr(t, btn, "type"))
 			assert.Equal(t, "Sign out", btn.Text())
+			others := acct.Find(`button[data-testid="signout-others"]`)
+			if tc.panel {
+				assert.Equal(t, 0, others.Length(), "the panel keeps to one line: no sign-out of other sessions")
+			} else {
+				require.Equal(t, 1, others.Length(), "a sign-out of the other sessions beside sign-out")
+				assert.Equal(t, "submit", attr(t, others, "type"))
+				assert.Equal(t, "/forms/signout/others", attr(t, others, "formaction"), "posted by the same form")
+				assert.Equal(t, "Sign out my other sessions", others.Text())
+			}
 			who := acct.Find(`[data-testid="operator"]`)
 			if tc.who == "-" {
 				assert.Equal(t, 0, who.Length())

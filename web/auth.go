@@ -6,7 +6,8 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/json"
+	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -14,30 +15,38 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/aepforms/aepforms/internal/journal"
 )
 
 // cookieName is the operator session cookie.
 const cookieName = "aepforms_session"
 
-// auth signs and checks operator sessions. The signing key is derived from
-// the operator secret, so rotating the secret signs everyone out and a
-// restart does not. With named operators (Config.Operators) each one's
-// sessions are signed with a key derived from their own secret's hash,
-// and the shared secret is not accepted.
+// auth opens and checks operator sessions. A session is a random id in
+// the cookie and a record in Sessions (the journal) found by the id's
+// hash: signing out deletes the record, so a copied cookie stops working.
+// Each record keeps a fingerprint of the secret it was opened with (the
+// shared one, or with named operators, Config.Operators, the operator's
+// own hash), so changing that secret ends the sessions it opened. The
+// sign-in markers (signedInParam) are signed with a key derived from the
+// secret.
 type auth struct {
 	token  string
 	book   *operatorBook // nil: one shared secret
 	key    []byte
-	ttl    time.Duration
+	store  Sessions
+	idle   time.Duration
+	max    time.Duration
 	secure bool
 	embed  bool
 	now    func() time.Time
 	base   string
+	log    *slog.Logger
 }
 
-func newAuth(cfg Config) *auth {
-	a := &auth{token: cfg.OperatorToken, ttl: cfg.SessionTTL, secure: cfg.SecureCookies || len(cfg.EmbedOrigins) > 0,
-		embed: len(cfg.EmbedOrigins) > 0, now: cfg.Now, base: cfg.BasePath}
+func newAuth(cfg Config, store Sessions) *auth {
+	a := &auth{token: cfg.OperatorToken, store: store, idle: cfg.SessionIdle, max: cfg.SessionMax,
+		secure: cfg.SecureCookies || len(cfg.EmbedOrigins) > 0, embed: len(cfg.EmbedOrigins) > 0, now: cfg.Now, base: cfg.BasePath, log: cfg.Logger}
 	switch {
 	case len(cfg.Operators) > 0:
 		a.book = newOperatorBook(cfg.Operators)
@@ -78,7 +87,8 @@ func (a *auth) authenticate(name, secret string) (string, bool) {
 	return name, a.checkToken(secret)
 }
 
-// keyFor is the key operator name's sessions are signed with (nil: none).
+// keyFor is the key derived from the secret operator name signs in with
+// (nil: none), whose fingerprint the operator's sessions keep.
 func (a *auth) keyFor(name string) []byte {
 	if a.book != nil {
 		return a.book.keys[name]
@@ -91,16 +101,69 @@ func (a *auth) checkToken(got string) bool {
 	return subtle.ConstantTimeCompare([]byte(got), []byte(a.token)) == 1
 }
 
-type sessionClaims struct {
-	Name string `json:"n,omitempty"`
-	Exp  int64  `json:"e"`
+// issue opens a session for the operator name and returns the cookie's
+// value, its random id. Sessions past their expiry are dropped first, so
+// the store holds only live ones (and the abandoned of the last 7 days
+// at most, by default).
+func (a *auth) issue(ctx context.Context, name, userAgent string) (string, error) {
+	key := a.keyFor(name)
+	if key == nil {
+		return "", errors.New("web: no secret for operator " + strconv.Quote(name))
+	}
+	now := a.now()
+	if _, err := a.store.DeleteExpiredSessions(ctx, now.Add(-a.idle), now.Add(-a.max)); err != nil {
+		return "", err
+	}
+	id, hash, err := newSessionID()
+	if err != nil {
+		return "", err
+	}
+	if len(userAgent) > maxUserAgent {
+		userAgent = strings.ToValidUTF8(userAgent[:maxUserAgent], "")
+	}
+	return id, a.store.CreateSession(ctx, journal.Session{IDHash: hash, Operator: name, Secret: secretFingerprint(key),
+		UserAgent: userAgent, Created: now, LastSeen: now})
 }
 
-// issue returns a signed cookie value for the operator name.
-func (a *auth) issue(name string) string {
-	b, _ := json.Marshal(sessionClaims{Name: name, Exp: a.now().Add(a.ttl).Unix()})
-	payload := base64.RawURLEncoding.EncodeToString(b)
-	return payload + "." + signWith(a.keyFor(name), payload)
+// session reads the session of a cookie's id. It counts when it exists,
+// was opened with the secret its operator has now, has been used within
+// the idle expiry and opened within the absolute one; a session that no
+// longer counts is deleted. Its last use is written at most once every
+// touchEvery.
+func (a *auth) session(ctx context.Context, id string) (journal.Session, bool, error) {
+	if id == "" || len(id) > 128 {
+		return journal.Session{}, false, nil
+	}
+	hash := hashSessionID(id)
+	s, ok, err := a.store.LookupSession(ctx, hash)
+	if err != nil || !ok {
+		return s, false, err
+	}
+	now := a.now()
+	key := a.keyFor(s.Operator)
+	live := key != nil && hmac.Equal([]byte(s.Secret), []byte(secretFingerprint(key))) &&
+		now.Sub(s.LastSeen) < a.idle && now.Sub(s.Created) < a.max
+	if !live {
+		return s, false, a.store.DeleteSession(ctx, hash)
+	}
+	if now.Sub(s.LastSeen) >= touchEvery {
+		if err := a.store.TouchSession(ctx, hash, now); err != nil {
+			// The session still counts; its idle time runs from the last write.
+			a.log.Warn("web: a session's last use could not be written", "err", err)
+		} else {
+			s.LastSeen = now
+		}
+	}
+	return s, true, nil
+}
+
+// signOut deletes the session of the request's cookie, if any.
+func (a *auth) signOut(r *http.Request) error {
+	ck, err := r.Cookie(cookieName)
+	if err != nil || ck.Value == "" {
+		return nil
+	}
+	return a.store.DeleteSession(r.Context(), hashSessionID(ck.Value))
 }
 
 func (a *auth) sign(payload string) string { return signWith(a.key, payload) }
@@ -109,29 +172,6 @@ func signWith(key []byte, payload string) string {
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte(payload))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
-}
-
-// verify checks a cookie value's signature and expiry. The claims are
-// read first only to find the key (named operators each have their own);
-// nothing in them counts until the signature does.
-func (a *auth) verify(v string) (sessionClaims, bool) {
-	var c sessionClaims
-	payload, sig, ok := strings.Cut(v, ".")
-	if !ok {
-		return c, false
-	}
-	b, err := base64.RawURLEncoding.DecodeString(payload)
-	if err != nil || json.Unmarshal(b, &c) != nil {
-		return c, false
-	}
-	key := a.keyFor(c.Name)
-	if key == nil || !hmac.Equal([]byte(sig), []byte(signWith(key, payload))) {
-		return c, false
-	}
-	if a.now().Unix() >= c.Exp {
-		return c, false
-	}
-	return c, true
 }
 
 // signedInMaxAge is how long after a sign-in its marker (signedInParam)
@@ -177,24 +217,29 @@ func (a *auth) cookie(value string) *http.Cookie {
 	if value == "" {
 		c.MaxAge = -1
 	} else {
-		c.MaxAge = int(a.ttl / time.Second)
+		c.MaxAge = int(a.max / time.Second)
 	}
 	return c
 }
 
-// operator returns the operator name and whether the request is signed in
-// (session cookie, or `Authorization: Bearer` with the secret; a script
-// names its operator in X-Operator-Name, which named operators must).
-func (a *auth) operator(r *http.Request) (string, bool) {
+// operator returns the operator name, the session's id hash ("" for
+// Bearer) and whether the request is signed in (session cookie, or
+// `Authorization: Bearer` with the secret; a script names its operator in
+// X-Operator-Name, which named operators must).
+func (a *auth) operator(r *http.Request) (name, idHash string, ok bool, err error) {
 	if tok, ok := bearer(r.Header.Get("Authorization")); ok {
-		return a.authenticate(r.Header.Get("X-Operator-Name"), tok)
+		name, ok := a.authenticate(r.Header.Get("X-Operator-Name"), tok)
+		return name, "", ok, nil
 	}
-	if ck, err := r.Cookie(cookieName); err == nil {
-		if c, ok := a.verify(ck.Value); ok {
-			return c.Name, true
-		}
+	ck, cerr := r.Cookie(cookieName)
+	if cerr != nil {
+		return "", "", false, nil
 	}
-	return "", false
+	s, ok, err := a.session(r.Context(), ck.Value)
+	if err != nil || !ok {
+		return "", "", false, err
+	}
+	return s.Operator, s.IDHash, true, nil
 }
 
 // requireOperator lets signed-in requests through with the operator's name
@@ -217,7 +262,12 @@ func (s *server) requireOperator(next http.Handler) http.Handler {
 				return
 			}
 		}
-		name, ok := s.auth.operator(r)
+		name, idHash, ok, err := s.auth.operator(r)
+		if err != nil {
+			s.cfg.Logger.Error("web: the session could not be checked", "err", err)
+			http.Error(w, "The sign-in could not be checked. Try again in a moment.", http.StatusServiceUnavailable)
+			return
+		}
 		if client != "" {
 			if ok {
 				s.guard.succeeded(client)
@@ -250,7 +300,8 @@ func (s *server) requireOperator(next http.Handler) http.Handler {
 			http.Redirect(w, r, s.cfg.BasePath+nextOf(r), http.StatusSeeOther)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), operatorKey, name)))
+		ctx := context.WithValue(r.Context(), operatorKey, name)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, sessionKeyCtx, idHash)))
 	})
 }
 

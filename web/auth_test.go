@@ -124,7 +124,7 @@ func TestSignInSetsSessionCookie(t *testing.T) {
 			assert.Equal(t, tc.sameSite, ck.SameSite, "cookie SameSite: got %v, want %v", ck.SameSite, tc.sameSite)
 			assert.Equal(t, tc.partitioned, ck.Partitioned, "cookie Partitioned: got %v, want %v", ck.Partitioned, tc.partitioned)
 			assert.Equal(t, tc.cookiePath, ck.Path, "cookie Path")
-			assert.Equal(t, int((12 * time.Hour).Seconds()), ck.MaxAge, "cookie Max-Age: the default session TTL")
+			assert.Equal(t, int((7 * 24 * time.Hour).Seconds()), ck.MaxAge, "cookie Max-Age: the default absolute expiry")
 			assert.NotContains(t, ck.Value, secret, "the cookie must not carry the secret")
 
 			// The browser sends the cookie back (a Secure cookie over plain
@@ -172,42 +172,24 @@ func TestBearerTokenForScripts(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, r.StatusCode, "wrong bearer with a cookie: got %d, want 401", r.StatusCode)
 }
 
-func TestExpiredSessionIsRefused(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t, withToken(secret), withConfig(func(c *Config) { c.SessionTTL = time.Hour }))
-	c := h.client()
-	h.signIn(c, "alice")
-	require.Equal(t, http.StatusOK, h.do(c, h.request(http.MethodGet, h.url("metrics"), nil)).StatusCode)
-
-	h.clk.Add(59 * time.Minute)
-	assert.Equal(t, http.StatusOK, h.do(c, h.request(http.MethodGet, h.url("metrics"), nil)).StatusCode, "a minute before expiry: still signed in")
-	h.clk.Add(time.Minute)
-	r := h.do(c, h.request(http.MethodGet, h.url("metrics"), nil))
-	assert.Equal(t, http.StatusUnauthorized, r.StatusCode, "at expiry: got %d, want 401", r.StatusCode)
-	page := h.getPage(c, "")
-	assert.Equal(t, http.StatusSeeOther, page.StatusCode, "an expired page load goes to sign-in: got %d", page.StatusCode)
-}
-
 func TestForgedSessionIsRefused(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, withToken(secret))
 	real := h.signIn(h.client(), "alice").Value
-	payload, sig, ok := strings.Cut(real, ".")
-	require.True(t, ok, "cookie shape: got %q, want payload.signature", real)
+	require.GreaterOrEqual(t, len(real), 22, "the id holds 128 bits or more: got %q", real)
 
-	// A session signed by another UI with another secret.
-	other := newHarness(t, withToken("another-secret"))
+	// A session of another UI, with another secret.
+	other := newHarness(t, withToken("another-secret-0123"))
 	foreign := other.signIn(other.client(), "alice").Value
 
-	claims := base64.RawURLEncoding.EncodeToString([]byte(`{"n":"root","e":9999999999}`))
 	forged := map[string]string{
-		"garbage":               "not-a-session",
-		"empty":                 "",
-		"payload only":          payload,
-		"other payload":         claims + "." + sig,
-		"no signature":          claims + ".",
-		"truncated signature":   payload + "." + sig[:len(sig)-2],
-		"signed by another key": foreign,
+		"garbage":       "not-a-session",
+		"empty":         "",
+		"truncated":     real[:len(real)-2],
+		"extended":      real + "A",
+		"the id's hash": hashSessionID(real),
+		"another UI's":  foreign,
+		"very long":     strings.Repeat(real, 20),
 	}
 	for name, v := range forged {
 		t.Run(name, func(t *testing.T) {

@@ -46,7 +46,7 @@ func TestBasePathIsHonouredByEveryURL(t *testing.T) {
 		"card fragment": h.getPage(c, "cards/"+string(f.Form)).doc(t),
 	}
 	fetched := map[string]bool{}
-	signOut := false
+	signOut, signOutOthers := false, false
 	for name, d := range pages {
 		urls := pageURLs(d.Selection)
 		require.NotEmpty(t, urls, "%s has no URL at all", name)
@@ -61,6 +61,10 @@ func TestBasePathIsHonouredByEveryURL(t *testing.T) {
 			if u.Path == "/forms/signout" {
 				// A POST form (signing out is a state change): post it last.
 				signOut = true
+				continue
+			}
+			if u.Path == "/forms/signout/others" {
+				signOutOthers = true // the same form's other button: posted below
 				continue
 			}
 			fetched[u.Path] = true
@@ -87,6 +91,10 @@ func TestBasePathIsHonouredByEveryURL(t *testing.T) {
 		assert.True(t, strings.HasPrefix(raw, "/forms/"), "pushed card: %q is outside the base path", raw)
 	}
 
+	assert.True(t, signOutOthers, "the signed-in page offers a sign-out of the other sessions")
+	others := h.postForm(c, "signout/others", nil)
+	require.Equal(t, http.StatusSeeOther, others.StatusCode, "POST /forms/signout/others works under the prefix")
+	assert.Equal(t, "/forms/", others.Header.Get("Location"))
 	assert.True(t, signOut, "the signed-in page offers sign-out")
 	r := h.postForm(c, "signout", nil)
 	assert.Equal(t, http.StatusSeeOther, r.StatusCode, "POST /forms/signout works under the prefix")

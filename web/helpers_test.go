@@ -170,6 +170,10 @@ func watchOnly(s *setup) { s.deps.Submitter = nil }
 // withToken sets the operator secret.
 func withToken(tok string) option { return func(s *setup) { s.cfg.OperatorToken = tok } }
 
+// withSessions keeps the sessions in store (shared between harnesses,
+// as a journal is between restarts).
+func withSessions(store Sessions) option { return func(s *setup) { s.deps.Sessions = store } }
+
 // withConfig applies f to the configuration.
 func withConfig(f func(*Config)) option { return func(s *setup) { f(s.cfg) } }
 

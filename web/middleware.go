@@ -13,12 +13,22 @@ import (
 // ctxKey is the type of this package's request-context keys.
 type ctxKey int
 
-const operatorKey ctxKey = iota
+const (
+	operatorKey   ctxKey = iota
+	sessionKeyCtx        // the signed-in session's id hash ("" for Bearer)
+)
 
 // operatorFrom returns the signed-in operator's name ("" when unknown).
 func operatorFrom(ctx context.Context) string {
 	name, _ := ctx.Value(operatorKey).(string)
 	return name
+}
+
+// sessionFrom returns the signed-in session's id hash ("" for Bearer or
+// no sign-in).
+func sessionFrom(ctx context.Context) string {
+	h, _ := ctx.Value(sessionKeyCtx).(string)
+	return h
 }
 
 // securityHeaders sets a strict CSP (no inline script or style) and the

@@ -109,7 +109,8 @@ func TestNamedOperatorBearer(t *testing.T) {
 func TestChangingAnOperatorsSecretSignsOutOnlyThem(t *testing.T) {
 	t.Parallel()
 	annHash, boHash := bcryptHash(t, annSecret), bcryptHash(t, boSecret)
-	before := newHarness(t, withConfig(func(c *Config) {
+	store := newMemorySessions() // the journal, kept across the restart
+	before := newHarness(t, withSessions(store), withConfig(func(c *Config) {
 		c.Operators = []Operator{{Name: "Ann", Hash: annHash}, {Name: "Bo", Hash: boHash}}
 	}))
 	cookie := func(name, secret string) *http.Cookie {
@@ -119,7 +120,7 @@ func TestChangingAnOperatorsSecretSignsOutOnlyThem(t *testing.T) {
 	}
 	ann, bo := cookie("Ann", annSecret), cookie("Bo", boSecret)
 
-	after := newHarness(t, withConfig(func(c *Config) {
+	after := newHarness(t, withSessions(store), withConfig(func(c *Config) {
 		c.Operators = []Operator{{Name: "Ann", Hash: annHash}, {Name: "Bo", Hash: bcryptHash(t, "bo-new-secret-0123456789")}}
 	}))
 	status := func(ck *http.Cookie) int {
@@ -129,14 +130,9 @@ func TestChangingAnOperatorsSecretSignsOutOnlyThem(t *testing.T) {
 	}
 	assert.Equal(t, http.StatusOK, status(ann), "Ann's secret did not change")
 	assert.Equal(t, http.StatusUnauthorized, status(bo), "Bo's did: Bo signs in again")
-
-	// A cookie whose name was edited to another operator's is refused.
-	forged := *ann
-	payload, sig, _ := strings.Cut(forged.Value, ".")
-	raw, err := base64.RawURLEncoding.DecodeString(payload)
+	_, kept, err := store.LookupSession(t.Context(), hashSessionID(bo.Value))
 	require.NoError(t, err)
-	forged.Value = base64.RawURLEncoding.EncodeToString([]byte(strings.Replace(string(raw), `"Ann"`, `"Bo"`, 1))) + "." + sig
-	assert.Equal(t, http.StatusUnauthorized, status(&forged))
+	assert.False(t, kept, "Bo's refused session is deleted")
 }
 
 func TestParseOperators(t *testing.T) {

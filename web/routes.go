@@ -21,13 +21,14 @@ func (s *server) routes() http.Handler {
 		r.Use(s.crossOrigin, s.readBody)
 		r.Get("/signin", handleSignInPage(s.auth, pg))
 		r.Post("/signin", handleSignIn(s.auth, s.guard, pg))
-		r.Post("/signout", handleSignOut(s.auth))
+		r.Post("/signout", handleSignOut(s.auth, pg))
 	})
 
 	r.Group(func(r chi.Router) {
 		r.Use(s.crossOrigin, s.readBody, s.requireOperator)
 		r.Get("/", handlePage(pg, false))
 		r.Get("/panel", handlePage(pg, true))
+		r.Post("/signout/others", handleSignOutOthers(s.auth, pg))
 		r.Get("/cards/{id}", handleCard(in, pg))
 		r.Get("/cards/{id}/prompt", handlePrompt(in, pg))
 		r.Post("/cards/{id}/answer", handleAnswer(in, s.deps.Submitter, pg, s.metrics))

@@ -68,6 +68,9 @@ type Deps struct {
 	// History reads the answer journal for GET /history and its exports;
 	// nil: the page says history is off.
 	History History
+	// Sessions keeps the operators' sessions (the answer journal); nil
+	// keeps them in memory, revocable until the process ends.
+	Sessions Sessions
 	// Metrics, when set, is where the HTTP side counts (tests read it); nil
 	// makes a new one.
 	Metrics *Metrics
@@ -118,8 +121,12 @@ type Config struct {
 	// PromptBytes is how much of a prompt a card shows; "Show all" fetches
 	// the rest (GET /cards/{id}/prompt). 16 KiB by default.
 	PromptBytes int
-	// SessionTTL is how long a sign-in lasts, 12 h by default.
-	SessionTTL time.Duration
+	// SessionIdle ends a session unused this long, 12 h by default (its
+	// last use is written at most once a minute).
+	SessionIdle time.Duration
+	// SessionMax ends a session this long after its sign-in, however used,
+	// 7 days (168 h) by default.
+	SessionMax time.Duration
 	// Now is the clock, time.Now by default.
 	Now func() time.Time
 	// Logger receives request errors; nil discards.
@@ -161,8 +168,11 @@ func (c *Config) defaults() {
 	if c.ResponseTimeout <= 0 {
 		c.ResponseTimeout = 30 * time.Second
 	}
-	if c.SessionTTL <= 0 {
-		c.SessionTTL = 12 * time.Hour
+	if c.SessionIdle <= 0 {
+		c.SessionIdle = 12 * time.Hour
+	}
+	if c.SessionMax <= 0 {
+		c.SessionMax = 7 * 24 * time.Hour
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -190,7 +200,10 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 	if deps.Metrics == nil {
 		deps.Metrics = &Metrics{}
 	}
-	s := &server{cfg: cfg, deps: deps, auth: newAuth(cfg), guard: newGuard(cfg, deps.Metrics), pages: newPages(cfg, deps), metrics: deps.Metrics,
+	if deps.Sessions == nil {
+		deps.Sessions = newMemorySessions()
+	}
+	s := &server{cfg: cfg, deps: deps, auth: newAuth(cfg, deps.Sessions), guard: newGuard(cfg, deps.Metrics), pages: newPages(cfg, deps), metrics: deps.Metrics,
 		push: pushSettings{Buffer: cfg.PushBuffer, WriteTimeout: cfg.WriteTimeout, Heartbeat: cfg.Heartbeat}}
 	if cfg.WatchOnly {
 		s.deps.Submitter = nil

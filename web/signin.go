@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -102,7 +103,12 @@ func handleSignIn(a *auth, g *guard, pg *pages) http.HandlerFunc {
 			return
 		}
 		g.succeeded(client)
-		http.SetCookie(w, a.cookie(a.issue(name)))
+		id, err := a.issue(r.Context(), name, r.UserAgent())
+		if err != nil {
+			pg.internalError(w, r, fmt.Errorf("web: open a session: %w", err))
+			return
+		}
+		http.SetCookie(w, a.cookie(id))
 		target := pg.base + safeNext(r.URL.Query().Get("next"))
 		if a.embed && r.Header.Get("Sec-Fetch-Dest") != "document" {
 			// Perhaps inside a console's frame, where the browser may
@@ -149,10 +155,35 @@ func (p *pages) signInNotKept(w http.ResponseWriter, r *http.Request) {
 	writeHTML(w, http.StatusUnauthorized, buf)
 }
 
-// handleSignOut clears the session cookie.
-func handleSignOut(a *auth) http.HandlerFunc {
+// handleSignOut ends the request's session, so its cookie (and any copy
+// of it) no longer signs in, and clears the cookie.
+func handleSignOut(a *auth, pg *pages) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if err := a.signOut(r); err != nil {
+			pg.internalError(w, r, fmt.Errorf("web: end a session: %w", err))
+			return
+		}
 		http.SetCookie(w, a.cookie(""))
 		http.Redirect(w, r, a.base+"signin", http.StatusSeeOther)
+	}
+}
+
+// handleSignOutOthers ends the signed-in operator's other sessions (every
+// browser but this one) and goes home. A Bearer script has no session to
+// keep and is refused.
+func handleSignOutOthers(a *auth, pg *pages) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		keep := sessionFrom(r.Context())
+		if keep == "" {
+			http.Error(w, "Only a signed-in browser can sign out its other sessions.", http.StatusBadRequest)
+			return
+		}
+		n, err := a.store.DeleteOtherSessions(r.Context(), operatorFrom(r.Context()), keep)
+		if err != nil {
+			pg.internalError(w, r, fmt.Errorf("web: end other sessions: %w", err))
+			return
+		}
+		pg.log.Info("web: signed out other sessions", "operator", operatorFrom(r.Context()), "count", n)
+		http.Redirect(w, r, a.base, http.StatusSeeOther)
 	}
 }

@@ -27,6 +27,7 @@ var (
 	_ web.Roster       = (*respond.Client)(nil)
 	_ web.Upstream     = upstream{}
 	_ web.History      = (*sqlite.Journal)(nil)
+	_ web.Sessions     = (*sqlite.Journal)(nil)
 )
 
 // sweepInterval is how often the inbox re-checks expires_at deadlines.
@@ -77,7 +78,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr *sqlite.Journal, 
 	g.catch = newCatchUp(g.in, nil)
 	g.reporter = &liveReporter{in: g.in}
 	feedCfg := feed.Config{RelayURL: relayURL, Token: token, SilenceTimeout: cfg.feedSilence, Logger: logger.With("part", "feed")}
-	deps := web.Deps{Inbox: g.in, History: jr}
+	deps := web.Deps{Inbox: g.in, History: jr, Sessions: jr}
 	if token != "" {
 		g.respond = respond.New(respond.Config{
 			RelayURL: relayURL, Token: token, Agent: cfg.agentName, Source: source, AckWindow: cfg.ackWindow, RosterInterval: cfg.rosterIntvl,
@@ -98,7 +99,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr *sqlite.Journal, 
 		EmbedOrigins: cfg.embedOrigins, SecureCookies: cfg.tlsCert != "" || cfg.trustProxy,
 		WatchOnly: token == "", Heartbeat: cfg.heartbeat, Logger: logger.With("part", "web"),
 		BodyTimeout: cfg.bodyTimeout, ResponseTimeout: cfg.respTimeout, TrustProxy: cfg.trustProxy, Operators: cfg.operators,
-		PromptBytes: int(cfg.promptBytes),
+		PromptBytes: int(cfg.promptBytes), SessionIdle: cfg.sessionIdle, SessionMax: cfg.sessionMax,
 	}, deps)
 	if cfg.demo {
 		ac := agent.DefaultConfig()

@@ -46,6 +46,8 @@ type serveConfig struct {
 	demoEvery     time.Duration
 	bodyTimeout   time.Duration
 	respTimeout   time.Duration
+	sessionIdle   time.Duration // --session-idle
+	sessionMax    time.Duration // --session-max
 	maxConns      int
 	// The inbox's bounds and each card's budgets (issue 14).
 	maxPending  int
@@ -125,6 +127,8 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.DurationVar(&c.rosterIntvl, "roster-interval", envDur("AEPFORMS_ROSTER_INTERVAL", 30*time.Second), "re-read the relay's roster (which agents are connected) this often (env AEPFORMS_ROSTER_INTERVAL)")
 	fs.DurationVar(&c.demoEvery, "demo-every", envDur("AEPFORMS_DEMO_EVERY", 30*time.Second), "with --demo: ask one more question this often, 0 = never (env AEPFORMS_DEMO_EVERY)")
 	fs.DurationVar(&c.bodyTimeout, "body-timeout", envDur("AEPFORMS_BODY_TIMEOUT", 30*time.Second), "cut a client that takes longer to send a post's body (env AEPFORMS_BODY_TIMEOUT)")
+	fs.DurationVar(&c.sessionIdle, "session-idle", envDur("AEPFORMS_SESSION_IDLE", 12*time.Hour), "sign an operator's browser out after this long unused (env AEPFORMS_SESSION_IDLE)")
+	fs.DurationVar(&c.sessionMax, "session-max", envDur("AEPFORMS_SESSION_MAX", 7*24*time.Hour), "sign an operator's browser out this long after signing in, however used (env AEPFORMS_SESSION_MAX)")
 	fs.DurationVar(&c.respTimeout, "response-timeout", envDur("AEPFORMS_RESPONSE_TIMEOUT", 30*time.Second), "cut a client that takes longer to read a response; the push stream bounds each write instead (env AEPFORMS_RESPONSE_TIMEOUT)")
 	maxConns, err := strconv.Atoi(envOr("AEPFORMS_MAX_CONNS", "512"))
 	if err != nil {
@@ -167,6 +171,9 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 		if d.v < 0 {
 			return c, fmt.Errorf("%w: %s %v: a duration cannot be negative", ErrUsage, d.name, d.v)
 		}
+	}
+	if c.sessionIdle <= 0 || c.sessionMax <= 0 {
+		return c, fmt.Errorf("%w: --session-idle and --session-max must be positive", ErrUsage)
 	}
 	if c.rosterIntvl <= 0 {
 		return c, fmt.Errorf("%w: --roster-interval %v: must be positive", ErrUsage, c.rosterIntvl)

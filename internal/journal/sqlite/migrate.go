@@ -57,6 +57,16 @@ var migrations = []string{
 	// 2: the exact command bytes of each submission (empty for those
 	// recorded before: they are not sent again after a restart).
 	`ALTER TABLE submissions ADD COLUMN command BLOB NOT NULL DEFAULT x'';`,
+	// 3: operator sessions (web's sign-ins), by the SHA-256 of their id.
+	`CREATE TABLE sessions (
+		id_hash    TEXT PRIMARY KEY, -- hex SHA-256 of the cookie's id
+		operator   TEXT NOT NULL,
+		secret     TEXT NOT NULL, -- fingerprint of the secret it was opened with
+		user_agent TEXT NOT NULL,
+		created_at INTEGER NOT NULL, -- unix nanoseconds
+		last_seen  INTEGER NOT NULL  -- unix nanoseconds
+	);
+	CREATE INDEX sessions_operator ON sessions (operator);`,
 }
 
 // SchemaVersion is the schema version this build writes.

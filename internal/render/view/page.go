@@ -88,10 +88,13 @@ type PageView struct {
 
 	// SignedIn is true when the operator signed in with the operator
 	// secret: the header shows who and a sign-out. Operator is the name
-	// given at sign-in ("" when none); SignOutURL is {base}/signout.
-	SignedIn   bool
-	Operator   string
-	SignOutURL string
+	// given at sign-in ("" when none); SignOutURL is {base}/signout, and
+	// SignOutOthersURL {base}/signout/others (the operator's other
+	// sessions).
+	SignedIn         bool
+	Operator         string
+	SignOutURL       string
+	SignOutOthersURL string
 	// IconURL is the tab icon, {base}/static/icon.svg?v={hash}.
 	IconURL string
 	// UnreachableText is the banner the script shows while this UI's
@@ -125,22 +128,23 @@ type GroupView struct {
 func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 	base := root(opts.BasePath)
 	v := PageView{
-		Base:            base,
-		HomeURL:         base + "/",
-		PanelURL:        base + "/panel",
-		CSSURL:          opts.Assets.CSS,
-		JSURL:           opts.Assets.JS,
-		Theme:           theme(opts.Theme),
-		RemovedText:     words.state["removed"],
-		UnreachableText: words.page["unreachable"],
-		Panel:           opts.Panel,
-		NowISO:          opts.Now.UTC().Format(time.RFC3339Nano),
-		Relay:           RelayView{Connected: status.FeedConnected, Error: status.FeedError},
-		WatchOnly:       !opts.CanSubmit,
-		SignedIn:        opts.SignedIn,
-		Operator:        opts.Operator,
-		SignOutURL:      base + "/signout",
-		IconURL:         opts.Assets.Icon,
+		Base:             base,
+		HomeURL:          base + "/",
+		PanelURL:         base + "/panel",
+		CSSURL:           opts.Assets.CSS,
+		JSURL:            opts.Assets.JS,
+		Theme:            theme(opts.Theme),
+		RemovedText:      words.state["removed"],
+		UnreachableText:  words.page["unreachable"],
+		Panel:            opts.Panel,
+		NowISO:           opts.Now.UTC().Format(time.RFC3339Nano),
+		Relay:            RelayView{Connected: status.FeedConnected, Error: status.FeedError},
+		WatchOnly:        !opts.CanSubmit,
+		SignedIn:         opts.SignedIn,
+		Operator:         opts.Operator,
+		SignOutURL:       base + "/signout",
+		SignOutOthersURL: base + "/signout/others",
+		IconURL:          opts.Assets.Icon,
 	}
 	for _, n := range status.Notices {
 		v.Notices = append(v.Notices, n.Message)

@@ -1,0 +1,74 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aepforms/aepforms/internal/journal"
+)
+
+// CreateSession keeps a new operator session.
+func (j *Journal) CreateSession(ctx context.Context, s journal.Session) error {
+	if _, err := j.db.ExecContext(ctx, `INSERT INTO sessions (id_hash, operator, secret, user_agent, created_at, last_seen) VALUES (?, ?, ?, ?, ?, ?)`,
+		s.IDHash, s.Operator, s.Secret, s.UserAgent, nanos(s.Created), nanos(s.LastSeen)); err != nil {
+		return fmt.Errorf("journal: create session: %w", err)
+	}
+	return nil
+}
+
+// LookupSession reads the session whose id hashes to idHash; false when
+// there is none.
+func (j *Journal) LookupSession(ctx context.Context, idHash string) (journal.Session, bool, error) {
+	s := journal.Session{IDHash: idHash}
+	var created, seen int64
+	err := j.db.QueryRowContext(ctx, `SELECT operator, secret, user_agent, created_at, last_seen FROM sessions WHERE id_hash = ?`, idHash).
+		Scan(&s.Operator, &s.Secret, &s.UserAgent, &created, &seen)
+	if errors.Is(err, sql.ErrNoRows) {
+		return journal.Session{}, false, nil
+	}
+	if err != nil {
+		return journal.Session{}, false, fmt.Errorf("journal: session: %w", err)
+	}
+	s.Created, s.LastSeen = fromNanos(created), fromNanos(seen)
+	return s, true, nil
+}
+
+// TouchSession sets a session's last use to at.
+func (j *Journal) TouchSession(ctx context.Context, idHash string, at time.Time) error {
+	if _, err := j.db.ExecContext(ctx, `UPDATE sessions SET last_seen = ? WHERE id_hash = ?`, nanos(at), idHash); err != nil {
+		return fmt.Errorf("journal: touch session: %w", err)
+	}
+	return nil
+}
+
+// DeleteSession ends one session (none is not an error).
+func (j *Journal) DeleteSession(ctx context.Context, idHash string) error {
+	if _, err := j.db.ExecContext(ctx, `DELETE FROM sessions WHERE id_hash = ?`, idHash); err != nil {
+		return fmt.Errorf("journal: delete session: %w", err)
+	}
+	return nil
+}
+
+// DeleteOtherSessions ends operator's sessions but keepHash, and returns
+// how many it ended.
+func (j *Journal) DeleteOtherSessions(ctx context.Context, operator, keepHash string) (int, error) {
+	return j.deleteSessions(ctx, `DELETE FROM sessions WHERE operator = ? AND id_hash <> ?`, operator, keepHash)
+}
+
+// DeleteExpiredSessions ends the sessions last used before idleBefore or
+// created before createdBefore, and returns how many it ended.
+func (j *Journal) DeleteExpiredSessions(ctx context.Context, idleBefore, createdBefore time.Time) (int, error) {
+	return j.deleteSessions(ctx, `DELETE FROM sessions WHERE last_seen < ? OR created_at < ?`, nanos(idleBefore), nanos(createdBefore))
+}
+
+func (j *Journal) deleteSessions(ctx context.Context, query string, args ...any) (int, error) {
+	res, err := j.db.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, fmt.Errorf("journal: delete sessions: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}

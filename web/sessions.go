@@ -1,0 +1,127 @@
+package web
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"sync"
+	"time"
+
+	"github.com/aepforms/aepforms/internal/journal"
+)
+
+// Sessions keeps the operators' signed-in sessions (the answer journal
+// does: *sqlite.Journal). Sessions are found by the SHA-256 of the
+// cookie's random id, so the store never holds what signs one in.
+type Sessions interface {
+	CreateSession(ctx context.Context, s journal.Session) error
+	// LookupSession reads a session; false when there is none.
+	LookupSession(ctx context.Context, idHash string) (journal.Session, bool, error)
+	// TouchSession sets a session's last use.
+	TouchSession(ctx context.Context, idHash string, at time.Time) error
+	// DeleteSession ends a session; one that is gone is not an error.
+	DeleteSession(ctx context.Context, idHash string) error
+	// DeleteOtherSessions ends operator's sessions but keepHash.
+	DeleteOtherSessions(ctx context.Context, operator, keepHash string) (int, error)
+	// DeleteExpiredSessions ends those last used before idleBefore or
+	// created before createdBefore.
+	DeleteExpiredSessions(ctx context.Context, idleBefore, createdBefore time.Time) (int, error)
+}
+
+// touchEvery is how often a session's last use is written, at most.
+const touchEvery = time.Minute
+
+// maxUserAgent bounds the User-Agent kept with a session, in bytes.
+const maxUserAgent = 256
+
+// newSessionID returns a random session id (256 bits, unpadded base64url)
+// for the cookie, and the hash the store keeps.
+func newSessionID() (id, hash string, err error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", "", err
+	}
+	id = base64.RawURLEncoding.EncodeToString(b)
+	return id, hashSessionID(id), nil
+}
+
+// hashSessionID is the hex SHA-256 of a cookie's session id.
+func hashSessionID(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:])
+}
+
+// secretFingerprint identifies the secret behind key (sessionKey of the
+// shared secret, or of an operator's hash) without revealing it: a
+// session opened with another secret has another fingerprint.
+func secretFingerprint(key []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("aepforms session fingerprint v1"))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// memorySessions is the Sessions of a UI without a journal: revocable
+// within the process, forgotten when it ends.
+type memorySessions struct {
+	mu sync.Mutex
+	m  map[string]journal.Session // guarded by mu
+}
+
+func newMemorySessions() *memorySessions { return &memorySessions{m: map[string]journal.Session{}} }
+
+func (s *memorySessions) CreateSession(_ context.Context, ss journal.Session) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[ss.IDHash] = ss
+	return nil
+}
+
+func (s *memorySessions) LookupSession(_ context.Context, idHash string) (journal.Session, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss, ok := s.m[idHash]
+	return ss, ok, nil
+}
+
+func (s *memorySessions) TouchSession(_ context.Context, idHash string, at time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ss, ok := s.m[idHash]; ok {
+		ss.LastSeen = at
+		s.m[idHash] = ss
+	}
+	return nil
+}
+
+func (s *memorySessions) DeleteSession(_ context.Context, idHash string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, idHash)
+	return nil
+}
+
+func (s *memorySessions) DeleteOtherSessions(_ context.Context, operator, keepHash string) (int, error) {
+	return s.deleteWhere(func(ss journal.Session) bool { return ss.Operator == operator && ss.IDHash != keepHash }), nil
+}
+
+func (s *memorySessions) DeleteExpiredSessions(_ context.Context, idleBefore, createdBefore time.Time) (int, error) {
+	return s.deleteWhere(func(ss journal.Session) bool {
+		return ss.LastSeen.Before(idleBefore) || ss.Created.Before(createdBefore)
+	}), nil
+}
+
+func (s *memorySessions) deleteWhere(match func(journal.Session) bool) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for h, ss := range s.m {
+		if match(ss) {
+			delete(s.m, h)
+			n++
+		}
+	}
+	return n
+}
