@@ -19,6 +19,14 @@ import (
 // (and the process exits 1).
 const relayDrain = 5 * time.Second
 
+// embeddedRelayDrain is the drain window of the relay inside `serve`. Its
+// own clients (the UI's feed and respond path, the demo agent) stop at the
+// same moment it starts draining, and a WebSocket close handshake may wait
+// up to 5 s to write its close frame and 5 s more to read the peer's
+// (github.com/coder/websocket): a 5 s window could end inside one and fail
+// a clean stop. Drains normally end at once; this only bounds a slow one.
+const embeddedRelayDrain = 12 * time.Second
+
 // relaySettings are the relay's knobs under the reference stack's names.
 type relaySettings struct {
 	host        string

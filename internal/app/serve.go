@@ -73,7 +73,7 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 			return err
 		}
 		rs.host, rs.port, rs.token = cfg.relayHost, cfg.relayPort, token
-		addr, wait, err := startRelay(ctx, relayServerConfig{Addr: rs.addr(), Relay: rs.config(logger.With("part", "relay"))}, logger.With("part", "relay"))
+		addr, wait, err := startRelay(ctx, relayServerConfig{Addr: rs.addr(), Relay: rs.config(logger.With("part", "relay")), Drain: embeddedRelayDrain}, logger.With("part", "relay"))
 		if err != nil {
 			if errors.Is(err, syscall.EADDRINUSE) {
 				return fmt.Errorf("%s is taken (another relay?). Either use it: aepforms serve --relay http://%s (with its AEP_TOKEN), or move the embedded relay: aepforms serve --relay-port 0", rs.addr(), rs.addr())
