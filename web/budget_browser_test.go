@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -45,16 +46,12 @@ func TestBudgetShowAllInChromium(t *testing.T) {
 
 	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('#card-`+string(id)+` [data-testid="prompt-all"]').click() === undefined`))
 	require.NoError(t, err)
-	var got string
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		got, err = chromedp.Run(ctx, chromedp.Evaluate[string](quote+`.querySelector('p').textContent`))
-		require.NoError(t, err)
-		if len(got) == len(prompt) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	// Wait in the page for the fetched prompt to be in place.
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`%s.querySelector('p').textContent.length === %d`, quote, len(prompt)),
+		chromedp.WithPollingTimeout(10*time.Second)))
+	require.NoError(t, err, "the whole prompt never arrived")
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](quote+`.querySelector('p').textContent`))
+	require.NoError(t, err)
 	assert.Equal(t, prompt, got, "the whole prompt, as text")
 	bold, err := chromedp.Run(ctx, chromedp.Evaluate[int](quote+`.querySelectorAll('b').length`))
 	require.NoError(t, err)
