@@ -88,3 +88,16 @@ func TestCardOpensAgainAfterAnotherAnswer(t *testing.T) {
 		})
 	}
 }
+
+// While this UI's own answer is on its way, the state line is about it;
+// another sender's answer in flight too is a note, not left unsaid.
+func TestAnotherAnswerBesideOurOwn(t *testing.T) {
+	t.Parallel()
+	c := viewCard(aep.Request{Kind: aep.KindInput, Prompt: "Name?"})
+	c.Submission = &inbox.Submission{CommandID: "ours", State: inbox.SubmissionSending, Answer: aep.Answer{Text: new("x")}}
+	c.Responders = []inbox.Responder{{CommandID: "c9", By: "alice"}}
+	v := Card(c, viewOpts())
+	assert.Equal(t, "sending", v.State.Kind)
+	require.Len(t, v.Notes, 1)
+	assert.Equal(t, "Someone else is answering: alice sent an answer.", v.Notes[0].Text)
+}

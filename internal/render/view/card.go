@@ -208,7 +208,10 @@ func cardNotes(c inbox.Card, opts Options, open, inFlight bool) []Note {
 			n = append(n, Note{Tone: "warning", Text: words.note["ambiguous"]})
 		}
 	}
-	shown := c.Answering() // on the state line
+	shown := c.Answering() // on the state line, unless this UI's own answer is
+	if c.InFlight() {
+		shown = nil
+	}
 	for _, r := range c.Responders {
 		if shown != nil && r.CommandID == shown.CommandID {
 			continue
