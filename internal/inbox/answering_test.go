@@ -1,6 +1,8 @@
 package inbox
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -198,4 +200,28 @@ func TestRejectedBeforeARestartIsOurs(t *testing.T) {
 			assert.Equal(t, 0, len(second.Resume(time.Hour)), "nothing to send again")
 		})
 	}
+}
+
+// unreadableJournal cannot answer a Lookup.
+type unreadableJournal struct{ *MemoryJournal }
+
+func (unreadableJournal) Lookup(string) (Submission, bool, error) {
+	return Submission{}, false, errors.New("disk I/O error")
+}
+
+// A journal that cannot say whether it holds a command from this UI's
+// source leaves the form locked while that command is in flight (never
+// open on a guess), and the page's notices say the journal could not be
+// read.
+func TestUnreadableJournalLocksTheForm(t *testing.T) {
+	t.Parallel()
+	in, clk := answeringInbox(t, unreadableJournal{NewMemoryJournal()})
+	in.Apply(command(t, "cmd-1", ownSource, "aepforms", "x"))
+	c, _ := in.Card(cardIDOf("r1"))
+	require.Len(t, c.Responders, 1)
+	assert.True(t, c.Responders[0].Own)
+	assert.ErrorIs(t, c.CanAnswer(clk.Now()), ErrOtherInFlight)
+	notices := in.Status().Notices
+	require.Len(t, notices, 1)
+	assert.True(t, strings.Contains(notices[0].Message, "could not be read"), notices[0].Message)
 }

@@ -173,7 +173,7 @@ func (in *Inbox) journalSettle(commandID string, state SubmissionState, reason, 
 func (in *Inbox) journaled(id string) (Submission, bool) {
 	s, ok, err := in.opts.Journal.Lookup(id)
 	if err != nil {
-		in.noteJournalError(err)
+		in.addNotice(Notice{Message: "the answer journal could not be read: " + err.Error(), At: in.opts.Now()})
 		return Submission{}, false
 	}
 	return s, ok
