@@ -3,8 +3,11 @@ package e2e
 import (
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -57,4 +60,40 @@ func TestSecondServeShowsTheFirstsAnswerAndLocksTheForm(t *testing.T) {
 	ev, err := aep.Decode(got[0].Raw)
 	require.NoError(t, err)
 	assert.Equal(t, req.ID, ev.Subject())
+}
+
+// When the agent rejects the first serve's answer, the second's form,
+// locked while that answer was on its way, opens again, with a note that
+// it was refused; an answer from the second then reaches the agent.
+func TestSecondServeOpensAgainWhenTheFirstsAnswerIsRejected(t *testing.T) {
+	t.Parallel()
+	r := newResumeStack(t)
+	other := &resumeStack{base: r.base, home: t.TempDir()}
+	other.db = filepath.Join(other.home, "journal", "aepforms.db")
+	cfg := agent.DefaultConfig()
+	cfg.RelayURL, cfg.Token, cfg.Host = r.base.relayURL, r.base.token, "e2e.test"
+	cfg.Scenarios, cfg.Every, cfg.DrainTimeout = []string{agent.ScenarioPermission}, 0, -1
+	cfg.Backoff, cfg.BackoffMax = 20*time.Millisecond, 200*time.Millisecond
+	cfg.RejectRate = 1 // every answer is refused
+	ag := runAgent(t, r.base, "agent (rejects)", cfg)
+	sess, _ := askedRequest(t, ag, agent.ScenarioPermission)
+
+	first, _ := r.serve(t, "ui (first)")
+	second, _ := other.serve(t, "ui (second)")
+	_, _, f := first.openForm(t, sess.ID)
+	posted := first.submit(t, f, f.button(t, "Deny"), "")
+	require.Equal(t, http.StatusSeeOther, posted.status, "the first's answer post; body: %s", posted.body)
+	sent := awaitCommands(t, ag, sess.ID, 1, nil)
+	require.Equal(t, agent.OutcomeRejected, sent[0].Decision.Outcome, "the agent refused it: %+v", sent[0].Decision)
+
+	card := second.awaitCard(t, sess.ID, "the second's form open again", func(c *goquery.Selection) bool {
+		return strings.Contains(c.Find(`[data-testid="card-notice"]`).Text(), "was refused by the agent") &&
+			c.Find(`form[data-testid="answer-form"]`).Length() == 1
+	})
+	assert.Contains(t, card.Find(`[data-testid="card-notice"]`).Text(), "An answer from "+uiAgent+" was refused by the agent.")
+	_, _, f2 := second.openForm(t, sess.ID)
+	posted = second.submit(t, f2, f2.button(t, "Allow once"), "")
+	require.Equal(t, http.StatusSeeOther, posted.status, "the second's answer is taken; body: %s", posted.body)
+	got := awaitCommands(t, ag, sess.ID, 2, nil)
+	assert.Len(t, got, 2, "the first's refused command and the second's")
 }
