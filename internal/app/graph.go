@@ -73,6 +73,10 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr *sqlite.Journal, 
 		// journaled, so the journal keeps what is sent (and resent after
 		// a restart, byte for byte).
 		opts.Command = func(s inbox.Submission) ([]byte, error) { return g.respond.Build(s) }
+		// Another sender's command locks a card's form for the target's
+		// ack window, as the respond path knows it (--ack-window, else
+		// the roster's; it takes only the roster's own lock).
+		opts.AckWindow = func(session string) time.Duration { return g.respond.AckWindow(session) }
 	}
 	g.in = inbox.New(opts)
 	g.catch = newCatchUp(g.in, nil)

@@ -32,16 +32,32 @@ func (c *Card) Controllable() bool { return !c.Informational && c.Request.Contro
 // the agent.
 func (c *Card) InFlight() bool { return c.Submission.InFlight() }
 
+// Answering is the first command on the card that no submission of this
+// inbox sent (Responders) and that is still in flight: while there is
+// one, the form is locked (CanAnswer says ErrOtherInFlight). Nil when
+// none. It points into c.Responders.
+func (c *Card) Answering() *Responder {
+	for i := range c.Responders {
+		if c.Responders[i].InFlight() {
+			return &c.Responders[i]
+		}
+	}
+	return nil
+}
+
 // CanAnswer reports whether an answer may be sent for the card at now: nil,
 // or the sentinel that says why not, in this order: ErrMalformed,
 // ErrInformational, ErrTooManyControls, ErrExpired, ErrSettled,
-// ErrInFlight.
+// ErrInFlight, ErrOtherInFlight (which is also ErrInFlight).
 func (c *Card) CanAnswer(now time.Time) error {
 	if err := c.closed(now); err != nil {
 		return err
 	}
 	if c.InFlight() {
 		return ErrInFlight
+	}
+	if c.Answering() != nil {
+		return ErrOtherInFlight
 	}
 	return nil
 }

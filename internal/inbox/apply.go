@@ -1,7 +1,9 @@
 package inbox
 
 import (
+	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/aepforms/aepforms/internal/aep"
 )
@@ -212,21 +214,74 @@ func (in *Inbox) applyLifecycle(en *entry, e *aep.Event) bool {
 		en.timedOut, en.timeoutAt = true, at
 		return true
 	case "control.attention.respond":
-		if en.ownIDs[e.ID()] || slices.Contains(in.opts.OwnSources, e.Source()) {
-			return false // our own command, seen on the feed (perhaps from before a restart)
-		}
-		for _, r := range c.Responders {
-			if r.CommandID == e.ID() {
-				return false
-			}
-		}
-		if len(c.Responders) >= maxCardFacts {
-			return false
-		}
-		c.Responders = append(c.Responders, Responder{CommandID: e.ID(), Agent: e.Agent(), Source: e.Source()})
-		return true
+		return in.onCommand(en, e)
 	}
 	return false
+}
+
+// onCommand applies a control.attention.respond for en's request and
+// reports whether the card changed. Our own command (one this inbox
+// sent, or its journal holds: sent before a restart) is the card's
+// submission; any other is a Responder that locks the form while it is in
+// flight: another sender's, or one from this UI's own source that the
+// journal does not hold (a journal deleted or replaced).
+func (in *Inbox) onCommand(en *entry, e *aep.Event) bool {
+	c := &en.card
+	id := e.ID()
+	if en.ownIDs[id] {
+		return false // our own command, echoed by the relay
+	}
+	for _, r := range c.Responders {
+		if r.CommandID == id {
+			return false
+		}
+	}
+	own := slices.Contains(in.opts.OwnSources, e.Source())
+	if own {
+		if s, ok := in.journaled(id); ok {
+			return in.adopt(en, s)
+		}
+	}
+	if len(c.Responders) >= maxCardFacts {
+		return false
+	}
+	var d struct {
+		Answer aep.Answer      `json:"answer"`
+		By     json.RawMessage `json:"by"`
+	}
+	_ = e.DecodeData(&d) // a command is a fact even when its data is unreadable
+	r := Responder{CommandID: id, Agent: e.Agent(), Source: e.Source(), Answer: d.Answer, Capture: e.Capture(),
+		By: senderName(e.Agent(), d.By), Own: own, SeenAt: in.opts.Now()}
+	c.Responders = append(c.Responders, r)
+	if own {
+		// Sent by this UI, so what it causes is this UI's (ownOutcome),
+		// though no submission of the journal holds it.
+		in.ownID(en, id)
+	}
+	return true
+}
+
+// senderName is who sent a command: its data's "by" when it is a string,
+// else the operator in an agent attribute "{ui}/{operator}" (aepforms
+// sends "{agent}/{operator}"), else the agent attribute.
+func senderName(agent string, by json.RawMessage) string {
+	var name string
+	if json.Unmarshal(by, &name) == nil && strings.TrimSpace(name) != "" {
+		return name
+	}
+	if _, op, ok := strings.Cut(agent, "/"); ok && op != "" {
+		return op
+	}
+	return agent
+}
+
+// ownID marks a command id (or its ack's) as this UI's on en.
+func (in *Inbox) ownID(en *entry, id string) {
+	if en.ownIDs == nil {
+		en.ownIDs = make(map[string]bool)
+		en.tokens = make(map[string]bool)
+	}
+	en.ownIDs[id] = true
 }
 
 // onAck applies control.accepted / control.rejected: cause is a command
@@ -242,6 +297,13 @@ func (in *Inbox) onAck(e *aep.Event) {
 	if e.Type() == "control.rejected" {
 		state = SubmissionRejected
 		_ = e.DecodeData(&d)
+	}
+	if _, ok := in.ours[cause]; !ok {
+		if _, ok := in.links[subjKey{e.Session(), cause}]; !ok {
+			// A relay that keeps no commands in history replays only
+			// their acks: one of a command the journal holds is ours.
+			in.adoptCommand(e.Session(), cause)
+		}
 	}
 	if en, ok := in.ours[cause]; ok && en.card.Key.Session == e.Session() {
 		if !firstApply(en, e) {
@@ -271,6 +333,9 @@ func (in *Inbox) onAck(e *aep.Event) {
 		if r.CommandID == cause && r.Ack == "" {
 			r.Ack, r.Reason = state, d.Reason
 			changed = true
+			if r.Own {
+				in.ownID(en, e.ID()) // an outcome caused by this ack is this UI's
+			}
 		}
 	}
 	in.touch(en, changed)

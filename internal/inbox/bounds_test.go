@@ -31,9 +31,11 @@ func TestCardFactsAreBounded(t *testing.T) {
 }
 
 // After a restart the UI's earlier commands come back on the feed, unknown
-// to the new inbox: from any of OwnSources (the journal's source, and the
-// host-derived one of earlier releases) they are not "another sender
-// answering".
+// to the new inbox. One from any of OwnSources (the journal's source, and
+// the host-derived one of earlier releases) that the journal does not hold
+// is this UI's, though unknown (Own): "an answer was already sent from
+// this UI", not another sender's; one from any other source, even
+// another UI on the same host, is another sender's.
 func TestOwnCommandsFromBeforeARestartAreNotForeign(t *testing.T) {
 	t.Parallel()
 	const (
@@ -43,12 +45,12 @@ func TestOwnCommandsFromBeforeARestartAreNotForeign(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		source string
-		want   int
+		own    bool
 	}{
-		{"our own source", own, 0},
-		{"our source before the journal", legacy, 0},
-		{"another sender", "aep://sink/telegram", 1},
-		{"another UI on the same host", "aep://host/ui/aepforms/01OTHERINSTANCE", 1},
+		{"our own source", own, true},
+		{"our source before the journal", legacy, true},
+		{"another sender", "aep://sink/telegram", false},
+		{"another UI on the same host", "aep://host/ui/aepforms/01OTHERINSTANCE", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -57,7 +59,9 @@ func TestOwnCommandsFromBeforeARestartAreNotForeign(t *testing.T) {
 				Data: aep.Request{Kind: aep.KindInput, Prompt: "Name?"}}))
 			in.Apply(ev(t, aep.Envelope{ID: "cmd-1", Type: "control.attention.respond", Source: tc.source, Agent: "aepforms", Session: "s1", Subject: "r1", Cause: "r1",
 				Data: aep.Respond{Answer: aep.Answer{Option: "allow"}}}))
-			assert.Len(t, in.Cards(Query{})[0].Responders, tc.want)
+			rs := in.Cards(Query{})[0].Responders
+			require.Len(t, rs, 1)
+			assert.Equal(t, tc.own, rs[0].Own)
 		})
 	}
 }

@@ -63,12 +63,39 @@ type Recorded struct {
 }
 
 // Responder is a control.attention.respond for the card's request seen on
-// the feed from another sender ("someone else is answering"), with the
-// target's ack when one was seen.
+// the feed that no submission of this inbox sent: another sender's
+// (another UI, a script), or one from this UI's own source that its
+// journal does not hold. It carries the target's ack when one was seen.
 type Responder struct {
 	CommandID, Agent, Source string
 	Ack                      SubmissionState // "" (no ack seen), SubmissionAccepted or SubmissionRejected
 	Reason                   string          // the nack reason when rejected
+
+	// By is who sent it, as the command names them: its data's "by"
+	// when given, else the operator in an agent attribute of the form
+	// "{ui}/{operator}" (how aepforms sends), else the agent attribute.
+	By string
+	// Answer is what was sent, as the command's capture let it carry
+	// (Capture): values above it are withheld, not blank.
+	Answer  aep.Answer
+	Capture aep.Capture
+	// Own is true for a command from one of Options.OwnSources that the
+	// journal does not hold (a journal deleted or replaced): an answer
+	// this UI already sent and no longer remembers.
+	Own bool
+	// SeenAt is when the inbox first saw the command (inbox clock); its
+	// ack window counts from there.
+	SeenAt time.Time
+	// Silent is true when no ack came within the ack window after SeenAt
+	// (Options.AckWindow): the agent did not take it, and the form opens
+	// again. An ack arriving later still counts.
+	Silent bool
+}
+
+// InFlight reports whether the command may still be acted on: accepted
+// (waiting for the outcome), or not acked yet within its ack window.
+func (r *Responder) InFlight() bool {
+	return r.Ack == SubmissionAccepted || (r.Ack == "" && !r.Silent)
 }
 
 // SubmissionState is the fate of the operator's own post, as the respond

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,8 +55,13 @@ func checkGoldenArcs(t *testing.T, in *Inbox) {
 	// cause edges across the control boundary: the answer's cause is the
 	// sink's command, whose ack (cause = command id) is recorded on it.
 	assert.Equal(t, goldCmd, allow.Recorded.Cause)
-	assert.Equal(t, []Responder{{CommandID: goldCmd, Agent: "telegram-sink", Source: goldSink, Ack: SubmissionAccepted}},
-		allow.Responders)
+	require.Len(t, allow.Responders, 1)
+	seen := allow.Responders[0]
+	assert.False(t, seen.SeenAt.IsZero(), "when the inbox saw the command")
+	seen.SeenAt = time.Time{}
+	assert.Equal(t, Responder{CommandID: goldCmd, Agent: "telegram-sink", Source: goldSink, Ack: SubmissionAccepted,
+		By: "telegram-sink", Answer: aep.Answer{Option: "allow"}, Capture: aep.CaptureMetadata}, seen,
+		"the sink's command: who sent it, what, and the agent's ack")
 	assert.True(t, allow.AnsweredElsewhere, "answered by another sender, not this inbox")
 	assert.True(t, allow.SessionEnded, "s_8f2c ended after the request")
 	assert.Equal(t, aep.KindPermission, allow.Request.Kind)

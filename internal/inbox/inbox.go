@@ -65,6 +65,15 @@ type Options struct {
 	// another sender answering. Empty: none are ours but those
 	// BeginSubmission recorded.
 	OwnSources []string
+	// AckWindow is how long a command on the feed that no submission of
+	// this inbox sent (Card.Responders: another sender's, or one from
+	// OwnSources the journal does not hold) locks its card's form
+	// without an ack: past it, with no control.accepted or
+	// control.rejected seen, the agent did not take it and the form
+	// opens again. It is asked per session (the target's declared
+	// ack_window_ms, as the respond path knows it) under the inbox's
+	// lock: it must not call the inbox. Nil: DefaultAckWindow.
+	AckWindow func(session string) time.Duration
 	// Logger receives what the operator does not see on a card (an event
 	// that breaks the envelope rules, once per source). Nil discards.
 	Logger *slog.Logger
@@ -76,6 +85,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Journal == nil {
 		o.Journal = NewMemoryJournal()
+	}
+	if o.AckWindow == nil {
+		o.AckWindow = func(string) time.Duration { return DefaultAckWindow }
 	}
 	o.OwnSources = slices.Clone(o.OwnSources)
 	if o.Logger == nil {
@@ -99,6 +111,10 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
+
+// DefaultAckWindow is the ack window of AEP-0004 when the target
+// declares none (Options.AckWindow).
+const DefaultAckWindow = 10 * time.Second
 
 // subjKey locates a request (or an event linked to one) the way lifecycle
 // events from any source name it: (session, id).

@@ -25,6 +25,10 @@ type Journal interface {
 	// Unsettled lists the submissions whose command still waits for the
 	// agent (sending or accepted), oldest first.
 	Unsettled() ([]Submission, error)
+	// Lookup returns the submission of command commandID, in its latest
+	// state, and whether the journal holds it: a command from this UI's
+	// source seen on the feed is this UI's answer only if it does.
+	Lookup(commandID string) (Submission, bool, error)
 }
 
 // MemoryJournal is a Journal in memory: what it holds ends with the
@@ -78,4 +82,15 @@ func (j *MemoryJournal) Unsettled() ([]Submission, error) {
 		}
 	}
 	return out, nil
+}
+
+// Lookup returns the submission of command commandID, if kept.
+func (j *MemoryJournal) Lookup(commandID string) (Submission, bool, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	s, ok := j.subs[commandID]
+	if !ok {
+		return Submission{}, false, nil
+	}
+	return cloneSubmission(*s), true, nil
 }

@@ -14,6 +14,7 @@ func (in *Inbox) derive(en *entry, now time.Time) bool {
 
 	c.SessionEnded = in.endedFor(en)
 	c.AnsweredElsewhere = c.Recorded != nil && !en.ownOutcome()
+	silenced := in.silence(en, now)
 	switch {
 	case en.resolved:
 		c.State = StateResolved
@@ -47,7 +48,39 @@ func (in *Inbox) derive(en *entry, now time.Time) bool {
 			}
 		}
 	}
-	return c.State != prevState || c.SessionEnded != prevEnded || c.AnsweredElsewhere != prevElsewhere
+	return c.State != prevState || c.SessionEnded != prevEnded || c.AnsweredElsewhere != prevElsewhere || silenced
+}
+
+// silence marks the card's Responders that got no ack within the ack
+// window (Options.AckWindow) as Silent, and reports whether any changed:
+// their lock on the form ends.
+func (in *Inbox) silence(en *entry, now time.Time) bool {
+	changed := false
+	window := time.Duration(-1)
+	for i := range en.card.Responders {
+		r := &en.card.Responders[i]
+		if r.Ack != "" || r.Silent {
+			continue
+		}
+		if window < 0 {
+			window = in.opts.AckWindow(en.card.Key.Session)
+		}
+		if !now.Before(r.SeenAt.Add(window)) {
+			r.Silent, changed = true, true
+		}
+	}
+	return changed
+}
+
+// waitingAck reports whether a Responder of the card waits for its ack
+// within its window: Sweep must look at the card again.
+func (en *entry) waitingAck() bool {
+	for _, r := range en.card.Responders {
+		if r.Ack == "" && !r.Silent {
+			return true
+		}
+	}
+	return false
 }
 
 // endedFor reports whether the request's session ended after it was asked.

@@ -155,3 +155,63 @@ func (in *Inbox) journalSettle(commandID string, state SubmissionState, reason, 
 		in.noteJournalError(err)
 	}
 }
+
+// Commands from this UI's own source seen on the feed (restore, cont.).
+//
+// Restore brings back only the answers still waiting for the agent. The
+// feed replays the rest of this UI's commands too (one the agent
+// rejected, one that failed, one sent by a release before the journal,
+// or with a journal since deleted). A command from one of
+// Options.OwnSources that the journal holds is this UI's answer, put on
+// its card with its journaled state (adopt); one the journal does not
+// hold is still this UI's, but unknown: a Responder marked Own, which
+// locks the form while it is in flight (onCommand).
+
+// journaled returns the journal's submission of command id. A journal
+// that cannot answer is noted (Status) and the command taken as not
+// held: its card is locked while it is in flight, never left open.
+func (in *Inbox) journaled(id string) (Submission, bool) {
+	s, ok, err := in.opts.Journal.Lookup(id)
+	if err != nil {
+		in.addNotice(Notice{Message: "the answer journal could not be read: " + err.Error(), At: in.opts.Now()})
+		return Submission{}, false
+	}
+	return s, ok
+}
+
+// adopt puts the journaled submission s on en's card as its latest
+// submission unless a later one is there, makes its command id this
+// inbox's own, and reports whether the card changed. The caller holds the
+// lock.
+func (in *Inbox) adopt(en *entry, s Submission) bool {
+	if s.Card != en.card.ID {
+		return false // the journal's answer to another request: not this card's
+	}
+	sub := cloneSubmission(s)
+	sub.Resumed = true
+	in.ownID(en, sub.CommandID)
+	if sub.Token != "" {
+		en.tokens[sub.Token] = true
+	}
+	if in.ours[sub.CommandID] == nil {
+		in.ours[sub.CommandID] = en
+	}
+	if cur := en.card.Submission; cur != nil && !cur.At.Before(sub.At) {
+		return false // a later answer is on the card
+	}
+	en.card.Submission = &sub
+	return true
+}
+
+// adoptCommand adopts the journal's submission of command id onto its
+// card, when the journal holds it and the card is in the inbox (for an
+// ack whose command the feed did not bring). The caller holds the lock.
+func (in *Inbox) adoptCommand(session, id string) {
+	s, ok := in.journaled(id)
+	if !ok || s.Key.Session != session {
+		return
+	}
+	if en, ok := in.byID[s.Card]; ok {
+		in.touch(en, in.adopt(en, s))
+	}
+}

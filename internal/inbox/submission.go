@@ -19,6 +19,11 @@ var (
 	ErrInvalidSubmission = errors.New("inbox: invalid submission")
 )
 
+// ErrOtherInFlight is ErrInFlight for an answer no submission of this
+// inbox sent (Card.Answering): another sender's, or one from this UI's
+// source that its journal does not hold.
+var ErrOtherInFlight = fmt.Errorf("%w: sent by another sender, or by this UI before its journal", ErrInFlight)
+
 // BeginSubmission records the operator's post s (its Token, CommandID,
 // Answer, Form and By) for card id, atomically, and returns it with the
 // card's request (Card, Key, Fields, Agent, Question), State sending, At

@@ -242,8 +242,11 @@ func TestSomeoneElseAnswering(t *testing.T) {
 		Source: "aep://mc/agent/mission-control", Agent: "mission-control", Session: testSession,
 		Data: map[string]any{"answer": map[string]any{"values": map[string]any{"name": "z"}}}}))
 	c, _ := in.Card(cardIDOf("r1"))
-	assert.Equal(t, []Responder{{CommandID: "cmd9", Agent: "mission-control", Source: "aep://mc/agent/mission-control",
-		Ack: SubmissionRejected, Reason: "busy"}}, c.Responders)
+	require.Len(t, c.Responders, 1)
+	r := c.Responders[0]
+	assert.Equal(t, Responder{CommandID: "cmd9", Agent: "mission-control", Source: "aep://mc/agent/mission-control",
+		Ack: SubmissionRejected, Reason: "busy", By: "mission-control", Answer: aep.Answer{Values: aep.Values{"name": "z"}},
+		Capture: aep.CaptureMetadata, SeenAt: r.SeenAt}, r)
 	assert.Equal(t, StatePending, c.State, "a command alone answers nothing")
 	_, err := in.BeginSubmission(c.ID, sub("t1", "c1"))
 	assert.NoError(t, err, "the operator may still answer")

@@ -120,6 +120,29 @@ func (j *Journal) Unsettled() ([]inbox.Submission, error) {
 	return out, nil
 }
 
+// Lookup returns the submission of command commandID in its latest
+// state, and whether the journal holds it (command ids are unique: one
+// indexed read).
+func (j *Journal) Lookup(commandID string) (inbox.Submission, bool, error) {
+	rows, err := j.db.QueryContext(context.Background(), `SELECT `+submissionColumns+` FROM submissions
+		WHERE command_id = ?`, commandID)
+	if err != nil {
+		return inbox.Submission{}, false, fmt.Errorf("journal: lookup: %w", err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return inbox.Submission{}, false, fmt.Errorf("journal: lookup: %w", err)
+		}
+		return inbox.Submission{}, false, nil
+	}
+	s, _, err := scanSubmission(rows)
+	if err != nil {
+		return inbox.Submission{}, false, fmt.Errorf("journal: lookup: %w", err)
+	}
+	return s, true, nil
+}
+
 // submissionColumns are what scanSubmission reads, in its order.
 const submissionColumns = `seq, command_id, card_id, token, source, session, request_id, agent, question, fields, operator, form, answer, posted_at, state, reason, detail, settled_at, command`
 

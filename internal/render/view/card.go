@@ -165,21 +165,24 @@ func card(c inbox.Card, opts Options) CardView {
 		kept = c.Submission.Form
 	}
 	inFlight := v.Open && c.InFlight()
-	answerable := opts.CanSubmit && v.Open && c.Controllable() && !inFlight
+	// Another sender's answer on its way locks the form too; the
+	// browser's draft stays (it may be rejected, and the form open again).
+	locked := inFlight || (v.Open && c.Answering() != nil)
+	answerable := opts.CanSubmit && v.Open && c.Controllable() && !locked
 	f, errs := form.Build(form.Spec{
 		Card: id, Request: c.Request, Action: base + "/cards/" + url.PathEscape(id) + "/answer", Token: opts.Token,
 		Answerable: answerable, Kept: kept, Problems: opts.Problems, Placeholder: placeholder,
 	})
 	v.Errors = errs
 	v.DropDraft = v.Settled || inFlight
-	if v.Settled || inFlight {
+	if v.Settled || locked {
 		// A settled card shows its outcome, an answer in flight shows
 		// what was sent: not the controls (and no control to jump to).
 		f = nil
 		v.Errors = form.Unlinked(c.Request, opts.Problems, placeholder)
 	}
 	v.Form = f
-	v.Notes = cardNotes(c, opts, v.Open, inFlight)
+	v.Notes = cardNotes(c, opts, v.Open, locked)
 	return v
 }
 
@@ -205,19 +208,45 @@ func cardNotes(c inbox.Card, opts Options, open, inFlight bool) []Note {
 			n = append(n, Note{Tone: "warning", Text: words.note["ambiguous"]})
 		}
 	}
+	shown := c.Answering() // on the state line, unless this UI's own answer is
+	if c.InFlight() {
+		shown = nil
+	}
 	for _, r := range c.Responders {
-		who := r.Agent
+		if shown != nil && r.CommandID == shown.CommandID {
+			continue
+		}
+		who := senderOf(&r)
 		if who == "" {
 			who = words.note["another"]
 		}
-		switch r.Ack {
-		case inbox.SubmissionRejected:
-			n = append(n, Note{Tone: "info", Text: fmt.Sprintf(words.note["refused-other"], who), Agent: []string{r.Agent}})
-		default:
-			n = append(n, Note{Tone: "warning", Text: fmt.Sprintf(words.note["answering"], who), Agent: []string{r.Agent}})
+		key := "answering"
+		switch {
+		case r.Ack == inbox.SubmissionRejected:
+			key = "refused-other"
+		case r.Ack == "" && r.Silent:
+			key = "unacked-other"
 		}
+		if r.Own {
+			n = append(n, Note{Tone: "info", Text: words.note[key+"-here"]})
+			continue
+		}
+		tone := "info"
+		if r.InFlight() {
+			tone = "warning"
+		}
+		n = append(n, Note{Tone: tone, Text: fmt.Sprintf(words.note[key], who), Agent: []string{who}})
 	}
 	return n
+}
+
+// senderOf is who sent another sender's command, as it names them; "" when
+// it names no one.
+func senderOf(r *inbox.Responder) string {
+	if r.By != "" {
+		return r.By
+	}
+	return r.Agent
 }
 
 // kindTitle names a request kind in the UI's words.

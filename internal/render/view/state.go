@@ -97,6 +97,13 @@ func stateLine(c inbox.Card, now time.Time) StateView {
 	case expired:
 		s.Kind, s.Tone = "expired", "warning"
 		s.Text = words.state["expired-open"]
+	case c.Answering() != nil:
+		// Another sender's answer (or one this UI sent before its
+		// journal) is on its way: the form is locked, and this says why.
+		r := c.Answering()
+		s.Kind, s.Tone, s.Busy = "answering", "progress", true
+		s.Text, s.Agent = answeringText(r)
+		s.Values = recordedValues(c.Request, r.Answer, r.Capture, placeholder)
 	case sub != nil && sub.State == inbox.SubmissionRejected:
 		s.Kind, s.Tone = "rejected", "error"
 		s.Text = rejectedText(sub.Reason)

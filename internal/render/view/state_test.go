@@ -146,11 +146,11 @@ func TestStateLineRoutedAndResponders(t *testing.T) {
 	c := viewCard(aep.Request{Kind: aep.KindInput, Prompt: "?"})
 	c.State = inbox.StateRouted
 	c.Routes = []inbox.Route{{To: "slack", Via: "sink"}, {To: "pager", Via: "oncall"}}
-	c.Responders = []inbox.Responder{{Agent: "mission-control"}}
+	c.Responders = []inbox.Responder{{Agent: "mission-control", Ack: inbox.SubmissionRejected}}
 	v := Card(c, viewOpts())
 	assert.Equal(t, "routed", v.State.Kind)
 	assert.Equal(t, "Routed to pager via oncall; still open", v.State.Text, "the latest hop")
 	assert.True(t, v.Open)
 	require.Len(t, v.Notes, 1)
-	assert.Equal(t, "Someone else is answering: mission-control sent an answer.", v.Notes[0].Text)
+	assert.Equal(t, "An answer from mission-control was refused by the agent.", v.Notes[0].Text)
 }

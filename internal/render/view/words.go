@@ -67,6 +67,14 @@ var words = struct {
 		"resumed-by":       "this UI",
 		"not-sent":         "Sent by %s at %s, but not acknowledged before aepforms restarted, and not sent again: %s",
 		"superseded":       "The answer sent by %s at %s, before aepforms restarted, was not sent again: this question had settled first.",
+		// A command on the feed that no answer of this UI's journal sent
+		// (inbox.Card.Answering): another sender's, then one from this
+		// UI's own source that its journal does not hold.
+		"answering":          "%s answered from another UI, waiting for the agent",
+		"answering-accepted": "%s answered from another UI; the agent accepted it, waiting for it to record it",
+		"answering-someone":  "Someone",
+		"sent-here":          "An answer was already sent from this UI, waiting for the agent",
+		"sent-here-accepted": "An answer was already sent from this UI; the agent accepted it, waiting for it to record it",
 	},
 	// Why an answer restored after a restart was not sent again, by
 	// inbox reason.
@@ -101,6 +109,8 @@ var words = struct {
 		errWatchOnly:             {"watch_only", "This UI has no control token for the relay, so it cannot send answers. Your answer was not sent."},
 		errNoToken:               {"no_token", "This form is missing its token. Reload the page and send your answer again."},
 		inbox.ErrInFlight:        {"in_flight", "An answer to this question is already on its way to the agent. Wait for its reply before sending another."},
+		inbox.ErrOtherInFlight:   {"in_flight", "%s already answered this from another UI, and that answer is on its way to the agent. Nothing was sent."},
+		errSentHere:              {"in_flight", "An answer was already sent from this UI and is on its way to the agent. Nothing was sent."},
 		inbox.ErrExpired:         {"expired", "This question expired before your answer was sent. Nothing was sent to the agent."},
 		inbox.ErrInformational:   {"informational", "This question is answered in the agent's own interface, not here. Nothing was sent."},
 		inbox.ErrMalformed:       {"malformed", "This request is malformed, so it cannot be answered here. Nothing was sent."},
@@ -118,6 +128,10 @@ var words = struct {
 		"ambiguous":          "More than one agent claims this session: the relay will refuse an answer sent now.",
 		"refused-other":      "An answer from %s was refused by the agent.",
 		"answering":          "Someone else is answering: %s sent an answer.",
+		"unacked-other":      "An answer from %s got no reply from the agent in time.",
+		"refused-other-here": "An answer sent earlier from this UI was refused by the agent.",
+		"answering-here":     "An answer was already sent from this UI.",
+		"unacked-other-here": "An answer sent earlier from this UI got no reply from the agent in time.",
 		"another":            "another sender",
 		"look-alike":         "These choices look alike: check which one you mean before you choose.",
 		"look-alike-options": "These options look alike: check which one you mean before you choose.",
@@ -194,6 +208,7 @@ var (
 	errTimedOut   = errors.New("view: timed out")
 	errEnded      = errors.New("view: session ended")
 	errAnsweredBy = errors.New("view: answered by")
+	errSentHere   = errors.New("view: sent from this UI before its journal")
 )
 
 // Refusals the answer handler gives before asking the domain.
@@ -206,6 +221,19 @@ var (
 // RefusalOf words a refusal of the domain (inbox.Card.CanAnswer,
 // BeginSubmission) for card c; false when err is not one.
 func RefusalOf(err error, c inbox.Card) (Refusal, bool) {
+	if errors.Is(err, inbox.ErrOtherInFlight) {
+		a := c.Answering()
+		if a != nil && a.Own {
+			return words.refusal[errSentHere], true
+		}
+		who := words.state["answering-someone"]
+		if a != nil && senderOf(a) != "" {
+			who = senderOf(a)
+		}
+		r := words.refusal[inbox.ErrOtherInFlight]
+		r.Message = fmt.Sprintf(r.Message, who)
+		return r, true
+	}
 	if errors.Is(err, inbox.ErrSettled) {
 		switch {
 		case c.State == inbox.StateTimedOut:
@@ -256,6 +284,28 @@ func resumedText(sub *inbox.Submission) string {
 		return fmt.Sprintf(words.state["superseded"], who, at)
 	}
 	return fmt.Sprintf(words.state["resumed"], who, at)
+}
+
+// answeringText is the state line of a card locked by a command no answer
+// of this UI's journal sent (inbox.Card.Answering), and the agent text in
+// it.
+func answeringText(r *inbox.Responder) (string, []string) {
+	accepted := r.Ack == inbox.SubmissionAccepted
+	if r.Own {
+		if accepted {
+			return words.state["sent-here-accepted"], nil
+		}
+		return words.state["sent-here"], nil
+	}
+	key := "answering"
+	if accepted {
+		key = "answering-accepted"
+	}
+	who := senderOf(r)
+	if who == "" {
+		return fmt.Sprintf(words.state[key], words.state["answering-someone"]), nil
+	}
+	return fmt.Sprintf(words.state[key], who), []string{who}
 }
 
 // failedText says why an answer did not reach the agent.
