@@ -118,11 +118,15 @@ func TestResumeAfterRestart(t *testing.T) {
 	for _, s := range waiting {
 		left = append(left, s.CommandID)
 	}
-	assert.Equal(t, []string{"cmd-open", "cmd-acked", "cmd-done", "cmd-mine"}, left,
-		"the journal keeps the rest settled (gone: not sent), and an accepted answer whose question is gone stays accepted")
+	assert.Equal(t, []string{"cmd-open", "cmd-acked", "cmd-done"}, left,
+		"the journal keeps the rest settled (gone: not sent), an accepted answer whose question is gone stays accepted, and one the agent recorded is settled for good")
 	j.mu.Lock()
 	gone := *j.subs["cmd-gone"]
+	mine := cloneSubmission(*j.subs["cmd-mine"])
 	j.mu.Unlock()
+	require.NotNil(t, mine.Recorded, "what the agent recorded for the restored command is journaled")
+	assert.Equal(t, "yes", *mine.Recorded.Answer.Text)
+	assert.True(t, mine.RecordedAt.Equal(clk.Now().Add(-2*time.Minute)), "kept at the inbox clock, when the answer was seen")
 	assert.Equal(t, SubmissionNotSent, gone.State)
 	assert.Equal(t, ReasonGone, gone.Reason)
 }
