@@ -60,7 +60,7 @@ type pages struct {
 	in             Inbox
 	roster         Roster // nil: every agent's reach is unknown
 	frags          *render.Fragments
-	prompt         int // Config.PromptBytes
+	prompt         int  // Config.PromptBytes
 	noHistory      bool // no journal to read History from: cards link to no entry
 	now            func() time.Time
 	log            *slog.Logger
