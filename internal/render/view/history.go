@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"reflect"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/aepforms/aepforms/internal/aep"
@@ -290,8 +291,12 @@ func historyRow(e journal.Entry) HistoryRow {
 		r.Recorded = recordedValues(req, o.Answer, o.Capture, false)
 		r.RecordedText = words.history["recorded"]
 		if o.By != "" || o.Via != "" {
-			r.RecordedText += " · " + fmt.Sprintf(words.history["recorded-as"], phrase(" by ", o.By), phrase(" via ", o.Via))
+			r.RecordedText += fmt.Sprintf(words.history["recorded-as"], strings.TrimSpace(phrase("by ", o.By)+phrase(" via ", o.Via)))
 			r.RecordedAgent = []string{o.By, o.Via}
+		}
+		if s.State == inbox.SubmissionAccepted {
+			// Accepted, and recorded: settled for good.
+			r.Outcome.Text = words.history["outcome-recorded"]
 		}
 		if hasWithheld(r.Recorded) {
 			r.RecordedWithheld = "Values withheld at capture " + o.Capture.String() + " are not shown."

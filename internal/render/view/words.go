@@ -159,7 +159,9 @@ var words = struct {
 		"no-question": "(no question text)",
 		"cut":         "The first %d characters of the question are shown; the export holds all of it.",
 		"recorded":    "What the agent recorded",
-		"recorded-as": "Recorded as answered%s%s",
+		"recorded-as": " (%s)",
+		// An accepted answer the agent then recorded: settled for good.
+		"outcome-recorded": "Accepted and recorded by the agent",
 	},
 	answered: map[string]string{
 		"lead":    "Answered here by",
