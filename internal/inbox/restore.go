@@ -47,7 +47,10 @@ func (in *Inbox) Restore() (int, error) {
 	var recent []Submission
 	if in.opts.RestoreSettled > 0 {
 		if recent, err = in.opts.Journal.Recent(in.opts.RestoreSettled); err != nil {
-			return 0, fmt.Errorf("inbox: restore: %w", err)
+			// Only settled cards to show are missing: the answers still
+			// waiting for the agent are restored all the same.
+			in.opts.Logger.Error("answer journal: the latest settled answers could not be read; they are in History", "err", err)
+			recent = nil
 		}
 	}
 	in.mu.Lock()
