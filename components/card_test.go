@@ -1,6 +1,7 @@
 package components
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
@@ -299,5 +300,34 @@ func TestCardRefusalSummaryWithoutForm(t *testing.T) {
 			assert.True(t, sum.Prev().Is("header.card__head"), "the summary comes first, under the card's heading")
 			assert.Equal(t, 0, doc.Find(`[data-testid="submit"], [data-testid="option"]`).Length(), "still nothing to submit")
 		})
+	}
+}
+
+// A settled card this UI answered says who answered it and when (the
+// exact time in a title), and links to the answer's history entry; a
+// card answered elsewhere says neither.
+func TestCardSettledSaysWhoAnsweredHere(t *testing.T) {
+	t.Parallel()
+	doc := cardDoc(t, sample(t, "chere"), answerable())
+	by := doc.Find(`[data-testid="answered-by"]`)
+	require.Equal(t, 1, by.Length(), "who answered, on the settled card")
+	assert.Contains(t, by.Text(), "Answered here by")
+	assert.Equal(t, "alice", strings.TrimSpace(by.Find(`[data-testid="answered-by-name"]`).Text()))
+	at := by.Find(`time[data-testid="answered-at"]`)
+	assert.Equal(t, "3 min ago", strings.TrimSpace(at.Text()))
+	assert.Equal(t, "1 Mar 2026 11:57:00 UTC", attr(t, at, "title"), "the exact time in a title")
+	assert.Equal(t, "2026-03-01T11:57:00Z", attr(t, at, "datetime"))
+	link := by.Find(`a[data-testid="history-entry"]`)
+	assert.Equal(t, "/forms/history?session=s_rollout#"+view.HistoryAnchor("cmd-here"), attr(t, link, "href"))
+	assert.Contains(t, doc.Find(`[data-testid="values"]`).Text(), "Allow once", "the recorded option by its label")
+
+	noHistory := answerable()
+	noHistory.NoHistory = true
+	by = cardDoc(t, sample(t, "chere"), noHistory).Find(`[data-testid="answered-by"]`)
+	require.Equal(t, 1, by.Length())
+	assert.Zero(t, by.Find(`a`).Length(), "no journal: no history entry to link to")
+
+	for _, id := range []string{"celsewhere", "canswered", "ctimeout"} {
+		assert.Zero(t, cardDoc(t, sample(t, id), answerable()).Find(`[data-testid="answered-by"]`).Length(), "%s: not answered from this UI", id)
 	}
 }

@@ -56,7 +56,7 @@ func TestPageLayout(t *testing.T) {
 		assert.Equal(t, g.AttrOr("id", ""), g.Find(`[data-testid="card"]`).First().AttrOr("data-group", ""), "cards sit in their group")
 	}
 	settled := doc.Find(`#settled [data-testid="card"]`)
-	assert.Equal(t, 5, settled.Length())
+	assert.Equal(t, 6, settled.Length())
 	for _, c := range settled.EachIter() {
 		assert.Equal(t, "true", c.AttrOr("data-settled", ""))
 	}

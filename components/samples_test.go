@@ -123,7 +123,15 @@ func sampleCards() []inbox.Card {
 	ended.State = inbox.StateEnded
 	ended.SessionEnded = true
 
-	return []inbox.Card{form, perm, input, review, meta, bad, oob, sending, accepted, rejected, noroute, nofields, vendor, hostile, answered, elsewhere, timedOut, expired, ended}
+	// Answered from this UI: who and when, and its history entry.
+	here := sampleCard("chere", "deploy-agent", "s_rollout", aep.Request{Kind: aep.KindPermission, Prompt: "Restart the canary?",
+		Options: []aep.Option{{ID: "allow", Label: "Allow once"}, {ID: "deny", Label: "Deny"}}})
+	here.State = inbox.StateAnswered
+	here.Recorded = &inbox.Recorded{By: "alice", Via: aep.ViaControl, Capture: aep.CaptureFull, Answer: aep.Answer{Option: "allow"}, Cause: "cmd-here"}
+	here.Submission = &inbox.Submission{Card: here.ID, Key: here.Key, CommandID: "cmd-here", By: "alice", State: inbox.SubmissionAccepted,
+		At: sampleNow.Add(-3 * time.Minute), SettledAt: sampleNow.Add(-3 * time.Minute), Answer: aep.Answer{Option: "allow"}}
+
+	return []inbox.Card{form, perm, input, review, meta, bad, oob, sending, accepted, rejected, noroute, nofields, vendor, hostile, answered, elsewhere, timedOut, expired, ended, here}
 }
 
 func longText() string {

@@ -57,6 +57,9 @@ func (s *stack) do(t *testing.T, req *http.Request) *uiPage {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(req.Context(), stackWait)
 	defer cancel()
+	if s.cookie != "" {
+		req.Header.Set("Cookie", s.cookie)
+	}
 	resp, err := uiClient().Do(req.WithContext(ctx))
 	require.NoError(t, err, "%s %s", req.Method, req.URL)
 	defer resp.Body.Close()

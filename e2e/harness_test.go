@@ -48,6 +48,10 @@ type stack struct {
 
 	relayEnv  map[string]string
 	stopRelay func()
+
+	// cookie is the operator session's Cookie header ("" when the UI has
+	// no operator secret): every page, post and push request sends it.
+	cookie string
 }
 
 // stackOptions changes how a stack starts.

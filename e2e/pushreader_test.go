@@ -23,6 +23,7 @@ type pushStream struct {
 	pending []sse.Item
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
+	cookie  string // the operator session's Cookie header, "" for none
 
 	mu     sync.Mutex
 	lastID string // the last event id received, across reconnects
@@ -35,7 +36,7 @@ type pushStream struct {
 func (s *stack) openPush(t *testing.T, query, lastEventID string, reconnect bool) *pushStream {
 	t.Helper()
 	ctx, cancel := context.WithCancel(s.ctx)
-	p := &pushStream{items: make(chan sse.Item, 1024), cancel: cancel, lastID: lastEventID}
+	p := &pushStream{items: make(chan sse.Item, 1024), cancel: cancel, lastID: lastEventID, cookie: s.cookie}
 	first := make(chan error, 1)
 	p.wg.Go(func() { p.run(ctx, s.resolve(t, nil, "push"+query).String(), reconnect, first) })
 	t.Cleanup(p.close)
@@ -66,6 +67,9 @@ func (p *pushStream) run(ctx context.Context, u string, reconnect bool, first ch
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 		if err == nil {
 			req.Header.Set("Accept", "text/event-stream")
+			if p.cookie != "" {
+				req.Header.Set("Cookie", p.cookie)
+			}
 			if id := p.last(); id != "" {
 				req.Header.Set("Last-Event-ID", id)
 			}

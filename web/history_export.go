@@ -131,6 +131,18 @@ type exportEntry struct {
 	Detail    string         `json:"detail,omitempty"`
 	SettledAt *time.Time     `json:"settled_at,omitempty"`
 	Changes   []exportChange `json:"changes"`
+	// Recorded is what the agent recorded (attention.answered) for the
+	// answer, absent while nothing was.
+	Recorded *exportRecorded `json:"recorded,omitempty"`
+}
+
+// exportRecorded is what the agent recorded, and when this UI saw it.
+type exportRecorded struct {
+	Answer  aep.Answer `json:"answer"`
+	By      string     `json:"by,omitempty"`
+	Via     string     `json:"via,omitempty"`
+	Capture string     `json:"capture"`
+	At      time.Time  `json:"at"`
 }
 
 type exportChange struct {
@@ -154,38 +166,55 @@ func exportOf(e journal.Entry) exportEntry {
 	for _, c := range e.Changes {
 		x.Changes = append(x.Changes, exportChange{State: string(c.State), Reason: c.Reason, Detail: c.Detail, At: c.At.UTC()})
 	}
+	if r := s.Recorded; r != nil {
+		x.Recorded = &exportRecorded{Answer: r.Answer, By: r.By, Via: r.Via, Capture: r.Capture.String(), At: s.RecordedAt.UTC()}
+	}
 	return x
 }
 
 // csvHeader names the CSV export's columns.
 var csvHeader = []string{"posted_at", "agent", "session", "request_id", "operator", "question",
-	"option", "text", "values", "state", "reason", "detail", "settled_at", "command_id", "source"}
+	"option", "text", "values", "state", "reason", "detail", "settled_at", "command_id", "source",
+	"recorded_option", "recorded_text", "recorded_values", "recorded_at"}
 
 // csvRecord is one answer sent as a CSV row, every cell escaped against
 // spreadsheet formulas (csvCell).
 func csvRecord(e journal.Entry) []string {
 	s := e.Submission
-	text, values, settled := "", "", ""
-	if s.Answer.Text != nil {
-		text = *s.Answer.Text
-	}
-	if len(s.Answer.Values) > 0 {
-		var b strings.Builder
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		if enc.Encode(s.Answer.Values) == nil {
-			values = strings.TrimSpace(b.String())
-		}
-	}
+	settled := ""
+	option, text, values := answerCells(s.Answer)
 	if !s.SettledAt.IsZero() {
 		settled = s.SettledAt.UTC().Format(time.RFC3339Nano)
 	}
+	var recOption, recText, recValues, recAt string
+	if r := s.Recorded; r != nil {
+		recOption, recText, recValues = answerCells(r.Answer)
+		recAt = s.RecordedAt.UTC().Format(time.RFC3339Nano)
+	}
 	rec := []string{s.At.UTC().Format(time.RFC3339Nano), s.Agent, s.Key.Session, s.Key.RequestID, s.By, s.Question,
-		s.Answer.Option, text, values, string(s.State), s.Reason, s.Detail, settled, s.CommandID, s.Key.Source}
+		option, text, values, string(s.State), s.Reason, s.Detail, settled, s.CommandID, s.Key.Source,
+		recOption, recText, recValues, recAt}
 	for i := range rec {
 		rec[i] = csvCell(rec[i])
 	}
 	return rec
+}
+
+// answerCells are an answer's option, text and values (as JSON) for
+// CSV cells.
+func answerCells(a aep.Answer) (option, text, values string) {
+	if a.Text != nil {
+		text = *a.Text
+	}
+	if len(a.Values) > 0 {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if enc.Encode(a.Values) == nil {
+			values = strings.TrimSpace(b.String())
+		}
+	}
+	return a.Option, text, values
 }
 
 // csvCell escapes a cell a spreadsheet would read as a formula: one that

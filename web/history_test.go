@@ -395,3 +395,71 @@ func TestHistorySaysWhatItsNamesAre(t *testing.T) {
 	who = named.getPage(c, "history").doc(t).Find(`[data-testid="history-who"]`).Text()
 	assert.Contains(t, who, "signed in with their own name and secret")
 }
+
+// A row shows an option by its label, as the request offered it ("Allow
+// once", not "allow"), and what the agent recorded for the answer, with
+// when it was seen; an answer with nothing recorded shows no record.
+func TestHistoryRowShowsWhatTheAgentRecorded(t *testing.T) {
+	t.Parallel()
+	j := openJournal(t)
+	sub := inbox.Submission{
+		Card: "c-perm", Key: inbox.RequestKey{Source: testSource, Session: "s1", RequestID: "r-perm"},
+		Kind: aep.KindPermission, Options: []aep.Option{{ID: "allow", Label: "Allow once"}, {ID: "deny", Label: "Deny"}},
+		Capture: aep.CaptureFull, Token: "tok-perm", CommandID: "cmd-perm", Answer: aep.Answer{Option: "allow"},
+		By: "alice", State: inbox.SubmissionSending, At: testNow, Agent: testAgent, Question: "Delete the branch?",
+	}
+	require.NoError(t, j.Record(sub))
+	require.NoError(t, j.Settle("cmd-perm", inbox.SubmissionAccepted, "", "", testNow.Add(time.Second)))
+	require.NoError(t, j.KeepRecorded("cmd-perm", inbox.Recorded{Answer: aep.Answer{Option: "allow"}, By: "alice", Via: "control",
+		Capture: aep.CaptureFull}, testNow.Add(2*time.Second)))
+	record(t, j, sent{cmd: "cmd-form", answer: values("v1.2"), at: testNow.Add(time.Minute), state: inbox.SubmissionAccepted})
+	h := newHarness(t, withHistory(j))
+	doc := h.getPage(nil, "history").doc(t)
+
+	row := doc.Find(`[data-testid="history-row"][data-command="cmd-perm"]`)
+	require.Equal(t, 1, row.Length())
+	assert.Equal(t, "Option: Allow once", strings.Join(pairsOf(row.Find(`[data-testid="values"] .values__item`)), "|"),
+		"the option sent, by its label")
+	rec := row.Find(`[data-testid="history-recorded"]`)
+	require.Equal(t, 1, rec.Length(), "what the agent recorded")
+	assert.Contains(t, rec.Text(), "What the agent recorded")
+	assert.Contains(t, rec.Text(), "What the agent recorded (by alice via control) · ")
+	assert.Equal(t, "Accepted and recorded by the agent", strings.TrimSpace(row.Find(`[data-testid="history-outcome"]`).Text()))
+	assert.Equal(t, "Option: Allow once", strings.Join(pairsOf(rec.Find(`[data-testid="recorded-values"] .values__item`)), "|"))
+	at := rec.Find(`[data-testid="history-recorded-at"]`)
+	assert.Equal(t, "1 Mar 2026 12:00:02 UTC", at.AttrOr("title", ""), "when it was recorded, exactly")
+	assert.Equal(t, "2026-03-01T12:00:02Z", at.AttrOr("datetime", ""))
+
+	other := doc.Find(`[data-testid="history-row"][data-command="cmd-form"]`)
+	require.Equal(t, 1, other.Length())
+	assert.Zero(t, other.Find(`[data-testid="history-recorded"]`).Length(), "nothing recorded: nothing shown as recorded")
+
+	lines := jsonLines(t, h.do(nil, h.request(http.MethodGet, h.url("history.jsonl"), nil)).body)
+	require.Len(t, lines, 2)
+	assert.Nil(t, lines[0].Recorded, "cmd-form: nothing recorded")
+	require.NotNil(t, lines[1].Recorded, "the export holds what the agent recorded")
+	assert.Equal(t, "allow", lines[1].Recorded.Answer.Option)
+	assert.Equal(t, "control", lines[1].Recorded.Via)
+	assert.Equal(t, "full", lines[1].Recorded.Capture)
+	assert.True(t, lines[1].Recorded.At.Equal(testNow.Add(2*time.Second)))
+
+	recs, err := csv.NewReader(strings.NewReader(h.do(nil, h.request(http.MethodGet, h.url("history.csv"), nil)).body)).ReadAll()
+	require.NoError(t, err)
+	require.Len(t, recs, 3)
+	col := map[string]int{}
+	for i, name := range recs[0] {
+		col[name] = i
+	}
+	assert.Equal(t, "allow", recs[2][col["recorded_option"]])
+	assert.Equal(t, "2026-03-01T12:00:02Z", recs[2][col["recorded_at"]])
+	assert.Empty(t, recs[1][col["recorded_option"]])
+}
+
+// pairsOf are a values list's items as "label: value".
+func pairsOf(s *goquery.Selection) []string {
+	var out []string
+	s.Each(func(_ int, it *goquery.Selection) {
+		out = append(out, strings.TrimSpace(it.Find("dt").Text())+": "+strings.TrimSpace(it.Find("dd").Text()))
+	})
+	return out
+}

@@ -60,7 +60,8 @@ type pages struct {
 	in             Inbox
 	roster         Roster // nil: every agent's reach is unknown
 	frags          *render.Fragments
-	prompt         int // Config.PromptBytes
+	prompt         int  // Config.PromptBytes
+	noHistory      bool // no journal to read History from: cards link to no entry
 	now            func() time.Time
 	log            *slog.Logger
 }
@@ -78,6 +79,7 @@ func newPages(cfg Config, deps Deps) *pages {
 		signedIn:       cfg.secured(),
 		namedOperators: len(cfg.Operators) > 0,
 		canSubmit:      deps.Submitter != nil && !cfg.WatchOnly,
+		noHistory:      deps.History == nil,
 		in:             deps.Inbox,
 		roster:         deps.Roster,
 		frags:          render.NewFragments(),
@@ -112,6 +114,7 @@ func (p *pages) options(r *http.Request, panel bool) view.PageOptions {
 		SignedIn:     p.signedIn,
 		Operator:     operatorFrom(r.Context()),
 		PromptBytes:  p.prompt,
+		NoHistory:    p.noHistory,
 	}
 }
 
@@ -157,6 +160,7 @@ func (p *pages) signIn(w http.ResponseWriter, r *http.Request, status int, probl
 func (p *pages) card(r *http.Request, c inbox.Card) (string, error) {
 	return p.frags.Card(r.Context(), c, view.Options{
 		BasePath: p.base, Now: p.now(), CanSubmit: p.canSubmit, Reachable: p.reach(c.Key.Session), PromptBytes: p.prompt,
+		NoHistory: p.noHistory,
 	})
 }
 

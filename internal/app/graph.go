@@ -67,7 +67,8 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr *sqlite.Journal, 
 	// again after a restart, are not taken for another sender's.
 	source := jr.Identity().Source
 	opts := inbox.Options{Journal: jr, OwnSources: []string{source, legacyUISource()},
-		MaxPending: cfg.maxPending, MaxBytes: int64(cfg.maxBytes), MaxControls: cfg.maxControls, Logger: logger.With("part", "inbox")}
+		MaxPending: cfg.maxPending, MaxBytes: int64(cfg.maxBytes), MaxControls: cfg.maxControls, Logger: logger.With("part", "inbox"),
+		RestoreSettled: restoreSettled(cfg.settledKept)}
 	if token != "" {
 		// The command's exact bytes are built before the submission is
 		// journaled, so the journal keeps what is sent (and resent after
@@ -173,4 +174,13 @@ func legacyUISource() string {
 		host = "localhost"
 	}
 	return "aep://" + url.PathEscape(host) + "/ui/aepforms"
+}
+
+// restoreSettled is inbox.Options.RestoreSettled for --settled-kept: 0
+// there means none (the inbox reads 0 as its default).
+func restoreSettled(kept int) int {
+	if kept == 0 {
+		return -1
+	}
+	return kept
 }

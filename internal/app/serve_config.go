@@ -59,6 +59,10 @@ type serveConfig struct {
 	// resendMaxAge is the oldest a journaled answer may be to be sent
 	// again after a restart; 0 sends none again.
 	resendMaxAge time.Duration
+	// settledKept is how many of this UI's settled answers the inbox
+	// shows again after a restart, from the journal; older ones are in
+	// the history.
+	settledKept int
 }
 
 // listFlag is a repeatable flag whose env form is comma-separated.
@@ -138,6 +142,7 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.IntVar(&c.maxPending, "max-pending", envInt(env, "AEPFORMS_MAX_PENDING", 5000), "open questions kept; past it the agent holding the most loses its oldest (env AEPFORMS_MAX_PENDING)")
 	c.maxBytes = envSize(env, "AEPFORMS_MAX_INBOX_BYTES", 64<<20)
 	fs.Var(&c.maxBytes, "max-inbox-bytes", "raw request bytes kept, e.g. 64MiB; past it the agent holding the most bytes loses its oldest (env AEPFORMS_MAX_INBOX_BYTES)")
+	fs.IntVar(&c.settledKept, "settled-kept", envInt(env, "AEPFORMS_SETTLED_KEPT", 20), "after a restart, the inbox shows this many of the latest answers sent from this UI and recorded by their agent again, settled; older ones are in History; 0 shows none (env AEPFORMS_SETTLED_KEPT)")
 	fs.IntVar(&c.maxControls, "max-controls", envInt(env, "AEPFORMS_MAX_CONTROLS", 2000), "most form controls one card may need to be offered as a form; a bigger one is shown read-only (env AEPFORMS_MAX_CONTROLS)")
 	c.promptBytes = envSize(env, "AEPFORMS_PROMPT_BYTES", 16<<10)
 	fs.Var(&c.promptBytes, "prompt-bytes", "how much of a prompt a card shows, e.g. 16KiB; Show all fetches the rest (env AEPFORMS_PROMPT_BYTES)")
@@ -180,6 +185,9 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	}
 	if c.maxConns < 1 {
 		return c, fmt.Errorf("%w: --max-conns %d: at least 1", ErrUsage, c.maxConns)
+	}
+	if c.settledKept < 0 {
+		return c, fmt.Errorf("%w: --settled-kept must be 0 or more", ErrUsage)
 	}
 	if c.maxPending <= 0 || c.maxControls <= 0 {
 		return c, fmt.Errorf("%w: --max-pending and --max-controls must be positive", ErrUsage)

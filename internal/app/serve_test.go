@@ -49,6 +49,7 @@ func TestServeUsageErrors(t *testing.T) {
 		"negative retention":    {"--history-retention", "-5d"},
 		"retention not a span":  {"--history-retention", "forever"},
 		"negative resend age":   {"--resend-max-age", "-1m"},
+		"negative settled kept": {"--settled-kept", "-1"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -142,12 +142,27 @@ type Submission struct {
 	// the card had them when the post was recorded: what the answer
 	// journal keeps so its history reads without the card.
 	Agent, Question string
+	// Kind, Options and Capture are the request's kind, options and
+	// capture level as the card had them: with Fields and Question they
+	// are enough to show the answer by its labels ("Allow once", not
+	// "allow") and the card again, settled, after a restart.
+	Kind    string
+	Options []aep.Option
+	Capture aep.Capture
 
 	// Command is the exact command envelope, built once before the
 	// submission is journaled (Options.Command) and sent unchanged on
 	// every transmission, before and after a restart. Empty when the inbox
 	// has no builder: the respond path builds it then.
 	Command []byte
+	// Recorded is what the agent recorded (attention.answered) for this
+	// very answer, and RecordedAt when the inbox saw it (inbox clock); nil
+	// until then. Once set, the submission is settled for good: the
+	// journal no longer lists it as waiting (Journal.Unsettled), and it
+	// is among the settled cards shown again after a restart
+	// (Journal.Recent).
+	Recorded   *Recorded
+	RecordedAt time.Time
 	// Resumed is true for a submission restored from the journal after a
 	// restart (Inbox.Restore): its card shows who sent it and when.
 	Resumed bool

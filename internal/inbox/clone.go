@@ -48,6 +48,12 @@ func cloneSubmission(s Submission) Submission {
 	s.Answer = cloneAnswer(s.Answer)
 	s.Fields = cloneRequest(aep.Request{Fields: s.Fields}).Fields
 	s.Command = slices.Clone(s.Command)
+	s.Options = slices.Clone(s.Options)
+	if s.Recorded != nil {
+		r := *s.Recorded
+		r.Answer = cloneAnswer(r.Answer)
+		s.Recorded = &r
+	}
 	if s.Form != nil {
 		f := make(url.Values, len(s.Form))
 		for k, v := range s.Form {

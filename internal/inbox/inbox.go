@@ -25,6 +25,12 @@ type Options struct {
 	// MaxSettled bounds the settled cards kept; the oldest settled is
 	// evicted first. Default 200.
 	MaxSettled int
+	// RestoreSettled is how many settled cards Restore brings back from
+	// the journal after a restart: the latest answers of this UI the
+	// agent recorded, shown read-only even when the relay no longer holds
+	// their events (older ones are in the history). Default 20; negative
+	// brings none back. At most MaxSettled.
+	RestoreSettled int
 	// MaxPending bounds the open cards kept, against an emitter that asks
 	// without end. Past it the oldest open card of the agent holding the
 	// most open cards is dropped (fair share: a flooding agent loses its
@@ -99,6 +105,10 @@ func (o Options) withDefaults() Options {
 		}
 	}
 	def(&o.MaxSettled, 200)
+	if o.RestoreSettled == 0 {
+		o.RestoreSettled = 20
+	}
+	o.RestoreSettled = min(o.RestoreSettled, o.MaxSettled)
 	def(&o.MaxPending, 5000)
 	def(&o.History, 4096)
 	def(&o.MaxNotices, 20)
@@ -135,6 +145,10 @@ type entry struct {
 	arrival      uint64 // creation order, the last tiebreak when sorting
 	settledOrder uint64 // order in which it settled; 0 while open
 	fresh        bool   // created in the current transaction
+	// journaled is true for a settled card brought back from the journal
+	// (Restore) whose attention.requested the feed has not brought (yet):
+	// its request is what the journal kept.
+	journaled bool
 
 	answeredAt, resolvedAt, timeoutAt factPos
 	resolved, timedOut                bool
@@ -237,6 +251,7 @@ func (in *Inbox) touch(en *entry, changed bool) {
 func (in *Inbox) commit() {
 	now := in.opts.Now()
 	for _, en := range in.txn {
+		in.keepRecorded(en)
 		derived := in.derive(en, now)
 		if !derived && !in.txnChanged[en] && !en.fresh {
 			continue

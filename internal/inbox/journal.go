@@ -29,6 +29,15 @@ type Journal interface {
 	// state, and whether the journal holds it: a command from this UI's
 	// source seen on the feed is this UI's answer only if it does.
 	Lookup(commandID string) (Submission, bool, error)
+	// KeepRecorded keeps what the agent recorded (attention.answered) for
+	// command commandID, seen at time at: the submission is settled for
+	// good, so Unsettled no longer lists it. An unknown command is
+	// ignored.
+	KeepRecorded(commandID string, r Recorded, at time.Time) error
+	// Recent lists the latest n submissions the agent recorded (those
+	// KeepRecorded kept), newest first, at most one per card: the settled
+	// cards the inbox shows again after a restart.
+	Recent(n int) ([]Submission, error)
 }
 
 // MemoryJournal is a Journal in memory: what it holds ends with the
@@ -77,7 +86,7 @@ func (j *MemoryJournal) Unsettled() ([]Submission, error) {
 	defer j.mu.Unlock()
 	var out []Submission
 	for _, id := range j.order {
-		if s := j.subs[id]; s.InFlight() {
+		if s := j.subs[id]; s.InFlight() && s.Recorded == nil {
 			out = append(out, cloneSubmission(*s))
 		}
 	}
@@ -93,4 +102,34 @@ func (j *MemoryJournal) Lookup(commandID string) (Submission, bool, error) {
 		return Submission{}, false, nil
 	}
 	return cloneSubmission(*s), true, nil
+}
+
+// KeepRecorded keeps what the agent recorded for command commandID; an
+// unknown command is ignored.
+func (j *MemoryJournal) KeepRecorded(commandID string, r Recorded, at time.Time) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if s, ok := j.subs[commandID]; ok {
+		r.Answer = cloneAnswer(r.Answer)
+		s.Recorded, s.RecordedAt = &r, at
+	}
+	return nil
+}
+
+// Recent lists the latest n submissions the agent recorded, newest first,
+// one per card.
+func (j *MemoryJournal) Recent(n int) ([]Submission, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []Submission
+	cards := make(map[CardID]bool)
+	for i := len(j.order) - 1; i >= 0 && len(out) < n; i-- {
+		s := j.subs[j.order[i]]
+		if s.Recorded == nil || cards[s.Card] {
+			continue
+		}
+		cards[s.Card] = true
+		out = append(out, cloneSubmission(*s))
+	}
+	return out, nil
 }

@@ -14,14 +14,46 @@ import (
 func (in *Inbox) onRequested(e *aep.Event, invalid error) {
 	key := RequestKey{Source: e.Source(), Session: e.Session(), RequestID: e.ID()}
 	id := key.CardID()
-	if _, ok := in.byID[id]; ok {
+	if en, ok := in.byID[id]; ok {
+		if en.journaled {
+			in.refill(en, e, invalid)
+		}
 		return
 	}
 	in.arrivals++
 	en := &entry{arrival: in.arrivals, fresh: true}
+	en.card.ID, en.card.Key = id, key
+	in.fill(en, e, invalid)
+
+	in.byID[id] = en
+	in.restoreOnto(en) // an answer journaled before a restart (restore.go)
+	in.account(en, int64(len(e.Raw())))
+	sk := subjKey{en.card.Key.Session, en.card.EventID}
+	in.bySubject[sk] = append(in.bySubject[sk], en)
+	in.touch(en, true)
+	in.wake(sk)
+}
+
+// refill gives a settled card brought back from the journal (restore.go)
+// its request as the feed brings it: what the journal did not keep
+// (run, severity, when it was asked) and the agent's own words, in place
+// of the journal's copy. Its answer and outcome stay.
+func (in *Inbox) refill(en *entry, e *aep.Event, invalid error) {
+	en.journaled = false
+	in.fill(en, e, invalid)
+	if size := int64(len(e.Raw())); en.load != nil {
+		en.load.bytes += size - en.size
+		in.bytes += size - en.size
+		en.size = size
+	}
+	in.touch(en, true)
+}
+
+// fill sets the card's request facts from its attention.requested e.
+func (in *Inbox) fill(en *entry, e *aep.Event, invalid error) {
 	en.reqPos, en.reqSequenced = e.Position()
 	c := &en.card
-	c.ID, c.Key = id, key
+	c.Request, c.ExpiresAt, c.AskedAt = aep.Request{}, time.Time{}, time.Time{}
 	c.Agent, c.Key.Session, c.Run, c.Key.Source = e.Agent(), e.Session(), e.Run(), e.Source()
 	c.Capture, c.Severity = e.Capture(), e.Severity()
 	c.EventID = e.ID()
@@ -45,14 +77,6 @@ func (in *Inbox) onRequested(e *aep.Event, invalid error) {
 	c.Informational = !c.Request.Controllable()
 	c.Controls = Controls(c.Request)
 	c.OverBudget = c.Malformed == "" && c.Controls > in.opts.MaxControls
-
-	in.byID[id] = en
-	in.restoreOnto(en) // an answer journaled before a restart (restore.go)
-	in.account(en, int64(len(e.Raw())))
-	sk := subjKey{c.Key.Session, c.EventID}
-	in.bySubject[sk] = append(in.bySubject[sk], en)
-	in.touch(en, true)
-	in.wake(sk)
 }
 
 // malformed says why a request cannot be shown as the form it claims to

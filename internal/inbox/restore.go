@@ -2,7 +2,10 @@ package inbox
 
 import (
 	"fmt"
+	"slices"
 	"time"
+
+	"github.com/aepforms/aepforms/internal/aep"
 )
 
 // Resuming after a restart.
@@ -31,13 +34,28 @@ import (
 // the feed starts. It returns how many were loaded. Of two for one card
 // (a journal from before one-answer-in-flight), the older is superseded
 // at once.
+//
+// It also brings back, as settled cards, the latest
+// Options.RestoreSettled answers of this UI that the agent recorded
+// (Journal.Recent): each shows who answered, when and what, even when the
+// relay no longer holds its events.
 func (in *Inbox) Restore() (int, error) {
 	subs, err := in.opts.Journal.Unsettled()
 	if err != nil {
 		return 0, fmt.Errorf("inbox: restore: %w", err)
 	}
+	var recent []Submission
+	if in.opts.RestoreSettled > 0 {
+		if recent, err = in.opts.Journal.Recent(in.opts.RestoreSettled); err != nil {
+			// Only settled cards to show are missing: the answers still
+			// waiting for the agent are restored all the same.
+			in.opts.Logger.Error("answer journal: the latest settled answers could not be read; they are in History", "err", err)
+			recent = nil
+		}
+	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
+	in.restoreSettled(recent)
 	if in.restored == nil {
 		in.restored = make(map[CardID]*Submission)
 	}
@@ -214,4 +232,77 @@ func (in *Inbox) adoptCommand(session, id string) {
 	if en, ok := in.byID[s.Card]; ok {
 		in.touch(en, in.adopt(en, s))
 	}
+}
+
+// restoreSettled makes a settled, read-only card of each submission the
+// agent recorded (newest first, as Journal.Recent lists them), from what
+// the journal kept of its request. If the feed brings the request again,
+// the card takes the relay's copy (refill); until then it is the
+// journal's. The caller holds the lock.
+func (in *Inbox) restoreSettled(recent []Submission) {
+	for i := len(recent) - 1; i >= 0; i-- { // oldest first: the newest settles last and is listed first
+		s := cloneSubmission(recent[i])
+		if s.Recorded == nil || s.Card == "" {
+			continue
+		}
+		if _, ok := in.byID[s.Card]; ok {
+			continue
+		}
+		s.Resumed = true
+		in.arrivals++
+		en := &entry{arrival: in.arrivals, fresh: true, journaled: true}
+		c := &en.card
+		c.ID, c.Key, c.Agent, c.EventID = s.Card, s.Key, s.Agent, s.Key.RequestID
+		c.Capture = s.Capture
+		c.Request = aep.Request{Kind: s.Kind, Prompt: s.Question, Options: slices.Clone(s.Options)}
+		c.Request.Fields = cloneRequest(aep.Request{Fields: s.Fields}).Fields
+		c.ReceivedAt = s.At
+		c.Controls = Controls(c.Request)
+		rec := *s.Recorded
+		rec.Answer = cloneAnswer(rec.Answer)
+		c.Recorded = &rec
+		c.Submission = &s
+		en.ownIDs = map[string]bool{s.CommandID: true}
+		if rec.Cause != "" {
+			// The journal kept it as this UI's answer: its cause (the
+			// command, or the command's ack) is ours.
+			en.ownIDs[rec.Cause] = true
+		}
+		en.tokens = map[string]bool{}
+		if s.Token != "" {
+			en.tokens[s.Token] = true
+		}
+		in.byID[c.ID] = en
+		in.ours[s.CommandID] = en
+		in.account(en, 0)
+		sk := subjKey{c.Key.Session, c.EventID}
+		in.bySubject[sk] = append(in.bySubject[sk], en)
+		in.touch(en, true)
+	}
+	in.commit()
+}
+
+// keepRecorded journals, once, what the agent recorded for this UI's own
+// answer on en's card: the submission is then settled for good (not
+// restored as waiting after a restart) and its card comes back settled
+// after one. The agent recording the answer is its acceptance, whatever
+// became of the ack (lost, late, or the command resent after a restart).
+// The caller holds the lock.
+func (in *Inbox) keepRecorded(en *entry) {
+	c := &en.card
+	s := c.Submission
+	if c.Recorded == nil || s == nil || s.Recorded != nil || s.State == SubmissionRejected || !en.ownOutcome() {
+		return
+	}
+	if s.State != SubmissionAccepted {
+		in.settle(s, SubmissionAccepted, "", "")
+	}
+	now := in.opts.Now()
+	r := *c.Recorded
+	r.Answer = cloneAnswer(r.Answer)
+	if err := in.opts.Journal.KeepRecorded(s.CommandID, r, now); err != nil {
+		in.noteJournalError(err)
+		return
+	}
+	s.Recorded, s.RecordedAt = &r, now
 }

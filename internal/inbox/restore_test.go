@@ -118,13 +118,82 @@ func TestResumeAfterRestart(t *testing.T) {
 	for _, s := range waiting {
 		left = append(left, s.CommandID)
 	}
-	assert.Equal(t, []string{"cmd-open", "cmd-acked", "cmd-done", "cmd-mine"}, left,
-		"the journal keeps the rest settled (gone: not sent), and an accepted answer whose question is gone stays accepted")
+	assert.Equal(t, []string{"cmd-open", "cmd-acked", "cmd-done"}, left,
+		"the journal keeps the rest settled (gone: not sent), an accepted answer whose question is gone stays accepted, and one the agent recorded is settled for good")
 	j.mu.Lock()
 	gone := *j.subs["cmd-gone"]
+	mine := cloneSubmission(*j.subs["cmd-mine"])
 	j.mu.Unlock()
+	require.NotNil(t, mine.Recorded, "what the agent recorded for the restored command is journaled")
+	assert.Equal(t, "yes", *mine.Recorded.Answer.Text)
+	assert.True(t, mine.RecordedAt.Equal(clk.Now().Add(-2*time.Minute)), "kept at the inbox clock, when the answer was seen")
 	assert.Equal(t, SubmissionNotSent, gone.State)
 	assert.Equal(t, ReasonGone, gone.Reason)
 }
 
 const aepInvalid = "invalid"
+
+// What the agent recorded for this UI's answer is journaled once, when it
+// is known to be this UI's, whatever order the answer and its ack arrive
+// in: the submission is then settled for good (no longer restored as
+// waiting), and a new inbox on the journal brings its card back settled,
+// as this UI's answer, up to RestoreSettled cards.
+func TestRecordedAnswersAreKeptAndComeBackSettled(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	j := NewMemoryJournal()
+	in := New(Options{Now: clk.Now, Journal: j})
+	for i, id := range []string{"r1", "r2"} {
+		in.Apply(request(t, id, int64(i), formData("")))
+		_, err := in.BeginSubmission(cardIDOf(id), sub("tok-"+id, "cmd-"+id))
+		require.NoError(t, err)
+	}
+	// r1: the answer names the ack as its cause and arrives before it.
+	clk.Add(time.Second)
+	in.Apply(lifecycle(t, "attention.answered", "ans-1", "r1", "ack-1", 2, map[string]any{"answer": map[string]any{"values": map[string]any{"name": "x"}}}))
+	waiting, err := j.Unsettled()
+	require.NoError(t, err)
+	assert.Len(t, waiting, 2, "an answer not known to be this UI's is not kept as its record")
+	clk.Add(time.Second)
+	in.Apply(lifecycle(t, "control.accepted", "ack-1", "", "cmd-r1", 3, map[string]any{}))
+	// r2: its ack was lost; the answer names the command.
+	in.Apply(lifecycle(t, "attention.answered", "ans-2", "r2", "cmd-r2", 4, map[string]any{"answer": map[string]any{"values": map[string]any{"name": "y"}}, "by": "op"}))
+
+	waiting, err = j.Unsettled()
+	require.NoError(t, err)
+	assert.Empty(t, waiting, "both recorded: settled for good")
+	c, _ := in.Card(cardIDOf("r2"))
+	assert.Equal(t, SubmissionAccepted, c.Submission.State, "recorded by the agent: accepted, its ack lost or not")
+	require.NotNil(t, c.Submission.Recorded)
+	recent, err := j.Recent(10)
+	require.NoError(t, err)
+	require.Len(t, recent, 2)
+	assert.Equal(t, "cmd-r2", recent[0].CommandID, "newest first")
+	assert.Equal(t, "y", recent[0].Recorded.Answer.Values["name"])
+	assert.True(t, recent[1].RecordedAt.Equal(clk.Now()), "r1 kept when its ack made it this UI's")
+	assert.Equal(t, "form", recent[1].Kind)
+	assert.Equal(t, "Pick", recent[1].Question)
+
+	again := New(Options{Now: clk.Now, Journal: j})
+	n, err := again.Restore()
+	require.NoError(t, err)
+	assert.Zero(t, n, "nothing waits for the agent")
+	cards := again.Cards(Query{})
+	require.Len(t, cards, 2)
+	for _, c := range cards {
+		assert.Equal(t, StateAnswered, c.State, "%s", c.Key.RequestID)
+		assert.False(t, c.AnsweredElsewhere, "%s: this UI's answer", c.Key.RequestID)
+		assert.Equal(t, "op", c.Submission.By)
+		assert.ErrorIs(t, c.CanAnswer(clk.Now()), ErrSettled)
+	}
+	assert.Equal(t, cardIDOf("r2"), cards[0].ID, "the latest answer listed first")
+
+	one := New(Options{Now: clk.Now, Journal: j, RestoreSettled: 1})
+	_, err = one.Restore()
+	require.NoError(t, err)
+	require.Len(t, one.Cards(Query{}), 1, "RestoreSettled bounds the cards brought back")
+	none := New(Options{Now: clk.Now, Journal: j, RestoreSettled: -1})
+	_, err = none.Restore()
+	require.NoError(t, err)
+	assert.Empty(t, none.Cards(Query{}), "negative: none brought back")
+}

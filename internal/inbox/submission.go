@@ -3,6 +3,7 @@ package inbox
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -66,6 +67,8 @@ func (in *Inbox) BeginSubmission(id CardID, s Submission) (Submission, error) {
 	sub := cloneSubmission(s)
 	sub.Card, sub.Key, sub.Fields = c.ID, c.Key, cloneRequest(c.Request).Fields
 	sub.Agent, sub.Question = c.Agent, c.Request.Prompt
+	sub.Kind, sub.Options, sub.Capture = c.Request.Kind, slices.Clone(c.Request.Options), c.Capture
+	sub.Recorded, sub.RecordedAt = nil, time.Time{}
 	sub.State, sub.Reason, sub.Detail = SubmissionSending, "", ""
 	sub.At, sub.SettledAt = now, time.Time{}
 	sub.Resumed = false

@@ -55,3 +55,13 @@ func submission(cmd string, at time.Time) inbox.Submission {
 }
 
 func cmdID(i int) string { return "cmd-" + strconv.Itoa(i) }
+
+// undoMigration4 takes a journal's schema back from version 4 to 3 (its
+// schema_migrations row is the caller's to delete).
+const undoMigration4 = `DROP INDEX submissions_recorded;
+	ALTER TABLE submissions DROP COLUMN kind;
+	ALTER TABLE submissions DROP COLUMN options;
+	ALTER TABLE submissions DROP COLUMN capture;
+	ALTER TABLE submissions DROP COLUMN recorded;
+	ALTER TABLE submissions DROP COLUMN recorded_at;
+`

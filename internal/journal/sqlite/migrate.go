@@ -67,6 +67,16 @@ var migrations = []string{
 		last_seen  INTEGER NOT NULL  -- unix nanoseconds
 	);
 	CREATE INDEX sessions_operator ON sessions (operator);`,
+	// 4: what the agent recorded for each answer (attention.answered),
+	// which settles it for good, and what of its request shows the answer
+	// by its labels and its card again after a restart: kind, options,
+	// capture ('' for those recorded before).
+	`ALTER TABLE submissions ADD COLUMN kind TEXT NOT NULL DEFAULT '';
+	ALTER TABLE submissions ADD COLUMN options TEXT NOT NULL DEFAULT ''; -- JSON options of the request
+	ALTER TABLE submissions ADD COLUMN capture TEXT NOT NULL DEFAULT ''; -- capture level name
+	ALTER TABLE submissions ADD COLUMN recorded TEXT NOT NULL DEFAULT ''; -- JSON: what attention.answered recorded
+	ALTER TABLE submissions ADD COLUMN recorded_at INTEGER NOT NULL DEFAULT 0; -- unix nanoseconds; 0 until recorded
+	CREATE INDEX submissions_recorded ON submissions (posted_at, seq) WHERE recorded_at != 0;`,
 }
 
 // SchemaVersion is the schema version this build writes.

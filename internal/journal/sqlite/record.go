@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/aepforms/aepforms/internal/aep"
@@ -35,6 +36,14 @@ func (j *Journal) Record(s inbox.Submission) error {
 	if err != nil {
 		return fmt.Errorf("journal: answer: %w", err)
 	}
+	options := ""
+	if len(s.Options) > 0 {
+		raw, err := json.Marshal(s.Options)
+		if err != nil {
+			return fmt.Errorf("journal: options: %w", err)
+		}
+		options = string(raw)
+	}
 	ctx := context.Background()
 	tx, err := j.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -43,12 +52,13 @@ func (j *Journal) Record(s inbox.Submission) error {
 	defer func() { _ = tx.Rollback() }()
 	var seq int64
 	err = tx.QueryRowContext(ctx, `INSERT INTO submissions
-		(command_id, card_id, token, source, session, request_id, agent, question, fields, operator, form, answer, search, posted_at, state, reason, detail, settled_at, command)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		(command_id, card_id, token, source, session, request_id, agent, question, fields, operator, form, answer, search, posted_at, state, reason, detail, settled_at, command, kind, options, capture)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (command_id) DO NOTHING RETURNING seq`,
 		s.CommandID, string(s.Card), s.Token, s.Key.Source, s.Key.Session, s.Key.RequestID, s.Agent, s.Question,
 		string(fields), s.By, string(form), string(answer), journal.SearchText(s), nanos(s.At),
-		string(s.State), s.Reason, s.Detail, nanos(s.SettledAt), command(s.Command)).Scan(&seq)
+		string(s.State), s.Reason, s.Detail, nanos(s.SettledAt), command(s.Command),
+		s.Kind, options, s.Capture.String()).Scan(&seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrDuplicate
 	}
@@ -98,10 +108,10 @@ func (j *Journal) Settle(commandID string, state inbox.SubmissionState, reason, 
 }
 
 // Unsettled lists the submissions whose command still waits for the
-// agent (sending or accepted), oldest first.
+// agent (sending, or accepted with nothing recorded yet), oldest first.
 func (j *Journal) Unsettled() ([]inbox.Submission, error) {
 	rows, err := j.db.QueryContext(context.Background(), `SELECT `+submissionColumns+` FROM submissions
-		WHERE state IN (?, ?) ORDER BY posted_at, seq`, string(inbox.SubmissionSending), string(inbox.SubmissionAccepted))
+		WHERE state IN (?, ?) AND recorded_at = 0 ORDER BY posted_at, seq`, string(inbox.SubmissionSending), string(inbox.SubmissionAccepted))
 	if err != nil {
 		return nil, fmt.Errorf("journal: unsettled: %w", err)
 	}
@@ -143,20 +153,107 @@ func (j *Journal) Lookup(commandID string) (inbox.Submission, bool, error) {
 	return s, true, nil
 }
 
+// KeepRecorded keeps what the agent recorded for command commandID, seen
+// at time at: the submission is settled for good (Unsettled no longer
+// lists it). An unknown command is ignored.
+func (j *Journal) KeepRecorded(commandID string, r inbox.Recorded, at time.Time) error {
+	raw, err := json.Marshal(recordedJSON{
+		Answer: r.Answer, By: r.By, Via: r.Via, Capture: r.Capture.String(), EventID: r.EventID,
+		Time: r.Time, Cause: r.Cause, Malformed: r.Malformed,
+	})
+	if err != nil {
+		return fmt.Errorf("journal: recorded: %w", err)
+	}
+	if at.IsZero() {
+		at = time.Unix(0, 1) // recorded_at 0 means "nothing recorded"
+	}
+	if _, err := j.db.ExecContext(context.Background(), `UPDATE submissions SET recorded = ?, recorded_at = ? WHERE command_id = ?`,
+		string(raw), at.UnixNano(), commandID); err != nil {
+		return fmt.Errorf("journal: recorded: %w", err)
+	}
+	return nil
+}
+
+// Recent lists the latest n submissions the agent recorded, newest
+// posted first, at most one per card.
+func (j *Journal) Recent(n int) ([]inbox.Submission, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	rows, err := j.db.QueryContext(context.Background(), `SELECT `+submissionColumns+` FROM submissions
+		WHERE recorded_at != 0 ORDER BY posted_at DESC, seq DESC`)
+	if err != nil {
+		return nil, fmt.Errorf("journal: recent: %w", err)
+	}
+	defer rows.Close()
+	var out []inbox.Submission
+	cards := make(map[inbox.CardID]bool)
+	for len(out) < n && rows.Next() {
+		s, _, err := scanSubmission(rows)
+		if err != nil {
+			return nil, fmt.Errorf("journal: recent: %w", err)
+		}
+		if cards[s.Card] {
+			continue // an older answer to the same card
+		}
+		cards[s.Card] = true
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("journal: recent: %w", err)
+	}
+	return out, nil
+}
+
+// recordedJSON is how the recorded column keeps an inbox.Recorded: the
+// capture level by its wire name, so the column reads without this code.
+type recordedJSON struct {
+	Answer    aep.Answer `json:"answer"`
+	By        string     `json:"by,omitempty"`
+	Via       string     `json:"via,omitempty"`
+	Capture   string     `json:"capture"`
+	EventID   string     `json:"event_id,omitempty"`
+	Time      string     `json:"time,omitempty"`
+	Cause     string     `json:"cause,omitempty"`
+	Malformed string     `json:"malformed,omitempty"`
+}
+
 // submissionColumns are what scanSubmission reads, in its order.
-const submissionColumns = `seq, command_id, card_id, token, source, session, request_id, agent, question, fields, operator, form, answer, posted_at, state, reason, detail, settled_at, command`
+const submissionColumns = `seq, command_id, card_id, token, source, session, request_id, agent, question, fields, operator, form, answer, posted_at, state, reason, detail, settled_at, command, kind, options, capture, recorded, recorded_at`
 
 // scanSubmission reads one row of submissionColumns.
 func scanSubmission(rows *sql.Rows) (inbox.Submission, int64, error) {
 	var (
-		s                    inbox.Submission
-		seq, posted, settled int64
-		card, state          string
-		fields, form, answer string
+		s                           inbox.Submission
+		seq, posted, settled, recAt int64
+		card, state                 string
+		fields, form, answer        string
+		options, capture, recorded  string
 	)
 	if err := rows.Scan(&seq, &s.CommandID, &card, &s.Token, &s.Key.Source, &s.Key.Session, &s.Key.RequestID, &s.Agent, &s.Question,
-		&fields, &s.By, &form, &answer, &posted, &state, &s.Reason, &s.Detail, &settled, &s.Command); err != nil {
+		&fields, &s.By, &form, &answer, &posted, &state, &s.Reason, &s.Detail, &settled, &s.Command,
+		&s.Kind, &options, &capture, &recorded, &recAt); err != nil {
 		return s, 0, err
+	}
+	if options != "" {
+		if err := json.Unmarshal([]byte(options), &s.Options); err != nil {
+			return s, 0, fmt.Errorf("options of %s: %w", s.CommandID, err)
+		}
+	}
+	s.Capture = aep.CaptureFull // before migration 4 the level was not kept: the journal held the full answer
+	if capture != "" {
+		c, err := aep.ParseCapture(capture)
+		if err != nil {
+			return s, 0, fmt.Errorf("capture of %s: %w", s.CommandID, err)
+		}
+		s.Capture = c
+	}
+	if recorded != "" {
+		r, err := decodeRecorded(recorded)
+		if err != nil {
+			return s, 0, fmt.Errorf("recorded of %s: %w", s.CommandID, err)
+		}
+		s.Recorded, s.RecordedAt = &r, fromNanos(recAt)
 	}
 	s.Card, s.State = inbox.CardID(card), inbox.SubmissionState(state)
 	if len(s.Command) == 0 {
@@ -204,4 +301,20 @@ func fromNanos(n int64) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(0, n)
+}
+
+// decodeRecorded reads the recorded column.
+func decodeRecorded(raw string) (inbox.Recorded, error) {
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber() // values as aep decodes them
+	var rj recordedJSON
+	if err := dec.Decode(&rj); err != nil {
+		return inbox.Recorded{}, err
+	}
+	c, err := aep.ParseCapture(rj.Capture)
+	if err != nil {
+		return inbox.Recorded{}, err
+	}
+	return inbox.Recorded{Answer: rj.Answer, By: rj.By, Via: rj.Via, Capture: c, EventID: rj.EventID,
+		Time: rj.Time, Cause: rj.Cause, Malformed: rj.Malformed}, nil
 }

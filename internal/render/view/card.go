@@ -35,7 +35,11 @@ type CardView struct {
 	Form *form.View
 
 	State StateView
-	Notes []Note // the UI's own notes on this card (watch-only, agent not connected, ...)
+	// Answered says who answered a settled card from this UI, and when,
+	// with the link to its history entry; nil when this UI's answer is
+	// not the one the agent recorded.
+	Answered *AnsweredBy
+	Notes    []Note // the UI's own notes on this card (watch-only, agent not connected, ...)
 
 	// Errors is the error summary of a refused post on this card, in field
 	// order, whatever the card shows: an open form's problems link to their
@@ -57,6 +61,21 @@ type CardView struct {
 	// GroupLabel its heading, SortKey its order among open cards
 	// (lexicographic, ascending = more urgent).
 	Group, GroupLabel, SortKey string
+}
+
+// AnsweredBy is who answered a settled card from this UI and when: the
+// operator's name (as given at sign-in), the time posted (relative, the
+// exact time for a title) and the answer's history entry.
+type AnsweredBy struct {
+	Lead  string // "Answered here by" (words.go)
+	Who   string // the operator's name; the no-name words when none was given
+	Named bool   // an operator name was given
+	// AtISO is the time posted for <time datetime>, AtText it relative to
+	// the page's now ("3 min ago"), AtTitle the exact time.
+	AtISO, AtText, AtTitle string
+	// HistoryURL is the answer's history entry ("" when History is off),
+	// HistoryText its link text.
+	HistoryURL, HistoryText string
 }
 
 // Provenance is the card's origin, in the UI's own voice.
@@ -147,6 +166,9 @@ func card(c inbox.Card, opts Options) CardView {
 
 	v.Open = c.Open(opts.Now)
 	v.Settled = !c.State.Open()
+	if v.Settled {
+		v.Answered = answeredBy(c, base, opts)
+	}
 	v.State = stateLine(c, opts.Now)
 	v.State.GivesWay = v.Open && givesWay[v.State.Kind]
 	if d := v.Prov.Deadline; d != nil && v.Open {
@@ -298,3 +320,26 @@ func longPrompt(p string) bool {
 // root is a base path ("/" or "/forms/", as web.CleanBasePath makes it)
 // without its trailing slash, for joining with "/path": "" or "/forms".
 func root(basePath string) string { return strings.TrimSuffix(basePath, "/") }
+
+// answeredBy is who answered a settled card from this UI and when, or nil
+// when the answer the agent recorded is not this UI's.
+func answeredBy(c inbox.Card, base string, opts Options) *AnsweredBy {
+	s := c.Submission
+	if s == nil || c.Recorded == nil || c.AnsweredElsewhere || s.State != inbox.SubmissionAccepted || s.At.IsZero() {
+		return nil
+	}
+	a := &AnsweredBy{
+		Lead: words.answered["lead"], Who: s.By, Named: s.By != "",
+		AtISO: s.At.UTC().Format(htmlTime), AtText: relTime(s.At, opts.Now), AtTitle: exactTime(s.At),
+	}
+	if !a.Named {
+		a.Who = words.answered["no-name"]
+	}
+	if !opts.NoHistory && !opts.Panel && s.CommandID != "" {
+		// The session's history holds the entry on its first page for
+		// any recent answer; the anchor is the entry's row.
+		a.HistoryURL = withQuery(base+"/history", url.Values{"session": {c.Key.Session}}) + "#" + HistoryAnchor(s.CommandID)
+		a.HistoryText = words.answered["history"]
+	}
+	return a
+}

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"reflect"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/aepforms/aepforms/internal/aep"
@@ -118,6 +119,17 @@ type HistoryRow struct {
 	Outcome                      HistoryOutcome
 	Changes                      []HistoryChange
 	CommandID                    string
+	// Recorded is what the agent recorded (attention.answered) for this
+	// answer, labelled as what was sent is; RecordedText heads it (with
+	// who the agent says answered, and how), RecordedAtISO and
+	// RecordedAtTitle are when this UI saw it, RecordedWithheld notes
+	// values withheld at the event's capture level. Empty when nothing
+	// was recorded.
+	Recorded                       []RecordedValue
+	RecordedText, RecordedWithheld string
+	RecordedAgent                  []string // the agent's words inside RecordedText
+	RecordedSpans                  []Span   // RecordedText split at them
+	RecordedAtISO, RecordedAtTitle string
 }
 
 // HistoryOutcome is what became of an answer: the outcome in the UI's
@@ -266,13 +278,33 @@ func historyRow(e journal.Entry) HistoryRow {
 		r.AtText = s.At.UTC().Format("2 Jan 2006, 15:04 UTC")
 		r.AtTitle = exactTime(s.At)
 	}
-	// The submission keeps the request's field specs, not its options or
-	// kind: fields are labelled through their specs, an option by its id.
-	req := aep.Request{Fields: s.Fields}
-	if len(s.Fields) > 0 {
+	// The submission keeps the request's kind, options and field specs:
+	// an option is shown by its label ("Allow once"), fields through
+	// their specs. Answers kept before the journal held options show an
+	// option by its id.
+	req := aep.Request{Kind: s.Kind, Options: s.Options, Fields: s.Fields}
+	if len(s.Fields) > 0 && req.Kind == "" {
 		req.Kind = aep.KindForm
 	}
 	r.Values = recordedValues(req, s.Answer, aep.CaptureFull, false)
+	if o := s.Recorded; o != nil {
+		r.Recorded = recordedValues(req, o.Answer, o.Capture, false)
+		r.RecordedText = words.history["recorded"]
+		if o.By != "" || o.Via != "" {
+			r.RecordedText += fmt.Sprintf(words.history["recorded-as"], strings.TrimSpace(phrase("by ", o.By)+phrase(" via ", o.Via)))
+			r.RecordedAgent = []string{o.By, o.Via}
+		}
+		if s.State == inbox.SubmissionAccepted {
+			// Accepted, and recorded: settled for good.
+			r.Outcome.Text = words.history["outcome-recorded"]
+		}
+		if hasWithheld(r.Recorded) {
+			r.RecordedWithheld = "Values withheld at capture " + o.Capture.String() + " are not shown."
+		}
+		if !s.RecordedAt.IsZero() {
+			r.RecordedAtISO, r.RecordedAtTitle = s.RecordedAt.UTC().Format(htmlTime), exactTime(s.RecordedAt)
+		}
+	}
 	if len(s.Fields) == 0 {
 		// No specs to label by: every value by its id.
 		for _, id := range slices.Sorted(maps.Keys(s.Answer.Values)) {
@@ -320,6 +352,14 @@ func safeHistory(v *HistoryView) {
 			rv := &r.Values[j]
 			rv.Label, rv.Value = Marked(rv.Label), Marked(rv.Value)
 		}
+		for j := range r.Recorded {
+			rv := &r.Recorded[j]
+			rv.Label, rv.Value = Marked(rv.Label), Marked(rv.Value)
+		}
 	}
 	scrub(reflect.ValueOf(v).Elem())
+	for i := range v.Rows {
+		r := &v.Rows[i]
+		r.RecordedSpans = spans(r.RecordedText, r.RecordedAgent)
+	}
 }

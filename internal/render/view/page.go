@@ -49,6 +49,8 @@ type PageOptions struct {
 	// offers a sign-out. Operator is the name given at sign-in ("" when none).
 	SignedIn bool
 	Operator string
+	// NoHistory is as in Options.
+	NoHistory bool
 }
 
 // Refused is a refused post: the card, the operator's input and the problems.
@@ -175,6 +177,7 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 			CanSubmit:   opts.CanSubmit,
 			Panel:       opts.Panel,
 			PromptBytes: opts.PromptBytes,
+			NoHistory:   opts.NoHistory,
 		}
 		if opts.Token != nil {
 			o.Token = opts.Token(c.ID)

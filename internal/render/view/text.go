@@ -290,6 +290,9 @@ func safeCard(v *CardView) {
 		rv.Label, rv.Value = Marked(rv.Label), Marked(rv.Value)
 	}
 	v.GroupLabel = Marked(v.GroupLabel)
+	if v.Answered != nil {
+		v.Answered.Who = Marked(v.Answered.Who)
+	}
 	for i := range v.Errors {
 		e := &v.Errors[i]
 		e.Message, e.Field = Marked(e.Message), Marked(e.Field)

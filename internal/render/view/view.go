@@ -41,4 +41,7 @@ type Options struct {
 	// PromptBytes is how much of a prompt the card shows; the rest is
 	// behind "Show all". 0 is DefaultPromptBytes (16 KiB).
 	PromptBytes int
+	// NoHistory is true when the UI keeps no answer journal (History is
+	// off): a settled card this UI answered links to no history entry.
+	NoHistory bool
 }

@@ -37,6 +37,9 @@ var words = struct {
 	status map[string]string
 	// The history page (GET /history): its headings, notes and problems.
 	history map[string]string
+	// Who answered a settled card from this UI, and the link to the
+	// answer's history entry.
+	answered map[string]string
 	// What became of each answer in the history, in the outcome filter's
 	// order; a state not listed here is shown by its name.
 	outcomes []outcomeWords
@@ -169,6 +172,15 @@ var words = struct {
 		"bad-cursor":  "This page of the history is out of date. Start again from the newest answers.",
 		"no-question": "(no question text)",
 		"cut":         "The first %d characters of the question are shown; the export holds all of it.",
+		"recorded":    "What the agent recorded",
+		"recorded-as": " (%s)",
+		// An accepted answer the agent then recorded: settled for good.
+		"outcome-recorded": "Accepted and recorded by the agent",
+	},
+	answered: map[string]string{
+		"lead":    "Answered here by",
+		"no-name": "an operator who gave no name",
+		"history": "In History",
 	},
 	outcomes: []outcomeWords{
 		{inbox.SubmissionSending, "Sent, no reply yet", "Sent", "progress"},
