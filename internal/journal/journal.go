@@ -9,6 +9,7 @@ package journal
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -22,6 +23,18 @@ const PageSize = 50
 // ErrBadCursor is History's refusal of a HistoryQuery.After it did not
 // hand out.
 var ErrBadCursor = errors.New("journal: not a history cursor")
+
+// ErrDuplicate is Record's refusal of a command id already recorded.
+var ErrDuplicate = errors.New("journal: command id already recorded")
+
+// ErrLive is a backend's refusal to keep a second live submission (state
+// sending or accepted, inbox.Submission.InFlight) for one request: Record
+// of a new one, or Settle of another back to sending. The database
+// enforces it (a unique index), so it holds across every replica on one
+// database, not only within one inbox. It matches inbox.ErrInFlight
+// under errors.Is, the refusal the inbox gives when it sees the live
+// answer itself.
+var ErrLive = fmt.Errorf("journal: another answer to this request is live: %w", inbox.ErrInFlight)
 
 // Identity is a journal's own identity, created once when the journal is
 // and never recomputed: the command source stays the same when the host

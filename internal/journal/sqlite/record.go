@@ -10,6 +10,9 @@ import (
 	"net/url"
 	"time"
 
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/journal"
@@ -17,8 +20,9 @@ import (
 
 var _ inbox.Journal = (*Journal)(nil)
 
-// ErrDuplicate is Record's refusal of a command id already recorded.
-var ErrDuplicate = errors.New("journal: command id already recorded")
+// ErrDuplicate is Record's refusal of a command id already recorded
+// (journal.ErrDuplicate, the same for every backend).
+var ErrDuplicate = journal.ErrDuplicate
 
 // Record keeps s (State sending, at s.At) and its first state change,
 // committed (fsynced) before it returns.
@@ -52,6 +56,9 @@ func (j *Journal) Record(s inbox.Submission) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrDuplicate
 	}
+	if isUnique(err) {
+		return fmt.Errorf("journal: record %s: %w", s.CommandID, journal.ErrLive)
+	}
 	if err != nil {
 		return fmt.Errorf("journal: record: %w", err)
 	}
@@ -83,6 +90,9 @@ func (j *Journal) Settle(commandID string, state inbox.SubmissionState, reason, 
 		string(state), reason, detail, settled, commandID).Scan(&seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
+	}
+	if isUnique(err) {
+		return fmt.Errorf("journal: settle %s: %w", commandID, journal.ErrLive)
 	}
 	if err != nil {
 		return fmt.Errorf("journal: settle: %w", err)
@@ -118,6 +128,13 @@ func (j *Journal) Unsettled() ([]inbox.Submission, error) {
 		return nil, fmt.Errorf("journal: unsettled: %w", err)
 	}
 	return out, nil
+}
+
+// isUnique reports a unique index's refusal: on submissions, with the
+// command id's conflict taken by ON CONFLICT, only submissions_live's.
+func isUnique(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
 }
 
 // submissionColumns are what scanSubmission reads, in its order.
