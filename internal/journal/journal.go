@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -126,6 +127,28 @@ func SearchText(s inbox.Submission) string {
 		}
 	}
 	return Fold(b.String())
+}
+
+// FormatCursor is the HistoryPage.Next of a page whose last entry was
+// posted at posted (unix nanoseconds) and inserted seq-th: every backend
+// keys pages by that position.
+func FormatCursor(posted, seq int64) string {
+	return strconv.FormatInt(posted, 10) + "." + strconv.FormatInt(seq, 10)
+}
+
+// ParseCursor reads a FormatCursor; anything else is ErrBadCursor.
+func ParseCursor(c string) (posted, seq int64, err error) {
+	p, s, ok := strings.Cut(c, ".")
+	if ok {
+		posted, err = strconv.ParseInt(p, 10, 64)
+		if err == nil {
+			seq, err = strconv.ParseInt(s, 10, 64)
+		}
+	}
+	if !ok || err != nil {
+		return 0, 0, fmt.Errorf("%w: %q", ErrBadCursor, c)
+	}
+	return posted, seq, nil
 }
 
 // Fold is the case folding of SearchText and HistoryQuery.Text.
