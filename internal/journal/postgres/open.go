@@ -38,6 +38,10 @@ type Options struct {
 	// created; later opens, by any replica, keep the stored one. Default
 	// os.Hostname, else "localhost".
 	Host string
+	// ConnectTimeout bounds each connection attempt when the URL sets no
+	// connect_timeout: an unreachable server is an error at start, not a
+	// hang. Default 10s.
+	ConnectTimeout time.Duration
 }
 
 // Journal is an answer journal in a PostgreSQL database. Its methods are
@@ -64,6 +68,12 @@ func Open(ctx context.Context, dbURL string, opts Options) (*Journal, error) {
 	if err != nil {
 		// pgx's message may quote the URL, password and all.
 		return nil, fmt.Errorf("answer journal %s: not a PostgreSQL URL", name)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = opts.ConnectTimeout
+		if cfg.ConnConfig.ConnectTimeout <= 0 {
+			cfg.ConnConfig.ConnectTimeout = 10 * time.Second
+		}
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
