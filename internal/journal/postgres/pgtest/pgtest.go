@@ -63,7 +63,7 @@ func Start() (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "aepforms-pg-")
+	dir, err := os.MkdirTemp(tempBase(as), "aepforms-pg-")
 	if err != nil {
 		return nil, err
 	}
@@ -191,6 +191,25 @@ func (c *Cluster) Stop() {
 func (c *Cluster) kill() {
 	_ = c.cmd.Process.Kill()
 	<-c.done
+}
+
+// tempBase is where the cluster's directory goes: the temp directory,
+// unless the server's account could not reach it (a $TMPDIR under
+// root's home), then /tmp.
+func tempBase(as *account) string {
+	base := os.TempDir()
+	if as == nil {
+		return base
+	}
+	for d := base; ; d = filepath.Dir(d) {
+		st, err := os.Stat(d)
+		if err != nil || st.Mode().Perm()&0o001 == 0 {
+			return "/tmp"
+		}
+		if d == filepath.Dir(d) {
+			return base
+		}
+	}
 }
 
 // account is the user the server runs as when this process is root.
