@@ -42,6 +42,11 @@ type Options struct {
 	// connect_timeout: an unreachable server is an error at start, not a
 	// hang. Default 10s.
 	ConnectTimeout time.Duration
+	// WriteTimeout bounds Record, Settle and Unsettled, which the inbox
+	// calls without a context (Record under its lock): a database that
+	// stops answering fails a post instead of holding every card. Default
+	// 10s.
+	WriteTimeout time.Duration
 }
 
 // Journal is an answer journal in a PostgreSQL database. Its methods are
@@ -50,6 +55,8 @@ type Options struct {
 type Journal struct {
 	pool *pgxpool.Pool
 	name string // the URL without its password, for messages
+	// write is Options.WriteTimeout.
+	write time.Duration
 	id   journal.Identity
 }
 
@@ -79,7 +86,10 @@ func Open(ctx context.Context, dbURL string, opts Options) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("answer journal %s: %w", name, err)
 	}
-	j := &Journal{pool: pool, name: name}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = 10 * time.Second
+	}
+	j := &Journal{pool: pool, name: name, write: opts.WriteTimeout}
 	if err := migrate(ctx, pool, opts.Now); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("answer journal %s: %w", name, err)

@@ -150,3 +150,29 @@ func TestUnreachableDatabase(t *testing.T) {
 	require.NoError(t, j.Close())
 	assert.Error(t, j.Ping(ctx), "closed")
 }
+
+// A database that stops answering (here: a table locked by another
+// session) fails a Record after WriteTimeout instead of holding the
+// inbox, which calls Record under its lock, for ever; once it answers
+// again, Record works.
+func TestRecordIsBoundedWhenTheDatabaseHangs(t *testing.T) {
+	t.Parallel()
+	db := pgtest.Need(t).NewDatabase(t)
+	j := openURL(t, db, Options{WriteTimeout: 200 * time.Millisecond})
+	ctx := context.Background()
+	other := openURL(t, db, Options{})
+	tx, err := other.pool.Begin(ctx)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, `LOCK TABLE submissions IN ACCESS EXCLUSIVE MODE`)
+	require.NoError(t, err)
+
+	err = j.Record(journaltest.Submission("c1", journaltest.T0))
+	require.Error(t, err, "a Record that cannot get through returns")
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+
+	require.NoError(t, tx.Rollback(ctx))
+	require.NoError(t, j.Record(journaltest.Submission("c1", journaltest.T0)), "the timed-out Record left nothing behind")
+	got, err := j.Unsettled()
+	require.NoError(t, err)
+	assert.Len(t, got, 1)
+}

@@ -36,7 +36,8 @@ func (j *Journal) Record(s inbox.Submission) error {
 	if err != nil {
 		return fmt.Errorf("journal: answer: %w", err)
 	}
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), j.write)
+	defer cancel()
 	err = pgx.BeginFunc(ctx, j.pool, func(tx pgx.Tx) error {
 		var seq int64
 		err := tx.QueryRow(ctx, `INSERT INTO submissions
@@ -76,7 +77,8 @@ func (j *Journal) Settle(commandID string, state inbox.SubmissionState, reason, 
 	if state == inbox.SubmissionSending {
 		settled = 0
 	}
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), j.write)
+	defer cancel()
 	err := pgx.BeginFunc(ctx, j.pool, func(tx pgx.Tx) error {
 		var seq int64
 		err := tx.QueryRow(ctx, `UPDATE submissions SET state = $1, reason = $2, detail = $3, settled_at = $4 WHERE command_id = $5 RETURNING seq`,
@@ -110,7 +112,9 @@ func isLive(err error) bool {
 // Unsettled lists the submissions whose command still waits for the
 // agent (sending or accepted), oldest first.
 func (j *Journal) Unsettled() ([]inbox.Submission, error) {
-	rows, err := j.pool.Query(context.Background(), `SELECT `+submissionColumns+` FROM submissions
+	ctx, cancel := context.WithTimeout(context.Background(), j.write)
+	defer cancel()
+	rows, err := j.pool.Query(ctx, `SELECT `+submissionColumns+` FROM submissions
 		WHERE state IN ($1, $2) ORDER BY posted_at, seq`, string(inbox.SubmissionSending), string(inbox.SubmissionAccepted))
 	if err != nil {
 		return nil, fmt.Errorf("journal: unsettled: %w", err)
