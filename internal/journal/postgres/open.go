@@ -57,7 +57,7 @@ type Journal struct {
 	name string // the URL without its password, for messages
 	// write is Options.WriteTimeout.
 	write time.Duration
-	id   journal.Identity
+	id    journal.Identity
 }
 
 // Open connects to the database at dbURL (postgres://…), applies the
