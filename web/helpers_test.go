@@ -113,9 +113,11 @@ func (f *fakeRoster) Reach(session string) inbox.Reach {
 	return inbox.ReachNotConnected
 }
 
-// fakeReady is the relay connections' state /readyz and /metrics read.
+// fakeReady is the relay connections' and the database's state /readyz
+// and /metrics read.
 type fakeReady struct {
 	feed, respond atomic.Bool
+	dbDown        atomic.Bool
 	reconnects    atomic.Int64
 	mu            sync.Mutex
 	outcomes      map[inbox.SubmissionState]int64
@@ -124,6 +126,15 @@ type fakeReady struct {
 func (f *fakeReady) FeedConnected() bool    { return f.feed.Load() }
 func (f *fakeReady) RespondConnected() bool { return f.respond.Load() }
 func (f *fakeReady) FeedReconnects() int64  { return f.reconnects.Load() }
+
+// Ping fails while dbDown; a hung database is one that waits for ctx.
+func (f *fakeReady) Ping(ctx context.Context) error {
+	if f.dbDown.Load() {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return nil
+}
 func (f *fakeReady) Outcomes() map[inbox.SubmissionState]int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -187,7 +198,7 @@ func newHarness(t *testing.T, opts ...option) *harness {
 	h := &harness{t: t, clk: &clock{t: testNow}, sub: &fakeSubmitter{},
 		roster: &fakeRoster{up: map[string]bool{}}, ready: &fakeReady{}, metrics: &Metrics{}}
 	h.cfg = Config{Now: h.clk.Now, Heartbeat: time.Hour, WriteTimeout: 5 * time.Second}
-	deps := Deps{Submitter: h.sub, Roster: h.roster, Upstream: h.ready, Metrics: h.metrics}
+	deps := Deps{Submitter: h.sub, Roster: h.roster, Upstream: h.ready, Database: h.ready, Metrics: h.metrics}
 	inOpts := inbox.Options{Now: h.clk.Now}
 	for _, o := range opts {
 		o(&setup{cfg: &h.cfg, deps: &deps, inbox: &inOpts})

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/aepforms/aepforms/static"
 )
@@ -21,18 +23,26 @@ func handleHealthz() http.HandlerFunc {
 }
 
 // handleReadyz answers 200 when the feed and the respond path are
-// connected, 503 otherwise, naming which is down.
-func handleReadyz(up Upstream) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		feed, respond := true, true
+// connected and the database answers within timeout, 503 otherwise,
+// naming which is down: a load balancer sends no operator to a replica
+// that cannot keep an answer.
+func handleReadyz(up Upstream, db Database, timeout time.Duration) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		feed, respond, database := true, true, true
 		if up != nil {
 			feed, respond = up.FeedConnected(), up.RespondConnected()
 		}
+		if db != nil {
+			ctx, cancel := context.WithTimeout(r.Context(), timeout)
+			database = db.Ping(ctx) == nil
+			cancel()
+		}
+		ok := feed && respond && database
 		w.Header().Set("Content-Type", "application/json")
-		if !feed || !respond {
+		if !ok {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
-		fmt.Fprintf(w, `{"ok":%t,"feed":%t,"respond":%t}`+"\n", feed && respond, feed, respond)
+		fmt.Fprintf(w, `{"ok":%t,"feed":%t,"respond":%t,"database":%t}`+"\n", ok, feed, respond, database)
 	}
 }
 

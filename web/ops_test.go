@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,9 +27,9 @@ func TestHealthz(t *testing.T) {
 	assert.JSONEq(t, `{"ok":true}`, r.body)
 }
 
-func TestReadyzReflectsFeedAndRespondPath(t *testing.T) {
+func TestReadyzReflectsFeedRespondPathAndDatabase(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, withToken(secret))
+	h := newHarness(t, withToken(secret), func(s *setup) { s.cfg.ReadyTimeout = 10 * time.Millisecond })
 	ready := func() (int, map[string]bool) {
 		t.Helper()
 		r := h.do(nil, h.request(http.MethodGet, h.url("readyz"), nil))
@@ -37,22 +38,25 @@ func TestReadyzReflectsFeedAndRespondPath(t *testing.T) {
 		return r.StatusCode, body
 	}
 	steps := []struct {
-		name          string
-		feed, respond bool
-		status        int
+		name                    string
+		feed, respond, database bool
+		status                  int
 	}{
-		{"both up", true, true, http.StatusOK},
-		{"relay feed gone", false, true, http.StatusServiceUnavailable},
-		{"both gone", false, false, http.StatusServiceUnavailable},
-		{"feed back, respond path still down", true, false, http.StatusServiceUnavailable},
-		{"both back", true, true, http.StatusOK},
+		{"all up", true, true, true, http.StatusOK},
+		{"relay feed gone", false, true, true, http.StatusServiceUnavailable},
+		{"both gone", false, false, true, http.StatusServiceUnavailable},
+		{"feed back, respond path still down", true, false, true, http.StatusServiceUnavailable},
+		{"both back", true, true, true, http.StatusOK},
+		{"database not answering", true, true, false, http.StatusServiceUnavailable},
+		{"database back", true, true, true, http.StatusOK},
 	}
 	for _, s := range steps {
 		h.ready.feed.Store(s.feed)
 		h.ready.respond.Store(s.respond)
+		h.ready.dbDown.Store(!s.database)
 		status, body := ready()
 		assert.Equal(t, s.status, status, "%s: status", s.name)
-		assert.Equal(t, map[string]bool{"ok": s.feed && s.respond, "feed": s.feed, "respond": s.respond}, body, "%s: body", s.name)
+		assert.Equal(t, map[string]bool{"ok": s.feed && s.respond && s.database, "feed": s.feed, "respond": s.respond, "database": s.database}, body, "%s: body", s.name)
 	}
 }
 

@@ -14,7 +14,7 @@ func (s *server) routes() http.Handler {
 
 	in, pg := s.deps.Inbox, s.pages
 	r.Get("/healthz", handleHealthz())
-	r.Get("/readyz", handleReadyz(s.deps.Upstream))
+	r.Get("/readyz", handleReadyz(s.deps.Upstream, s.deps.Database, s.cfg.ReadyTimeout))
 	r.Handle("/static/*", handleStatic())
 
 	r.Group(func(r chi.Router) {

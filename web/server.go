@@ -58,6 +58,13 @@ type Upstream interface {
 	Outcomes() map[inbox.SubmissionState]int64
 }
 
+// Database is the answer journal's store as /readyz checks it: a
+// PostgreSQL server the replicas share can be down while this process
+// is up.
+type Database interface {
+	Ping(ctx context.Context) error
+}
+
 // Deps are the parts the server talks to. Submitter, Roster, Upstream
 // and History may be nil: without a Submitter the UI is watch-only.
 type Deps struct {
@@ -71,6 +78,8 @@ type Deps struct {
 	// Sessions keeps the operators' sessions (the answer journal); nil
 	// keeps them in memory, revocable until the process ends.
 	Sessions Sessions
+	// Database, when set, is checked by /readyz; nil: nothing to check.
+	Database Database
 	// Metrics, when set, is where the HTTP side counts (tests read it); nil
 	// makes a new one.
 	Metrics *Metrics
@@ -118,6 +127,8 @@ type Config struct {
 	// ResponseTimeout bounds writing any response but the push stream
 	// (which bounds each write by WriteTimeout instead), 30 s by default.
 	ResponseTimeout time.Duration
+	// ReadyTimeout bounds /readyz's check of the Database, 2 s by default.
+	ReadyTimeout time.Duration
 	// PromptBytes is how much of a prompt a card shows; "Show all" fetches
 	// the rest (GET /cards/{id}/prompt). 16 KiB by default.
 	PromptBytes int
@@ -167,6 +178,9 @@ func (c *Config) defaults() {
 	}
 	if c.ResponseTimeout <= 0 {
 		c.ResponseTimeout = 30 * time.Second
+	}
+	if c.ReadyTimeout <= 0 {
+		c.ReadyTimeout = 2 * time.Second
 	}
 	if c.SessionIdle <= 0 {
 		c.SessionIdle = 12 * time.Hour

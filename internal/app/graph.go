@@ -12,7 +12,6 @@ import (
 	"github.com/aepforms/aepforms/internal/feed"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/journal"
-	"github.com/aepforms/aepforms/internal/journal/sqlite"
 	"github.com/aepforms/aepforms/internal/respond"
 	"github.com/aepforms/aepforms/web"
 )
@@ -26,8 +25,6 @@ var (
 	_ web.Submitter    = (*respond.Client)(nil)
 	_ web.Roster       = (*respond.Client)(nil)
 	_ web.Upstream     = upstream{}
-	_ web.History      = (*sqlite.Journal)(nil)
-	_ web.Sessions     = (*sqlite.Journal)(nil)
 )
 
 // sweepInterval is how often the inbox re-checks expires_at deadlines.
@@ -44,7 +41,7 @@ type serveGraph struct {
 	demo    *agent.Agent
 	handler http.Handler
 
-	journal   *sqlite.Journal
+	journal   journalStore
 	retention time.Duration
 	logger    *slog.Logger
 
@@ -58,7 +55,7 @@ type serveGraph struct {
 // newServeGraph builds the parts against the relay at relayURL, keeping
 // the operator's answers in jr. Without a control token the UI is
 // watch-only: no respond path.
-func newServeGraph(cfg serveConfig, relayURL, token string, jr *sqlite.Journal, logger *slog.Logger) *serveGraph {
+func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, logger *slog.Logger) *serveGraph {
 	g := &serveGraph{journal: jr, retention: cfg.retention, logger: logger, resendMaxAge: cfg.resendMaxAge}
 	// The UI's commands carry the journal's source, made once with the
 	// journal (targets dedupe on (source, id), so it must not change when
@@ -83,7 +80,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr *sqlite.Journal, 
 	g.catch = newCatchUp(g.in, nil)
 	g.reporter = &liveReporter{in: g.in}
 	feedCfg := feed.Config{RelayURL: relayURL, Token: token, SilenceTimeout: cfg.feedSilence, Logger: logger.With("part", "feed")}
-	deps := web.Deps{Inbox: g.in, History: jr, Sessions: jr}
+	deps := web.Deps{Inbox: g.in, History: jr, Sessions: jr, Database: jr}
 	if token != "" {
 		g.respond = respond.New(respond.Config{
 			RelayURL: relayURL, Token: token, Agent: cfg.agentName, Source: source, AckWindow: cfg.ackWindow, RosterInterval: cfg.rosterIntvl,

@@ -1,35 +1,80 @@
 package app
 
 import (
+	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/journal"
+	"github.com/aepforms/aepforms/internal/journal/postgres"
 	"github.com/aepforms/aepforms/internal/journal/sqlite"
+	"github.com/aepforms/aepforms/web"
 )
 
-var _ inbox.Journal = (*sqlite.Journal)(nil)
+// journalStore is the answer journal as serve uses it, whichever
+// backend --db chose: the inbox's write-ahead journal, History and the
+// operators' sessions for web, retention, the identity its commands are
+// sent from, and /readyz's check.
+type journalStore interface {
+	inbox.Journal
+	web.History
+	web.Sessions
+	web.Database
+	journal.Pruner
+	Identity() journal.Identity
+	Close() error
+}
+
+var (
+	_ journalStore = (*sqlite.Journal)(nil)
+	_ journalStore = (*postgres.Journal)(nil)
+)
 
 // pruneInterval is how often the journal drops answers past
 // --history-retention.
 const pruneInterval = time.Hour
 
-// openJournal opens the answer journal at path (--db). Its errors name
-// the file, the way out, and the flag that chooses the file.
-func openJournal(path string, logger *slog.Logger) (*sqlite.Journal, error) {
-	if path == "" {
+// isPostgresURL reports whether --db names a PostgreSQL database rather
+// than a SQLite file.
+func isPostgresURL(db string) bool {
+	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
+}
+
+// openJournal opens the answer journal db (--db): a PostgreSQL database
+// for a postgres:// URL, shared by replicas, else the embedded SQLite
+// file. Its errors name the file or database (never a password), the
+// way out, and the flag that chooses it.
+func openJournal(ctx context.Context, db string, logger *slog.Logger) (journalStore, error) {
+	if db == "" {
 		return nil, errors.New("no place for the answer journal: set --db, AEPFORMS_DB, XDG_STATE_HOME or HOME")
 	}
-	j, err := sqlite.Open(path, sqlite.Options{})
+	if isPostgresURL(db) {
+		j, err := postgres.Open(ctx, db, postgres.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("%w (the journal's database is chosen with --db or AEPFORMS_DB)", err)
+		}
+		logger.Info("answer journal: PostgreSQL "+j.Name(), "source", j.Identity().Source)
+		return j, nil
+	}
+	j, err := sqlite.Open(db, sqlite.Options{})
 	switch {
 	case errors.Is(err, sqlite.ErrLocked):
-		return nil, fmt.Errorf("%w. Stop that one, or give this one its own journal with --db FILE (env AEPFORMS_DB)", err)
+		return nil, fmt.Errorf("%w. Stop that one, or give this one its own journal with --db FILE (env AEPFORMS_DB); replicas share a PostgreSQL database instead (--db postgres://…)", err)
 	case err != nil:
 		return nil, fmt.Errorf("%w (the journal's file is chosen with --db or AEPFORMS_DB)", err)
 	}
-	id := j.Identity()
-	logger.Info("answer journal: "+j.Path(), "source", id.Source)
+	logger.Info("answer journal: "+j.Path(), "source", j.Identity().Source)
 	return j, nil
+}
+
+// flagSet reports whether name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

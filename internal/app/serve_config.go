@@ -146,7 +146,14 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.IntVar(&c.maxControls, "max-controls", envInt(env, "AEPFORMS_MAX_CONTROLS", 2000), "most form controls one card may need to be offered as a form; a bigger one is shown read-only (env AEPFORMS_MAX_CONTROLS)")
 	c.promptBytes = envSize(env, "AEPFORMS_PROMPT_BYTES", 16<<10)
 	fs.Var(&c.promptBytes, "prompt-bytes", "how much of a prompt a card shows, e.g. 16KiB; Show all fetches the rest (env AEPFORMS_PROMPT_BYTES)")
-	fs.StringVar(&c.db, "db", envOr("AEPFORMS_DB", defaultDBFile(env)), "the answer journal, a SQLite file only you can read; one serve at a time per file (env AEPFORMS_DB)")
+	// A PostgreSQL URL in AEPFORMS_DB may carry a password: it is taken
+	// after parsing, like the other secrets, so -h never prints it.
+	dbEnv := env("AEPFORMS_DB")
+	dbDefault := envOr("AEPFORMS_DB", defaultDBFile(env))
+	if isPostgresURL(dbEnv) {
+		dbDefault = defaultDBFile(env)
+	}
+	fs.StringVar(&c.db, "db", dbDefault, "the answer journal: a SQLite file only you can read, one serve at a time per file; or postgres://user@host/db, a PostgreSQL database several replicas share (env AEPFORMS_DB)")
 	retention := fs.String("history-retention", envOr("AEPFORMS_HISTORY_RETENTION", "90d"), "how long the journal keeps an answer, in days like 90d or a duration like 720h; 0 keeps every answer (env AEPFORMS_HISTORY_RETENTION)")
 	fs.DurationVar(&c.resendMaxAge, "resend-max-age", envDur("AEPFORMS_RESEND_MAX_AGE", 10*time.Minute), "after a restart, send again a journaled answer the agent had not settled, if its question is still open and it is younger than this; 0 sends none again (env AEPFORMS_RESEND_MAX_AGE)")
 	err = fs.Parse(args)
@@ -154,6 +161,9 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 		return c, err
 	}
 	// Secrets come from env after parsing, so -h never prints them.
+	if isPostgresURL(dbEnv) && !flagSet(fs, "db") {
+		c.db = dbEnv
+	}
 	if c.relayToken == "" {
 		c.relayToken = env("AEP_TOKEN")
 	}

@@ -9,7 +9,9 @@ package journal
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +24,18 @@ const PageSize = 50
 // ErrBadCursor is History's refusal of a HistoryQuery.After it did not
 // hand out.
 var ErrBadCursor = errors.New("journal: not a history cursor")
+
+// ErrDuplicate is Record's refusal of a command id already recorded.
+var ErrDuplicate = errors.New("journal: command id already recorded")
+
+// ErrLive is a backend's refusal to keep a second live submission (state
+// sending or accepted, inbox.Submission.InFlight) for one request: Record
+// of a new one, or Settle of another back to sending. The database
+// enforces it (a unique index), so it holds across every replica on one
+// database, not only within one inbox. It matches inbox.ErrInFlight
+// under errors.Is, the refusal the inbox gives when it sees the live
+// answer itself.
+var ErrLive = fmt.Errorf("journal: another answer to this request is live: %w", inbox.ErrInFlight)
 
 // Identity is a journal's own identity, created once when the journal is
 // and never recomputed: the command source stays the same when the host
@@ -113,6 +127,28 @@ func SearchText(s inbox.Submission) string {
 		}
 	}
 	return Fold(b.String())
+}
+
+// FormatCursor is the HistoryPage.Next of a page whose last entry was
+// posted at posted (unix nanoseconds) and inserted seq-th: every backend
+// keys pages by that position.
+func FormatCursor(posted, seq int64) string {
+	return strconv.FormatInt(posted, 10) + "." + strconv.FormatInt(seq, 10)
+}
+
+// ParseCursor reads a FormatCursor; anything else is ErrBadCursor.
+func ParseCursor(c string) (posted, seq int64, err error) {
+	p, s, ok := strings.Cut(c, ".")
+	if ok {
+		posted, err = strconv.ParseInt(p, 10, 64)
+		if err == nil {
+			seq, err = strconv.ParseInt(s, 10, 64)
+		}
+	}
+	if !ok || err != nil {
+		return 0, 0, fmt.Errorf("%w: %q", ErrBadCursor, c)
+	}
+	return posted, seq, nil
 }
 
 // Fold is the case folding of SearchText and HistoryQuery.Text.

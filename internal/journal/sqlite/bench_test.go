@@ -106,12 +106,12 @@ func seed(b *testing.B, j *Journal, n int) {
 		answer, _ := json.Marshal(s.Answer)
 		var seq int64
 		if err := ins.QueryRow(s.CommandID, string(s.Card), s.Token, s.Key.Source, s.Key.Session, s.Key.RequestID, s.Agent, s.Question,
-			string(fields), s.By, string(form), string(answer), journal.SearchText(s), nanos(s.At),
-			string(inbox.SubmissionAccepted), "", "", nanos(s.At)+1).Scan(&seq); err != nil {
+			string(fields), s.By, string(form), string(answer), journal.SearchText(s), journal.Nanos(s.At),
+			string(inbox.SubmissionAccepted), "", "", journal.Nanos(s.At)+1).Scan(&seq); err != nil {
 			b.Fatal(err)
 		}
 		for _, state := range []inbox.SubmissionState{inbox.SubmissionSending, inbox.SubmissionAccepted} {
-			if _, err := st.Exec(seq, string(state), nanos(s.At)); err != nil {
+			if _, err := st.Exec(seq, string(state), journal.Nanos(s.At)); err != nil {
 				b.Fatal(err)
 			}
 		}

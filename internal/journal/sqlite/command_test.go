@@ -1,35 +1,19 @@
 package sqlite
 
 import (
+	"context"
 	"database/sql"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/journal"
 )
-
-// The exact command bytes recorded come back from Unsettled, after a
-// reopen; a submission without them comes back without them.
-func TestJournalKeepsCommandBytes(t *testing.T) {
-	t.Parallel()
-	path := tempPath(t)
-	j, err := Open(path, Options{Host: "h"})
-	require.NoError(t, err)
-	with := submission(cmdID(1), t0)
-	with.Command = []byte(`{"aep":"0.1","id":"cmd-1","type":"control.attention.respond"}`)
-	require.NoError(t, j.Record(with))
-	require.NoError(t, j.Record(submission(cmdID(2), t0.Add(1))))
-	require.NoError(t, j.Close())
-
-	j = openAt(t, path, Options{Host: "h"})
-	got, err := j.Unsettled()
-	require.NoError(t, err)
-	require.Len(t, got, 2)
-	assert.Equal(t, string(with.Command), string(got[0].Command), "command bytes: got, want")
-	assert.Nil(t, got[1].Command, "no bytes recorded: none come back")
-}
 
 // A journal at schema version 1 (before the command bytes) is migrated
 // and keeps its submissions, which come back without bytes.
@@ -64,4 +48,47 @@ func TestJournalMigratesFromVersion1(t *testing.T) {
 	require.Len(t, got, 1)
 	assert.Equal(t, "old", got[0].CommandID)
 	assert.Nil(t, got[0].Command)
+}
+
+// The step that makes one live submission per request a unique index
+// (issue 16) migrates a journal from before one-answer-in-flight that
+// holds two live submissions for one request: the older is superseded
+// (with its state change kept), the newer stays live, and from then on a
+// second one is refused.
+func TestJournalMigratesToOneLivePerRequest(t *testing.T) {
+	t.Parallel()
+	path := tempPath(t)
+	j, err := Open(path, Options{Host: "h"})
+	require.NoError(t, err)
+	// Take the file back to the step before, as an earlier aepforms left
+	// it, with two live answers to one request and one to another.
+	_, err = j.db.Exec(`DROP INDEX submissions_live; DELETE FROM schema_migrations WHERE version >= ?`, SchemaVersion)
+	require.NoError(t, err)
+	older, newer, other := submission("older", t0), submission("newer", t0.Add(time.Second)), submission("other", t0)
+	newer.Key = older.Key
+	for _, s := range []inbox.Submission{older, newer, other} {
+		require.NoError(t, j.Record(s))
+	}
+	require.NoError(t, j.Settle("newer", inbox.SubmissionAccepted, "", "", t0.Add(2*time.Second)))
+	require.NoError(t, j.Close())
+
+	j = openAt(t, path, Options{Host: "h"})
+	assert.Equal(t, SchemaVersion, appliedMigrations(t, j))
+	got, err := j.Unsettled()
+	require.NoError(t, err)
+	var live []string
+	for _, s := range got {
+		live = append(live, s.CommandID)
+	}
+	assert.ElementsMatch(t, []string{"newer", "other"}, live, "the older of two is superseded")
+	page, err := j.History(context.Background(), journal.HistoryQuery{Outcome: inbox.SubmissionSuperseded})
+	require.NoError(t, err)
+	require.Len(t, page.Entries, 1)
+	assert.Equal(t, "older", page.Entries[0].CommandID)
+	require.Len(t, page.Entries[0].Changes, 2, "posted, then superseded by the migration")
+	assert.Equal(t, inbox.SubmissionSuperseded, page.Entries[0].Changes[1].State)
+
+	third := submission("third", t0.Add(time.Minute))
+	third.Key = older.Key
+	assert.ErrorIs(t, j.Record(third), journal.ErrLive, "the index holds from now on")
 }

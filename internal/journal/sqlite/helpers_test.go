@@ -1,21 +1,22 @@
 package sqlite
 
 import (
-	"encoding/json"
-	"net/url"
 	"path/filepath"
-	"strconv"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/aepforms/aepforms/internal/aep"
-	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/journal/journaltest"
 )
 
 // t0 is the tests' epoch.
-var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+var t0 = journaltest.T0
+
+// submission is a filled-in form post, command cmd, posted at.
+var submission = journaltest.Submission
+
+// cmdID is the i-th test command id.
+var cmdID = journaltest.CmdID
 
 // tempPath is a journal path in a directory that does not exist yet.
 func tempPath(t testing.TB) string {
@@ -35,26 +36,14 @@ func openAt(t testing.TB, path string, opts Options) *Journal {
 	return j
 }
 
-// submission is a filled-in form post, command cmd, posted at.
-func submission(cmd string, at time.Time) inbox.Submission {
-	text := "ship it"
-	return inbox.Submission{
-		Card:      inbox.CardID("card-" + cmd),
-		Key:       inbox.RequestKey{Source: "aep://h/agent", Session: "s1", RequestID: "r-" + cmd},
-		Fields:    []aep.FieldSpec{{ID: "name", Type: aep.FieldString, Label: "Name", Required: true}},
-		Agent:     "builder",
-		Question:  "Which release?",
-		Token:     "tok-" + cmd,
-		CommandID: cmd,
-		Answer:    aep.Answer{Text: &text, Values: aep.Values{"name": "v1.2", "count": json.Number("3")}},
-		Form:      url.Values{"f0": {"v1.2"}, "f1": {"3"}},
-		By:        "alice",
-		State:     inbox.SubmissionSending,
-		At:        at,
-	}
+// The journal's behaviour, shared with every backend, on a file.
+func TestJournalSuite(t *testing.T) {
+	t.Parallel()
+	journaltest.Run(t, func(t *testing.T) journaltest.Store {
+		path := tempPath(t)
+		return journaltest.Store{Open: func() journaltest.Backend { return openAt(t, path, Options{}) }}
+	})
 }
-
-func cmdID(i int) string { return "cmd-" + strconv.Itoa(i) }
 
 // undoMigration4 takes a journal's schema back from version 4 to 3 (its
 // schema_migrations row is the caller's to delete).

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/aepforms/aepforms/internal/inbox"
@@ -44,7 +43,7 @@ func (j *Journal) History(ctx context.Context, q journal.HistoryQuery) (journal.
 		args = append(args, journal.Fold(q.Text))
 	}
 	if q.After != "" {
-		posted, seq, err := parseCursor(q.After)
+		posted, seq, err := journal.ParseCursor(q.After)
 		if err != nil {
 			return journal.HistoryPage{}, err
 		}
@@ -74,7 +73,7 @@ func (j *Journal) History(ctx context.Context, q journal.HistoryQuery) (journal.
 		}
 		if len(page.Entries) == limit {
 			last := page.Entries[limit-1]
-			page.Next = formatCursor(nanos(last.At), seqs[limit-1])
+			page.Next = journal.FormatCursor(journal.Nanos(last.At), seqs[limit-1])
 			break
 		}
 		page.Entries = append(page.Entries, journal.Entry{Submission: s})
@@ -115,7 +114,7 @@ func (j *Journal) changes(ctx context.Context, entries []journal.Entry, seqs []i
 		if err := rows.Scan(&seq, &state, &c.Reason, &c.Detail, &at); err != nil {
 			return fmt.Errorf("journal: history: %w", err)
 		}
-		c.State, c.At = inbox.SubmissionState(state), fromNanos(at)
+		c.State, c.At = inbox.SubmissionState(state), journal.FromNanos(at)
 		e := &entries[idx[seq]]
 		e.Changes = append(e.Changes, c)
 	}
@@ -123,23 +122,4 @@ func (j *Journal) changes(ctx context.Context, entries []journal.Entry, seqs []i
 		return fmt.Errorf("journal: history: %w", err)
 	}
 	return nil
-}
-
-// A cursor is the last entry's position: "{posted_at}.{seq}".
-func formatCursor(posted, seq int64) string {
-	return strconv.FormatInt(posted, 10) + "." + strconv.FormatInt(seq, 10)
-}
-
-func parseCursor(c string) (posted, seq int64, err error) {
-	p, s, ok := strings.Cut(c, ".")
-	if ok {
-		posted, err = strconv.ParseInt(p, 10, 64)
-		if err == nil {
-			seq, err = strconv.ParseInt(s, 10, 64)
-		}
-	}
-	if !ok || err != nil {
-		return 0, 0, fmt.Errorf("%w: %q", journal.ErrBadCursor, c)
-	}
-	return posted, seq, nil
 }

@@ -219,6 +219,9 @@ func (j *Journal) Path() string { return j.path }
 // Identity is the journal's identity, as created when the journal was.
 func (j *Journal) Identity() journal.Identity { return j.id }
 
+// Ping reports whether the database answers (for /readyz).
+func (j *Journal) Ping(ctx context.Context) error { return j.db.PingContext(ctx) }
+
 // Close closes the database and releases the lock.
 func (j *Journal) Close() error {
 	var err error

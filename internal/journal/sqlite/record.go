@@ -1,48 +1,31 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
-	"strings"
 	"time"
 
-	"github.com/aepforms/aepforms/internal/aep"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/journal"
 )
 
 var _ inbox.Journal = (*Journal)(nil)
 
-// ErrDuplicate is Record's refusal of a command id already recorded.
-var ErrDuplicate = errors.New("journal: command id already recorded")
+// ErrDuplicate is Record's refusal of a command id already recorded
+// (journal.ErrDuplicate, the same for every backend).
+var ErrDuplicate = journal.ErrDuplicate
 
 // Record keeps s (State sending, at s.At) and its first state change,
 // committed (fsynced) before it returns.
 func (j *Journal) Record(s inbox.Submission) error {
-	fields, err := json.Marshal(s.Fields)
+	fields, form, answer, options, err := journal.Columns(s)
 	if err != nil {
-		return fmt.Errorf("journal: fields: %w", err)
-	}
-	form, err := json.Marshal(map[string][]string(s.Form))
-	if err != nil {
-		return fmt.Errorf("journal: form: %w", err)
-	}
-	answer, err := json.Marshal(s.Answer)
-	if err != nil {
-		return fmt.Errorf("journal: answer: %w", err)
-	}
-	options := ""
-	if len(s.Options) > 0 {
-		raw, err := json.Marshal(s.Options)
-		if err != nil {
-			return fmt.Errorf("journal: options: %w", err)
-		}
-		options = string(raw)
+		return err
 	}
 	ctx := context.Background()
 	tx, err := j.db.BeginTx(ctx, nil)
@@ -56,17 +39,20 @@ func (j *Journal) Record(s inbox.Submission) error {
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (command_id) DO NOTHING RETURNING seq`,
 		s.CommandID, string(s.Card), s.Token, s.Key.Source, s.Key.Session, s.Key.RequestID, s.Agent, s.Question,
-		string(fields), s.By, string(form), string(answer), journal.SearchText(s), nanos(s.At),
-		string(s.State), s.Reason, s.Detail, nanos(s.SettledAt), command(s.Command),
+		fields, s.By, form, answer, journal.SearchText(s), journal.Nanos(s.At),
+		string(s.State), s.Reason, s.Detail, journal.Nanos(s.SettledAt), command(s.Command),
 		s.Kind, options, s.Capture.String()).Scan(&seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrDuplicate
+	}
+	if isUnique(err) {
+		return fmt.Errorf("journal: record %s: %w", s.CommandID, journal.ErrLive)
 	}
 	if err != nil {
 		return fmt.Errorf("journal: record: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO submission_states (submission, state, reason, detail, at) VALUES (?, ?, ?, ?, ?)`,
-		seq, string(s.State), s.Reason, s.Detail, nanos(s.At)); err != nil {
+		seq, string(s.State), s.Reason, s.Detail, journal.Nanos(s.At)); err != nil {
 		return fmt.Errorf("journal: record: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -78,7 +64,7 @@ func (j *Journal) Record(s inbox.Submission) error {
 // Settle keeps the new state of command commandID at time at, and the
 // change itself; an unknown command is ignored.
 func (j *Journal) Settle(commandID string, state inbox.SubmissionState, reason, detail string, at time.Time) error {
-	settled := nanos(at)
+	settled := journal.Nanos(at)
 	if state == inbox.SubmissionSending {
 		settled = 0
 	}
@@ -94,11 +80,14 @@ func (j *Journal) Settle(commandID string, state inbox.SubmissionState, reason, 
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
+	if isUnique(err) {
+		return fmt.Errorf("journal: settle %s: %w", commandID, journal.ErrLive)
+	}
 	if err != nil {
 		return fmt.Errorf("journal: settle: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO submission_states (submission, state, reason, detail, at) VALUES (?, ?, ?, ?, ?)`,
-		seq, string(state), reason, detail, nanos(at)); err != nil {
+		seq, string(state), reason, detail, journal.Nanos(at)); err != nil {
 		return fmt.Errorf("journal: settle: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -157,18 +146,15 @@ func (j *Journal) Lookup(commandID string) (inbox.Submission, bool, error) {
 // at time at: the submission is settled for good (Unsettled no longer
 // lists it). An unknown command is ignored.
 func (j *Journal) KeepRecorded(commandID string, r inbox.Recorded, at time.Time) error {
-	raw, err := json.Marshal(recordedJSON{
-		Answer: r.Answer, By: r.By, Via: r.Via, Capture: r.Capture.String(), EventID: r.EventID,
-		Time: r.Time, Cause: r.Cause, Malformed: r.Malformed,
-	})
+	raw, err := journal.EncodeRecorded(r)
 	if err != nil {
-		return fmt.Errorf("journal: recorded: %w", err)
+		return err
 	}
 	if at.IsZero() {
 		at = time.Unix(0, 1) // recorded_at 0 means "nothing recorded"
 	}
 	if _, err := j.db.ExecContext(context.Background(), `UPDATE submissions SET recorded = ?, recorded_at = ? WHERE command_id = ?`,
-		string(raw), at.UnixNano(), commandID); err != nil {
+		raw, at.UnixNano(), commandID); err != nil {
 		return fmt.Errorf("journal: recorded: %w", err)
 	}
 	return nil
@@ -205,17 +191,11 @@ func (j *Journal) Recent(n int) ([]inbox.Submission, error) {
 	return out, nil
 }
 
-// recordedJSON is how the recorded column keeps an inbox.Recorded: the
-// capture level by its wire name, so the column reads without this code.
-type recordedJSON struct {
-	Answer    aep.Answer `json:"answer"`
-	By        string     `json:"by,omitempty"`
-	Via       string     `json:"via,omitempty"`
-	Capture   string     `json:"capture"`
-	EventID   string     `json:"event_id,omitempty"`
-	Time      string     `json:"time,omitempty"`
-	Cause     string     `json:"cause,omitempty"`
-	Malformed string     `json:"malformed,omitempty"`
+// isUnique reports a unique index's refusal: on submissions, with the
+// command id's conflict taken by ON CONFLICT, only submissions_live's.
+func isUnique(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
 }
 
 // submissionColumns are what scanSubmission reads, in its order.
@@ -224,60 +204,17 @@ const submissionColumns = `seq, command_id, card_id, token, source, session, req
 // scanSubmission reads one row of submissionColumns.
 func scanSubmission(rows *sql.Rows) (inbox.Submission, int64, error) {
 	var (
-		s                           inbox.Submission
-		seq, posted, settled, recAt int64
-		card, state                 string
-		fields, form, answer        string
-		options, capture, recorded  string
+		s   inbox.Submission
+		r   journal.Row
+		seq int64
 	)
-	if err := rows.Scan(&seq, &s.CommandID, &card, &s.Token, &s.Key.Source, &s.Key.Session, &s.Key.RequestID, &s.Agent, &s.Question,
-		&fields, &s.By, &form, &answer, &posted, &state, &s.Reason, &s.Detail, &settled, &s.Command,
-		&s.Kind, &options, &capture, &recorded, &recAt); err != nil {
+	if err := rows.Scan(&seq, &s.CommandID, &r.Card, &s.Token, &s.Key.Source, &s.Key.Session, &s.Key.RequestID, &s.Agent, &s.Question,
+		&r.Fields, &s.By, &r.Form, &r.Answer, &r.Posted, &r.State, &s.Reason, &s.Detail, &r.Settled, &s.Command,
+		&s.Kind, &r.Options, &r.Capture, &r.Recorded, &r.RecAt); err != nil {
 		return s, 0, err
 	}
-	if options != "" {
-		if err := json.Unmarshal([]byte(options), &s.Options); err != nil {
-			return s, 0, fmt.Errorf("options of %s: %w", s.CommandID, err)
-		}
-	}
-	s.Capture = aep.CaptureFull // before migration 4 the level was not kept: the journal held the full answer
-	if capture != "" {
-		c, err := aep.ParseCapture(capture)
-		if err != nil {
-			return s, 0, fmt.Errorf("capture of %s: %w", s.CommandID, err)
-		}
-		s.Capture = c
-	}
-	if recorded != "" {
-		r, err := decodeRecorded(recorded)
-		if err != nil {
-			return s, 0, fmt.Errorf("recorded of %s: %w", s.CommandID, err)
-		}
-		s.Recorded, s.RecordedAt = &r, fromNanos(recAt)
-	}
-	s.Card, s.State = inbox.CardID(card), inbox.SubmissionState(state)
-	if len(s.Command) == 0 {
-		s.Command = nil
-	}
-	s.At, s.SettledAt = fromNanos(posted), fromNanos(settled)
-	if err := json.Unmarshal([]byte(fields), &s.Fields); err != nil {
-		return s, 0, fmt.Errorf("fields of %s: %w", s.CommandID, err)
-	}
-	var f map[string][]string
-	if err := json.Unmarshal([]byte(form), &f); err != nil {
-		return s, 0, fmt.Errorf("form of %s: %w", s.CommandID, err)
-	}
-	if f != nil {
-		s.Form = url.Values(f)
-	}
-	dec := json.NewDecoder(bytes.NewReader([]byte(answer)))
-	dec.UseNumber() // values decode as aep decodes them: numbers as json.Number
-	var a aep.Answer
-	if err := dec.Decode(&a); err != nil {
-		return s, 0, fmt.Errorf("answer of %s: %w", s.CommandID, err)
-	}
-	s.Answer = a
-	return s, seq, nil
+	s, err := r.Submission(s)
+	return s, seq, err
 }
 
 // command is a submission's command bytes as stored: never NULL.
@@ -286,35 +223,4 @@ func command(raw []byte) []byte {
 		return []byte{}
 	}
 	return raw
-}
-
-// nanos is t in unix nanoseconds, 0 for the zero time.
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-func fromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
-}
-
-// decodeRecorded reads the recorded column.
-func decodeRecorded(raw string) (inbox.Recorded, error) {
-	dec := json.NewDecoder(strings.NewReader(raw))
-	dec.UseNumber() // values as aep decodes them
-	var rj recordedJSON
-	if err := dec.Decode(&rj); err != nil {
-		return inbox.Recorded{}, err
-	}
-	c, err := aep.ParseCapture(rj.Capture)
-	if err != nil {
-		return inbox.Recorded{}, err
-	}
-	return inbox.Recorded{Answer: rj.Answer, By: rj.By, Via: rj.Via, Capture: c, EventID: rj.EventID,
-		Time: rj.Time, Cause: rj.Cause, Malformed: rj.Malformed}, nil
 }

@@ -13,7 +13,7 @@ import (
 // CreateSession keeps a new operator session.
 func (j *Journal) CreateSession(ctx context.Context, s journal.Session) error {
 	if _, err := j.db.ExecContext(ctx, `INSERT INTO sessions (id_hash, operator, secret, user_agent, created_at, last_seen) VALUES (?, ?, ?, ?, ?, ?)`,
-		s.IDHash, s.Operator, s.Secret, s.UserAgent, nanos(s.Created), nanos(s.LastSeen)); err != nil {
+		s.IDHash, s.Operator, s.Secret, s.UserAgent, journal.Nanos(s.Created), journal.Nanos(s.LastSeen)); err != nil {
 		return fmt.Errorf("journal: create session: %w", err)
 	}
 	return nil
@@ -32,13 +32,13 @@ func (j *Journal) LookupSession(ctx context.Context, idHash string) (journal.Ses
 	if err != nil {
 		return journal.Session{}, false, fmt.Errorf("journal: session: %w", err)
 	}
-	s.Created, s.LastSeen = fromNanos(created), fromNanos(seen)
+	s.Created, s.LastSeen = journal.FromNanos(created), journal.FromNanos(seen)
 	return s, true, nil
 }
 
 // TouchSession sets a session's last use to at.
 func (j *Journal) TouchSession(ctx context.Context, idHash string, at time.Time) error {
-	if _, err := j.db.ExecContext(ctx, `UPDATE sessions SET last_seen = ? WHERE id_hash = ?`, nanos(at), idHash); err != nil {
+	if _, err := j.db.ExecContext(ctx, `UPDATE sessions SET last_seen = ? WHERE id_hash = ?`, journal.Nanos(at), idHash); err != nil {
 		return fmt.Errorf("journal: touch session: %w", err)
 	}
 	return nil
@@ -61,7 +61,7 @@ func (j *Journal) DeleteOtherSessions(ctx context.Context, operator, keepHash st
 // DeleteExpiredSessions ends the sessions last used before idleBefore or
 // created before createdBefore, and returns how many it ended.
 func (j *Journal) DeleteExpiredSessions(ctx context.Context, idleBefore, createdBefore time.Time) (int, error) {
-	return j.deleteSessions(ctx, `DELETE FROM sessions WHERE last_seen < ? OR created_at < ?`, nanos(idleBefore), nanos(createdBefore))
+	return j.deleteSessions(ctx, `DELETE FROM sessions WHERE last_seen < ? OR created_at < ?`, journal.Nanos(idleBefore), journal.Nanos(createdBefore))
 }
 
 func (j *Journal) deleteSessions(ctx context.Context, query string, args ...any) (int, error) {

@@ -1,0 +1,610 @@
+// Package journaltest is the journal's behaviour, as tests every backend
+// runs: Run(t, fresh) checks a backend (the embedded SQLite one, the
+// PostgreSQL one) against what the inbox, History, retention and the
+// sign-in sessions rely on, so the backends cannot drift apart. What
+// only one backend has (file modes, locks, its migrations from each
+// earlier version, advisory locks) is tested beside that backend.
+package journaltest
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/journal"
+)
+
+// Backend is an open journal as the app uses it.
+type Backend interface {
+	inbox.Journal
+	journal.Pruner
+	History(ctx context.Context, q journal.HistoryQuery) (journal.HistoryPage, error)
+	CreateSession(ctx context.Context, s journal.Session) error
+	LookupSession(ctx context.Context, idHash string) (journal.Session, bool, error)
+	TouchSession(ctx context.Context, idHash string, at time.Time) error
+	DeleteSession(ctx context.Context, idHash string) error
+	DeleteOtherSessions(ctx context.Context, operator, keepHash string) (int, error)
+	DeleteExpiredSessions(ctx context.Context, idleBefore, createdBefore time.Time) (int, error)
+	Identity() journal.Identity
+	Close() error
+}
+
+// Store is one journal's place (a file, a database) as a test sees it.
+type Store struct {
+	// Open opens the journal. It may be called again after Close, as a
+	// restarted process would; each journal it opens is closed when the
+	// test ends (the suite closes it earlier where a test restarts).
+	Open func() Backend
+	// Shared is true when the store may be open more than once at a
+	// time, as replicas share one database (not a locked file).
+	Shared bool
+}
+
+// Fresh makes a new, empty journal's Store for t.
+type Fresh func(t *testing.T) Store
+
+// T0 is the tests' epoch.
+var T0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// Submission is a filled-in form post, command cmd, request "r-"+cmd,
+// posted at.
+func Submission(cmd string, at time.Time) inbox.Submission {
+	text := "ship it"
+	return inbox.Submission{
+		Card:      inbox.CardID("card-" + cmd),
+		Key:       inbox.RequestKey{Source: "aep://h/agent", Session: "s1", RequestID: "r-" + cmd},
+		Fields:    []aep.FieldSpec{{ID: "name", Type: aep.FieldString, Label: "Name", Required: true}},
+		Agent:     "builder",
+		Question:  "Which release?",
+		Token:     "tok-" + cmd,
+		CommandID: cmd,
+		Answer:    aep.Answer{Text: &text, Values: aep.Values{"name": "v1.2", "count": json.Number("3")}},
+		Form:      url.Values{"f0": {"v1.2"}, "f1": {"3"}},
+		By:        "alice",
+		State:     inbox.SubmissionSending,
+		At:        at,
+	}
+}
+
+// CmdID is the i-th test command id.
+func CmdID(i int) string { return "cmd-" + strconv.Itoa(i) }
+
+// Run runs the journal's behaviour tests against the backend fresh
+// makes, each as a parallel subtest on its own journal.
+func Run(t *testing.T, fresh Fresh) {
+	for _, tc := range []struct {
+		name string
+		test func(*testing.T, Store)
+	}{
+		{"RecordSettleUnsettledRoundTrip", testRoundTrip},
+		{"CommandBytes", testCommandBytes},
+		{"OneLiveSubmissionPerRequest", testOneLive},
+		{"IdentityIsCreatedOnceAndKept", testIdentity},
+		{"HistoryFilters", testHistoryFilters},
+		{"HistoryPagesAreStableUnderInserts", testHistoryPages},
+		{"Prune", testPrune},
+		{"Sessions", testSessions},
+		{"TheInboxWritesAhead", testInboxWritesAhead},
+		{"ResumeScanAcrossProcesses", testResumeScan},
+		{"LookupKeepRecordedRecent", testRecorded},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.test(t, fresh(t))
+		})
+	}
+}
+
+// What Record keeps comes back whole from Unsettled, after a reopen too;
+// Settle moves it, and only sending and accepted submissions are
+// unsettled, oldest first.
+func testRoundTrip(t *testing.T, st Store) {
+	open := st.Open
+	j := open()
+	want := make([]inbox.Submission, 5)
+	for i := range want {
+		want[i] = Submission(CmdID(i), T0.Add(time.Duration(i)*time.Second))
+		require.NoError(t, j.Record(want[i]))
+	}
+	assert.ErrorIs(t, j.Record(want[0]), journal.ErrDuplicate, "a command id is recorded once")
+	again := Submission(CmdID(0), T0)
+	again.Key.RequestID = "another"
+	assert.ErrorIs(t, j.Record(again), journal.ErrDuplicate, "a command id is recorded once, whatever its request")
+
+	at := T0.Add(time.Minute)
+	require.NoError(t, j.Settle(CmdID(1), inbox.SubmissionAccepted, "", "", at))
+	require.NoError(t, j.Settle(CmdID(2), inbox.SubmissionRejected, "invalid", "no such release", at))
+	require.NoError(t, j.Settle(CmdID(3), inbox.SubmissionFailed, inbox.ReasonTimeout, "", at))
+	require.NoError(t, j.Settle(CmdID(4), inbox.SubmissionFailed, inbox.ReasonUnreachable, "", at))
+	require.NoError(t, j.Settle(CmdID(4), inbox.SubmissionSending, "", "", at.Add(time.Second)), "a resend")
+	require.NoError(t, j.Settle("unknown", inbox.SubmissionAccepted, "", "", at), "an unknown command is ignored")
+	require.NoError(t, j.Close())
+
+	j = open()
+	got, err := j.Unsettled()
+	require.NoError(t, err)
+	require.Len(t, got, 3, "sending (0, 4 resent) and accepted (1)")
+	want[1].State, want[1].SettledAt = inbox.SubmissionAccepted, at
+	for i, w := range []inbox.Submission{want[0], want[1], want[4]} {
+		AssertSameSubmission(t, w, got[i])
+	}
+}
+
+// AssertSameSubmission compares two submissions, their times as instants.
+func AssertSameSubmission(t *testing.T, want, got inbox.Submission) {
+	t.Helper()
+	assert.True(t, want.At.Equal(got.At), "%s At: got %v, want %v", want.CommandID, got.At, want.At)
+	assert.True(t, want.SettledAt.Equal(got.SettledAt), "%s SettledAt: got %v, want %v", want.CommandID, got.SettledAt, want.SettledAt)
+	want.At, want.SettledAt, got.At, got.SettledAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+	assert.Equal(t, want, got)
+}
+
+// The exact command bytes recorded come back from Unsettled, after a
+// reopen; a submission without them comes back without them.
+func testCommandBytes(t *testing.T, st Store) {
+	open := st.Open
+	j := open()
+	with := Submission(CmdID(1), T0)
+	with.Command = []byte(`{"aep":"0.1","id":"cmd-1","type":"control.attention.respond"}`)
+	require.NoError(t, j.Record(with))
+	require.NoError(t, j.Record(Submission(CmdID(2), T0.Add(1))))
+	require.NoError(t, j.Close())
+
+	j = open()
+	got, err := j.Unsettled()
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	assert.Equal(t, string(with.Command), string(got[0].Command), "command bytes: got, want")
+	assert.Nil(t, got[1].Command, "no bytes recorded: none come back")
+}
+
+// The database keeps at most one live (sending or accepted) submission
+// per request: a second is refused with ErrLive (which the inbox reads
+// as ErrInFlight) until the first is settled; another request, or the
+// same request id from another session or source, is another request.
+// Two journals open on one store (replicas) see each other's.
+func testOneLive(t *testing.T, st Store) {
+	open := st.Open
+	j := open()
+	first := Submission("c1", T0)
+	require.NoError(t, j.Record(first))
+
+	second := Submission("c2", T0.Add(time.Second))
+	second.Key = first.Key
+	err := j.Record(second)
+	require.ErrorIs(t, err, journal.ErrLive, "a second live submission for one request")
+	assert.ErrorIs(t, err, inbox.ErrInFlight, "the inbox's own word for it")
+	assert.NotErrorIs(t, err, journal.ErrDuplicate)
+
+	require.NoError(t, j.Settle("c1", inbox.SubmissionAccepted, "", "", T0.Add(time.Second)))
+	assert.ErrorIs(t, j.Record(second), journal.ErrLive, "accepted is still live: the agent acts on it")
+
+	for _, key := range []inbox.RequestKey{
+		{Source: first.Key.Source, Session: first.Key.Session, RequestID: "r-other"},
+		{Source: first.Key.Source, Session: "s-other", RequestID: first.Key.RequestID},
+		{Source: "aep://other/agent", Session: first.Key.Session, RequestID: first.Key.RequestID},
+	} {
+		other := Submission("c-"+key.Source+key.Session+key.RequestID, T0)
+		other.Key = key
+		require.NoError(t, j.Record(other), "another request: %+v", key)
+	}
+
+	// A replica on the same store is refused the same way.
+	if st.Shared {
+		two := open()
+		assert.ErrorIs(t, two.Record(second), journal.ErrLive, "a second replica")
+		require.NoError(t, two.Close())
+	}
+
+	// Once the first is settled for good, the request takes another
+	// answer; the first cannot then be sent again beside it.
+	require.NoError(t, j.Settle("c1", inbox.SubmissionRejected, "invalid", "", T0.Add(2*time.Second)))
+	require.NoError(t, j.Record(second), "the first is no longer live")
+	err = j.Settle("c1", inbox.SubmissionSending, "", "", T0.Add(3*time.Second))
+	assert.ErrorIs(t, err, journal.ErrLive, "a resend of the first while the second is live")
+	require.NoError(t, j.Settle("c2", inbox.SubmissionFailed, inbox.ReasonTimeout, "", T0.Add(4*time.Second)))
+	require.NoError(t, j.Settle("c1", inbox.SubmissionSending, "", "", T0.Add(5*time.Second)), "a failed one is not live")
+
+	got, err := j.Unsettled()
+	require.NoError(t, err)
+	live := map[string]int{}
+	for _, s := range got {
+		live[s.Key.Source+"|"+s.Key.Session+"|"+s.Key.RequestID]++
+	}
+	for k, n := range live {
+		assert.Equal(t, 1, n, "live submissions of %s", k)
+	}
+	assert.Len(t, got, 4, "c1 and the three other requests")
+}
+
+// The identity is made once: reopening keeps the instance id and the
+// command source.
+func testIdentity(t *testing.T, st Store) {
+	open := st.Open
+	j := open()
+	first := j.Identity()
+	require.NotEmpty(t, first.InstanceID)
+	assert.Equal(t, journal.NewSource(first.Host, first.InstanceID), first.Source)
+	require.NoError(t, j.Close())
+	j = open()
+	assert.Equal(t, first.InstanceID, j.Identity().InstanceID)
+	assert.Equal(t, first.Source, j.Identity().Source)
+	assert.True(t, first.CreatedAt.Equal(j.Identity().CreatedAt))
+}
+
+// History filters by agent, session, operator, outcome, time range and a
+// case-insensitive substring of the question or the answer, taken
+// literally (no LIKE wildcards, no escapes).
+func testHistoryFilters(t *testing.T, st Store) {
+	open := st.Open
+	j := open()
+	mk := func(cmd string, min int, edit func(*inbox.Submission)) {
+		s := Submission(cmd, T0.Add(time.Duration(min)*time.Minute))
+		edit(&s)
+		require.NoError(t, j.Record(s))
+	}
+	mk("a", 0, func(s *inbox.Submission) {})
+	mk("b", 1, func(s *inbox.Submission) { s.Agent, s.Question = "deployer", "Deploy to PRODUCTION?" })
+	mk("c", 2, func(s *inbox.Submission) { s.Key.Session, s.By = "s2", "bob" })
+	mk("d", 3, func(s *inbox.Submission) {
+		s.Answer = aep.Answer{Option: "allow_once"}
+		s.Question = "Run rm -rf build/?"
+	})
+	mk("e", 4, func(s *inbox.Submission) { s.Answer = aep.Answer{Values: aep.Values{"city": "Zürich"}} })
+	mk("f", 5, func(s *inbox.Submission) { s.Question = `Is 100% of C:\build_1 done?` })
+	require.NoError(t, j.Settle("b", inbox.SubmissionRejected, "invalid", "", T0.Add(time.Hour)))
+	require.NoError(t, j.Settle("c", inbox.SubmissionAccepted, "", "", T0.Add(time.Hour)))
+
+	for _, tc := range []struct {
+		name string
+		q    journal.HistoryQuery
+		want []string
+	}{
+		{"everything, newest first", journal.HistoryQuery{}, []string{"f", "e", "d", "c", "b", "a"}},
+		{"agent", journal.HistoryQuery{Agent: "deployer"}, []string{"b"}},
+		{"session", journal.HistoryQuery{Session: "s2"}, []string{"c"}},
+		{"operator", journal.HistoryQuery{Operator: "bob"}, []string{"c"}},
+		{"outcome", journal.HistoryQuery{Outcome: inbox.SubmissionRejected}, []string{"b"}},
+		{"still sending", journal.HistoryQuery{Outcome: inbox.SubmissionSending}, []string{"f", "e", "d", "a"}},
+		{"since", journal.HistoryQuery{Since: T0.Add(3 * time.Minute)}, []string{"f", "e", "d"}},
+		{"until (exclusive)", journal.HistoryQuery{Until: T0.Add(time.Minute)}, []string{"a"}},
+		{"time range", journal.HistoryQuery{Since: T0.Add(time.Minute), Until: T0.Add(3 * time.Minute)}, []string{"c", "b"}},
+		{"question, any case", journal.HistoryQuery{Text: "production"}, []string{"b"}},
+		{"option sent", journal.HistoryQuery{Text: "ALLOW_ONCE"}, []string{"d"}},
+		{"text sent", journal.HistoryQuery{Text: "Ship It"}, []string{"f", "c", "b", "a"}},
+		{"a value, beyond ASCII", journal.HistoryQuery{Text: "ZÜRICH"}, []string{"e"}},
+		{"a value's field id", journal.HistoryQuery{Text: `"name"`}, []string{"f", "c", "b", "a"}},
+		{"percent is literal, not a pattern", journal.HistoryQuery{Text: "%"}, []string{"f"}},
+		{"underscore is literal, not a pattern", journal.HistoryQuery{Text: "d_1"}, []string{"f"}},
+		{"an underscore matches only itself", journal.HistoryQuery{Text: "w_once"}, []string{"d"}},
+		{"no wildcard across characters", journal.HistoryQuery{Text: "allow%once"}, nil},
+		{"backslash is literal, not an escape", journal.HistoryQuery{Text: `c:\b`}, []string{"f"}},
+		{"filters combine", journal.HistoryQuery{Agent: "builder", Text: "which", Operator: "alice", Until: T0.Add(4 * time.Minute)}, []string{"a"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			page, err := j.History(context.Background(), tc.q)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, CommandIDs(page.Entries))
+			assert.Empty(t, page.Next, "one page")
+		})
+	}
+
+	page, err := j.History(context.Background(), journal.HistoryQuery{Agent: "deployer"})
+	require.NoError(t, err)
+	require.Len(t, page.Entries, 1)
+	b := page.Entries[0]
+	assert.Equal(t, "Deploy to PRODUCTION?", b.Question)
+	assert.Equal(t, inbox.SubmissionRejected, b.State)
+	require.Len(t, b.Changes, 2, "posted, then rejected")
+	assert.Equal(t, inbox.SubmissionSending, b.Changes[0].State)
+	assert.True(t, b.Changes[0].At.Equal(T0.Add(time.Minute)))
+	assert.Equal(t, journal.Change{State: inbox.SubmissionRejected, Reason: "invalid", At: b.Changes[1].At}, b.Changes[1])
+	assert.True(t, b.Changes[1].At.Equal(T0.Add(time.Hour)))
+}
+
+// Pages hold 50, newest first; paging on while new answers are posted
+// neither repeats nor skips an entry.
+func testHistoryPages(t *testing.T, st Store) {
+	open := st.Open
+	j := open()
+	const n = 120
+	var want []string
+	for i := range n {
+		at := T0.Add(time.Duration(i/3) * time.Second) // three share each time: insertion order breaks the tie
+		require.NoError(t, j.Record(Submission(CmdID(i), at)))
+		want = append([]string{CmdID(i)}, want...)
+	}
+
+	var got []string
+	q := journal.HistoryQuery{}
+	for pages := 0; ; pages++ {
+		require.Less(t, pages, 4, "120 entries are three pages")
+		page, err := j.History(context.Background(), q)
+		require.NoError(t, err)
+		if page.Next != "" {
+			assert.Len(t, page.Entries, journal.PageSize, "a full page before the last")
+		}
+		got = append(got, CommandIDs(page.Entries)...)
+		// New answers arrive between pages, at the same time as the
+		// newest and later.
+		require.NoError(t, j.Record(Submission("new-a"+CmdID(pages), T0.Add(time.Duration(n/3-1)*time.Second))))
+		require.NoError(t, j.Record(Submission("new-b"+CmdID(pages), T0.Add(time.Hour))))
+		if page.Next == "" {
+			break
+		}
+		q.After = page.Next
+	}
+	assert.Equal(t, want, got, "every entry once, in order")
+
+	for _, bad := range []string{"page-2", "1.x", "x.1"} {
+		_, err := j.History(context.Background(), journal.HistoryQuery{After: bad})
+		assert.ErrorIs(t, err, journal.ErrBadCursor, "cursor %q", bad)
+	}
+
+	page, err := j.History(context.Background(), journal.HistoryQuery{Limit: 7})
+	require.NoError(t, err)
+	assert.Len(t, page.Entries, 7, "a smaller page when asked")
+}
+
+// Prune removes what was posted before the cutoff, with its states, and
+// keeps the rest whole.
+func testPrune(t *testing.T, st Store) {
+	open := st.Open
+	j := open()
+	for i := range 10 {
+		s := Submission(CmdID(i), T0.Add(time.Duration(i)*time.Hour))
+		require.NoError(t, j.Record(s))
+		require.NoError(t, j.Settle(CmdID(i), inbox.SubmissionAccepted, "", "", s.At.Add(time.Second)))
+	}
+
+	n, err := j.Prune(context.Background(), T0.Add(4*time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, int64(4), n)
+
+	page, err := j.History(context.Background(), journal.HistoryQuery{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{CmdID(9), CmdID(8), CmdID(7), CmdID(6), CmdID(5), CmdID(4)}, CommandIDs(page.Entries))
+	for _, e := range page.Entries {
+		assert.Len(t, e.Changes, 2, "%s keeps its states", e.CommandID)
+	}
+	got, err := j.Unsettled()
+	require.NoError(t, err)
+	assert.Len(t, got, 6, "the pruned ones are gone from the resume scan too")
+
+	n, err = j.Prune(context.Background(), T0.Add(4*time.Hour))
+	require.NoError(t, err)
+	assert.Zero(t, n, "nothing more to prune")
+}
+
+// session is a session of operator, opened at.
+func session(hash, operator string, at time.Time) journal.Session {
+	return journal.Session{IDHash: hash, Operator: operator, Secret: "fp-" + operator, UserAgent: "Firefox", Created: at, LastSeen: at}
+}
+
+// Sessions survive a restart and are ended one, the others, or the
+// expired at a time.
+func testSessions(t *testing.T, st Store) {
+	open := st.Open
+	ctx := context.Background()
+	j := open()
+	require.NoError(t, j.CreateSession(ctx, session("a1", "ann", T0)))
+	require.NoError(t, j.CreateSession(ctx, session("a2", "ann", T0.Add(time.Hour))))
+	require.NoError(t, j.CreateSession(ctx, session("a3", "ann", T0.Add(2*time.Hour))))
+	require.NoError(t, j.CreateSession(ctx, session("b1", "bo", T0)))
+	require.Error(t, j.CreateSession(ctx, session("a1", "ann", T0)), "an id hash is kept once")
+	require.NoError(t, j.TouchSession(ctx, "a1", T0.Add(30*time.Minute)))
+	require.NoError(t, j.Close())
+
+	j = open()
+	got, ok, err := j.LookupSession(ctx, "a1")
+	require.NoError(t, err)
+	require.True(t, ok, "a session survives a restart")
+	assert.Equal(t, journal.Session{IDHash: "a1", Operator: "ann", Secret: "fp-ann", UserAgent: "Firefox",
+		Created: T0, LastSeen: T0.Add(30 * time.Minute)}, normal(got))
+
+	n, err := j.DeleteOtherSessions(ctx, "ann", "a1")
+	require.NoError(t, err)
+	assert.Equal(t, 2, n, "ann's other sessions end")
+	for hash, want := range map[string]bool{"a1": true, "a2": false, "a3": false, "b1": true} {
+		_, ok, err := j.LookupSession(ctx, hash)
+		require.NoError(t, err)
+		assert.Equal(t, want, ok, "session %s: got kept=%v, want %v", hash, ok, want)
+	}
+
+	// a1 last seen T0+30m, b1 T0: idle before T0+10m ends b1 only.
+	n, err = j.DeleteExpiredSessions(ctx, T0.Add(10*time.Minute), T0.Add(-time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	// created before T0+1s ends a1.
+	n, err = j.DeleteExpiredSessions(ctx, T0.Add(-time.Hour), T0.Add(time.Second))
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+
+	require.NoError(t, j.CreateSession(ctx, session("c1", "cy", T0)))
+	require.NoError(t, j.DeleteSession(ctx, "c1"))
+	require.NoError(t, j.DeleteSession(ctx, "c1"), "ending a session that is gone is not an error")
+	_, ok, err = j.LookupSession(ctx, "c1")
+	require.NoError(t, err)
+	assert.False(t, ok, "a deleted session is not found")
+}
+
+// normal makes a session's times comparable with ==.
+func normal(s journal.Session) journal.Session {
+	s.Created, s.LastSeen = s.Created.UTC(), s.LastSeen.UTC()
+	return s
+}
+
+// Behind the inbox, the journal keeps a post before BeginSubmission
+// returns (so before its command can be sent), and every state after;
+// a new process finds them in the journal.
+func testInboxWritesAhead(t *testing.T, st Store) {
+	open := st.Open
+	j := open()
+	now := T0
+	in := inbox.New(inbox.Options{Journal: j, Now: func() time.Time { return now }, OwnSources: []string{j.Identity().Source}})
+	req, err := aep.Build(aep.Envelope{ID: "r1", Type: "attention.requested", Time: T0.Format(time.RFC3339Nano), Source: "aep://h/agent", Agent: "builder",
+		Session: "s1", Seq: aep.Int64(0), Capture: "full", Data: aep.Request{Kind: aep.KindForm, Prompt: "Which release?",
+			Fields: []aep.FieldSpec{{ID: "name", Type: aep.FieldString, Label: "Name", Required: true}}}})
+	require.NoError(t, err)
+	in.Apply(req)
+	id := in.Cards(inbox.Query{})[0].ID
+
+	posted, err := in.BeginSubmission(id, inbox.Submission{Token: "t1", CommandID: "c1", By: "alice",
+		Answer: aep.Answer{Values: aep.Values{"name": "v1.2"}}, Form: url.Values{"f0": {"v1.2"}}})
+	require.NoError(t, err)
+	waiting, err := j.Unsettled()
+	require.NoError(t, err)
+	require.Len(t, waiting, 1, "kept before BeginSubmission returned")
+	AssertSameSubmission(t, posted, waiting[0])
+	assert.Equal(t, "Which release?", waiting[0].Question)
+	assert.Equal(t, "builder", waiting[0].Agent)
+
+	now = now.Add(time.Second)
+	in.SettleSubmission(id, "c1", inbox.SubmissionRejected, "invalid", "no such release")
+	require.NoError(t, j.Close(), "the process ends")
+
+	j = open()
+	waiting, err = j.Unsettled()
+	require.NoError(t, err)
+	assert.Empty(t, waiting, "the rejection was kept")
+	page, err := j.History(context.Background(), journal.HistoryQuery{Operator: "alice"})
+	require.NoError(t, err)
+	require.Len(t, page.Entries, 1)
+	e := page.Entries[0]
+	assert.Equal(t, inbox.SubmissionRejected, e.State)
+	assert.Equal(t, "no such release", e.Detail)
+	assert.True(t, e.SettledAt.Equal(T0.Add(time.Second)))
+	require.Len(t, e.Changes, 2)
+	assert.Equal(t, []inbox.SubmissionState{inbox.SubmissionSending, inbox.SubmissionRejected}, []inbox.SubmissionState{e.Changes[0].State, e.Changes[1].State})
+}
+
+// The resume scan: a post journaled with its command bytes by one
+// process is restored onto its card by the next, handed back with the
+// same id and bytes, and an over-age one is kept as not sent.
+func testResumeScan(t *testing.T, st Store) {
+	open := st.Open
+	now := T0
+	clock := func() time.Time { return now }
+	ask := func(in *inbox.Inbox, id string, seq int64) inbox.CardID {
+		req, err := aep.Build(aep.Envelope{ID: id, Type: "attention.requested", Time: T0.Format(time.RFC3339Nano), Source: "aep://h/agent", Agent: "builder",
+			Session: "s1", Seq: aep.Int64(seq), Capture: "full", Data: aep.Request{Kind: aep.KindPermission, Prompt: "Deploy?",
+				Options: []aep.Option{{ID: "yes", Label: "Yes"}, {ID: "no", Label: "No"}}}})
+		require.NoError(t, err)
+		in.Apply(req)
+		return inbox.RequestKey{Source: "aep://h/agent", Session: "s1", RequestID: id}.CardID()
+	}
+	build := func(s inbox.Submission) ([]byte, error) { return []byte(`{"id":"` + s.CommandID + `"}`), nil }
+
+	j := open()
+	first := inbox.New(inbox.Options{Journal: j, Now: clock, Command: build})
+	_, err := first.BeginSubmission(ask(first, "r-old", 0), inbox.Submission{Token: "t0", CommandID: "c-old", By: "alice", Answer: aep.Answer{Option: "no"}})
+	require.NoError(t, err)
+	now = now.Add(time.Hour)
+	_, err = first.BeginSubmission(ask(first, "r1", 1), inbox.Submission{Token: "t1", CommandID: "c1", By: "alice", Answer: aep.Answer{Option: "yes"}})
+	require.NoError(t, err)
+	require.NoError(t, j.Close(), "the process ends before any ack")
+
+	j = open()
+	now = now.Add(time.Minute)
+	second := inbox.New(inbox.Options{Journal: j, Now: clock})
+	n, err := second.Restore()
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	card := ask(second, "r-old", 0)
+	ask(second, "r1", 1)
+	again := second.Resume(10 * time.Minute)
+	require.Len(t, again, 1)
+	assert.Equal(t, "c1", again[0].CommandID)
+	assert.Equal(t, `{"id":"c1"}`, string(again[0].Command), "the journaled bytes")
+	assert.Equal(t, "alice", again[0].By)
+
+	waiting, err := j.Unsettled()
+	require.NoError(t, err)
+	require.Len(t, waiting, 1, "only the resent one still waits")
+	c, ok := second.Card(card)
+	require.True(t, ok)
+	require.NotNil(t, c.Submission)
+	assert.Equal(t, inbox.SubmissionNotSent, c.Submission.State)
+	assert.Equal(t, inbox.ReasonTooOld, c.Submission.Reason)
+}
+
+// CommandIDs are the entries' command ids, in order.
+func CommandIDs(es []journal.Entry) []string {
+	var ids []string
+	for _, e := range es {
+		ids = append(ids, e.CommandID)
+	}
+	return ids
+}
+
+// Lookup finds a command in its latest state; KeepRecorded settles an
+// accepted answer for good (Unsettled leaves it out, across a reopen) and
+// Recent lists the recorded ones newest first, one per card, with the
+// request's kind, options and capture that History and the restored card
+// read.
+func testRecorded(t *testing.T, st Store) {
+	j := st.Open()
+	perm := Submission("perm", T0)
+	perm.Kind = aep.KindPermission
+	perm.Options = []aep.Option{{ID: "allow", Label: "Allow once"}, {ID: "deny", Label: "Deny"}}
+	perm.Capture = aep.CaptureMetadata
+	perm.Answer = aep.Answer{Option: "allow"}
+	older := Submission("older", T0.Add(-time.Hour))
+	older.Card = perm.Card // an earlier answer to the same card, rejected
+	older.Key.RequestID = perm.Key.RequestID
+	other := Submission("other", T0.Add(time.Minute))
+	for _, s := range []inbox.Submission{older, perm, other} {
+		require.NoError(t, j.Record(s))
+		if s.CommandID == "older" {
+			require.NoError(t, j.Settle("older", inbox.SubmissionRejected, "invalid", "", T0))
+		}
+	}
+	require.NoError(t, j.Settle("perm", inbox.SubmissionAccepted, "", "", T0.Add(time.Second)))
+	require.NoError(t, j.Settle("other", inbox.SubmissionAccepted, "", "", T0.Add(time.Second)))
+
+	got, ok, err := j.Lookup("perm")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, inbox.SubmissionAccepted, got.State, "its latest state")
+	assert.Equal(t, perm.Options, got.Options)
+	assert.Equal(t, aep.CaptureMetadata, got.Capture)
+	_, ok, err = j.Lookup("unknown")
+	require.NoError(t, err)
+	assert.False(t, ok)
+
+	rec := inbox.Recorded{Answer: aep.Answer{Option: "allow"}, By: "alice", Via: "control", Capture: aep.CaptureMetadata, EventID: "a1", Cause: "perm"}
+	for _, id := range []string{"older", "perm", "other"} {
+		require.NoError(t, j.KeepRecorded(id, rec, T0.Add(2*time.Second)))
+	}
+	require.NoError(t, j.KeepRecorded("unknown", rec, T0), "an unknown command is ignored")
+	require.NoError(t, j.Close())
+
+	j = st.Open()
+	waiting, err := j.Unsettled()
+	require.NoError(t, err)
+	assert.Empty(t, waiting, "recorded answers are settled for good")
+	recent, err := j.Recent(10)
+	require.NoError(t, err)
+	require.Len(t, recent, 2, "one per card")
+	assert.Equal(t, "other", recent[0].CommandID, "newest posted first")
+	assert.Equal(t, "perm", recent[1].CommandID, "the newest answer of its card")
+	require.NotNil(t, recent[1].Recorded)
+	assert.Equal(t, rec, *recent[1].Recorded)
+	assert.True(t, recent[1].RecordedAt.Equal(T0.Add(2*time.Second)))
+	assert.Equal(t, aep.KindPermission, recent[1].Kind)
+	one, err := j.Recent(1)
+	require.NoError(t, err)
+	require.Len(t, one, 1)
+	none, err := j.Recent(0)
+	require.NoError(t, err)
+	assert.Empty(t, none)
+}

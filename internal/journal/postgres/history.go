@@ -1,0 +1,126 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/journal"
+)
+
+// History returns one page of the submissions q selects, newest first
+// (time posted, then insertion order), each with its state changes.
+// The text search is strpos over the folded search column: a literal
+// substring as SQLite's instr gives, with no LIKE pattern to escape.
+func (j *Journal) History(ctx context.Context, q journal.HistoryQuery) (journal.HistoryPage, error) {
+	limit := q.Limit
+	if limit <= 0 || limit > journal.PageSize {
+		limit = journal.PageSize
+	}
+	var (
+		where []string
+		args  []any
+	)
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	eq := func(col, v string) {
+		if v != "" {
+			where = append(where, col+" = "+arg(v))
+		}
+	}
+	eq("agent", q.Agent)
+	eq("session", q.Session)
+	eq("operator", q.Operator)
+	eq("state", string(q.Outcome))
+	if !q.Since.IsZero() {
+		where = append(where, "posted_at >= "+arg(q.Since.UnixNano()))
+	}
+	if !q.Until.IsZero() {
+		where = append(where, "posted_at < "+arg(q.Until.UnixNano()))
+	}
+	if q.Text != "" {
+		where = append(where, "strpos(search, "+arg(journal.Fold(q.Text))+") > 0")
+	}
+	if q.After != "" {
+		posted, seq, err := journal.ParseCursor(q.After)
+		if err != nil {
+			return journal.HistoryPage{}, err
+		}
+		p := arg(posted)
+		where = append(where, "(posted_at < "+p+" OR (posted_at = "+p+" AND seq < "+arg(seq)+"))")
+	}
+	query := `SELECT ` + submissionColumns + ` FROM submissions`
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	query += " ORDER BY posted_at DESC, seq DESC LIMIT " + arg(limit+1)
+
+	rows, err := j.pool.Query(ctx, query, args...)
+	if err != nil {
+		return journal.HistoryPage{}, fmt.Errorf("journal: history: %w", err)
+	}
+	defer rows.Close()
+	var (
+		page journal.HistoryPage
+		seqs []int64
+	)
+	for rows.Next() {
+		s, seq, err := scanSubmission(rows)
+		if err != nil {
+			return journal.HistoryPage{}, fmt.Errorf("journal: history: %w", err)
+		}
+		if len(page.Entries) == limit {
+			last := page.Entries[limit-1]
+			page.Next = journal.FormatCursor(journal.Nanos(last.At), seqs[limit-1])
+			break
+		}
+		page.Entries = append(page.Entries, journal.Entry{Submission: s})
+		seqs = append(seqs, seq)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return journal.HistoryPage{}, fmt.Errorf("journal: history: %w", err)
+	}
+	if err := j.changes(ctx, page.Entries, seqs); err != nil {
+		return journal.HistoryPage{}, err
+	}
+	return page, nil
+}
+
+// changes fills entries[i].Changes, the states of submission seqs[i].
+func (j *Journal) changes(ctx context.Context, entries []journal.Entry, seqs []int64) error {
+	if len(seqs) == 0 {
+		return nil
+	}
+	idx := make(map[int64]int, len(seqs))
+	for i, s := range seqs {
+		idx[s] = i
+	}
+	rows, err := j.pool.Query(ctx, `SELECT submission, state, reason, detail, at FROM submission_states
+		WHERE submission = ANY($1) ORDER BY id`, seqs)
+	if err != nil {
+		return fmt.Errorf("journal: history: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			seq, at int64
+			c       journal.Change
+			state   string
+		)
+		if err := rows.Scan(&seq, &state, &c.Reason, &c.Detail, &at); err != nil {
+			return fmt.Errorf("journal: history: %w", err)
+		}
+		c.State, c.At = inbox.SubmissionState(state), journal.FromNanos(at)
+		e := &entries[idx[seq]]
+		e.Changes = append(e.Changes, c)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("journal: history: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,135 @@
+// Package postgres is the answer journal in a PostgreSQL database
+// (github.com/jackc/pgx/v5): the backend several aepforms replicas share.
+// It keeps what the embedded SQLite journal keeps, in the same schema,
+// and behaves the same way (journaltest holds both to it): inbox.Journal
+// for the write-ahead path, History, Prune and the operators' sessions.
+//
+// Replicas start together: the migrations are applied once, each step
+// in a transaction that first takes a transaction-level advisory lock,
+// and the journal's identity (its instance id and command source) is
+// created once, by whichever replica comes first, and read by every
+// other, so all of them send from one source and the agent's (source,
+// id) dedupe spans them. The database, not each process, holds the rule
+// of one live submission per request (a partial unique index).
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/aepforms/aepforms/internal/journal"
+)
+
+// ErrTooNew: the database was migrated by a newer aepforms.
+var ErrTooNew = errors.New("journal: written by a newer aepforms")
+
+// Options configures Open. Zero values take the documented defaults.
+type Options struct {
+	// Now is the clock of the journal's own times (its identity's
+	// creation, its migrations). Default time.Now.
+	Now func() time.Time
+	// Host is the host name written into the identity when the journal is
+	// created; later opens, by any replica, keep the stored one. Default
+	// os.Hostname, else "localhost".
+	Host string
+	// ConnectTimeout bounds each connection attempt when the URL sets no
+	// connect_timeout: an unreachable server is an error at start, not a
+	// hang. Default 10s.
+	ConnectTimeout time.Duration
+	// WriteTimeout bounds Record, Settle and Unsettled, which the inbox
+	// calls without a context (Record under its lock): a database that
+	// stops answering fails a post instead of holding every card. Default
+	// 10s.
+	WriteTimeout time.Duration
+}
+
+// Journal is an answer journal in a PostgreSQL database. Its methods are
+// safe for concurrent use; several Journals (processes) may share one
+// database.
+type Journal struct {
+	pool *pgxpool.Pool
+	name string // the URL without its password, for messages
+	// write is Options.WriteTimeout.
+	write time.Duration
+	id    journal.Identity
+}
+
+// Open connects to the database at dbURL (postgres://…), applies the
+// migrations it lacks and reads the journal's identity, creating it if
+// no replica has. The caller must Close it.
+func Open(ctx context.Context, dbURL string, opts Options) (*Journal, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Host == "" {
+		opts.Host = hostname()
+	}
+	name := Redact(dbURL)
+	cfg, err := pgxpool.ParseConfig(dbURL)
+	if err != nil {
+		// pgx's message may quote the URL, password and all.
+		return nil, fmt.Errorf("answer journal %s: not a PostgreSQL URL", name)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = opts.ConnectTimeout
+		if cfg.ConnConfig.ConnectTimeout <= 0 {
+			cfg.ConnConfig.ConnectTimeout = 10 * time.Second
+		}
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("answer journal %s: %w", name, err)
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = 10 * time.Second
+	}
+	j := &Journal{pool: pool, name: name, write: opts.WriteTimeout}
+	if err := migrate(ctx, pool, opts.Now); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("answer journal %s: %w", name, err)
+	}
+	if j.id, err = loadIdentity(ctx, pool, opts.Host, opts.Now()); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("answer journal %s: %w", name, err)
+	}
+	return j, nil
+}
+
+// Name is the database's URL without its password.
+func (j *Journal) Name() string { return j.name }
+
+// Identity is the journal's identity, shared by every replica on the
+// database.
+func (j *Journal) Identity() journal.Identity { return j.id }
+
+// Ping reports whether the database answers (for /readyz).
+func (j *Journal) Ping(ctx context.Context) error { return j.pool.Ping(ctx) }
+
+// Close closes the connections. It may be called more than once.
+func (j *Journal) Close() error {
+	j.pool.Close()
+	return nil
+}
+
+// Redact is dbURL with its password replaced by "xxxxx", for messages
+// and logs.
+func Redact(dbURL string) string {
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		return "(a PostgreSQL URL that does not parse)"
+	}
+	return u.Redacted()
+}
+
+func hostname() string {
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
+	}
+	return "localhost"
+}
