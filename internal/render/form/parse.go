@@ -85,21 +85,32 @@ func AcceptsOption(req aep.Request) bool {
 	return req.Kind != aep.KindForm && len(req.Options) > 0
 }
 
-// AcceptsText reports whether the request takes a free-text reply (the
-// "text" control, AEP-0008): kind input, other, a form without fields, and
-// kinds this UI does not know (AEP-0006: rendered as the prompt plus a
-// reply). Permission, review and auth requests are answered through their
-// options, and take a reply only when they offer none, so that every
-// controllable request has some way to be answered.
+// AcceptsText reports whether the request takes free text (the "text"
+// control, AEP-0008): kind input, other, a form without fields, and kinds
+// this UI does not know (AEP-0006: rendered as the prompt plus a reply)
+// take it as the answer or beside an option. Permission and review
+// requests with options take it as a note: beside the option pressed
+// (option stays the lossless channel), or alone, for the agent to map
+// (text naming an option is that option; on a permission request
+// unmatched text is never the permissive choice). An auth request takes
+// text only when it offers no options, so every controllable request
+// has some way to be answered.
 func AcceptsText(req aep.Request) bool {
 	switch req.Kind {
 	case aep.KindForm:
 		return len(req.Fields) == 0
-	case aep.KindPermission, aep.KindReview, aep.KindAuth:
+	case aep.KindAuth:
 		return len(req.Options) == 0
 	default:
 		return true
 	}
+}
+
+// TakesNote reports whether the request's free text is a note to its
+// options (permission, review) rather than an answer of its own: the
+// form offers it behind "Add a note".
+func TakesNote(req aep.Request) bool {
+	return (req.Kind == aep.KindPermission || req.Kind == aep.KindReview) && len(req.Options) > 0
 }
 
 // parseReply reads the option and text controls of a request answered
@@ -134,6 +145,8 @@ func parseReply(req aep.Request, form url.Values) (aep.Answer, []aep.Problem) {
 	}
 	p := aep.Problem{Code: CodeNothingChosen}
 	switch {
+	case TakesNote(req):
+		p.Message = "Choose one of the options, or write a note to send on its own"
 	case offersOption && offersText:
 		p.Message = "Choose one of the options, or type a reply"
 	case offersOption:

@@ -31,7 +31,19 @@ func TestParseAnswerReply(t *testing.T) {
 		want aep.Answer
 	}{
 		{"permission option index to id", permission, url.Values{"option": {"1"}}, aep.Answer{Option: "deny"}},
-		{"permission ignores text", permission, url.Values{"option": {"0"}, "text": {"and more"}}, aep.Answer{Option: "allow"}},
+		{"permission deny with a note", permission, url.Values{"option": {"1"}, "text": {"use the staging registry"}},
+			aep.Answer{Option: "deny", Text: answerStr("use the staging registry")}},
+		{"permission allow with a note", permission, url.Values{"option": {"0"}, "text": {"and then stop"}},
+			aep.Answer{Option: "allow", Text: answerStr("and then stop")}},
+		{"permission note alone is text only", permission, url.Values{"text": {"not now, ask me after lunch"}},
+			aep.Answer{Text: answerStr("not now, ask me after lunch")}},
+		{"permission note naming an option is sent as typed", permission, url.Values{"text": {"Allow"}},
+			aep.Answer{Text: answerStr("Allow")}},
+		{"permission blank note is no note", permission, url.Values{"option": {"1"}, "text": {" \r\n "}}, aep.Answer{Option: "deny"}},
+		{"review option with a note", review, url.Values{"option": {"1"}, "text": {"rename the flag"}},
+			aep.Answer{Option: "changes", Text: answerStr("rename the flag")}},
+		{"auth with options ignores text", aep.Request{Kind: aep.KindAuth, Options: allowDeny}, url.Values{"option": {"0"}, "text": {"x"}},
+			aep.Answer{Option: "allow"}},
 		{"same option twice collapses", permission, url.Values{"option": {"1", "1"}}, aep.Answer{Option: "deny"}},
 		{"review option", review, url.Values{"option": {"1"}}, aep.Answer{Option: "changes"}},
 		{"input option", inputOpts, url.Values{"option": {"1"}}, aep.Answer{Option: "dev"}},
@@ -63,8 +75,8 @@ func TestParseAnswerReply(t *testing.T) {
 		{name: "two options", req: &permission, form: url.Values{"option": {"0", "1"}},
 			want: aep.Problem{Code: CodeBadOption, Message: "Choose only one of the options"}},
 		{name: "permission empty post", req: &permission, form: url.Values{"token": {"t"}},
-			want: aep.Problem{Code: CodeNothingChosen, Message: "Choose one of the options"}},
-		{name: "permission text alone is not an answer here", req: &permission, form: url.Values{"text": {"deny"}},
+			want: aep.Problem{Code: CodeNothingChosen, Message: "Choose one of the options, or write a note to send on its own"}},
+		{name: "permission blank note alone", req: &permission, form: url.Values{"text": {"   "}},
 			want: aep.Problem{Code: CodeNothingChosen}},
 		{name: "input with options empty post", req: &inputOpts, form: url.Values{"text": {"  "}},
 			want: aep.Problem{Code: CodeNothingChosen, Message: "Choose one of the options, or type a reply"}},
@@ -86,8 +98,8 @@ func TestAcceptsOptionAndText(t *testing.T) {
 		req              aep.Request
 		option, wantText bool
 	}{
-		{"permission", aep.Request{Kind: aep.KindPermission, Options: opts}, true, false},
-		{"review", aep.Request{Kind: aep.KindReview, Options: opts}, true, false},
+		{"permission", aep.Request{Kind: aep.KindPermission, Options: opts}, true, true},
+		{"review", aep.Request{Kind: aep.KindReview, Options: opts}, true, true},
 		{"auth with options", aep.Request{Kind: aep.KindAuth, Options: opts}, true, false},
 		{"permission without options", aep.Request{Kind: aep.KindPermission}, false, true},
 		{"input with options", aep.Request{Kind: aep.KindInput, Options: opts}, true, true},
