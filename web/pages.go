@@ -61,7 +61,8 @@ type pages struct {
 	in             Inbox
 	roster         Roster // nil: every agent's reach is unknown
 	frags          *render.Fragments
-	prompt         int // Config.PromptBytes
+	prompt         int           // Config.PromptBytes
+	relEvery       time.Duration // Config.RelativeEvery
 	now            func() time.Time
 	log            *slog.Logger
 }
@@ -83,6 +84,7 @@ func newPages(cfg Config, deps Deps) *pages {
 		roster:         deps.Roster,
 		frags:          render.NewFragments(),
 		prompt:         cfg.PromptBytes,
+		relEvery:       cfg.RelativeEvery,
 		now:            cfg.Now,
 		log:            cfg.Logger,
 	}
@@ -113,6 +115,7 @@ func (p *pages) options(r *http.Request, panel bool) view.PageOptions {
 		SignedIn:     p.signedIn,
 		Operator:     operatorFrom(r.Context()),
 		PromptBytes:  p.prompt,
+		RelEvery:     p.relEvery,
 	}
 }
 
