@@ -270,7 +270,7 @@ func TestCardNote(t *testing.T) {
 	assert.False(t, r.Required)
 	assert.Equal(t, "Add a note", r.Summary)
 	assert.Equal(t, "Send the note only", r.Only)
-	assert.Equal(t, "Send the note only: the agent may refuse it.", r.OnlyHint)
+	assert.Equal(t, "Without an option, the agent decides what the note means, and may refuse it.", r.OnlyHint)
 	assert.Equal(t, r.HintID, r.DescribedBy)
 	assert.Empty(t, f.SubmitLabel)
 	assert.True(t, f.HoldEnter)

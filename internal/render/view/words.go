@@ -181,7 +181,7 @@ var words = struct {
 		"note-label":     "Your note to the agent",
 		"note-hint":      "It is sent with the option you press.",
 		"note-only":      "Send the note only",
-		"note-only-hint": "Send the note only: the agent may refuse it.",
+		"note-only-hint": "Without an option, the agent decides what the note means, and may refuse it.",
 		"hide":           "Hide from this page",
 		"clear-settled":  "Clear settled",
 		"no-more":        "No more pending questions on this page.",
