@@ -363,8 +363,10 @@
   function sendCard(card) {
     var form = card && card.querySelector('form[data-card]');
     if (!form) return false;
-    var send = form.querySelector('button[data-testid="submit"]:not([disabled])') ||
-      form.querySelector('button[data-testid="option"][aria-pressed="true"]:not([disabled])');
+    // An option selected with a digit key wins over "Send answer" (an
+    // input card offers both): what was selected is what is sent.
+    var send = form.querySelector('button[data-testid="option"][aria-pressed="true"]:not([disabled])') ||
+      form.querySelector('button[data-testid="submit"]:not([disabled])');
     if (!send) return false;
     form.requestSubmit(send);
     return true;

@@ -90,8 +90,9 @@ func TestKeyboardShortcutsSelectAndSend(t *testing.T) {
 		t.Skip("skipped in -short mode: starts Chromium")
 	}
 	h := newHarness(t)
-	ids := askInOrder(h, envForm(), permissionReq(), envForm())
-	formCard, permCard, lastCard := domID(ids[0]), domID(ids[1]), domID(ids[2])
+	branch := aep.Request{Kind: aep.KindInput, Prompt: "Which branch?", Options: []aep.Option{{ID: "main", Label: "main"}, {ID: "dev", Label: "dev"}}}
+	ids := askInOrder(h, envForm(), permissionReq(), envForm(), branch)
+	formCard, permCard, otherCard, lastCard := domID(ids[0]), domID(ids[1]), domID(ids[2]), domID(ids[3])
 	ctx, console := flowTab(t, h, "")
 
 	press(t, ctx, "j")
@@ -138,13 +139,22 @@ func TestKeyboardShortcutsSelectAndSend(t *testing.T) {
 	assert.Nil(t, subs[1].Answer.Text)
 
 	// o: Other's text, revealed and focused; typing there ticks Other.
-	waitFor(t, ctx, focusedCard+` === '`+lastCard+`'`, "focus on the last card")
+	waitFor(t, ctx, focusedCard+` === '`+otherCard+`'`, "focus on the third card")
 	press(t, ctx, "o")
 	assert.Equal(t, string(ids[2])+"-f0-other", eval[string](t, ctx, `document.activeElement.id`), "o: Other's text box")
 	assert.True(t, eval[bool](t, ctx, `document.getElementById('`+string(ids[2])+`-f0-other-choice').checked`), "Other chosen")
 
-	// The list switches single keys off (WCAG 2.1.4), and on again.
+	// An input card offers options and "Send answer": the option selected
+	// is what Ctrl+Enter sends.
 	press(t, ctx, kb.Escape)
+	press(t, ctx, "j")
+	assert.Equal(t, lastCard, eval[string](t, ctx, focusedCard))
+	press(t, ctx, "2")
+	press(t, ctx, kb.Enter, chromedp.KeyModifiers(chromedp.ModifierCtrl))
+	subs = waitSubmissions(t, h, 3)
+	assert.Equal(t, "dev", subs[2].Answer.Option)
+
+	// The list switches single keys off (WCAG 2.1.4).
 	press(t, ctx, "?")
 	waitFor(t, ctx, `document.getElementById('keys').open`, "the shortcut list")
 	require.NoError(t, chromedp.Do(ctx, chromedp.Click(`#keys-on`), chromedp.Click(`[data-testid="keys-close"]`)))
@@ -244,4 +254,55 @@ func stopTab(t *testing.T, ctx context.Context, console *browsertest.Console, re
 	_ = chromedp.Cancel(ctx)
 	console.Wait()
 	assert.Empty(t, console.Problems(refused...), "console errors (CSP violations, script errors)")
+}
+
+// "Clear settled" hides the answered and timed-out cards (in this browser
+// only), a group whose cards are all hidden goes with them, and "Show
+// hidden cards" brings everything back.
+func TestClearSettledAndEmptiedGroups(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: starts Chromium")
+	}
+	h := newHarness(t)
+	alone := h.ask("s1", "r1", nameForm())
+	h.ask("s2", "r2", nameForm())
+	h.ask("s2", "r3", nameForm())
+	h.lifecycle("s2", "r2", "attention.timeout", map[string]any{})
+	h.lifecycle("s2", "r3", "attention.timeout", map[string]any{})
+	ctx, console := flowTab(t, h, "")
+	require.Equal(t, 2, eval[int](t, ctx, `document.querySelectorAll('#settled-list .card').length`))
+
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(`[data-testid="clear-settled"]`)))
+	waitFor(t, ctx, `document.getElementById('settled').hidden`, "the settled section hidden")
+	assert.Equal(t, 2, eval[int](t, ctx, `document.querySelectorAll('#settled-list .card.is-hidden').length`))
+	assert.True(t, eval[bool](t, ctx, `document.querySelector('[data-testid="clear-settled"]').hidden`), "nothing left to clear")
+	assert.False(t, eval[bool](t, ctx, `document.querySelector('#`+domID(alone)+`').classList.contains('is-hidden')`), "open cards stay")
+
+	group := `document.querySelector('#` + domID(alone) + `').closest('.group')`
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click("#"+domID(alone)+` [data-testid="hide"]`)))
+	waitFor(t, ctx, group+`.hidden`, "the emptied group gone")
+	assert.Equal(t, "3 cards hidden.", eval[string](t, ctx, `document.querySelector('#hidden-note span').textContent`))
+
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(`#hidden-note button`)))
+	waitFor(t, ctx, `!`+group+`.hidden && !document.getElementById('settled').hidden`, "everything back")
+	stopTab(t, ctx, console)
+}
+
+// With the script, relative times ("just now") are rewritten as they age,
+// every Config.RelativeEvery, from their datetime; deadlines are not.
+func TestRelativeTimesAge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: starts Chromium")
+	}
+	h := newHarness(t, withConfig(func(c *Config) { c.RelativeEvery = 50 * time.Millisecond }))
+	ids := askInOrder(h, nameForm())
+	card := "#" + domID(ids[0])
+	ctx, console := flowTab(t, h, "")
+	asked := `document.querySelector('` + card + ` time[datetime]:not([data-deadline])')`
+	require.Equal(t, "just now", eval[string](t, ctx, asked+`.textContent`))
+	// The question now reads as asked an hour before the page's clock.
+	eval[bool](t, ctx, asked+`.setAttribute('datetime', '`+testNow.Add(-61*time.Minute).UTC().Format(time.RFC3339)+`') === undefined`)
+	waitFor(t, ctx, asked+`.textContent === '1 h ago'`, "the relative time rewritten")
+	assert.Contains(t, eval[string](t, ctx, `document.querySelector('`+card+` time[data-deadline]').textContent`), "left", "the countdown is the countdown's")
+	stopTab(t, ctx, console)
 }
