@@ -483,17 +483,27 @@
       body: new URLSearchParams(data)
     }).then(function (res) {
       var type = res.headers.get('Content-Type') || '';
-      if (type.indexOf('text/html') !== 0) throw new Error('not a card: ' + res.status);
+      if (type.indexOf('text/html') !== 0) { fallback(); return; }
       return res.text().then(function (html) {
         var fresh = parse(html).firstElementChild;
-        if (!fresh || fresh.id !== card.id) throw new Error('not this card');
+        if (!fresh || fresh.id !== card.id) { fallback(); return; }
         answered(card, fresh);
       });
-    }).catch(fallback);
+    }, function () {
+      // No answer from the server: it may be unreachable. The draft stays,
+      // the form can be sent again (its token makes a repeat harmless),
+      // and the banner says whether the server is there.
+      delete form.dataset.sent;
+      probe();
+    });
   }
 
   /* answered puts the card the server answered a post with in place. */
   function answered(card, fresh) {
+    // Focus follows the answer only if the operator is still on this card
+    // (not already typing in another one while the post was on its way).
+    var a = doc.activeElement;
+    var follow = !a || a === body || card.contains(a);
     dropDrafts(fresh);
     var summary = fresh.querySelector('.error-summary');
     var old = byId(fresh.id) || card;
@@ -506,6 +516,7 @@
     }
     tidyGroups();
     refresh();
+    if (!follow) return;
     if (summary) {
       markCurrent(fresh);
       fresh.scrollIntoView({ block: 'start' });
