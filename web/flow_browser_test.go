@@ -157,6 +157,9 @@ func TestKeyboardShortcutsSelectAndSend(t *testing.T) {
 	// The list switches single keys off (WCAG 2.1.4).
 	press(t, ctx, "?")
 	waitFor(t, ctx, `document.getElementById('keys').open`, "the shortcut list")
+	eval[bool](t, ctx, `document.querySelectorAll('details[data-kind="note"]').forEach(d => d.open = true) === undefined`)
+	violations := browsertest.Axe(t, ctx)
+	assert.Empty(t, violations, "axe-core violations with the list and the notes open:\n%s", violations)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Click(`#keys-on`), chromedp.Click(`[data-testid="keys-close"]`)))
 	waitFor(t, ctx, `!document.getElementById('keys').open`, "the list closed")
 	before := eval[string](t, ctx, focusedCard)
