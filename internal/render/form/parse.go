@@ -23,6 +23,7 @@ const (
 	CodeNotText        = "not_text"        // text that is not valid UTF-8 (JSON would alter it)
 	CodeOtherIsChoice  = "other_is_choice" // Other text the agent would read as a choice the operator did not see (its id)
 	CodeOtherAmbiguous = "other_ambiguous" // Other text equal to the labels of several choices
+	CodeNoteIsOption   = "note_is_option"  // a note sent alone that names an option: the agent would apply that option
 )
 
 // notTextMessage is the message of CodeNotText.
@@ -140,6 +141,20 @@ func parseReply(req aep.Request, form url.Values) (aep.Answer, []aep.Problem) {
 			ans.Text = &t
 		}
 	}
+	if ans.Option == "" && ans.Text != nil && TakesNote(req) {
+		// AEP-0008: the agent reads text alone that names an option as
+		// that option. The operator chose "the note only", so a note that
+		// is an option's name is not sent as text to be mapped: they
+		// press the option itself (option is the lossless channel).
+		if o, ok := NamedOption(req.Options, *ans.Text); ok {
+			label := o.Label
+			if label == "" {
+				label = o.ID
+			}
+			return aep.Answer{}, []aep.Problem{{Code: CodeNoteIsOption,
+				Message: "This note names the option “" + label + "”, so the agent would take it as that choice. Press “" + label + "” to choose it, or write more to send a note"}}
+		}
+	}
 	if ans.Option != "" || ans.Text != nil {
 		return ans, nil
 	}
@@ -155,6 +170,31 @@ func parseReply(req aep.Request, form url.Values) (aep.Answer, []aep.Problem) {
 		p.Message = "Type a reply"
 	}
 	return ans, []aep.Problem{p}
+}
+
+// NamedOption returns the option text alone would be read as by the agent
+// (AEP-0008): after trimming, case-insensitively equal to an option's id,
+// or to exactly one option's label.
+func NamedOption(opts []aep.Option, text string) (aep.Option, bool) {
+	t := strings.TrimSpace(text)
+	if t == "" {
+		return aep.Option{}, false
+	}
+	for _, o := range opts {
+		if strings.EqualFold(t, strings.TrimSpace(o.ID)) {
+			return o, true
+		}
+	}
+	var found []aep.Option
+	for _, o := range opts {
+		if strings.EqualFold(t, strings.TrimSpace(o.Label)) {
+			found = append(found, o)
+		}
+	}
+	if len(found) == 1 {
+		return found[0], true
+	}
+	return aep.Option{}, false
 }
 
 // parseValues builds answer.values from the form, one field spec at a time,
