@@ -384,9 +384,13 @@
     if (e.isComposing || e.defaultPrevented) return;
     var t = e.target;
     if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
-      var card = t.form ? cardOf(t.form) : currentCard();
-      if (t.form && !cardOf(t.form)) return;
-      if (sendCard(card)) e.preventDefault();
+      if (t.form && !cardOf(t.form)) {
+        // Another form (sign-in, the history filter): its primary button.
+        var other = t.form.querySelector('button[data-testid="submit"]:not([disabled])');
+        if (other) { e.preventDefault(); t.form.requestSubmit(other); }
+        return;
+      }
+      if (sendCard(t.form ? cardOf(t.form) : currentCard())) e.preventDefault();
       return;
     }
     if (e.key === 'Escape' && isText(t) && cardOf(t)) {
