@@ -72,11 +72,23 @@ func TestCardOptionButtons(t *testing.T) {
 	assert.Equal(t, []string{"0", "1", "2"}, vals(buttons, "value"))
 	assert.Equal(t, []string{"submit", "submit", "submit"}, vals(buttons, "type"))
 	assert.Equal(t, []string{"Allow once", "Always allow", "Deny"}, texts(buttons))
-	assert.Equal(t, []string{"primary", "secondary", "deny"}, vals(buttons, "data-style"))
+	assert.Equal(t, []string{"secondary", "secondary", "deny"}, vals(buttons, "data-style"), "a permission puts no option forward")
 	assert.True(t, buttons.Eq(2).HasClass("button--deny"), "deny styled destructive")
-	assert.False(t, buttons.Eq(2).HasClass("button--primary"), "never the default")
-	assert.Equal(t, 0, form.Find(`[data-testid="submit"]`).Length(), "options are the only submits")
-	assert.Equal(t, 0, form.Find("textarea").Length())
+	assert.Equal(t, "true", buttons.Eq(2).AttrOr("data-refusing", ""), "the one refusing option is marked")
+	assert.Equal(t, 0, form.Find(`.button--primary`).Length(), "no option pre-emphasised")
+	assert.Equal(t, 0, form.Find(`[data-testid="submit"]`).Length(), "options and the note-only button are the only submits")
+	// The note: a textarea behind a disclosure, and a button that sends it alone.
+	note := form.Find(`details[data-testid="note"]`)
+	require.Equal(t, 1, note.Length())
+	assert.False(t, has(note, "open"))
+	assert.Equal(t, "Add a note", squash(note.Find("summary").Text()))
+	ta := note.Find(`textarea[name="text"]`)
+	require.Equal(t, 1, ta.Length())
+	assert.False(t, has(ta, "required"))
+	only := note.Find(`button[data-testid="note-only"]`)
+	assert.Equal(t, "submit", attr(t, only, "type"))
+	assert.False(t, has(only, "name"), "the note-only button posts no option")
+	assert.Equal(t, "Send the note only", squash(only.Text()))
 }
 
 func TestCardFreeTextReply(t *testing.T) {

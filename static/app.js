@@ -169,7 +169,17 @@
       p.classList.add('is-collapsed');
       b.hidden = false;
     });
-    root.querySelectorAll('form[data-card]').forEach(restoreDraft);
+    root.querySelectorAll('form[data-card]').forEach(function (f) {
+      restoreDraft(f);
+      // The server's checks speak for the form (one error style): no
+      // browser popups, one at a time, with the label scrolled off.
+      f.noValidate = true;
+    });
+    // A note restored from a draft shows itself.
+    root.querySelectorAll('details[data-kind="note"]').forEach(function (d) {
+      var ta = d.querySelector('textarea');
+      if (ta && ta.value !== '') d.open = true;
+    });
     syncOther(root);
     root.querySelectorAll('textarea[data-grow]').forEach(grow);
     var list = root.classList && root.classList.contains('card') ? [root] : root.querySelectorAll('.card');
@@ -190,16 +200,235 @@
     if (card) syncOther(card);
   });
 
-  /* Ctrl/Cmd+Enter sends the form through its primary button. Plain Enter
-   * in a text box sends nothing where the server rendered a guard (a
-   * disabled default button: several controls to fill, or options). */
-  doc.addEventListener('keydown', function (e) {
-    if (e.key !== 'Enter' || !(e.ctrlKey || e.metaKey) || e.isComposing) return;
-    var form = e.target.form;
-    var send = form && form.querySelector('button[data-testid="submit"]:not([disabled])');
-    if (!send) return;
-    e.preventDefault();
+  /* ---------- keyboard flow (listed in the #keys dialog) ----------
+   * j / k: next / previous card waiting for an answer; 1-9: select the
+   * n-th choice of the focused select field, or the n-th option of an
+   * option card (select, never send); o: type in Other; Ctrl/Cmd+Enter:
+   * send the card in focus (an option card once an option is selected);
+   * Esc: leave a text box; ?: the list. Single-key shortcuts can be
+   * switched off in the list (WCAG 2.1 SC 2.1.4) and never act while a
+   * text control has focus. */
+
+  var KEYS = 'aepforms:keys';
+  function keysOn() { return load(KEYS, true) !== false; }
+
+  function isText(el) {
+    if (!el || !el.tagName) return false;
+    if (el.isContentEditable || el.tagName === 'TEXTAREA') return true;
+    return el.tagName === 'INPUT' && !/^(checkbox|radio|button|submit|reset|hidden|image|range|color|file)$/.test(el.type);
+  }
+
+  /* pendingCards are the cards on the page an answer can be sent from now. */
+  function pendingCards() {
+    return cards('#open .card[data-open="true"]').filter(function (c) {
+      return !c.hidden && !c.classList.contains('is-hidden') && !c.classList.contains('is-locked') &&
+        !!c.querySelector('form[data-card]');
+    });
+  }
+
+  var current = null;
+  function currentCard() {
+    var a = doc.activeElement;
+    var c = a && a !== body ? cardOf(a) : null;
+    if (c) return c;
+    return current && doc.contains(current) ? current : null;
+  }
+  function markCurrent(card) {
+    if (current && current !== card) current.classList.remove('is-current');
+    current = card;
+    if (card) card.classList.add('is-current');
+  }
+
+  /* firstControl is where the operator starts on a card: its first control
+   * that sends nothing (a field, Other, "Add a note"), so a repeated Enter
+   * never presses a send button of the card they were brought to. */
+  function firstControl(card) {
+    var all = card.querySelectorAll('form[data-card] input:not([type="hidden"]), form[data-card] select, form[data-card] textarea, form[data-card] summary, form[data-card] button');
+    for (var i = 0; i < all.length; i++) {
+      var el = all[i];
+      if (el.disabled || el.type === 'submit' || el.closest('.is-collapsed')) continue;
+      if (el.tagName !== 'SUMMARY' && el.closest('details:not([open])')) continue;
+      if (el.type === 'radio' && !el.checked) {
+        var group = card.querySelectorAll('input[type="radio"][name="' + el.name + '"]');
+        var checked = Array.prototype.filter.call(group, function (r) { return r.checked; })[0];
+        if (checked) el = checked;
+      }
+      return el;
+    }
+    return null;
+  }
+
+  function cardHeading(card) {
+    var t = card.querySelector('.card__title');
+    if (t) t.setAttribute('tabindex', '-1');
+    return t || card;
+  }
+
+  /* goTo brings a card into view and focus: its heading (j/k), or its
+   * first control (after a send). */
+  function goTo(card, toControl) {
+    markCurrent(card);
+    card.scrollIntoView({ block: 'start' });
+    var target = toControl ? firstControl(card) || cardHeading(card) : cardHeading(card);
+    target.focus({ preventScroll: true });
+  }
+
+  /* following is the card after (or, back, before) ref among list, in
+   * page order, wrapping round; ref may have left the list. */
+  function following(list, ref, back) {
+    if (!list.length) return null;
+    if (!ref) return back ? list[list.length - 1] : list[0];
+    var after = list.filter(function (c) {
+      var pos = ref.compareDocumentPosition(c);
+      return back ? pos & Node.DOCUMENT_POSITION_PRECEDING : pos & Node.DOCUMENT_POSITION_FOLLOWING;
+    });
+    if (after.length) return back ? after[after.length - 1] : after[0];
+    var rest = list.filter(function (c) { return c !== ref; });
+    return rest.length ? (back ? rest[rest.length - 1] : rest[0]) : null;
+  }
+
+  /* moveOn takes the operator to the next card waiting after from, or says
+   * none is left. */
+  function moveOn(from) {
+    var next = following(pendingCards(), from, false);
+    var none = byId('no-more');
+    if (next && next !== from) {
+      if (none) none.hidden = true;
+      goTo(next, true);
+      return;
+    }
+    markCurrent(null);
+    if (none) {
+      none.hidden = false;
+      none.scrollIntoView({ block: 'nearest' });
+      none.focus();
+    }
+  }
+
+  /* selectField is the select field (radios, checkboxes, <select>) the
+   * digit keys act on: the focused one, else the card's first. */
+  function selectField(card) {
+    var a = doc.activeElement;
+    var f = a && card.contains(a) ? a.closest('.field[data-kind="radios"], .field[data-kind="checkboxes"], .field[data-kind="select"]') : null;
+    return f || card.querySelector('form[data-card] .field[data-kind="radios"], form[data-card] .field[data-kind="checkboxes"], form[data-card] .field[data-kind="select"]');
+  }
+
+  function changed(el) { el.dispatchEvent(new Event('change', { bubbles: true })); }
+
+  /* pick selects the n-th choice or option of card; it never sends. */
+  function pick(card, n) {
+    var options = card.querySelectorAll('form[data-card] button[data-testid="option"]');
+    if (options.length) {
+      var o = options[n - 1];
+      if (!o || o.disabled) return;
+      Array.prototype.forEach.call(options, function (b) { b.setAttribute('aria-pressed', b === o ? 'true' : 'false'); });
+      o.focus();
+      return;
+    }
+    var field = selectField(card);
+    if (!field) return;
+    var sel = field.querySelector('select');
+    if (sel) {
+      var opts = Array.prototype.filter.call(sel.options, function (op) { return op.value !== '' && !op.disabled; });
+      if (!opts[n - 1]) return;
+      sel.value = opts[n - 1].value;
+      changed(sel);
+      sel.focus();
+      return;
+    }
+    var box = field.querySelectorAll('input[type="radio"], input[type="checkbox"]')[n - 1];
+    if (!box || box.disabled) return;
+    box.checked = box.type === 'radio' ? true : !box.checked;
+    changed(box);
+    box.focus();
+  }
+
+  /* typeOther reveals and focuses the Other text of the focused field
+   * (else the card's first field with one). */
+  function typeOther(card) {
+    var field = selectField(card);
+    var input = field && field.querySelector('[data-other-input]');
+    if (!input) input = card.querySelector('form[data-card] [data-other-input]');
+    if (!input || input.disabled) return;
+    var choice = byId(input.id + '-choice');
+    if (choice && !choice.checked) { choice.checked = true; changed(choice); }
+    var sel = doc.querySelector('[data-other-select="' + input.id + '"]');
+    if (sel && sel.value !== 'other') { sel.value = 'other'; changed(sel); }
+    syncOther(card);
+    input.focus();
+  }
+
+  /* sendCard sends card's form: its "Send answer", or on an option card
+   * the option selected with a digit key; nothing otherwise. */
+  function sendCard(card) {
+    var form = card && card.querySelector('form[data-card]');
+    if (!form) return false;
+    // An option selected with a digit key wins over "Send answer" (an
+    // input card offers both): what was selected is what is sent.
+    var send = form.querySelector('button[data-testid="option"][aria-pressed="true"]:not([disabled])') ||
+      form.querySelector('button[data-testid="submit"]:not([disabled])');
+    if (!send) return false;
     form.requestSubmit(send);
+    return true;
+  }
+
+  function toggleKeys() {
+    var d = byId('keys');
+    if (!d || !d.showModal) return;
+    if (d.open) { d.close(); return; }
+    byId('keys-on').checked = keysOn();
+    d.showModal();
+  }
+
+  doc.addEventListener('keydown', function (e) {
+    if (e.isComposing || e.defaultPrevented) return;
+    var t = e.target;
+    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+      if (t.form && !cardOf(t.form)) {
+        // Another form (sign-in, the history filter): its primary button.
+        var other = t.form.querySelector('button[data-testid="submit"]:not([disabled])');
+        if (other) { e.preventDefault(); t.form.requestSubmit(other); }
+        return;
+      }
+      if (sendCard(t.form ? cardOf(t.form) : currentCard())) e.preventDefault();
+      return;
+    }
+    if (e.key === 'Escape' && isText(t) && cardOf(t)) {
+      // Leave the text box for the card, so j/k and the digits work again.
+      var c = cardOf(t);
+      markCurrent(c);
+      cardHeading(c).focus({ preventScroll: true });
+      e.preventDefault();
+      return;
+    }
+    if (e.ctrlKey || e.metaKey || e.altKey || !keysOn() || isText(t)) return;
+    var d = byId('keys');
+    if (d && d.open) return;
+    if (t.tagName === 'SELECT' && !/^[1-9]$/.test(e.key)) return; // its own type-ahead
+    var cur = currentCard();
+    switch (e.key) {
+      case 'j':
+      case 'k':
+        var to = following(pendingCards(), cur, e.key === 'k');
+        if (to) goTo(to, false);
+        break;
+      case 'o':
+        if (!cur) return;
+        typeOther(cur);
+        break;
+      case '?':
+        toggleKeys();
+        break;
+      default:
+        if (!/^[1-9]$/.test(e.key) || !cur) return;
+        pick(cur, Number(e.key));
+    }
+    e.preventDefault();
+  });
+
+  doc.addEventListener('focusin', function (e) {
+    var c = cardOf(e.target);
+    if (c && c.closest('#open')) markCurrent(c);
   });
 
   doc.addEventListener('change', function (e) {
@@ -214,6 +443,10 @@
 
   doc.addEventListener('submit', function (e) {
     var form = e.target;
+    if (form.dataset.native === 'true') {
+      delete form.dataset.native; // the fallback: the browser posts it
+      return;
+    }
     if (form.dataset.sent === 'true') {
       e.preventDefault(); // a second click: the first post is on its way
       return;
@@ -223,11 +456,79 @@
       return;
     }
     // The draft stays until the server shows it holds the answer
-    // (data-drop-draft on the card the redirect or a push brings).
+    // (data-drop-draft on the card the answer or a push brings).
     form.dataset.sent = 'true';
     var card = cardOf(form);
     if (card) delete card.dataset.dirty;
+    if (card && form.dataset.card && window.fetch && window.URLSearchParams) {
+      e.preventDefault();
+      post(form, card, e.submitter || null);
+    }
   });
+
+  /* post sends an answer with fetch. The server answers with the card's
+   * fragment, whatever the outcome (sent, or refused with the error
+   * summary it wrote), which replaces the card in place; the operator is
+   * then taken to the next card waiting, or to the summary. Anything else
+   * (the card gone, a network failure) falls back to the browser's own
+   * post, whose page says what happened; a repeat of a post that did
+   * reach the server sends nothing twice (its form token). */
+  function post(form, card, submitter) {
+    var data = submitter ? new FormData(form, submitter) : new FormData(form);
+    var fallback = function () {
+      delete form.dataset.sent;
+      form.dataset.native = 'true';
+      form.requestSubmit(submitter && submitter.form === form ? submitter : undefined);
+    };
+    window.fetch(form.action, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'X-Aepforms-Fragment': 'card', Accept: 'text/html' },
+      body: new URLSearchParams(data)
+    }).then(function (res) {
+      var type = res.headers.get('Content-Type') || '';
+      if (type.indexOf('text/html') !== 0) { fallback(); return; }
+      return res.text().then(function (html) {
+        var fresh = parse(html).firstElementChild;
+        if (!fresh || fresh.id !== card.id) { fallback(); return; }
+        answered(card, fresh);
+      });
+    }, function () {
+      // No answer from the server: it may be unreachable. The draft stays,
+      // the form can be sent again (its token makes a repeat harmless),
+      // and the banner says whether the server is there.
+      delete form.dataset.sent;
+      probe();
+    });
+  }
+
+  /* answered puts the card the server answered a post with in place. */
+  function answered(card, fresh) {
+    // Focus follows the answer only if the operator is still on this card
+    // (not already typing in another one while the post was on its way).
+    var a = doc.activeElement;
+    var follow = !a || a === body || card.contains(a);
+    dropDrafts(fresh);
+    var summary = fresh.querySelector('.error-summary');
+    var old = byId(fresh.id) || card;
+    if (!summary && Number(fresh.dataset.version) < Number(old.dataset.version)) {
+      fresh = old; // a push brought a newer version first
+    } else {
+      old.replaceWith(fresh);
+      place(fresh);
+      enhance(fresh);
+    }
+    tidyGroups();
+    refresh();
+    if (!follow) return;
+    if (summary) {
+      markCurrent(fresh);
+      fresh.scrollIntoView({ block: 'start' });
+      fresh.querySelector('.error-summary').focus({ preventScroll: true });
+      return;
+    }
+    moveOn(fresh);
+  }
 
   doc.addEventListener('click', function (e) {
     var t = e.target.closest('[data-action], .error-summary a');
@@ -240,6 +541,20 @@
       setHidden(list);
       applyHidden(card);
       refresh();
+      // The button went with its card: carry on from there, not the top.
+      if (card.closest('#open')) moveOn(card);
+    } else if (action === 'clear-settled') {
+      var hid = hiddenSet();
+      cards('#settled-list .card').forEach(function (c) {
+        if (hid.indexOf(c.dataset.card) < 0) hid.push(c.dataset.card);
+      });
+      setHidden(hid);
+      cards('.card').forEach(applyHidden);
+      refresh();
+    } else if (action === 'keys') {
+      toggleKeys();
+    } else if (action === 'keys-close') {
+      byId('keys').close();
     } else if (action === 'unhide-all') {
       setHidden([]);
       cards('.card').forEach(applyHidden);
@@ -525,6 +840,17 @@
       var n = sec.querySelector('.section-title__count');
       if (n) n.textContent = '(' + settled + ')';
     }
+    // A group whose cards are all hidden goes with them; so does the
+    // settled section, and "Clear settled" shows while it has a card.
+    cards('#open .group').forEach(function (g) {
+      g.hidden = !g.querySelector('.card:not(.is-hidden)');
+    });
+    var settledShown = cards('#settled-list .card:not(.is-hidden)').length;
+    if (sec && settled > 0) sec.hidden = settledShown === 0;
+    var clear = doc.querySelector('[data-action="clear-settled"]');
+    if (clear) clear.hidden = settledShown === 0;
+    var none = byId('no-more');
+    if (none && !none.hidden && doc.activeElement !== none && pendingCards().length) none.hidden = true;
     var hiddenN = cards('.card.is-hidden').length;
     var note = byId('hidden-note');
     if (note) {
@@ -654,6 +980,31 @@
     });
   }
 
+  /* ---------- relative times ("2 min ago"), rewritten as they age ---------- */
+
+  var REL = /^(just now|\d+ (min|h|d) ago)$/;
+  /* relTime says how long ago a time was, in the words the server used
+   * (internal/render/view/format.go relTime). */
+  function relTime(ms) {
+    var s = ms / 1000;
+    if (s < 45) return 'just now';
+    if (s < 90) return '1 min ago';
+    if (s < 3600) return Math.round(s / 60) + ' min ago';
+    if (s < 48 * 3600) return Math.floor(s / 3600) + ' h ago';
+    return Math.floor(s / 86400) + ' d ago';
+  }
+  function ageTimes() {
+    cards('time[datetime]:not([data-deadline])').forEach(function (t) {
+      var text = t.textContent.trim();
+      if (t.dataset.rel !== 'true' && !REL.test(text)) return;
+      var at = Date.parse(t.getAttribute('datetime'));
+      if (isNaN(at)) return;
+      t.dataset.rel = 'true';
+      var words = relTime(now() - at);
+      if (words !== text) t.textContent = words;
+    });
+  }
+
   /* ---------- browser notifications (after the operator opts in) ---------- */
 
   var NOTIFY = 'aepforms:notify';
@@ -704,6 +1055,12 @@
     }
   }
   if (doc.querySelector('time[data-deadline]') || ds.push) window.setInterval(tick, 1000);
+  window.setInterval(ageTimes, Number(ds.relEvery) > 0 ? Number(ds.relEvery) : 30000);
+  var tools = byId('tools');
+  if (tools) tools.hidden = false;
+  doc.addEventListener('change', function (e) {
+    if (e.target.id === 'keys-on') save(KEYS, e.target.checked);
+  });
   tick();
   connect();
 })();

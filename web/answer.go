@@ -43,10 +43,27 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 			http.Error(w, view.RefusalGone.Message, http.StatusNotFound)
 			return
 		}
+		// reply answers with the card: the whole page (a form post), or
+		// the card's fragment alone (the script's fetch), so both show
+		// the one error summary the server wrote.
+		reply := func(status int, refused *view.Refused) {
+			if wantsFragment(r) {
+				pg.cardFragment(w, r, status, id, refused)
+				return
+			}
+			pg.page(w, r, status, panel, refused)
+		}
 		refuse := func(status int, why view.Refusal) {
 			m.Answer("not_sent")
-			pg.page(w, r, status, panel, &view.Refused{Card: id, Input: post,
+			reply(status, &view.Refused{Card: id, Input: post,
 				Problems: []aep.Problem{{Code: why.Code, Message: why.Message}}})
+		}
+		sent := func() {
+			if wantsFragment(r) {
+				pg.cardFragment(w, r, http.StatusOK, id, nil)
+				return
+			}
+			pg.redirectNext(w, r, id, panel)
 		}
 		if !pg.canSubmit {
 			refuse(http.StatusConflict, view.RefusalWatchOnly)
@@ -60,7 +77,7 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 		if card.Posted(token) {
 			// The same form posted again (double click, resubmit), even
 			// after its answer settled the card: one command.
-			pg.redirectBack(w, r, id, panel)
+			sent()
 			return
 		}
 		if err := card.Closed(pg.now()); err != nil {
@@ -71,7 +88,7 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 		answer, problems := form.ParseAnswer(card.Request, post)
 		if len(problems) > 0 {
 			m.Answer("not_sent")
-			pg.page(w, r, http.StatusUnprocessableEntity, panel, &view.Refused{Card: id, Input: post, Problems: problems})
+			reply(http.StatusUnprocessableEntity, &view.Refused{Card: id, Input: post, Problems: problems})
 			return
 		}
 		s, err := in.BeginSubmission(id, inbox.Submission{
@@ -79,7 +96,7 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 		})
 		switch {
 		case errors.Is(err, inbox.ErrDuplicate):
-			pg.redirectBack(w, r, id, panel)
+			sent()
 			return
 		case errors.Is(err, inbox.ErrNotFound):
 			http.Error(w, view.RefusalGone.Message, http.StatusNotFound)
@@ -106,9 +123,19 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 		} else {
 			m.Answer("sent")
 		}
-		pg.redirectBack(w, r, id, panel)
+		sent()
 	}
 }
+
+// HeaderFragment is the request header the page script sends with an
+// answer posted by fetch: the server answers with the card's fragment
+// (the card as it now is, or refused with the operator's input and the
+// error summary, under the refusal's status) instead of a redirect or a
+// whole page.
+const HeaderFragment = "X-Aepforms-Fragment"
+
+// wantsFragment reports whether the post came from the page script.
+func wantsFragment(r *http.Request) bool { return r.Header.Get(HeaderFragment) == "card" }
 
 // handleAnswerReload answers a GET of the answer URL (a reload of a
 // refused post's page, a pasted link): the card on the inbox, not a bare

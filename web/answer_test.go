@@ -153,12 +153,97 @@ func TestRefusedPostKeepsTheView(t *testing.T) {
 	assert.Equal(t, "dark", loc.Query().Get("theme"))
 	assert.Equal(t, domID(id), loc.Fragment)
 
-	// A foreign Referer's query is not carried into the redirect.
+	// A foreign Referer's query is not carried into the redirect (which
+	// lands on the one card still waiting, s2's).
 	id2 := h.ask("s3", "r3", nameForm())
 	_, token2 := answerForm(t, h.getPage(nil, "").doc(t), id2)
 	r = h.postForm(nil, "cards/"+string(id2)+"/answer", url.Values{"token": {token2}, "f0": {"x"}}, "Referer", "https://evil.example/panel?agent=evil")
 	require.Equal(t, http.StatusSeeOther, r.StatusCode)
-	assert.Equal(t, "/#"+domID(id2), r.Header.Get("Location"))
+	assert.Equal(t, "/#"+domID(cardID("s2", "r2")), r.Header.Get("Location"))
+}
+
+// Without the script, an answer sent lands the operator on the next card
+// waiting for an answer (page order, wrapping round), not on the card
+// just sent; with none left, on the card sent.
+func TestAnswerPostLandsOnTheNextPendingCard(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	for _, s := range []string{"s1", "s2", "s3"} {
+		h.ask(s, "r-"+s, nameForm())
+	}
+	var order []inbox.CardID
+	h.getPage(nil, "").doc(t).Find(`#open article[data-testid="card"]`).Each(func(_ int, c *goquery.Selection) {
+		order = append(order, inbox.CardID(attr(c, "data-card")))
+	})
+	require.Len(t, order, 3)
+	send := func(id inbox.CardID) string {
+		t.Helper()
+		_, token := answerForm(t, h.getPage(nil, "").doc(t), id)
+		r := h.postForm(nil, "cards/"+string(id)+"/answer", url.Values{"token": {token}, "f0": {"x"}})
+		require.Equal(t, http.StatusSeeOther, r.StatusCode, "body %s", r.body)
+		return r.Header.Get("Location")
+	}
+	assert.Equal(t, "/#"+domID(order[2]), send(order[1]), "the next card down")
+	assert.Equal(t, "/#"+domID(order[0]), send(order[2]), "the last card wraps round to the first still waiting")
+	assert.Equal(t, "/#"+domID(order[0]), send(order[0]), "none left: the card sent")
+}
+
+// The page script posts with a header asking for the card alone: the
+// server answers with the card's fragment, the same error summary and
+// field messages as the page for a refused post (422, 409), the card as
+// it now is for one sent (no redirect). The origin check still applies.
+func TestAnswerPostByScriptAnswersWithTheCard(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	id := h.ask("s1", "r1", replicasForm())
+	action, token := answerForm(t, h.getPage(nil, "").doc(t), id)
+	frag := func(r response) *goquery.Selection {
+		t.Helper()
+		d, err := goquery.NewDocumentFromReader(strings.NewReader(r.body))
+		require.NoError(t, err)
+		assert.Zero(t, d.Find("html > head > *, header.top").Length(), "a fragment, not a page")
+		c := d.Find(`article[data-testid="card"]`)
+		require.Equal(t, 1, c.Length(), "one card: %s", r.body)
+		assert.Equal(t, domID(id), attr(c, "id"))
+		assert.Equal(t, "no-store", r.Header.Get("Cache-Control"))
+		return c
+	}
+
+	bad := h.postForm(nil, h.relative(action), url.Values{"token": {token}, "f0": {"40"}, "f1": {"kept"}}, HeaderFragment, "card")
+	require.Equal(t, http.StatusUnprocessableEntity, bad.StatusCode)
+	c := frag(bad)
+	assert.Contains(t, c.Find(`[data-testid="error-summary"]`).Text(), "There is a problem")
+	assert.Equal(t, 1, c.Find(`[data-testid="field-error"]`).Length())
+	assert.Equal(t, "40", attr(c.Find(`input[name="f0"]`), "value"), "the operator's input stays")
+	assert.Equal(t, "true", attr(c.Find(`input[name="f0"]`), "aria-invalid"))
+	assert.NotEmpty(t, attr(c.Find(`input[name="token"]`), "value"), "a token to send again with")
+	assert.Empty(t, h.sub.all(), "nothing sent")
+
+	// A cross-site post is refused before anything else, header or not.
+	evil := h.postForm(nil, h.relative(action), url.Values{"token": {token}, "f0": {"3"}}, HeaderFragment, "card", "Origin", "https://evil.example")
+	assert.Equal(t, http.StatusForbidden, evil.StatusCode)
+	assert.Empty(t, h.sub.all(), "nothing sent")
+
+	ok := h.postForm(nil, h.relative(action), url.Values{"token": {token}, "f0": {"3"}}, HeaderFragment, "card")
+	require.Equal(t, http.StatusOK, ok.StatusCode, "no redirect: body %s", ok.body)
+	c = frag(ok)
+	assert.Equal(t, "sending", attr(c, "data-state"))
+	assert.Equal(t, "true", attr(c, "data-drop-draft"), "the server holds the answer: the draft may go")
+	require.Len(t, h.sub.all(), 1)
+
+	again := h.postForm(nil, h.relative(action), url.Values{"token": {token}, "f0": {"3"}}, HeaderFragment, "card")
+	require.Equal(t, http.StatusOK, again.StatusCode)
+	frag(again)
+	assert.Len(t, h.sub.all(), 1, "the same form twice: one command")
+
+	id2 := h.ask("s2", "r2", nameForm())
+	_, token2 := answerForm(t, h.getPage(nil, "").doc(t), id2)
+	h.lifecycle("s2", "r2", "attention.timeout", map[string]any{})
+	closed := h.postForm(nil, "cards/"+string(id2)+"/answer", url.Values{"token": {token2}, "f0": {"x"}}, HeaderFragment, "card")
+	require.Equal(t, http.StatusConflict, closed.StatusCode)
+	d, err := goquery.NewDocumentFromReader(strings.NewReader(closed.body))
+	require.NoError(t, err)
+	assert.Contains(t, d.Find(`[data-testid="error-summary"]`).Text(), "Nothing was sent")
 }
 
 // refusalText is what a refused post's page says about it: the card's

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,8 +61,9 @@ type pages struct {
 	in             Inbox
 	roster         Roster // nil: every agent's reach is unknown
 	frags          *render.Fragments
-	prompt         int  // Config.PromptBytes
-	noHistory      bool // no journal to read History from: cards link to no entry
+	prompt         int           // Config.PromptBytes
+	noHistory      bool          // no journal to read History from: cards link to no entry
+	relEvery       time.Duration // Config.RelativeEvery
 	now            func() time.Time
 	log            *slog.Logger
 }
@@ -84,6 +86,7 @@ func newPages(cfg Config, deps Deps) *pages {
 		roster:         deps.Roster,
 		frags:          render.NewFragments(),
 		prompt:         cfg.PromptBytes,
+		relEvery:       cfg.RelativeEvery,
 		now:            cfg.Now,
 		log:            cfg.Logger,
 	}
@@ -115,6 +118,7 @@ func (p *pages) options(r *http.Request, panel bool) view.PageOptions {
 		Operator:     operatorFrom(r.Context()),
 		PromptBytes:  p.prompt,
 		NoHistory:    p.noHistory,
+		RelEvery:     p.relEvery,
 	}
 }
 
@@ -164,6 +168,37 @@ func (p *pages) card(r *http.Request, c inbox.Card) (string, error) {
 	})
 }
 
+// cardFragment writes card id's fragment with status: as it now is
+// (refused nil), or with a refused post's input and problems. A card
+// gone from the inbox is a plain 404.
+func (p *pages) cardFragment(w http.ResponseWriter, r *http.Request, status int, id inbox.CardID, refused *view.Refused) {
+	c, ok := p.in.Card(id)
+	if !ok {
+		http.Error(w, view.RefusalGone.Message, http.StatusNotFound)
+		return
+	}
+	opts := view.Options{
+		BasePath: p.base, Now: p.now(), CanSubmit: p.canSubmit, Reachable: p.reach(c.Key.Session), PromptBytes: p.prompt,
+		Token: render.NewToken(),
+	}
+	var html string
+	var err error
+	if refused != nil {
+		opts.Input, opts.Problems = refused.Input, refused.Problems
+		html, err = render.CardOnce(r.Context(), c, opts)
+	} else {
+		html, err = p.frags.Card(r.Context(), c, opts)
+	}
+	if err != nil {
+		p.internalError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(html))
+}
+
 // status is the banners fragment (relay lost, notices, watch-only): it
 // depends on the inbox status only, so no card is read or rendered.
 func (p *pages) status(r *http.Request) (string, error) {
@@ -187,6 +222,38 @@ func (p *pages) redirectBack(w http.ResponseWriter, r *http.Request, id inbox.Ca
 		target += "?" + ref.Query().Encode()
 	}
 	http.Redirect(w, r, target+"#"+domID(id), http.StatusSeeOther)
+}
+
+// redirectNext sends the browser back to the page (or panel) it posted
+// from, keeping its filter, anchored at the next card waiting for an
+// answer after the one just sent (in page order, wrapping round), so the
+// operator keeps their place; at the card sent when none waits.
+func (p *pages) redirectNext(w http.ResponseWriter, r *http.Request, id inbox.CardID, panel bool) {
+	opts := p.options(r, panel)
+	opts.Token = nil
+	v := view.Page(p.in.Cards(opts.Filter), inbox.Status{FeedConnected: true}, opts)
+	if next := nextPending(v, string(id)); next != "" {
+		id = inbox.CardID(next)
+	}
+	p.redirectBack(w, r, id, panel)
+}
+
+// nextPending is the id of the first card waiting for an answer after
+// card id in the page's order, wrapping round to the top; "" when none
+// (id itself is not waiting: its answer is on its way).
+func nextPending(v view.PageView, id string) string {
+	var order []view.CardView
+	for _, g := range v.Groups {
+		order = append(order, g.Cards...)
+	}
+	at := slices.IndexFunc(order, func(c view.CardView) bool { return c.ID == id })
+	for i := 1; i <= len(order); i++ {
+		c := order[(at+i+len(order))%len(order)]
+		if c.ID != id && c.Open && c.Form != nil && c.Form.Answerable {
+			return c.ID
+		}
+	}
+	return ""
 }
 
 // writeHTML writes a rendered page with its status. Pages are never

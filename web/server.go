@@ -138,6 +138,9 @@ type Config struct {
 	// SessionMax ends a session this long after its sign-in, however used,
 	// 7 days (168 h) by default.
 	SessionMax time.Duration
+	// RelativeEvery is how often an open page's script rewrites its
+	// relative times ("2 min ago"), 30 s by default.
+	RelativeEvery time.Duration
 	// Now is the clock, time.Now by default.
 	Now func() time.Time
 	// Logger receives request errors; nil discards.
@@ -187,6 +190,9 @@ func (c *Config) defaults() {
 	}
 	if c.SessionMax <= 0 {
 		c.SessionMax = 7 * 24 * time.Hour
+	}
+	if c.RelativeEvery <= 0 {
+		c.RelativeEvery = 30 * time.Second
 	}
 	if c.Now == nil {
 		c.Now = time.Now

@@ -81,6 +81,17 @@ func Status(ctx context.Context, v view.PageView) (string, error) {
 	return buf.String(), nil
 }
 
+// CardOnce renders one card's fragment without the cache: a refused
+// post's card, with the operator's input and problems (opts.Input,
+// opts.Problems) and its own token (opts.Token).
+func CardOnce(ctx context.Context, c inbox.Card, opts view.Options) (string, error) {
+	buf, err := Buffer(ctx, components.CardFragment(view.Card(c, opts)), 2*cardBytes)
+	if err != nil {
+		return "", err
+	}
+	return buf.String(), nil
+}
+
 // NewToken mints a form token: 128 random bits, base64url.
 func NewToken() string {
 	b := make([]byte, 16)

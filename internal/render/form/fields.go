@@ -180,7 +180,9 @@ func Build(s Spec) (*View, []ErrorLink) {
 	f.Fields = b.fields()
 	f.Options = b.options()
 	f.Reply = b.reply()
-	if f.Reply != nil || len(f.Fields) > 0 {
+	if (f.Reply != nil && !f.Reply.Note) || len(f.Fields) > 0 {
+		// A note is sent by an option button, or by its own note-only
+		// button: no "Send answer" beside the options.
 		f.SubmitLabel = "Send answer"
 	}
 	toFill := len(f.Fields)
@@ -337,7 +339,22 @@ func (b formBuilder) options() []Option {
 		return nil
 	}
 	out := make([]Option, 0, len(b.req.Options))
-	primary := false
+	// The refusing option is marked only when exactly one option reads
+	// as one: with two the words cannot say which refuses. The mark is
+	// looks only; what is sent is the option pressed.
+	refusing := -1
+	for j, o := range b.req.Options {
+		if isDeny(o) {
+			if refusing >= 0 {
+				refusing = -2
+				break
+			}
+			refusing = j
+		}
+	}
+	// A permission card puts no option forward: allow and deny weigh the
+	// same, so the operator reads before pressing.
+	primary := b.req.Kind == aep.KindPermission
 	for j, o := range b.req.Options {
 		ov := Option{
 			Index:       j,
@@ -351,8 +368,9 @@ func (b formBuilder) options() []Option {
 			ov.Label = o.ID
 		}
 		switch {
-		case isDeny(o):
+		case j == refusing:
 			ov.Style = "deny"
+			ov.Refusing = true
 		case !primary:
 			ov.Style = "primary"
 			primary = true
@@ -370,7 +388,7 @@ func (b formBuilder) reply() *Reply {
 		if len(b.req.Fields) > 0 {
 			return nil
 		}
-	case aep.KindPermission, aep.KindReview, aep.KindAuth:
+	case aep.KindAuth:
 		if len(b.req.Options) > 0 {
 			return nil
 		}
@@ -388,6 +406,14 @@ func (b formBuilder) reply() *Reply {
 	}
 	if len(b.req.Options) > 0 {
 		r.Label = "Or answer in your own words"
+	}
+	if TakesNote(b.req) {
+		// A note to the options, behind "Add a note" (the view words it):
+		// a textarea, so Enter in it never presses an option.
+		r.Note = true
+		r.Required = false
+		r.OnlyHintID = id + "-only-hint"
+		r.Open = r.Value != "" || len(b.probs.general) > 0
 	}
 	if len(b.probs.general) > 0 {
 		r.Error = b.probs.general[0]

@@ -23,6 +23,7 @@ const (
 	CodeNotText        = "not_text"        // text that is not valid UTF-8 (JSON would alter it)
 	CodeOtherIsChoice  = "other_is_choice" // Other text the agent would read as a choice the operator did not see (its id)
 	CodeOtherAmbiguous = "other_ambiguous" // Other text equal to the labels of several choices
+	CodeNoteIsOption   = "note_is_option"  // a note sent alone that names an option: the agent would apply that option
 )
 
 // notTextMessage is the message of CodeNotText.
@@ -85,21 +86,32 @@ func AcceptsOption(req aep.Request) bool {
 	return req.Kind != aep.KindForm && len(req.Options) > 0
 }
 
-// AcceptsText reports whether the request takes a free-text reply (the
-// "text" control, AEP-0008): kind input, other, a form without fields, and
-// kinds this UI does not know (AEP-0006: rendered as the prompt plus a
-// reply). Permission, review and auth requests are answered through their
-// options, and take a reply only when they offer none, so that every
-// controllable request has some way to be answered.
+// AcceptsText reports whether the request takes free text (the "text"
+// control, AEP-0008): kind input, other, a form without fields, and kinds
+// this UI does not know (AEP-0006: rendered as the prompt plus a reply)
+// take it as the answer or beside an option. Permission and review
+// requests with options take it as a note: beside the option pressed
+// (option stays the lossless channel), or alone, for the agent to map
+// (text naming an option is that option; on a permission request
+// unmatched text is never the permissive choice). An auth request takes
+// text only when it offers no options, so every controllable request
+// has some way to be answered.
 func AcceptsText(req aep.Request) bool {
 	switch req.Kind {
 	case aep.KindForm:
 		return len(req.Fields) == 0
-	case aep.KindPermission, aep.KindReview, aep.KindAuth:
+	case aep.KindAuth:
 		return len(req.Options) == 0
 	default:
 		return true
 	}
+}
+
+// TakesNote reports whether the request's free text is a note to its
+// options (permission, review) rather than an answer of its own: the
+// form offers it behind "Add a note".
+func TakesNote(req aep.Request) bool {
+	return (req.Kind == aep.KindPermission || req.Kind == aep.KindReview) && len(req.Options) > 0
 }
 
 // parseReply reads the option and text controls of a request answered
@@ -129,11 +141,27 @@ func parseReply(req aep.Request, form url.Values) (aep.Answer, []aep.Problem) {
 			ans.Text = &t
 		}
 	}
+	if ans.Option == "" && ans.Text != nil && TakesNote(req) {
+		// AEP-0008: the agent reads text alone that names an option as
+		// that option. The operator chose "the note only", so a note that
+		// is an option's name is not sent as text to be mapped: they
+		// press the option itself (option is the lossless channel).
+		if o, ok := NamedOption(req.Options, *ans.Text); ok {
+			label := o.Label
+			if label == "" {
+				label = o.ID
+			}
+			return aep.Answer{}, []aep.Problem{{Code: CodeNoteIsOption,
+				Message: "This note names the option “" + label + "”, so the agent would take it as that choice. Press “" + label + "” to choose it, or write more to send a note"}}
+		}
+	}
 	if ans.Option != "" || ans.Text != nil {
 		return ans, nil
 	}
 	p := aep.Problem{Code: CodeNothingChosen}
 	switch {
+	case TakesNote(req):
+		p.Message = "Choose one of the options, or write a note to send on its own"
 	case offersOption && offersText:
 		p.Message = "Choose one of the options, or type a reply"
 	case offersOption:
@@ -142,6 +170,31 @@ func parseReply(req aep.Request, form url.Values) (aep.Answer, []aep.Problem) {
 		p.Message = "Type a reply"
 	}
 	return ans, []aep.Problem{p}
+}
+
+// NamedOption returns the option text alone would be read as by the agent
+// (AEP-0008): after trimming, case-insensitively equal to an option's id,
+// or to exactly one option's label.
+func NamedOption(opts []aep.Option, text string) (aep.Option, bool) {
+	t := strings.TrimSpace(text)
+	if t == "" {
+		return aep.Option{}, false
+	}
+	for _, o := range opts {
+		if strings.EqualFold(t, strings.TrimSpace(o.ID)) {
+			return o, true
+		}
+	}
+	var found []aep.Option
+	for _, o := range opts {
+		if strings.EqualFold(t, strings.TrimSpace(o.Label)) {
+			found = append(found, o)
+		}
+	}
+	if len(found) == 1 {
+		return found[0], true
+	}
+	return aep.Option{}, false
 }
 
 // parseValues builds answer.values from the form, one field spec at a time,

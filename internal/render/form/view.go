@@ -45,9 +45,13 @@ type Option struct {
 	Label       string
 	AgentID     string // the option id, shown when the label is a placeholder
 	Placeholder bool
-	// Style is "primary" (the first non-deny option), "secondary" or
-	// "deny" (a destructive choice: never the default).
+	// Style is "primary" (the first non-refusing option, except on a
+	// permission card, where none is put forward), "secondary" or "deny"
+	// (the refusing option: never the default).
 	Style string
+	// Refusing marks the one option that reads as a refusal (only when
+	// exactly one does). It changes the looks, never what is sent.
+	Refusing bool
 }
 
 // Reply is a free-text reply control.
@@ -63,4 +67,14 @@ type Reply struct {
 	DescribedBy string
 	Invalid     bool
 	Disabled    bool
+	// Note is true when the text is a note to the options (permission,
+	// review): shown behind "Add a note", sent beside the option pressed
+	// or alone with the note-only button. Open shows it unfolded (a kept
+	// note, a problem). Summary and Only are the disclosure's and the
+	// note-only button's words, OnlyHint what sending it alone means (the
+	// view sets them from words.go).
+	Note                    bool
+	Open                    bool
+	Summary, Only, OnlyHint string
+	OnlyHintID              string
 }

@@ -195,6 +195,7 @@ func card(c inbox.Card, opts Options) CardView {
 		Card: id, Request: c.Request, Action: base + "/cards/" + url.PathEscape(id) + "/answer", Token: opts.Token,
 		Answerable: answerable, Kept: kept, Problems: opts.Problems, Placeholder: placeholder,
 	})
+	noteWords(f)
 	v.Errors = errs
 	v.DropDraft = v.Settled || inFlight
 	if v.Settled || locked {

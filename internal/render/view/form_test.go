@@ -205,8 +205,9 @@ func TestCardOptionsAndReply(t *testing.T) {
 		reply      bool
 		submitText string
 	}{
-		{"permission", aep.Request{Kind: aep.KindPermission, Options: opts}, 3, false, ""},
-		{"review", aep.Request{Kind: aep.KindReview, Options: opts[:1]}, 1, false, ""},
+		// A permission or review card's text is a note (TestCardNote).
+		{"permission", aep.Request{Kind: aep.KindPermission, Options: opts}, 3, true, ""},
+		{"review", aep.Request{Kind: aep.KindReview, Options: opts[:1]}, 1, true, ""},
 		{"permission without options", aep.Request{Kind: aep.KindPermission}, 0, true, "Send answer"},
 		{"input", aep.Request{Kind: aep.KindInput}, 0, true, "Send answer"},
 		{"input with options", aep.Request{Kind: aep.KindInput, Options: opts}, 3, true, "Send answer"},
@@ -226,6 +227,7 @@ func TestCardOptionsAndReply(t *testing.T) {
 				assert.Equal(t, form.NameText, f.Reply.Name)
 				assert.Equal(t, "c1-text", f.Reply.ID)
 				assert.Equal(t, tc.options == 0, f.Reply.Required, "a reply is required when it is the only way to answer")
+				assert.Equal(t, (tc.req.Kind == aep.KindPermission || tc.req.Kind == aep.KindReview) && tc.options > 0, f.Reply.Note, "a note to the options")
 			}
 		})
 	}
@@ -233,13 +235,53 @@ func TestCardOptionsAndReply(t *testing.T) {
 
 func TestCardOptionStyles(t *testing.T) {
 	t.Parallel()
-	req := aep.Request{Kind: aep.KindPermission, Options: []aep.Option{{ID: "deny", Label: "Deny"}, {ID: "allow", Label: "Allow"}, {ID: "always", Label: "Always allow"}}}
+	styles := func(req aep.Request) (out []string) {
+		for _, o := range Card(viewCard(req), viewOpts()).Form.Options {
+			s := o.Style
+			if o.Refusing {
+				s += "+refusing"
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	perm := aep.Request{Kind: aep.KindPermission, Options: []aep.Option{{ID: "deny", Label: "Deny"}, {ID: "allow", Label: "Allow"}, {ID: "always", Label: "Always allow"}}}
+	assert.Equal(t, []string{"deny+refusing", "secondary", "secondary"}, styles(perm),
+		"a permission card puts no option forward; the one refusing option is marked, even listed first")
+	review := aep.Request{Kind: aep.KindReview, Options: []aep.Option{{ID: "reject", Label: "Reject"}, {ID: "approve", Label: "Approve"}, {ID: "changes", Label: "Request changes"}}}
+	assert.Equal(t, []string{"deny+refusing", "primary", "secondary"}, styles(review), "the first non-refusing option of a review is primary")
+	two := aep.Request{Kind: aep.KindPermission, Options: []aep.Option{{ID: "allow", Label: "Allow"}, {ID: "deny", Label: "Deny"}, {ID: "deny_always", Label: "No, never"}}}
+	assert.Equal(t, []string{"secondary", "secondary", "secondary"}, styles(two),
+		"two options read as refusals: neither is marked, all weigh the same")
+	assert.Equal(t, "1", Card(viewCard(perm), viewOpts()).Form.Options[1].Value, "option value is its index")
+}
+
+// A permission or review card offers a note behind "Add a note": worded
+// from words.go, its hint tied to the textarea, and a note-only button;
+// no "Send answer" (the options and the note-only button send).
+func TestCardNote(t *testing.T) {
+	t.Parallel()
+	req := aep.Request{Kind: aep.KindPermission, Options: []aep.Option{{ID: "allow", Label: "Allow once"}, {ID: "deny", Label: "Deny"}}}
 	f := Card(viewCard(req), viewOpts()).Form
-	require.Len(t, f.Options, 3)
-	assert.Equal(t, "deny", f.Options[0].Style, "deny is styled apart even when listed first")
-	assert.Equal(t, "primary", f.Options[1].Style, "the first non-deny option is primary")
-	assert.Equal(t, "secondary", f.Options[2].Style)
-	assert.Equal(t, "1", f.Options[1].Value, "option value is its index")
+	require.NotNil(t, f.Reply)
+	r := f.Reply
+	assert.True(t, r.Note)
+	assert.False(t, r.Open, "folded until the operator opens it")
+	assert.False(t, r.Required)
+	assert.Equal(t, "Add a note", r.Summary)
+	assert.Equal(t, "Send the note only", r.Only)
+	assert.Equal(t, "Without an option, the agent decides what the note means, and may refuse it.", r.OnlyHint)
+	assert.Equal(t, r.HintID, r.DescribedBy)
+	assert.Empty(t, f.SubmitLabel)
+	assert.True(t, f.HoldEnter)
+
+	o := viewOpts()
+	o.Input = url.Values{"text": {"use staging"}}
+	o.Problems = []aep.Problem{{Code: form.CodeNothingChosen, Message: "Choose one of the options, or write a note to send on its own"}}
+	kept := Card(viewCard(req), o).Form.Reply
+	assert.True(t, kept.Open, "a kept note is shown unfolded")
+	assert.Equal(t, "use staging", kept.Value)
+	assert.Equal(t, kept.ErrorID+" "+kept.HintID, kept.DescribedBy)
 }
 
 func TestCardLongAnswer(t *testing.T) {

@@ -51,6 +51,9 @@ type PageOptions struct {
 	Operator string
 	// NoHistory is as in Options.
 	NoHistory bool
+	// RelEvery is how often the page's script rewrites relative times
+	// (data-rel-every); 0 leaves the script's default.
+	RelEvery time.Duration
 }
 
 // Refused is a refused post: the card, the operator's input and the problems.
@@ -102,6 +105,9 @@ type PageView struct {
 	// UnreachableText is the banner the script shows while this UI's
 	// server cannot be reached from the page.
 	UnreachableText string
+	// RelEveryMS is data-rel-every: how often, in ms, the script
+	// rewrites relative times; 0 = its default.
+	RelEveryMS int64
 	// RemovedText is the state line of a card the operator is working in
 	// when it leaves the inbox (data-removed-text on the body).
 	RemovedText string
@@ -147,6 +153,7 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 		SignOutURL:       base + "/signout",
 		SignOutOthersURL: base + "/signout/others",
 		IconURL:          opts.Assets.Icon,
+		RelEveryMS:       opts.RelEvery.Milliseconds(),
 	}
 	for _, n := range status.Notices {
 		v.Notices = append(v.Notices, n.Message)

@@ -3,9 +3,11 @@ package view
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render/form"
 )
 
 // The one table of what the UI tells the operator about a card: its state
@@ -46,6 +48,9 @@ var words = struct {
 	// Why an answer in the history was not delivered, by reason; "" is
 	// any other reason (named).
 	historyFailed map[string]string
+	// The answer flow: the note to a permission or review card's options,
+	// the card's hide button, the page's keyboard shortcuts (Flow).
+	flow map[string]string
 }{
 	state: map[string]string{
 		"malformed":     "This request is malformed and cannot be answered: ",
@@ -197,6 +202,28 @@ var words = struct {
 		"unauthorized":          "this UI had no control token for the relay",
 		"":                      "%s",
 	},
+	flow: map[string]string{
+		"note-summary":   "Add a note",
+		"note-label":     "Your note to the agent",
+		"note-hint":      "It is sent with the option you press.",
+		"note-only":      "Send the note only",
+		"note-only-hint": "Without an option, the agent decides what the note means, and may refuse it.",
+		"hide":           "Hide from this page",
+		"clear-settled":  "Clear settled",
+		"no-more":        "No more pending questions on this page.",
+		"keys-button":    "Keyboard shortcuts",
+		"keys-title":     "Keyboard shortcuts",
+		"keys-toggle":    "Use single-key shortcuts (j, k, 1–9, o, ?)",
+		"keys-close":     "Close",
+		"keys-off-note":  "Single-key shortcuts never act while you type in a text box.",
+		"key-j":          "Next pending question",
+		"key-k":          "Previous pending question",
+		"key-1-9":        "Select the n-th choice or option (never sends)",
+		"key-o":          "Type in Other",
+		"key-send":       "Send the question you are in (an option card once an option is selected)",
+		"key-esc":        "Leave a text box",
+		"key-help":       "Show or hide this list",
+	},
 }
 
 // outcomeWords is one submission state as the history names it (Label on
@@ -326,4 +353,47 @@ func failedText(reason string) string {
 		return t
 	}
 	return fmt.Sprintf(words.failed[""], phrase(" (", reason)+closeParen(reason))
+}
+
+// FlowWords are the answer flow's words (words.flow), for the components.
+type FlowWords struct {
+	Hide, ClearSettled, NoMore        string
+	KeysButton, KeysTitle, KeysToggle string
+	KeysClose, KeysOffNote, Refusing  string
+	Keys                              []KeyWords
+}
+
+// KeyWords is one keyboard shortcut as the overlay lists it.
+type KeyWords struct{ Keys, What string }
+
+// Flow is the answer flow's words.
+var Flow = FlowWords{
+	Hide: words.flow["hide"], ClearSettled: words.flow["clear-settled"], NoMore: words.flow["no-more"],
+	KeysButton: words.flow["keys-button"], KeysTitle: words.flow["keys-title"], KeysToggle: words.flow["keys-toggle"],
+	KeysClose: words.flow["keys-close"], KeysOffNote: words.flow["keys-off-note"],
+	Keys: []KeyWords{
+		{"j", words.flow["key-j"]},
+		{"k", words.flow["key-k"]},
+		{"1 – 9", words.flow["key-1-9"]},
+		{"o", words.flow["key-o"]},
+		{"Ctrl + Enter, ⌘ + Enter", words.flow["key-send"]},
+		{"Esc", words.flow["key-esc"]},
+		{"?", words.flow["key-help"]},
+	},
+}
+
+// noteWords words a form's note (form.Reply.Note) and ties its hints to
+// the controls they describe.
+func noteWords(f *form.View) {
+	if f == nil || f.Reply == nil || !f.Reply.Note {
+		return
+	}
+	r := f.Reply
+	r.Label, r.Hint = words.flow["note-label"], words.flow["note-hint"]
+	r.Summary, r.Only, r.OnlyHint = words.flow["note-summary"], words.flow["note-only"], words.flow["note-only-hint"]
+	ids := []string{}
+	if r.Error != "" {
+		ids = append(ids, r.ErrorID)
+	}
+	r.DescribedBy = strings.Join(append(ids, r.HintID), " ")
 }
