@@ -47,7 +47,8 @@ func (in *Inbox) derive(en *entry, now time.Time) bool {
 			}
 		}
 	}
-	return c.State != prevState || c.SessionEnded != prevEnded || c.AnsweredElsewhere != prevElsewhere
+	queueEnded := in.settleQueued(en, now)
+	return c.State != prevState || c.SessionEnded != prevEnded || c.AnsweredElsewhere != prevElsewhere || queueEnded
 }
 
 // endedFor reports whether the request's session ended after it was asked.

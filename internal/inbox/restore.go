@@ -144,7 +144,7 @@ func (in *Inbox) Restoring() (loaded int, resumed bool) {
 // recorded long ago: the relay no longer holds its question), never
 // rewritten as not sent.
 func (in *Inbox) settleGone(s *Submission, now time.Time) {
-	if s.State == SubmissionSending {
+	if s.State == SubmissionSending || s.State == SubmissionQueued {
 		in.journalSettle(s.CommandID, SubmissionNotSent, ReasonGone, "", now)
 	}
 }

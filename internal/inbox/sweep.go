@@ -2,15 +2,18 @@ package inbox
 
 // Sweep re-checks every card with an expires_at against the inbox clock:
 // an open card past its deadline becomes expired (and one whose deadline
-// is ahead again, with a clock set back, reopens). The app calls it on a
+// is ahead again, with a clock set back, reopens), and every queued answer
+// against Options.QueueMaxAge; and it turns the page's "connecting" into
+// "relay lost" once Options.ConnectGrace has passed. The app calls it on a
 // ticker; tests call it after moving their clock.
 func (in *Inbox) Sweep() {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	for _, en := range in.byID {
-		if !en.card.ExpiresAt.IsZero() {
+		if !en.card.ExpiresAt.IsZero() || (en.card.Submission != nil && en.card.Submission.State == SubmissionQueued) {
 			in.touch(en, false)
 		}
 	}
 	in.commit()
+	in.sweepGrace(in.opts.Now())
 }

@@ -14,10 +14,11 @@ import (
 // send, wait the ack window, check replay and resend the identical bytes
 // on silence, reconnect and resend when the connection drops.
 type delivery struct {
-	c     *Client
-	cmd   *command
-	sent  int // transmissions written
-	conns int // connections the command was worked on
+	c        *Client
+	cmd      *command
+	sent     int  // transmissions written
+	conns    int  // connections the command was worked on
+	released bool // a queued command was released (Config.Release) for sending
 }
 
 // waited is how a wait ended.
@@ -34,7 +35,13 @@ const (
 func (c *Client) deliver(ctx context.Context, cmd *command) outcome {
 	d := &delivery{c: c, cmd: cmd}
 	for {
-		cn, err := c.awaitConn(ctx, time.Now().Add(c.cfg.ConnectWait))
+		var cn *conn
+		var err error
+		if d.sent == 0 {
+			cn, err = d.unsent(ctx)
+		} else {
+			cn, err = c.awaitConn(ctx, time.Now().Add(c.cfg.ConnectWait))
+		}
 		if cn == nil {
 			return d.gone(ctx, err)
 		}
@@ -42,12 +49,43 @@ func (c *Client) deliver(ctx context.Context, cmd *command) outcome {
 			// The connection keeps dropping under this command: stop here.
 			return d.gone(ctx, nil)
 		}
+		if d.sent == 0 && cmd.queued && !d.released {
+			if c.cfg.Release != nil && !c.cfg.Release.ReleaseQueued(cmd.sub.Card, cmd.id) {
+				c.log.Info("queued command not sent: the request closed or it got too old", "command", cmd.id)
+				return outcome{State: inbox.SubmissionNotSent, Detail: detailHeld}
+			}
+			d.released = true
+		}
 		d.conns++
 		if o, done := d.on(ctx, cn); done {
 			return o
 		}
 		c.log.Info("relay connection lost with a command in flight; resending after reconnect",
 			"command", cmd.id, "sent", d.sent)
+	}
+}
+
+// unsent waits for a connection for a command not yet written. Without
+// one now, the command is queued (reported so, once) and waits for the
+// relay with no limit of its own: nothing has reached the relay, so
+// nothing can time out, and its ack window starts only when it is
+// written. It gives up only when ctx ends or the relay refused this UI's
+// token (that will not change by waiting).
+func (d *delivery) unsent(ctx context.Context) (*conn, error) {
+	c := d.c
+	for {
+		cn, err := c.awaitConn(ctx, time.Now())
+		if cn != nil || ctx.Err() != nil || errors.Is(err, ErrUnauthorized) {
+			return cn, err
+		}
+		if !d.cmd.queued {
+			d.cmd.queued = true
+			c.cfg.Reporter.SettleSubmission(d.cmd.sub.Card, d.cmd.id, inbox.SubmissionQueued, "", "")
+		}
+		cn, err = c.awaitConn(ctx, time.Now().Add(c.cfg.ConnectWait))
+		if cn != nil || ctx.Err() != nil || errors.Is(err, ErrUnauthorized) {
+			return cn, err
+		}
 	}
 }
 

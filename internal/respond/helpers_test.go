@@ -18,11 +18,37 @@ type settlement struct {
 	Reason, Detail string
 }
 
-// reports collects settlements.
-type reports struct{ ch chan settlement }
+// reports collects settlements: outcomes on ch, and the queued reports
+// (no relay connection when the command was due: progress, not an
+// outcome) on queued.
+type reports struct {
+	ch     chan settlement
+	queued chan settlement
+}
+
+func newReports() *reports {
+	return &reports{ch: make(chan settlement, 1024), queued: make(chan settlement, 1024)}
+}
 
 func (r *reports) SettleSubmission(card inbox.CardID, commandID string, state inbox.SubmissionState, reason, detail string) {
+	if state == inbox.SubmissionQueued {
+		r.queued <- settlement{card, commandID, state, reason, detail}
+		return
+	}
 	r.ch <- settlement{card, commandID, state, reason, detail}
+}
+
+// nextQueued returns the next queued report, failing the test after a
+// deadline.
+func (r *reports) nextQueued(t testing.TB) settlement {
+	t.Helper()
+	select {
+	case o := <-r.queued:
+		return o
+	case <-time.After(10 * time.Second):
+		t.Fatal("no queued report")
+		return settlement{}
+	}
 }
 
 // next returns the next settlement, failing the test after a deadline.
@@ -60,7 +86,7 @@ func testConfig(base string) Config {
 // start runs a client for cfg until the test ends; cleanup waits for Run.
 func start(t testing.TB, cfg Config) (*Client, *reports) {
 	t.Helper()
-	rep := &reports{ch: make(chan settlement, 1024)}
+	rep := newReports()
 	cfg.Reporter = rep
 	c := New(cfg)
 	startRunning(t, c)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/journal"
 )
 
 // The resume scan on a real file: a post journaled with its command
@@ -61,4 +62,44 @@ func TestJournalResumeScanAcrossProcesses(t *testing.T) {
 	require.NotNil(t, c.Submission)
 	assert.Equal(t, inbox.SubmissionNotSent, c.Submission.State)
 	assert.Equal(t, inbox.ReasonTooOld, c.Submission.Reason)
+}
+
+// A queued answer (posted while the relay was away) is kept queued on the
+// file, not settled, and comes back after a restart to be sent.
+func TestJournalKeepsQueuedAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	path := tempPath(t)
+	now := t0
+	clock := func() time.Time { return now }
+	ask := func(in *inbox.Inbox) inbox.CardID {
+		req, err := aep.Build(aep.Envelope{ID: "r1", Type: "attention.requested", Time: t0.Format(time.RFC3339Nano), Source: "aep://h/agent", Agent: "builder",
+			Session: "s1", Seq: aep.Int64(1), Capture: "full", Data: aep.Request{Kind: aep.KindPermission, Prompt: "Deploy?",
+				Options: []aep.Option{{ID: "yes", Label: "Yes"}, {ID: "no", Label: "No"}}}})
+		require.NoError(t, err)
+		in.Apply(req)
+		return inbox.RequestKey{Source: "aep://h/agent", Session: "s1", RequestID: "r1"}.CardID()
+	}
+	j, err := Open(path, Options{Host: "h"})
+	require.NoError(t, err)
+	first := inbox.New(inbox.Options{Journal: j, Now: clock})
+	id := ask(first)
+	_, err = first.BeginSubmission(id, inbox.Submission{Token: "t1", CommandID: "c1", By: "alice", Answer: aep.Answer{Option: "yes"}})
+	require.NoError(t, err)
+	first.SettleSubmission(id, "c1", inbox.SubmissionQueued, "", "")
+	page, err := j.History(t.Context(), journal.HistoryQuery{})
+	require.NoError(t, err)
+	require.Len(t, page.Entries, 1)
+	assert.Equal(t, inbox.SubmissionQueued, page.Entries[0].Submission.State)
+	assert.True(t, page.Entries[0].Submission.SettledAt.IsZero(), "queued is not settled")
+	require.NoError(t, j.Close())
+
+	j = openAt(t, path, Options{Host: "h"})
+	second := inbox.New(inbox.Options{Journal: j, Now: clock})
+	n, err := second.Restore()
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "the queued answer is restored")
+	ask(second)
+	again := second.Resume(10 * time.Minute)
+	require.Len(t, again, 1)
+	assert.Equal(t, "c1", again[0].CommandID)
 }
