@@ -19,6 +19,8 @@ var words = struct {
 	resolved map[string]string
 	// Why a restored answer was not sent again, by reason.
 	notSent map[string]string
+	// Why a queued answer was not sent, by reason; "" is any other.
+	queuedNotSent map[string]string
 	// The agent's control.rejected reasons; "" is any other reason.
 	rejected map[string]string
 	// Why a command did not reach the agent (relay codes and the UI's own
@@ -49,6 +51,7 @@ var words = struct {
 		"over-budget":   "Too many options to show safely: %s; answer it in the agent's own interface.",
 		"info":          "For information: the agent takes its answer another way (%s), not from here.",
 		"sending":       "Sent, waiting for the agent",
+		"queued":        "Queued: will be sent when the relay is back",
 		"accepted":      "The agent accepted the answer; waiting for it to record it",
 		"expired-open":  "The deadline has passed: this can no longer be answered.",
 		"removed":       "This question is no longer shown here: it left the inbox.",
@@ -67,6 +70,16 @@ var words = struct {
 		"resumed-by":       "this UI",
 		"not-sent":         "Sent by %s at %s, but not acknowledged before aepforms restarted, and not sent again: %s",
 		"superseded":       "The answer sent by %s at %s, before aepforms restarted, was not sent again: this question had settled first.",
+		// An answer queued while the relay was away (inbox.SubmissionQueued)
+		// and then not sent: who queued it and when, and why.
+		"queued-not-sent":   "Queued by %s at %s while the relay was away, and not sent: %s",
+		"queued-superseded": "The answer queued by %s at %s while the relay was away was not sent: this question settled first.",
+	},
+	// Why an answer queued while the relay was away was not sent, by
+	// inbox reason.
+	queuedNotSent: map[string]string{
+		inbox.ReasonTooOld: "the relay was not back before it was too old to send (--resend-max-age). Answer again only if it still applies.",
+		"":                 "it was held back when the relay came back.",
 	},
 	// Why an answer restored after a restart was not sent again, by
 	// inbox reason.
@@ -157,6 +170,7 @@ var words = struct {
 		"cut":         "The first %d characters of the question are shown; the export holds all of it.",
 	},
 	outcomes: []outcomeWords{
+		{inbox.SubmissionQueued, "Queued, waiting for the relay", "Queued", "progress"},
 		{inbox.SubmissionSending, "Sent, no reply yet", "Sent", "progress"},
 		{inbox.SubmissionAccepted, "Accepted by the agent", "Accepted", "success"},
 		{inbox.SubmissionRejected, "Rejected by the agent", "Rejected", "error"},
@@ -247,6 +261,20 @@ func sentBy(sub *inbox.Submission) (who, at string) {
 // resumedText is the state line of an answer restored after a restart.
 func resumedText(sub *inbox.Submission) string {
 	who, at := sentBy(sub)
+	if !sub.Resumed {
+		// Not sent in this run of aepforms: it was queued while the relay
+		// was away (a restart's answers are Resumed).
+		switch sub.State {
+		case inbox.SubmissionNotSent:
+			why, ok := words.queuedNotSent[sub.Reason]
+			if !ok {
+				why = words.queuedNotSent[""]
+			}
+			return fmt.Sprintf(words.state["queued-not-sent"], who, at, why)
+		case inbox.SubmissionSuperseded:
+			return fmt.Sprintf(words.state["queued-superseded"], who, at)
+		}
+	}
 	switch sub.State {
 	case inbox.SubmissionAccepted:
 		return fmt.Sprintf(words.state["resumed-accepted"], who, at)
