@@ -143,6 +143,9 @@ var words = struct {
 		"unknown":    "connection unknown",
 	},
 	page: map[string]string{
+		// The feed has not connected yet (the AEP reference relay sends
+		// /stream's headers only with its first ping, up to 25 s later).
+		"connecting":  "Connecting to the relay",
 		"unreachable": "aepforms is not reachable; what you typed is kept in this browser. Sending is off until it is back.",
 	},
 	status: map[string]string{
