@@ -47,25 +47,15 @@ func (s *stack) awaitRespond(t *testing.T, up bool) {
 // TestOutageAnswersQueuedAndDeliveredOnce: the relay goes away with ten
 // questions open; the operator answers all ten during the outage. Each
 // post is journaled and its card says it is queued (not "sent", and no
-// failure follows); nothing reaches an agent. The relay comes back
-// (restarted on the same address); the agents attach to it again, and then
-// the UI reaches it: every answer is delivered, each request gets exactly
-// one command, and no request ever sees a second command id.
-//
-// The UI reaches the relay through a gate that stays shut until the
-// agents are back on the restarted relay: a command the relay takes
-// before its target has reattached is refused as no-route, which is a
-// different fault than the one this test is about.
+// failure follows); nothing reaches an agent. The relay comes back,
+// restarted on the same address, and the agents and the UI reattach on
+// their own schedules (a queued answer waits for its agent to be on the
+// relay again): every answer is delivered, each request gets exactly one
+// command, and no request ever sees a second command id.
 func TestOutageAnswersQueuedAndDeliveredOnce(t *testing.T) {
 	t.Parallel()
 	const n = 10
-	var gate *tcpGate
-	s := startStack(t, stackOptions{
-		uiRelay: func(t *testing.T, relayURL string) string {
-			gate = startGate(t, strings.TrimPrefix(relayURL, "http://"))
-			return gate.url()
-		},
-	})
+	s := startStack(t, stackOptions{})
 	type asked struct {
 		ag   *agent.Agent
 		sess agent.SessionInfo
@@ -87,10 +77,9 @@ func TestOutageAnswersQueuedAndDeliveredOnce(t *testing.T) {
 	}
 	s.awaitRespond(t, true)
 
-	// The relay goes away: the UI's way to it is cut, and it stops.
-	gate.cut()
-	s.awaitRespond(t, false)
 	s.restartRelay(t, func() {
+		// No relay: the UI's respond path has seen it go.
+		s.awaitRespond(t, false)
 		for _, q := range qs {
 			posted := s.submit(t, q.form, q.form.button(t, "Deny"), "")
 			require.Equal(t, http.StatusSeeOther, posted.status, "the answer post during the outage; body: %s", posted.body)
@@ -106,17 +95,7 @@ func TestOutageAnswersQueuedAndDeliveredOnce(t *testing.T) {
 			assert.Empty(t, commandsTo(q.ag, q.sess.ID), "nothing reaches the agent during the outage")
 		}
 	})
-	// Still queued while the UI cannot reach the relay: no failure later.
-	for _, q := range qs {
-		s.awaitRoster(t, q.sess.ID, true) // the agent is back on the restarted relay
-	}
-	page := s.getPage(t, "")
-	for _, q := range qs {
-		assert.Equal(t, "queued", page.cardOf(t, q.sess.ID).Find(`[data-testid="state"]`).AttrOr("data-state", ""),
-			"still queued, not failed, while the UI cannot reach the relay")
-	}
 
-	gate.reopen()
 	for _, q := range qs {
 		got := awaitCommands(t, q.ag, q.sess.ID, 1, nil)
 		require.Len(t, got, 1, "one command for the request of session %s: %+v", q.sess.ID, got)

@@ -56,6 +56,15 @@ type Config struct {
 	// the connection was lost). Default 10 s.
 	ConnectWait time.Duration
 
+	// AgentWait is how long a queued command (no relay connection when
+	// it was due), once the relay is back, waits for its session's agent
+	// to be on the relay again (the roster lists it) before it is sent
+	// anyway: after a relay restart the agents reattach on their own
+	// schedule, and a command that arrives first is refused no-route.
+	// The roster is re-read every RosterPoll meanwhile. Defaults 10 s and
+	// 200 ms. A relay without the roster frame is not waited on.
+	AgentWait, RosterPoll time.Duration
+
 	// DialTimeout bounds the WebSocket handshake and the wait for the
 	// relay's hello. Default 10 s.
 	DialTimeout time.Duration
@@ -148,6 +157,8 @@ func (c Config) withDefaults() Config {
 	}
 	setDur(&c.ReplayWait, 500*time.Millisecond)
 	setDur(&c.ConnectWait, 10*time.Second)
+	setDur(&c.AgentWait, 10*time.Second)
+	setDur(&c.RosterPoll, 200*time.Millisecond)
 	setDur(&c.DialTimeout, 10*time.Second)
 	setDur(&c.WriteTimeout, 10*time.Second)
 	setDur(&c.PingInterval, 30*time.Second)

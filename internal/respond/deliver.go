@@ -50,6 +50,7 @@ func (c *Client) deliver(ctx context.Context, cmd *command) outcome {
 			return d.gone(ctx, nil)
 		}
 		if d.sent == 0 && cmd.queued && !d.released {
+			d.awaitAgent(ctx, cn)
 			if c.cfg.Release != nil && !c.cfg.Release.ReleaseQueued(cmd.sub.Card, cmd.id) {
 				c.log.Info("queued command not sent: the request closed or it got too old", "command", cmd.id)
 				return outcome{State: inbox.SubmissionNotSent, Detail: detailHeld}
@@ -62,6 +63,42 @@ func (c *Client) deliver(ctx context.Context, cmd *command) outcome {
 		}
 		c.log.Info("relay connection lost with a command in flight; resending after reconnect",
 			"command", cmd.id, "sent", d.sent)
+	}
+}
+
+// awaitAgent waits, for a queued command now that the relay is back, until
+// the relay's roster lists a claimant for the command's session (or says
+// something other than "not connected"), re-reading it every RosterPoll,
+// for at most AgentWait, or until the connection or ctx ends. The card
+// stays queued meanwhile; after the wait the command is sent whatever the
+// roster says, and the relay's answer (no-route) is the outcome.
+func (d *delivery) awaitAgent(ctx context.Context, cn *conn) {
+	c := d.c
+	if !cn.roster {
+		return // nothing to wait on
+	}
+	limit := time.NewTimer(c.cfg.AgentWait)
+	defer limit.Stop()
+	tick := time.NewTicker(c.cfg.RosterPoll)
+	defer tick.Stop()
+	for {
+		switch c.Reach(d.cmd.session) {
+		case inbox.ReachUnknown, inbox.ReachNotConnected:
+		default:
+			return
+		}
+		select {
+		case <-tick.C:
+			c.Refresh()
+		case <-limit.C:
+			c.log.Info("queued command: its agent is not on the relay yet; sending anyway", "command", d.cmd.id,
+				"session", d.cmd.session, "waited", c.cfg.AgentWait)
+			return
+		case <-cn.done:
+			return
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 

@@ -69,12 +69,16 @@ var testNow = time.Date(2026, 7, 3, 10, 0, 0, 0, time.UTC)
 // is long so only tests that want silence see it.
 func testConfig(base string) Config {
 	return Config{
-		RelayURL:     base,
-		Source:       "aep://host-a/ui/aepforms",
-		Instance:     "host-a/1",
-		AckWindow:    5 * time.Second,
-		ReplayWait:   20 * time.Millisecond,
-		ConnectWait:  5 * time.Second,
+		RelayURL:    base,
+		Source:      "aep://host-a/ui/aepforms",
+		Instance:    "host-a/1",
+		AckWindow:   5 * time.Second,
+		ReplayWait:  20 * time.Millisecond,
+		ConnectWait: 5 * time.Second,
+		// A submit made before the first connection is queued; most
+		// tests' fake relay lists no agent, so waiting for one would only
+		// slow them (TestQueuedAnswerWaitsForItsAgent waits).
+		AgentWait:    time.Millisecond,
 		DialTimeout:  2 * time.Second,
 		WriteTimeout: 2 * time.Second,
 		BackoffMin:   5 * time.Millisecond,

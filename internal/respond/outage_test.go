@@ -143,3 +143,57 @@ func TestConnectedSubmitIsNotQueued(t *testing.T) {
 	assert.Empty(t, rep.queued)
 	assert.Empty(t, rel.calls)
 }
+
+// After an outage, a queued command waits for its session's agent to be
+// on the relay again (the roster lists it), re-reading the roster, so it
+// is not refused no-route by a relay its agent has not reattached to yet.
+func TestQueuedAnswerWaitsForItsAgent(t *testing.T) {
+	t.Parallel()
+	fr := newFakeRelay(t)
+	fr.down.Store(true)
+	fr.onCommand = func(fc *fakeConn, cmd *aep.Event, _ int) { fc.accept(cmd) }
+	cfg := testConfig(fr.url())
+	cfg.AgentWait = time.Hour
+	cfg.RosterPoll = 5 * time.Millisecond
+	c, rep := start(t, cfg)
+	require.Eventually(t, func() bool { return c.Err() != nil }, 10*time.Second, time.Millisecond)
+	require.NoError(t, c.Submit(t.Context(), submission("s1", "card-1")))
+	rep.nextQueued(t)
+
+	fr.down.Store(false) // back, but its agent is not
+	c.Wake()
+	fr.await("the roster re-read while waiting for the agent", atLeast("roster", 3))
+	assert.Empty(t, fr.frames(typeRespond), "nothing sent before the agent is back")
+	select {
+	case o := <-rep.ch:
+		t.Fatalf("outcome before the agent was back: %+v", o)
+	default:
+	}
+	fr.setRoster([]RosterEntry{{Session: "s1", Agent: "demo", Instance: "a", Control: &ControlDecl{Accepts: []string{typeRespond}}}})
+	o := rep.next(t)
+	assert.Equal(t, inbox.SubmissionAccepted, o.State, "%+v", o)
+	assert.Len(t, fr.frames(typeRespond), 1, "sent once, when the agent was back")
+}
+
+// The wait for the agent is bounded: past AgentWait the command is sent
+// anyway, and the relay's no-route is the outcome.
+func TestQueuedAnswerWaitsForItsAgentAtMostAgentWait(t *testing.T) {
+	t.Parallel()
+	fr := newFakeRelay(t)
+	fr.down.Store(true)
+	fr.onCommand = func(fc *fakeConn, cmd *aep.Event, _ int) {
+		fc.send(map[string]any{"type": "error", "code": CodeNoRoute, "cause": cmd.ID(), "detail": "no target"})
+	}
+	cfg := testConfig(fr.url())
+	cfg.AgentWait = 20 * time.Millisecond
+	cfg.RosterPoll = 5 * time.Millisecond
+	c, rep := start(t, cfg)
+	require.Eventually(t, func() bool { return c.Err() != nil }, 10*time.Second, time.Millisecond)
+	require.NoError(t, c.Submit(t.Context(), submission("s1", "card-1")))
+	rep.nextQueued(t)
+	fr.down.Store(false)
+	c.Wake()
+	o := rep.next(t)
+	assert.Equal(t, inbox.SubmissionFailed, o.State, "%+v", o)
+	assert.Equal(t, CodeNoRoute, o.Reason)
+}
