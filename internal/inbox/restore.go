@@ -11,7 +11,7 @@ import (
 // the feed, which replays the relay's history. So resuming is two steps.
 //
 //  1. Restore, once, before the feed starts: the journal's submissions
-//     still waiting for the agent (sending or accepted) are held by card
+//     still waiting for the agent (queued, sending or accepted) are held by card
 //     id, and each is put on its card the moment the card is made
 //     (onRequested calls restoreOnto), before any event that follows the
 //     request: the card never shows an open form for a request this UI
@@ -117,6 +117,12 @@ func (in *Inbox) Resume(maxAge time.Duration) []Submission {
 		case maxAge <= 0 || now.Sub(s.At) > maxAge:
 			in.touch(en, in.settle(s, SubmissionNotSent, ReasonTooOld, ""))
 		default:
+			if s.State == SubmissionQueued {
+				// Queued when the last serve stopped: it goes to the
+				// respond path now, which says "queued" again if the
+				// relay is still away.
+				in.touch(en, in.settle(s, SubmissionSending, "", ""))
+			}
 			out = append(out, cloneSubmission(*s))
 		}
 	}

@@ -102,4 +102,8 @@ func TestJournalKeepsQueuedAcrossProcesses(t *testing.T) {
 	again := second.Resume(10 * time.Minute)
 	require.Len(t, again, 1)
 	assert.Equal(t, "c1", again[0].CommandID)
+	assert.Equal(t, inbox.SubmissionSending, again[0].State, "handed to the respond path, which says queued again if the relay is away")
+	c, ok := second.Card(id)
+	require.True(t, ok)
+	assert.Equal(t, inbox.SubmissionSending, c.Submission.State)
 }
