@@ -85,7 +85,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr *sqlite.Journal, 
 	deps := web.Deps{Inbox: g.in, History: jr, Sessions: jr}
 	if token != "" {
 		g.respond = respond.New(respond.Config{
-			RelayURL: relayURL, Token: token, Agent: cfg.agentName, Source: source, AckWindow: cfg.ackWindow, RosterInterval: cfg.rosterIntvl,
+			RelayURL: relayURL, Token: token, Agent: cfg.agentName, Source: source, AckWindow: cfg.ackWindow, RosterInterval: cfg.rosterIntvl, BackoffMax: cfg.respondBackoff,
 			Reporter: g.reporter, Logger: logger.With("part", "respond"),
 			// A queued answer is sent when the relay is back only if its
 			// request is still open and it is not too old.
