@@ -45,12 +45,15 @@ func (c *Client) deliver(ctx context.Context, cmd *command) outcome {
 		if cn == nil {
 			return d.gone(ctx, err)
 		}
-		if d.conns > c.cfg.Retries+1 {
+		if d.sent > 0 && d.conns > c.cfg.Retries+1 {
 			// The connection keeps dropping under this command: stop here.
+			// (One never written is queued instead, and waits on.)
 			return d.gone(ctx, nil)
 		}
 		if d.sent == 0 && cmd.queued && !d.released {
-			d.awaitAgent(ctx, cn)
+			if !d.awaitAgent(ctx, cn) {
+				continue // the connection or ctx ended first: still queued
+			}
 			if c.cfg.Release != nil && !c.cfg.Release.ReleaseQueued(cmd.sub.Card, cmd.id) {
 				c.log.Info("queued command not sent: the request closed or it got too old", "command", cmd.id)
 				return outcome{State: inbox.SubmissionNotSent, Detail: detailHeld}
@@ -63,6 +66,12 @@ func (c *Client) deliver(ctx context.Context, cmd *command) outcome {
 		}
 		c.log.Info("relay connection lost with a command in flight; resending after reconnect",
 			"command", cmd.id, "sent", d.sent)
+		// The connection is ending (a failed write or subscribe ends it):
+		// wait for that, so the next round never takes it for live.
+		select {
+		case <-cn.done:
+		case <-ctx.Done():
+		}
 	}
 }
 
@@ -71,11 +80,12 @@ func (c *Client) deliver(ctx context.Context, cmd *command) outcome {
 // something other than "not connected"), re-reading it every RosterPoll,
 // for at most AgentWait, or until the connection or ctx ends. The card
 // stays queued meanwhile; after the wait the command is sent whatever the
-// roster says, and the relay's answer (no-route) is the outcome.
-func (d *delivery) awaitAgent(ctx context.Context, cn *conn) {
+// roster says, and the relay's answer (no-route) is the outcome. It is
+// false when the connection or ctx ended first.
+func (d *delivery) awaitAgent(ctx context.Context, cn *conn) bool {
 	c := d.c
 	if !cn.roster {
-		return // nothing to wait on
+		return true // nothing to wait on
 	}
 	limit := time.NewTimer(c.cfg.AgentWait)
 	defer limit.Stop()
@@ -85,7 +95,7 @@ func (d *delivery) awaitAgent(ctx context.Context, cn *conn) {
 		switch c.Reach(d.cmd.session) {
 		case inbox.ReachUnknown, inbox.ReachNotConnected:
 		default:
-			return
+			return true
 		}
 		select {
 		case <-tick.C:
@@ -93,11 +103,11 @@ func (d *delivery) awaitAgent(ctx context.Context, cn *conn) {
 		case <-limit.C:
 			c.log.Info("queued command: its agent is not on the relay yet; sending anyway", "command", d.cmd.id,
 				"session", d.cmd.session, "waited", c.cfg.AgentWait)
-			return
+			return true
 		case <-cn.done:
-			return
+			return false
 		case <-ctx.Done():
-			return
+			return false
 		}
 	}
 }
@@ -115,8 +125,11 @@ func (d *delivery) unsent(ctx context.Context) (*conn, error) {
 		if cn != nil || ctx.Err() != nil || errors.Is(err, ErrUnauthorized) {
 			return cn, err
 		}
-		if !d.cmd.queued {
-			d.cmd.queued = true
+		if !d.cmd.queued || d.released {
+			// Not written yet and no relay: queued (again, when the
+			// connection it was released on dropped before the write; it
+			// is released again, checks and all, when the relay is back).
+			d.cmd.queued, d.released = true, false
 			c.cfg.Reporter.SettleSubmission(d.cmd.sub.Card, d.cmd.id, inbox.SubmissionQueued, "", "")
 		}
 		cn, err = c.awaitConn(ctx, time.Now().Add(c.cfg.ConnectWait))

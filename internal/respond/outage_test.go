@@ -197,3 +197,55 @@ func TestQueuedAnswerWaitsForItsAgentAtMostAgentWait(t *testing.T) {
 	assert.Equal(t, inbox.SubmissionFailed, o.State, "%+v", o)
 	assert.Equal(t, CodeNoRoute, o.Reason)
 }
+
+// releaseThenDrop is a Releaser that, the first time, lets the command go
+// and then takes the relay away before it is written.
+type releaseThenDrop struct {
+	releaser
+	fr   *fakeRelay
+	conn chan *fakeConn
+}
+
+func (r *releaseThenDrop) ReleaseQueued(card inbox.CardID, commandID string) bool {
+	r.mu.Lock()
+	first := len(r.calls) == 0
+	r.mu.Unlock()
+	ok := r.releaser.ReleaseQueued(card, commandID)
+	if first {
+		r.fr.down.Store(true)
+		(<-r.conn).drop()
+	}
+	return ok
+}
+
+// A released command whose connection drops before it is written is
+// queued again (the card must not say "sent"), and released again, with
+// its checks, when the relay is back.
+func TestReleasedCommandQueuedAgainWhenTheRelayGoesBeforeTheWrite(t *testing.T) {
+	t.Parallel()
+	fr := newFakeRelay(t)
+	conns := make(chan *fakeConn, 8)
+	fr.onHello = func(fc *fakeConn, _ map[string]any) bool { conns <- fc; return true }
+	fr.down.Store(true)
+	fr.onCommand = func(fc *fakeConn, cmd *aep.Event, _ int) { fc.accept(cmd) }
+	rel := &releaseThenDrop{releaser: releaser{send: true}, fr: fr, conn: conns}
+	cfg := testConfig(fr.url())
+	cfg.Release = rel
+	c, rep := start(t, cfg)
+	require.Eventually(t, func() bool { return c.Err() != nil }, 10*time.Second, time.Millisecond)
+	require.NoError(t, c.Submit(t.Context(), submission("s1", "card-1")))
+	rep.nextQueued(t)
+	fr.down.Store(false)
+	c.Wake()
+	again := rep.nextQueued(t)
+	assert.Equal(t, inbox.SubmissionQueued, again.State, "queued again: nothing was written")
+	assert.Empty(t, fr.frames(typeRespond))
+	fr.down.Store(false)
+	c.Wake()
+	o := rep.next(t)
+	assert.Equal(t, inbox.SubmissionAccepted, o.State, "%+v", o)
+	assert.Len(t, fr.frames(typeRespond), 1, "written once")
+	rel.mu.Lock()
+	defer rel.mu.Unlock()
+	assert.Len(t, rel.calls, 2, "released again when the relay was back")
+}
