@@ -150,6 +150,16 @@ func TestPageStates(t *testing.T) {
 		assert.Equal(t, 1, doc.Find(`[data-testid="watch-only"]`).Length())
 		assert.Equal(t, 0, doc.Find("form").Length(), "watch-only: no form anywhere")
 	})
+	t.Run("connecting to the relay", func(t *testing.T) {
+		t.Parallel()
+		st := inbox.Status{FeedConnecting: true, FeedError: "feed: no headers yet"}
+		doc := parse(t, Page(view.Page(nil, st, pageOpts())))
+		assert.Equal(t, 0, doc.Find(`[data-testid="relay-lost"]`).Length(), "not lost: not there yet")
+		assert.Equal(t, "connecting", attr(t, doc.Find("#banners"), "data-relay"))
+		assert.Equal(t, "Connecting to the relay", attr(t, doc.Find("#banners"), "data-relay-text"), "the script's words")
+		assert.Equal(t, "connecting", attr(t, doc.Find(`[data-testid="connection"]`), "data-state"))
+		assert.Equal(t, "Connecting to the relay", doc.Find(`[data-testid="connection"]`).Text())
+	})
 	t.Run("refused post", func(t *testing.T) {
 		t.Parallel()
 		opts := pageOpts()

@@ -13,7 +13,7 @@
  *   remove  data: the card's DOM id ("card-{cardID}"): the card left the
  *           view (evicted, or no longer matches the filter).
  *   status  data: the HTML of components.StatusFragment: top-level
- *           elements with ids (#banners, data-relay="up|lost") that replace
+ *           elements with ids (#banners, data-relay="up|connecting|lost") that replace
  *           the elements with the same ids.
  *   reload  data ignored: the server cannot catch this page up; reload it.
  * Comments (": ping") are heartbeats and are not seen here.
@@ -812,10 +812,12 @@
     if (!el) return;
     var banners = byId('banners');
     var relayLost = banners && banners.dataset.relay === 'lost';
-    var state = relayLost ? 'relay-lost' : live ? 'live' : 'not-live';
+    /* Not lost, not there yet: the server's words (data-relay-text). */
+    var connecting = banners && banners.dataset.relay === 'connecting';
+    var state = connecting ? 'connecting' : relayLost ? 'relay-lost' : live ? 'live' : 'not-live';
     el.dataset.state = state;
     el.className = 'conn conn--' + state;
-    el.textContent = relayLost ? 'Relay lost' : live ? 'Live' : 'Not live';
+    el.textContent = connecting ? banners.dataset.relayText : relayLost ? 'Relay lost' : live ? 'Live' : 'Not live';
     el.title = live ? 'Live updates are on' : 'Live updates are off: reload to see changes';
   }
 

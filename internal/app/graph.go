@@ -21,6 +21,7 @@ var (
 	_ feed.Sink        = (*inbox.Inbox)(nil)
 	_ respond.Reporter = (*inbox.Inbox)(nil)
 	_ respond.Reporter = (*liveReporter)(nil)
+	_ respond.Releaser = (*inbox.Inbox)(nil)
 	_ web.Inbox        = (*inbox.Inbox)(nil)
 	_ web.Submitter    = (*respond.Client)(nil)
 	_ web.Roster       = (*respond.Client)(nil)
@@ -65,7 +66,10 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 	source := jr.Identity().Source
 	opts := inbox.Options{Journal: jr, OwnSources: []string{source, legacyUISource()},
 		MaxPending: cfg.maxPending, MaxBytes: int64(cfg.maxBytes), MaxControls: cfg.maxControls, Logger: logger.With("part", "inbox"),
-		RestoreSettled: restoreSettled(cfg.settledKept)}
+		RestoreSettled: restoreSettled(cfg.settledKept),
+		// An answer queued while the relay is away is sent when it is
+		// back only as long as a restart would resend it.
+		QueueMaxAge: cfg.resendMaxAge}
 	if token != "" {
 		// The command's exact bytes are built before the submission is
 		// journaled, so the journal keeps what is sent (and resent after
@@ -83,8 +87,11 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 	deps := web.Deps{Inbox: g.in, History: jr, Sessions: jr, Database: jr}
 	if token != "" {
 		g.respond = respond.New(respond.Config{
-			RelayURL: relayURL, Token: token, Agent: cfg.agentName, Source: source, AckWindow: cfg.ackWindow, RosterInterval: cfg.rosterIntvl,
+			RelayURL: relayURL, Token: token, Agent: cfg.agentName, Source: source, AckWindow: cfg.ackWindow, RosterInterval: cfg.rosterIntvl, BackoffMax: cfg.respondBackoff,
 			Reporter: g.reporter, Logger: logger.With("part", "respond"),
+			// A queued answer is sent when the relay is back only if its
+			// request is still open and it is not too old.
+			Release: g.in,
 			// A roster change (an agent connected or left) re-renders the
 			// open cards whose agent's reach changed.
 			Notify: func() { g.in.RefreshReach(g.respond.Reach) },
@@ -92,6 +99,10 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 		// Session lifecycle and agent.* events: read the roster again, so
 		// a card's reach follows its agent starting, stopping or dying.
 		feedCfg.OnEvent = g.respond.Observe
+		// The feed reaching the relay again means it is back: the
+		// respond path dials now instead of sitting out its backoff,
+		// so answers queued during the outage go at once.
+		g.catch.onConnect = g.respond.Wake
 		deps.Submitter, deps.Roster = g.respond, g.respond
 	}
 	g.feed = feed.New(feedCfg)

@@ -40,6 +40,9 @@ const (
 type catchUp struct {
 	*inbox.Inbox
 	now func() time.Time
+	// onConnect, when set, is called each time the feed's stream opens
+	// (the relay is reachable again): graph.go wakes the respond path.
+	onConnect func()
 
 	mu        sync.Mutex
 	connected bool
@@ -69,9 +72,13 @@ func (c *catchUp) FeedState(connected bool, err error) {
 		c.since = c.now()
 		c.last = c.since
 	}
+	opened := connected && !c.connected
 	c.connected = connected
 	c.mu.Unlock()
 	c.Inbox.FeedState(connected, err)
+	if opened && c.onConnect != nil {
+		c.onConnect()
+	}
 }
 
 // caughtUp reports whether the feed is connected and has been quiet for

@@ -64,3 +64,21 @@ func TestResumeWaitsForTheFeedToCatchUp(t *testing.T) {
 	}
 	assert.True(t, c.caughtUp(quiet, most), "connected for the longest wait, never quiet")
 }
+
+// Each time the feed's stream opens (the relay is back), the catch-up
+// sink calls onConnect once: graph.go wakes the respond path with it.
+func TestFeedReconnectWakesOnce(t *testing.T) {
+	t.Parallel()
+	c := newCatchUp(inbox.New(inbox.Options{}), nil)
+	woken := make(chan struct{}, 8)
+	c.onConnect = func() { woken <- struct{}{} }
+	c.FeedState(false, errors.New("refused"))
+	assert.Empty(t, woken, "no wake while the relay is away")
+	c.FeedState(true, nil)
+	assert.Len(t, woken, 1, "woken when the stream opens")
+	c.FeedState(true, nil)
+	assert.Len(t, woken, 1, "not again while it stays open")
+	c.FeedState(false, errors.New("lost"))
+	c.FeedState(true, nil)
+	assert.Len(t, woken, 2, "woken again on the reconnect")
+}

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/aepforms/aepforms/internal/respond"
 	"github.com/aepforms/aepforms/web"
 )
 
@@ -43,12 +44,16 @@ type serveConfig struct {
 	heartbeat     time.Duration
 	ackWindow     time.Duration
 	rosterIntvl   time.Duration
-	demoEvery     time.Duration
-	bodyTimeout   time.Duration
-	respTimeout   time.Duration
-	sessionIdle   time.Duration // --session-idle
-	sessionMax    time.Duration // --session-max
-	maxConns      int
+	// respondBackoff caps the respond path's reconnect wait
+	// (--respond-backoff-max): an answer queued while the relay is away
+	// waits on it.
+	respondBackoff time.Duration
+	demoEvery      time.Duration
+	bodyTimeout    time.Duration
+	respTimeout    time.Duration
+	sessionIdle    time.Duration // --session-idle
+	sessionMax     time.Duration // --session-max
+	maxConns       int
 	// The inbox's bounds and each card's budgets (issue 14).
 	maxPending  int
 	maxBytes    sizeFlag
@@ -129,6 +134,7 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.DurationVar(&c.heartbeat, "heartbeat", envDur("AEPFORMS_HEARTBEAT", 15*time.Second), "browser push heartbeat interval (env AEPFORMS_HEARTBEAT)")
 	fs.DurationVar(&c.ackWindow, "ack-window", envDur("AEPFORMS_ACK_WINDOW", 0), "wait this long for an agent's ack; 0 uses the agent's declared window, else 10s (env AEPFORMS_ACK_WINDOW)")
 	fs.DurationVar(&c.rosterIntvl, "roster-interval", envDur("AEPFORMS_ROSTER_INTERVAL", 30*time.Second), "re-read the relay's roster (which agents are connected) this often (env AEPFORMS_ROSTER_INTERVAL)")
+	fs.DurationVar(&c.respondBackoff, "respond-backoff-max", envDur("AEPFORMS_RESPOND_BACKOFF_MAX", respond.DefaultBackoffMax), "the longest wait between the respond path's attempts to reconnect to the relay; answers queued while it is away wait on it (env AEPFORMS_RESPOND_BACKOFF_MAX)")
 	fs.DurationVar(&c.demoEvery, "demo-every", envDur("AEPFORMS_DEMO_EVERY", 30*time.Second), "with --demo: ask one more question this often, 0 = never (env AEPFORMS_DEMO_EVERY)")
 	fs.DurationVar(&c.bodyTimeout, "body-timeout", envDur("AEPFORMS_BODY_TIMEOUT", 30*time.Second), "cut a client that takes longer to send a post's body (env AEPFORMS_BODY_TIMEOUT)")
 	fs.DurationVar(&c.sessionIdle, "session-idle", envDur("AEPFORMS_SESSION_IDLE", 12*time.Hour), "sign an operator's browser out after this long unused (env AEPFORMS_SESSION_IDLE)")
@@ -155,7 +161,7 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	}
 	fs.StringVar(&c.db, "db", dbDefault, "the answer journal: a SQLite file only you can read, one serve at a time per file; or postgres://user@host/db, a PostgreSQL database several replicas share (env AEPFORMS_DB)")
 	retention := fs.String("history-retention", envOr("AEPFORMS_HISTORY_RETENTION", "90d"), "how long the journal keeps an answer, in days like 90d or a duration like 720h; 0 keeps every answer (env AEPFORMS_HISTORY_RETENTION)")
-	fs.DurationVar(&c.resendMaxAge, "resend-max-age", envDur("AEPFORMS_RESEND_MAX_AGE", 10*time.Minute), "after a restart, send again a journaled answer the agent had not settled, if its question is still open and it is younger than this; 0 sends none again (env AEPFORMS_RESEND_MAX_AGE)")
+	fs.DurationVar(&c.resendMaxAge, "resend-max-age", envDur("AEPFORMS_RESEND_MAX_AGE", 10*time.Minute), "after a restart, send again a journaled answer the agent had not settled, if its question is still open and it is younger than this; 0 sends none again. Also the oldest an answer queued while the relay is away may be when it comes back (0: no limit) (env AEPFORMS_RESEND_MAX_AGE)")
 	err = fs.Parse(args)
 	if err != nil {
 		return c, err
@@ -189,6 +195,9 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	}
 	if c.sessionIdle <= 0 || c.sessionMax <= 0 {
 		return c, fmt.Errorf("%w: --session-idle and --session-max must be positive", ErrUsage)
+	}
+	if c.respondBackoff <= 0 {
+		return c, fmt.Errorf("%w: --respond-backoff-max %v: must be positive", ErrUsage, c.respondBackoff)
 	}
 	if c.rosterIntvl <= 0 {
 		return c, fmt.Errorf("%w: --roster-interval %v: must be positive", ErrUsage, c.rosterIntvl)

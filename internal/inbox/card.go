@@ -104,7 +104,13 @@ type SubmissionState string
 
 // Submission states.
 const (
-	SubmissionSending  SubmissionState = "sending"  // queued or on the wire, no ack yet
+	// SubmissionQueued: journaled, but the respond path had no relay
+	// connection to send it on; it is sent once the relay is back, unless
+	// the request settles, expires or its session ends first
+	// (SubmissionSuperseded), or it outlives Options.QueueMaxAge
+	// (SubmissionNotSent, ReasonTooOld). Nothing has reached the relay.
+	SubmissionQueued   SubmissionState = "queued"
+	SubmissionSending  SubmissionState = "sending"  // handed to a live relay connection or on the wire, no ack yet
 	SubmissionAccepted SubmissionState = "accepted" // control.accepted; waiting for the outcome events
 	SubmissionRejected SubmissionState = "rejected" // control.rejected (Reason, Detail from the agent)
 	SubmissionFailed   SubmissionState = "failed"   // relay error frame, local ack timeout or relay unreachable
@@ -136,7 +142,7 @@ type Submission struct {
 	Reason    string    // nack reason, relay error code ("no-route", ...), ReasonTimeout or ReasonUnreachable
 	Detail    string    // the agent's or relay's detail, as given
 	At        time.Time // when the post was recorded (inbox clock)
-	SettledAt time.Time // when State last left SubmissionSending (inbox clock); zero while sending
+	SettledAt time.Time // when State last left SubmissionQueued/SubmissionSending (inbox clock); zero while queued or sending
 
 	// Agent and Question are the request's agent attribute and prompt, as
 	// the card had them when the post was recorded: what the answer
@@ -168,10 +174,11 @@ type Submission struct {
 	Resumed bool
 }
 
-// InFlight reports whether the submission still waits for the agent: sent
-// or accepted, with no decision that reopens the form.
+// InFlight reports whether the submission still waits for the agent:
+// queued, sent or accepted, with no decision that reopens the form. A
+// queued answer counts: it will be sent, so a second one must not be.
 func (s *Submission) InFlight() bool {
-	return s != nil && (s.State == SubmissionSending || s.State == SubmissionAccepted)
+	return s != nil && (s.State == SubmissionQueued || s.State == SubmissionSending || s.State == SubmissionAccepted)
 }
 
 // Local failure reasons of a submission (never on the wire).

@@ -21,6 +21,7 @@ func TestExpiry(t *testing.T) {
 	require.Equal(t, StatePending, c.State)
 	assert.True(t, c.ExpiresAt.Equal(deadline), "ExpiresAt got %v want %v", c.ExpiresAt, deadline)
 
+	in.FeedState(true, nil) // connected: the sweep's only news is the deadline (not the connect grace)
 	sub := in.Subscribe(8)
 	defer sub.Close()
 	clk.Add(59 * time.Second)

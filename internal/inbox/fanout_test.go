@@ -148,7 +148,7 @@ func TestStatus(t *testing.T) {
 	in, clk := newTestInbox(t)
 	s := in.Subscribe(16)
 	defer s.Close()
-	assert.Equal(t, Status{}, in.Status())
+	assert.Equal(t, Status{FeedConnecting: true}, in.Status(), "connecting, until the feed has connected once")
 
 	in.FeedState(true, nil)
 	assert.Equal(t, Change{Seq: 1, Kind: ChangeStatus}, next(t, s))

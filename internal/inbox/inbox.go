@@ -64,6 +64,19 @@ type Options struct {
 	// MaxFormItems is the most fields, options, or choices in one field a
 	// request may carry before it is shown as malformed. Default 1000.
 	MaxFormItems int
+	// QueueMaxAge is the oldest a queued answer (SubmissionQueued: posted
+	// while the relay was away) may be and still be sent when the relay is
+	// back, measured from its post on the inbox clock; older ones are not
+	// sent (SubmissionNotSent, ReasonTooOld), on the next Sweep or when
+	// the respond path asks (ReleaseQueued). The app passes
+	// --resend-max-age. Zero: no limit.
+	QueueMaxAge time.Duration
+	// ConnectGrace is how long after New the page says "connecting to the
+	// relay" rather than "relay lost" while the feed has never connected
+	// (Status.FeedConnecting): the AEP reference relay sends /stream's
+	// headers only with its first ping, up to 25 s after the request.
+	// Default DefaultConnectGrace (30 s, that ping bound).
+	ConnectGrace time.Duration
 	// OwnSources are the sources of this UI's own commands: the one it
 	// sends with now, and any it sent with before (the host-derived source
 	// of releases before the journal). Commands from them seen on the feed
@@ -115,6 +128,9 @@ func (o Options) withDefaults() Options {
 	def(&o.MaxOrphans, 4096)
 	def(&o.MaxSeen, 65536)
 	def(&o.MaxFormItems, 1000)
+	if o.ConnectGrace <= 0 {
+		o.ConnectGrace = DefaultConnectGrace
+	}
 	def(&o.MaxControls, 2000)
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = 64 << 20
@@ -193,7 +209,13 @@ type Inbox struct {
 
 	feedConnected bool
 	feedError     string
-	notices       []Notice
+	// started is when the inbox was made (its clock); feedEver is true
+	// once the feed has connected; graceOver once Sweep saw
+	// Options.ConnectGrace pass (status.go).
+	started   time.Time
+	feedEver  bool
+	graceOver bool
+	notices   []Notice
 
 	loads         map[string]*agentLoad // what each agent holds, by agent (share.go)
 	bytes         int64                 // raw request bytes of every card kept
@@ -227,6 +249,7 @@ func New(opts Options) *Inbox {
 		subs:       make(map[*Subscription]struct{}),
 		loads:      make(map[string]*agentLoad),
 		dropped:    make(map[string]uint64),
+		started:    opts.Now(),
 	}
 	in.seen = newFIFO[aep.Key, struct{}](opts.MaxSeen, nil)
 	in.ended = newFIFO[aep.SessionKey, endMark](opts.MaxSeen, nil)

@@ -73,7 +73,7 @@ func (j *MemoryJournal) Settle(commandID string, state SubmissionState, reason, 
 	defer j.mu.Unlock()
 	if s, ok := j.subs[commandID]; ok {
 		s.State, s.Reason, s.Detail, s.SettledAt = state, reason, detail, at
-		if state == SubmissionSending {
+		if state == SubmissionSending || state == SubmissionQueued {
 			s.SettledAt = time.Time{}
 		}
 	}

@@ -48,7 +48,8 @@ func (in *Inbox) derive(en *entry, now time.Time) bool {
 			}
 		}
 	}
-	return c.State != prevState || c.SessionEnded != prevEnded || c.AnsweredElsewhere != prevElsewhere || silenced
+	queueEnded := in.settleQueued(en, now)
+	return c.State != prevState || c.SessionEnded != prevEnded || c.AnsweredElsewhere != prevElsewhere || silenced || queueEnded
 }
 
 // silence marks the card's Responders that got no ack within the ack

@@ -14,7 +14,7 @@ import (
 // the feed, which replays the relay's history. So resuming is two steps.
 //
 //  1. Restore, once, before the feed starts: the journal's submissions
-//     still waiting for the agent (sending or accepted) are held by card
+//     still waiting for the agent (queued, sending or accepted) are held by card
 //     id, and each is put on its card the moment the card is made
 //     (onRequested calls restoreOnto), before any event that follows the
 //     request: the card never shows an open form for a request this UI
@@ -135,6 +135,12 @@ func (in *Inbox) Resume(maxAge time.Duration) []Submission {
 		case maxAge <= 0 || now.Sub(s.At) > maxAge:
 			in.touch(en, in.settle(s, SubmissionNotSent, ReasonTooOld, ""))
 		default:
+			if s.State == SubmissionQueued {
+				// Queued when the last serve stopped: it goes to the
+				// respond path now, which says "queued" again if the
+				// relay is still away.
+				in.touch(en, in.settle(s, SubmissionSending, "", ""))
+			}
 			out = append(out, cloneSubmission(*s))
 		}
 	}
@@ -162,7 +168,7 @@ func (in *Inbox) Restoring() (loaded int, resumed bool) {
 // recorded long ago: the relay no longer holds its question), never
 // rewritten as not sent.
 func (in *Inbox) settleGone(s *Submission, now time.Time) {
-	if s.State == SubmissionSending {
+	if s.State == SubmissionSending || s.State == SubmissionQueued {
 		in.journalSettle(s.CommandID, SubmissionNotSent, ReasonGone, "", now)
 	}
 }

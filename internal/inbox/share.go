@@ -41,7 +41,7 @@ func agentOf(c *Card) string {
 }
 
 // protected reports whether a card must not be evicted: the operator's
-// answer to it is on its way. That is an answer sent and not yet acked
+// answer to it is on its way. That is an answer queued, or sent and not yet acked
 // (journaled, its ack still to find the card), or accepted on a card
 // still open (waiting for its outcome). An accepted answer on a settled
 // card has its outcome: protecting it would keep every card the operator
@@ -51,8 +51,8 @@ func (en *entry) protected() bool {
 	switch {
 	case s == nil:
 		return false
-	case s.State == SubmissionSending:
-		return true
+	case s.State == SubmissionSending, s.State == SubmissionQueued:
+		return true // a queued answer is sent when the relay is back: its card must be there
 	case s.State == SubmissionAccepted:
 		return en.settledOrder == 0
 	}

@@ -15,12 +15,22 @@ type Notice struct {
 	At       time.Time    // when it was raised (inbox clock)
 }
 
+// DefaultConnectGrace is Options.ConnectGrace's default: the AEP
+// reference relay's ping bound (it sends /stream's headers with its first
+// ping, up to 25 s after the request), with a margin.
+const DefaultConnectGrace = 30 * time.Second
+
 // Status is the inbox's view of its feed.
 type Status struct {
 	FeedConnected bool
-	FeedError     string // the last feed error, "" when none
-	Notices       []Notice
-	Pending       int // open cards (pending or routed)
+	// FeedConnecting is true while the feed has never connected and
+	// Options.ConnectGrace has not passed since the inbox was made: the
+	// relay may simply not have sent its headers yet, so the page says
+	// "connecting", not "relay lost".
+	FeedConnecting bool
+	FeedError      string // the last feed error, "" when none
+	Notices        []Notice
+	Pending        int // open cards (pending or routed)
 	// Dropped counts the open requests let go to keep the inbox within
 	// its bounds (Options.MaxPending, MaxBytes), by agent, most first;
 	// DroppedOthers those of agents past the first 1024 to lose one.
@@ -37,13 +47,14 @@ func (in *Inbox) Status() Status {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	return Status{
-		FeedConnected: in.feedConnected,
-		FeedError:     in.feedError,
-		Notices:       append([]Notice(nil), in.notices...),
-		Pending:       len(in.byID) - len(in.settled),
-		Dropped:       in.droppedLocked(),
-		DroppedOthers: in.droppedOthers,
-		Invalid:       in.invalid,
+		FeedConnected:  in.feedConnected,
+		FeedConnecting: in.connectingLocked(in.opts.Now()),
+		FeedError:      in.feedError,
+		Notices:        append([]Notice(nil), in.notices...),
+		Pending:        len(in.byID) - len(in.settled),
+		Dropped:        in.droppedLocked(),
+		DroppedOthers:  in.droppedOthers,
+		Invalid:        in.invalid,
 	}
 }
 
@@ -56,6 +67,7 @@ func (in *Inbox) FeedState(connected bool, err error) {
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
+	in.feedEver = in.feedEver || connected
 	if in.feedConnected == connected && in.feedError == msg {
 		return
 	}
@@ -105,4 +117,23 @@ func (in *Inbox) noteJournalError(err error) {
 		Message: "an answer's state could not be recorded: " + err.Error(),
 		At:      in.opts.Now(),
 	})
+}
+
+// connectingLocked reports whether the feed is still connecting for the
+// first time, within Options.ConnectGrace. The caller holds the lock.
+func (in *Inbox) connectingLocked(now time.Time) bool {
+	return !in.feedConnected && !in.feedEver && now.Sub(in.started) < in.opts.ConnectGrace
+}
+
+// sweepGrace publishes a status change once, when Options.ConnectGrace
+// passes with the feed never connected: the page turns from
+// "connecting" to "relay lost". The caller holds the lock.
+func (in *Inbox) sweepGrace(now time.Time) {
+	if in.graceOver || now.Sub(in.started) < in.opts.ConnectGrace {
+		return
+	}
+	in.graceOver = true
+	if !in.feedEver {
+		in.publish(Change{Kind: ChangeStatus})
+	}
 }

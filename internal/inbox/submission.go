@@ -97,12 +97,14 @@ func (in *Inbox) BeginSubmission(id CardID, s Submission) (Submission, error) {
 
 // SettleSubmission reports what became of command commandID on card id:
 // state SubmissionAccepted, SubmissionRejected or SubmissionFailed with
-// the reason and detail, or SubmissionSending again for a resend. It is
+// the reason and detail, SubmissionQueued when the respond path holds it
+// for want of a relay connection, or SubmissionSending again for a
+// resend. It is
 // ignored unless commandID is the card's latest submission, and once the
 // agent decided (accepted or rejected) that decision stands.
 func (in *Inbox) SettleSubmission(id CardID, commandID string, state SubmissionState, reason, detail string) {
 	switch state {
-	case SubmissionSending, SubmissionAccepted, SubmissionRejected, SubmissionFailed:
+	case SubmissionQueued, SubmissionSending, SubmissionAccepted, SubmissionRejected, SubmissionFailed:
 	default:
 		return
 	}
@@ -133,8 +135,13 @@ func (in *Inbox) settle(s *Submission, state SubmissionState, reason, detail str
 	if s.State == state && s.Reason == reason && s.Detail == detail {
 		return false
 	}
+	if state == SubmissionQueued && s.State != SubmissionSending && s.State != SubmissionQueued {
+		// Queued is said before the first write: an answer that already
+		// failed or was sent never goes back to it.
+		return false
+	}
 	s.State, s.Reason, s.Detail = state, reason, detail
-	if state == SubmissionSending {
+	if state == SubmissionSending || state == SubmissionQueued {
 		s.SettledAt = time.Time{}
 	} else {
 		s.SettledAt = now
@@ -143,4 +150,68 @@ func (in *Inbox) settle(s *Submission, state SubmissionState, reason, detail str
 		in.noteJournalError(err)
 	}
 	return true
+}
+
+// ReleaseQueued is asked by the respond path right before it first writes
+// a queued command (one it held for want of a relay connection): true
+// means send it now, and the submission is sending again. It is false, and
+// nothing may be sent, when the command is no longer the card's latest
+// answer or is no longer queued (it was superseded or found too old
+// meanwhile), when the request settled, expired or its session ended
+// (SubmissionSuperseded), or when the answer is older than
+// Options.QueueMaxAge (SubmissionNotSent, ReasonTooOld): the agent may
+// not remember a command id that old, and the operator's answer may no
+// longer apply. The card says which.
+func (in *Inbox) ReleaseQueued(id CardID, commandID string) bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	en, ok := in.byID[id]
+	if !ok || en.card.Submission == nil || en.card.Submission.CommandID != commandID {
+		return false
+	}
+	s := en.card.Submission
+	switch s.State {
+	case SubmissionQueued:
+	case SubmissionSending:
+		return true // never held back (it went out before the drop)
+	default:
+		return false
+	}
+	now := in.opts.Now()
+	in.touch(en, in.derive(en, now))
+	defer in.commit()
+	switch {
+	case en.card.Closed(now) != nil:
+		in.touch(en, in.settle(s, SubmissionSuperseded, "", ""))
+		return false
+	case in.queueTooOld(s, now):
+		in.touch(en, in.settle(s, SubmissionNotSent, ReasonTooOld, ""))
+		return false
+	}
+	in.touch(en, in.settle(s, SubmissionSending, "", ""))
+	return true
+}
+
+// queueTooOld reports whether a queued submission has waited past
+// Options.QueueMaxAge (zero: no limit).
+func (in *Inbox) queueTooOld(s *Submission, now time.Time) bool {
+	return in.opts.QueueMaxAge > 0 && now.Sub(s.At) > in.opts.QueueMaxAge
+}
+
+// settleQueued ends a queued submission the relay did not come back for
+// in time: superseded when its request closed (settled, expired, session
+// ended), not sent when it passed Options.QueueMaxAge. It reports whether
+// it changed. The caller holds the lock, after derive.
+func (in *Inbox) settleQueued(en *entry, now time.Time) bool {
+	s := en.card.Submission
+	if s == nil || s.State != SubmissionQueued {
+		return false
+	}
+	switch {
+	case !en.card.State.Open():
+		return in.settle(s, SubmissionSuperseded, "", "")
+	case in.queueTooOld(s, now):
+		return in.settle(s, SubmissionNotSent, ReasonTooOld, "")
+	}
+	return false
 }

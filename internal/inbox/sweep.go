@@ -2,17 +2,20 @@ package inbox
 
 // Sweep re-checks every card with an expires_at against the inbox clock:
 // an open card past its deadline becomes expired (and one whose deadline
-// is ahead again, with a clock set back, reopens); and every card locked
-// by another sender's command waiting for its ack: past the ack window
-// the lock ends. The app calls it on a ticker; tests call it after moving
-// their clock.
+// is ahead again, with a clock set back, reopens); every card locked
+// by another sender's command waiting for its ack (past the ack window
+// the lock ends); every queued answer against Options.QueueMaxAge; and it
+// turns the page's "connecting" into "relay lost" once
+// Options.ConnectGrace has passed. The app calls it on a ticker; tests
+// call it after moving their clock.
 func (in *Inbox) Sweep() {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	for _, en := range in.byID {
-		if !en.card.ExpiresAt.IsZero() || en.waitingAck() {
+		if !en.card.ExpiresAt.IsZero() || en.waitingAck() || (en.card.Submission != nil && en.card.Submission.State == SubmissionQueued) {
 			in.touch(en, false)
 		}
 	}
 	in.commit()
+	in.sweepGrace(in.opts.Now())
 }

@@ -40,6 +40,7 @@ type Client struct {
 	cfg    Config
 	log    *slog.Logger
 	queue  chan *command
+	wake   chan struct{} // Wake: skip the reconnect wait (buffer 1)
 	roster roster
 	subSeq atomic.Uint64
 
@@ -62,6 +63,7 @@ func New(cfg Config) *Client {
 		cfg:      cfg,
 		log:      cfg.Logger,
 		queue:    make(chan *command, cfg.Queue),
+		wake:     make(chan struct{}, 1),
 		changed:  make(chan struct{}),
 		pending:  make(map[string]struct{}),
 		outcomes: make(map[inbox.SubmissionState]int64),
@@ -71,7 +73,11 @@ func New(cfg Config) *Client {
 // Submit queues s's command; it returns at once. A submission that
 // carries its command's bytes (s.Command, made by Build before it was
 // journaled) is sent as those bytes; one without is built here. The
-// outcome goes to the Reporter. It fails with ErrInvalid (the submission
+// outcome goes to the Reporter. Without a relay connection the command
+// is queued: inbox.SubmissionQueued is reported before Submit returns,
+// and the command waits for the relay with no time limit of its own
+// (Config.Release decides, when the relay is back, whether it is still
+// to be sent). It fails with ErrInvalid (the submission
 // cannot be a command), ErrDuplicate, ErrQueueFull or ErrClosed; nothing is
 // reported then.
 func (c *Client) Submit(ctx context.Context, s inbox.Submission) error {
@@ -89,24 +95,48 @@ func (c *Client) Submit(ctx context.Context, s inbox.Submission) error {
 		return err
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.closed {
+		c.mu.Unlock()
 		return ErrClosed
 	}
 	if _, dup := c.pending[cmd.id]; dup {
+		c.mu.Unlock()
 		return ErrDuplicate
+	}
+	if len(c.queue) == cap(c.queue) {
+		c.mu.Unlock()
+		return ErrQueueFull
+	}
+	c.pending[cmd.id] = struct{}{}
+	// No relay connection now: the answer waits for the relay, and the
+	// card says so before the post's redirect (not "sent", then a failure).
+	// A relay that refused the token will not take it later either: that
+	// command fails as before.
+	cmd.queued = c.cur == nil && !errors.Is(c.lastErr, ErrUnauthorized)
+	c.mu.Unlock()
+	if cmd.queued {
+		// Said before the command is on the queue, so no worker's later
+		// report can be overtaken by it.
+		c.cfg.Reporter.SettleSubmission(cmd.sub.Card, cmd.id, inbox.SubmissionQueued, "", "")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		delete(c.pending, cmd.id)
+		return ErrClosed
 	}
 	select {
 	case c.queue <- cmd:
-		c.pending[cmd.id] = struct{}{}
 		return nil
 	default:
+		delete(c.pending, cmd.id)
 		return ErrQueueFull
 	}
 }
 
 // Outcomes counts what became of the commands sent so far, by state
-// (accepted, rejected, failed).
+// (accepted, rejected, failed, and not-sent for a queued command
+// Config.Release held back).
 func (c *Client) Outcomes() map[inbox.SubmissionState]int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -212,7 +242,9 @@ func (c *Client) dispatch(ctx context.Context) {
 	}
 }
 
-// report sends cmd's outcome to the Reporter.
+// report sends cmd's outcome to the Reporter. A queued command that was
+// held back (not-sent) was settled by Config.Release itself; the report
+// tells the Reporter nothing new.
 func (c *Client) report(cmd *command, o outcome) {
 	c.mu.Lock()
 	delete(c.pending, cmd.id)
@@ -223,9 +255,20 @@ func (c *Client) report(cmd *command, o outcome) {
 	c.cfg.Reporter.SettleSubmission(cmd.sub.Card, cmd.id, o.State, o.Reason, o.Detail)
 }
 
+// Wake ends the current reconnect wait at once, so the next attempt
+// starts now: the app calls it when the feed has reconnected to the same
+// relay, which is back, and answers queued meanwhile should not wait out
+// the backoff. It never blocks; while connected it does nothing.
+func (c *Client) Wake() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
 // connect keeps one connection up until ctx ends.
 func (c *Client) connect(ctx context.Context) {
-	policy := backoff.Policy{Min: c.cfg.BackoffMin, Max: c.cfg.BackoffMax}
+	policy := c.backoff()
 	attempt := 0
 	for ctx.Err() == nil {
 		cn, err := c.dial(ctx)
@@ -234,12 +277,18 @@ func (c *Client) connect(ctx context.Context) {
 			wait := policy.Delay(attempt)
 			attempt++
 			c.log.Warn("relay connection failed", "err", err, "retry_in", wait)
-			if !sleep(ctx, wait) {
+			if !c.pause(ctx, wait) {
 				return
 			}
 			continue
 		}
 		attempt = 0
+		// A wake meant for an earlier outage must not cut the next
+		// backoff short.
+		select {
+		case <-c.wake:
+		default:
+		}
 		c.log.Info("relay connected", "roster", cn.roster)
 		c.serve(ctx, cn)
 	}
@@ -311,12 +360,20 @@ func (c *Client) awaitConn(ctx context.Context, deadline time.Time) (*conn, erro
 	}
 }
 
-// sleep waits d or until ctx ends; false when ctx ended.
-func sleep(ctx context.Context, d time.Duration) bool {
+// backoff is the reconnect delay policy of the config.
+func (c *Client) backoff() backoff.Policy {
+	return backoff.Policy{Min: c.cfg.BackoffMin, Max: c.cfg.BackoffMax}
+}
+
+// pause waits d, or less when Wake is called; false when ctx ended.
+func (c *Client) pause(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
+		return true
+	case <-c.wake:
+		c.log.Info("reconnect wait cut short: the relay is reachable again")
 		return true
 	case <-ctx.Done():
 		return false

@@ -18,6 +18,10 @@ type command struct {
 	id      string
 	session string
 	raw     []byte
+	// queued is true once the command was reported
+	// inbox.SubmissionQueued (no relay connection when it was due): it
+	// is released (Config.Release) before its first write.
+	queued bool
 }
 
 // ErrInvalid reports a submission that cannot become a command.

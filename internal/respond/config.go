@@ -56,6 +56,15 @@ type Config struct {
 	// the connection was lost). Default 10 s.
 	ConnectWait time.Duration
 
+	// AgentWait is how long a queued command (no relay connection when
+	// it was due), once the relay is back, waits for its session's agent
+	// to be on the relay again (the roster lists it) before it is sent
+	// anyway: after a relay restart the agents reattach on their own
+	// schedule, and a command that arrives first is refused no-route.
+	// The roster is re-read every RosterPoll meanwhile. Defaults 10 s and
+	// 200 ms. A relay without the roster frame is not waited on.
+	AgentWait, RosterPoll time.Duration
+
 	// DialTimeout bounds the WebSocket handshake and the wait for the
 	// relay's hello. Default 10 s.
 	DialTimeout time.Duration
@@ -68,7 +77,9 @@ type Config struct {
 	// Default 90 s.
 	SilenceTimeout time.Duration
 	// BackoffMin and BackoffMax bound the reconnect delay, which doubles per
-	// failed attempt and is jittered into [d/2, d]. Defaults 250 ms and 30 s.
+	// failed attempt and is jittered into [d/2, d]. Defaults 250 ms and
+	// DefaultBackoffMax (2 s): answers queued while the relay is away wait
+	// on this reconnect, so it stays short (Wake cuts it shorter still).
 	BackoffMin, BackoffMax time.Duration
 
 	// RosterInterval is how often the relay's roster is re-read while
@@ -83,6 +94,12 @@ type Config struct {
 
 	// Reporter receives every command's outcome. Nil discards them.
 	Reporter Reporter
+	// Release is asked, before a queued command (reported
+	// inbox.SubmissionQueued: no relay connection when it was due) is
+	// first written, whether it is still to be sent; nil sends it.
+	// *inbox.Inbox fits (it holds it back once the request closed or the
+	// answer got too old).
+	Release Releaser
 	// Notify, when set, is called after the connection state or the roster
 	// changed (so the UI can re-render reachability). It must not block.
 	Notify func()
@@ -101,6 +118,10 @@ const (
 	DefaultMaxFrame  = 16 << 20
 	DefaultAckWindow = 10 * time.Second
 	DefaultRetries   = 2
+	// DefaultBackoffMax caps the reconnect delay. An operator's queued
+	// answer waits on the next attempt, so a relay back after an outage
+	// must be found within about this long even without a Wake.
+	DefaultBackoffMax = 2 * time.Second
 	// DefaultRosterInterval is how often the roster is re-read unasked.
 	DefaultRosterInterval = 30 * time.Second
 )
@@ -136,6 +157,8 @@ func (c Config) withDefaults() Config {
 	}
 	setDur(&c.ReplayWait, 500*time.Millisecond)
 	setDur(&c.ConnectWait, 10*time.Second)
+	setDur(&c.AgentWait, 10*time.Second)
+	setDur(&c.RosterPoll, 200*time.Millisecond)
 	setDur(&c.DialTimeout, 10*time.Second)
 	setDur(&c.WriteTimeout, 10*time.Second)
 	setDur(&c.PingInterval, 30*time.Second)
@@ -148,7 +171,7 @@ func (c Config) withDefaults() Config {
 		}
 	}
 	setDur(&c.BackoffMin, 250*time.Millisecond)
-	setDur(&c.BackoffMax, 30*time.Second)
+	setDur(&c.BackoffMax, DefaultBackoffMax)
 	if c.BackoffMax < c.BackoffMin {
 		c.BackoffMax = c.BackoffMin
 	}

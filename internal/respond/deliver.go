@@ -14,10 +14,11 @@ import (
 // send, wait the ack window, check replay and resend the identical bytes
 // on silence, reconnect and resend when the connection drops.
 type delivery struct {
-	c     *Client
-	cmd   *command
-	sent  int // transmissions written
-	conns int // connections the command was worked on
+	c        *Client
+	cmd      *command
+	sent     int  // transmissions written
+	conns    int  // connections the command was worked on
+	released bool // a queued command was released (Config.Release) for sending
 }
 
 // waited is how a wait ended.
@@ -34,13 +35,30 @@ const (
 func (c *Client) deliver(ctx context.Context, cmd *command) outcome {
 	d := &delivery{c: c, cmd: cmd}
 	for {
-		cn, err := c.awaitConn(ctx, time.Now().Add(c.cfg.ConnectWait))
+		var cn *conn
+		var err error
+		if d.sent == 0 {
+			cn, err = d.unsent(ctx)
+		} else {
+			cn, err = c.awaitConn(ctx, time.Now().Add(c.cfg.ConnectWait))
+		}
 		if cn == nil {
 			return d.gone(ctx, err)
 		}
-		if d.conns > c.cfg.Retries+1 {
+		if d.sent > 0 && d.conns > c.cfg.Retries+1 {
 			// The connection keeps dropping under this command: stop here.
+			// (One never written is queued instead, and waits on.)
 			return d.gone(ctx, nil)
+		}
+		if d.sent == 0 && cmd.queued && !d.released {
+			if !d.awaitAgent(ctx, cn) {
+				continue // the connection or ctx ended first: still queued
+			}
+			if c.cfg.Release != nil && !c.cfg.Release.ReleaseQueued(cmd.sub.Card, cmd.id) {
+				c.log.Info("queued command not sent: the request closed or it got too old", "command", cmd.id)
+				return outcome{State: inbox.SubmissionNotSent, Detail: detailHeld}
+			}
+			d.released = true
 		}
 		d.conns++
 		if o, done := d.on(ctx, cn); done {
@@ -48,6 +66,76 @@ func (c *Client) deliver(ctx context.Context, cmd *command) outcome {
 		}
 		c.log.Info("relay connection lost with a command in flight; resending after reconnect",
 			"command", cmd.id, "sent", d.sent)
+		// The connection is ending (a failed write or subscribe ends it):
+		// wait for that, so the next round never takes it for live.
+		select {
+		case <-cn.done:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// awaitAgent waits, for a queued command now that the relay is back, until
+// the relay's roster lists a claimant for the command's session (or says
+// something other than "not connected"), re-reading it every RosterPoll,
+// for at most AgentWait, or until the connection or ctx ends. The card
+// stays queued meanwhile; after the wait the command is sent whatever the
+// roster says, and the relay's answer (no-route) is the outcome. It is
+// false when the connection or ctx ended first.
+func (d *delivery) awaitAgent(ctx context.Context, cn *conn) bool {
+	c := d.c
+	if !cn.roster {
+		return true // nothing to wait on
+	}
+	limit := time.NewTimer(c.cfg.AgentWait)
+	defer limit.Stop()
+	tick := time.NewTicker(c.cfg.RosterPoll)
+	defer tick.Stop()
+	for {
+		switch c.Reach(d.cmd.session) {
+		case inbox.ReachUnknown, inbox.ReachNotConnected:
+		default:
+			return true
+		}
+		select {
+		case <-tick.C:
+			c.Refresh()
+		case <-limit.C:
+			c.log.Info("queued command: its agent is not on the relay yet; sending anyway", "command", d.cmd.id,
+				"session", d.cmd.session, "waited", c.cfg.AgentWait)
+			return true
+		case <-cn.done:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// unsent waits for a connection for a command not yet written. Without
+// one now, the command is queued (reported so, once) and waits for the
+// relay with no limit of its own: nothing has reached the relay, so
+// nothing can time out, and its ack window starts only when it is
+// written. It gives up only when ctx ends or the relay refused this UI's
+// token (that will not change by waiting).
+func (d *delivery) unsent(ctx context.Context) (*conn, error) {
+	c := d.c
+	for {
+		cn, err := c.awaitConn(ctx, time.Now())
+		if cn != nil || ctx.Err() != nil || errors.Is(err, ErrUnauthorized) {
+			return cn, err
+		}
+		if !d.cmd.queued || d.released {
+			// Not written yet and no relay: queued (again, when the
+			// connection it was released on dropped before the write; it
+			// is released again, checks and all, when the relay is back).
+			d.cmd.queued, d.released = true, false
+			c.cfg.Reporter.SettleSubmission(d.cmd.sub.Card, d.cmd.id, inbox.SubmissionQueued, "", "")
+		}
+		cn, err = c.awaitConn(ctx, time.Now().Add(c.cfg.ConnectWait))
+		if cn != nil || ctx.Err() != nil || errors.Is(err, ErrUnauthorized) {
+			return cn, err
+		}
 	}
 }
 

@@ -260,18 +260,35 @@ func TestAckFromAnotherSessionIsIgnored(t *testing.T) {
 	assert.Equal(t, aep.ReasonRefused, o.Reason)
 }
 
-func TestUnreachableWhenNoRelay(t *testing.T) {
+func TestQueuedWhenNoRelayUntilStopped(t *testing.T) {
 	t.Parallel()
 	dead := httptest.NewServer(nil)
 	url := dead.URL
 	dead.Close()
 	cfg := testConfig(url)
-	cfg.ConnectWait = 100 * time.Millisecond
-	c, rep := start(t, cfg)
+	cfg.ConnectWait = time.Millisecond
+	rep := newReports()
+	cfg.Reporter = rep
+	c := New(cfg)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
 	require.NoError(t, c.Submit(t.Context(), submission("s1", "card-1")))
+	q := rep.nextQueued(t)
+	assert.Equal(t, settlement{Card: "card-1", CommandID: q.CommandID, State: inbox.SubmissionQueued}, q,
+		"no relay: queued, not sent and not failed")
+	// Many connect waits pass while the relay stays away: still no outcome.
+	require.Eventually(t, func() bool { return c.Err() != nil }, 10*time.Second, time.Millisecond)
+	select {
+	case o := <-rep.ch:
+		t.Fatalf("a queued command got an outcome while the relay was away: %+v", o)
+	default:
+	}
+	cancel()
+	require.NoError(t, <-done)
 	o := rep.next(t)
-	assert.Equal(t, settlement{Card: "card-1", CommandID: o.CommandID, State: inbox.SubmissionFailed,
-		Reason: inbox.ReasonUnreachable, Detail: "not sent; your answer is kept"}, o)
+	assert.Equal(t, settlement{Card: "card-1", CommandID: q.CommandID, State: inbox.SubmissionFailed,
+		Reason: inbox.ReasonUnreachable, Detail: "not sent; your answer is kept"}, o, "stopped while queued: never sent")
 	assert.False(t, c.Connected())
 	assert.Error(t, c.Err(), "the connection error is kept")
 }
@@ -399,7 +416,7 @@ func TestShutdownReportsEverythingAndLeaksNothing(t *testing.T) {
 	fr := newFakeRelay(t)
 	got := make(chan *aep.Event, 1)
 	fr.onCommand = func(_ *fakeConn, cmd *aep.Event, _ int) { got <- cmd } // never acked
-	rep := &reports{ch: make(chan settlement, 16)}
+	rep := newReports()
 	cfg := testConfig(fr.url())
 	cfg.Reporter = rep
 	cfg.Queue = 4

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,6 +35,10 @@ type fakeRelay struct {
 	hold bool
 	// mute leaves pings unanswered.
 	mute bool
+	// down refuses every connection (503) while set, counting them in
+	// refused: a relay that is away.
+	down    atomic.Bool
+	refused atomic.Int64
 
 	mu      sync.Mutex
 	log     []received // every frame received, in order
@@ -80,6 +85,11 @@ func (fr *fakeRelay) url() string { return fr.srv.URL }
 func (fr *fakeRelay) serve(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != "/socket" {
 		http.NotFound(w, r)
+		return
+	}
+	if fr.down.Load() {
+		fr.refused.Add(1)
+		http.Error(w, "relay away", http.StatusServiceUnavailable)
 		return
 	}
 	if fr.token != "" && r.Header.Get("Authorization") != "Bearer "+fr.token {

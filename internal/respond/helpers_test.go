@@ -18,11 +18,37 @@ type settlement struct {
 	Reason, Detail string
 }
 
-// reports collects settlements.
-type reports struct{ ch chan settlement }
+// reports collects settlements: outcomes on ch, and the queued reports
+// (no relay connection when the command was due: progress, not an
+// outcome) on queued.
+type reports struct {
+	ch     chan settlement
+	queued chan settlement
+}
+
+func newReports() *reports {
+	return &reports{ch: make(chan settlement, 1024), queued: make(chan settlement, 1024)}
+}
 
 func (r *reports) SettleSubmission(card inbox.CardID, commandID string, state inbox.SubmissionState, reason, detail string) {
+	if state == inbox.SubmissionQueued {
+		r.queued <- settlement{card, commandID, state, reason, detail}
+		return
+	}
 	r.ch <- settlement{card, commandID, state, reason, detail}
+}
+
+// nextQueued returns the next queued report, failing the test after a
+// deadline.
+func (r *reports) nextQueued(t testing.TB) settlement {
+	t.Helper()
+	select {
+	case o := <-r.queued:
+		return o
+	case <-time.After(10 * time.Second):
+		t.Fatal("no queued report")
+		return settlement{}
+	}
 }
 
 // next returns the next settlement, failing the test after a deadline.
@@ -43,12 +69,16 @@ var testNow = time.Date(2026, 7, 3, 10, 0, 0, 0, time.UTC)
 // is long so only tests that want silence see it.
 func testConfig(base string) Config {
 	return Config{
-		RelayURL:     base,
-		Source:       "aep://host-a/ui/aepforms",
-		Instance:     "host-a/1",
-		AckWindow:    5 * time.Second,
-		ReplayWait:   20 * time.Millisecond,
-		ConnectWait:  5 * time.Second,
+		RelayURL:    base,
+		Source:      "aep://host-a/ui/aepforms",
+		Instance:    "host-a/1",
+		AckWindow:   5 * time.Second,
+		ReplayWait:  20 * time.Millisecond,
+		ConnectWait: 5 * time.Second,
+		// A submit made before the first connection is queued; most
+		// tests' fake relay lists no agent, so waiting for one would only
+		// slow them (TestQueuedAnswerWaitsForItsAgent waits).
+		AgentWait:    time.Millisecond,
 		DialTimeout:  2 * time.Second,
 		WriteTimeout: 2 * time.Second,
 		BackoffMin:   5 * time.Millisecond,
@@ -60,7 +90,7 @@ func testConfig(base string) Config {
 // start runs a client for cfg until the test ends; cleanup waits for Run.
 func start(t testing.TB, cfg Config) (*Client, *reports) {
 	t.Helper()
-	rep := &reports{ch: make(chan settlement, 1024)}
+	rep := newReports()
 	cfg.Reporter = rep
 	c := New(cfg)
 	startRunning(t, c)

@@ -13,6 +13,13 @@ type Reporter interface {
 	SettleSubmission(card inbox.CardID, commandID string, state inbox.SubmissionState, reason, detail string)
 }
 
+// Releaser decides whether a queued command is still to be sent, now that
+// a relay connection is up; false: it is not sent, and the Releaser has
+// already settled it. Called from the client's goroutines.
+type Releaser interface {
+	ReleaseQueued(card inbox.CardID, commandID string) bool
+}
+
 // outcome is what became of one command: a SubmissionState with the
 // reason and detail the Reporter receives.
 type outcome struct {
@@ -32,6 +39,7 @@ const (
 const (
 	detailUnreachable = "not sent; your answer is kept"
 	detailLost        = "the relay connection was lost after sending; the agent may still act on it"
+	detailHeld        = "queued while the relay was away, then not sent: the request closed or the answer got too old"
 	detailStopped     = "the UI stopped before the agent acknowledged the answer; the agent may still act on it"
 )
 

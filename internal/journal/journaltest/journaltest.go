@@ -95,6 +95,7 @@ func Run(t *testing.T, fresh Fresh) {
 		{"TheInboxWritesAhead", testInboxWritesAhead},
 		{"ResumeScanAcrossProcesses", testResumeScan},
 		{"LookupKeepRecordedRecent", testRecorded},
+		{"QueuedAcrossProcesses", testQueued},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -607,4 +608,46 @@ func testRecorded(t *testing.T, st Store) {
 	none, err := j.Recent(0)
 	require.NoError(t, err)
 	assert.Empty(t, none)
+}
+
+// A queued answer (posted while the relay was away) is kept queued, not
+// settled, is live (a second answer to its request is refused), and comes
+// back after a restart to be sent.
+func testQueued(t *testing.T, st Store) {
+	now := T0
+	clock := func() time.Time { return now }
+	ask := func(in *inbox.Inbox) inbox.CardID {
+		req, err := aep.Build(aep.Envelope{ID: "r1", Type: "attention.requested", Time: T0.Format(time.RFC3339Nano), Source: "aep://h/agent", Agent: "builder",
+			Session: "s1", Seq: aep.Int64(1), Capture: "full", Data: aep.Request{Kind: aep.KindPermission, Prompt: "Deploy?",
+				Options: []aep.Option{{ID: "yes", Label: "Yes"}, {ID: "no", Label: "No"}}}})
+		require.NoError(t, err)
+		in.Apply(req)
+		return inbox.RequestKey{Source: "aep://h/agent", Session: "s1", RequestID: "r1"}.CardID()
+	}
+	j := st.Open()
+	first := inbox.New(inbox.Options{Journal: j, Now: clock})
+	id := ask(first)
+	_, err := first.BeginSubmission(id, inbox.Submission{Token: "t1", CommandID: "c1", By: "alice", Answer: aep.Answer{Option: "yes"}})
+	require.NoError(t, err)
+	first.SettleSubmission(id, "c1", inbox.SubmissionQueued, "", "")
+	page, err := j.History(t.Context(), journal.HistoryQuery{})
+	require.NoError(t, err)
+	require.Len(t, page.Entries, 1)
+	assert.Equal(t, inbox.SubmissionQueued, page.Entries[0].Submission.State)
+	assert.True(t, page.Entries[0].Submission.SettledAt.IsZero(), "queued is not settled")
+	second := Submission("c2", T0)
+	second.Key = inbox.RequestKey{Source: "aep://h/agent", Session: "s1", RequestID: "r1"}
+	assert.ErrorIs(t, j.Record(second), journal.ErrLive, "a queued answer is live")
+	require.NoError(t, j.Close())
+
+	j = st.Open()
+	again := inbox.New(inbox.Options{Journal: j, Now: clock})
+	n, err := again.Restore()
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "the queued answer is restored")
+	ask(again)
+	resent := again.Resume(10 * time.Minute)
+	require.Len(t, resent, 1)
+	assert.Equal(t, "c1", resent[0].CommandID)
+	assert.Equal(t, inbox.SubmissionSending, resent[0].State, "handed to the respond path, which says queued again if the relay is away")
 }

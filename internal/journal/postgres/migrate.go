@@ -56,7 +56,7 @@ var migrations = []string{
 	CREATE INDEX submissions_session ON submissions (session, posted_at, seq);
 	CREATE INDEX submissions_operator ON submissions (operator, posted_at, seq);
 	CREATE INDEX submissions_state ON submissions (state, posted_at, seq);
-	CREATE UNIQUE INDEX submissions_live ON submissions (source, session, request_id) WHERE state IN ('sending', 'accepted');
+	CREATE UNIQUE INDEX submissions_live ON submissions (source, session, request_id) WHERE state IN ('queued', 'sending', 'accepted');
 	CREATE TABLE submission_states (
 		id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 		submission bigint NOT NULL REFERENCES submissions (seq) ON DELETE CASCADE,

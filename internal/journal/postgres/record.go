@@ -63,7 +63,7 @@ func (j *Journal) Record(s inbox.Submission) error {
 // journal.ErrLive.
 func (j *Journal) Settle(commandID string, state inbox.SubmissionState, reason, detail string, at time.Time) error {
 	settled := journal.Nanos(at)
-	if state == inbox.SubmissionSending {
+	if state == inbox.SubmissionSending || state == inbox.SubmissionQueued {
 		settled = 0
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), j.write)
@@ -99,12 +99,14 @@ func isLive(err error) bool {
 }
 
 // Unsettled lists the submissions whose command still waits for the
-// agent (sending or accepted), oldest first.
+// agent (queued, sending, or accepted with nothing recorded yet), oldest
+// first.
 func (j *Journal) Unsettled() ([]inbox.Submission, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), j.write)
 	defer cancel()
 	rows, err := j.pool.Query(ctx, `SELECT `+submissionColumns+` FROM submissions
-		WHERE state IN ($1, $2) AND recorded_at = 0 ORDER BY posted_at, seq`, string(inbox.SubmissionSending), string(inbox.SubmissionAccepted))
+		WHERE state IN ($1, $2, $3) AND recorded_at = 0 ORDER BY posted_at, seq`,
+		string(inbox.SubmissionQueued), string(inbox.SubmissionSending), string(inbox.SubmissionAccepted))
 	if err != nil {
 		return nil, fmt.Errorf("journal: unsettled: %w", err)
 	}

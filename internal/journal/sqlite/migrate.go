@@ -78,21 +78,21 @@ var migrations = []string{
 	ALTER TABLE submissions ADD COLUMN recorded_at INTEGER NOT NULL DEFAULT 0; -- unix nanoseconds; 0 until recorded
 	CREATE INDEX submissions_recorded ON submissions (posted_at, seq) WHERE recorded_at != 0;`,
 	// 5 (issue 16; version 4 is another branch's step, merged before
-	// this one): at most one live submission (sending or accepted) per
+	// this one): at most one live submission (queued, sending or accepted) per
 	// request, enforced by the database as PostgreSQL's is, so a second
 	// one is refused with journal.ErrLive. A journal from before
 	// one-answer-in-flight may hold two: all but the newest are
 	// superseded first, the rule Inbox.Restore applies to them.
 	`INSERT INTO submission_states (submission, state, reason, detail, at)
 		SELECT seq, 'superseded', '', '', CAST(strftime('%s', 'now') AS INTEGER) * 1000000000 FROM submissions o
-		WHERE state IN ('sending', 'accepted') AND EXISTS (SELECT 1 FROM submissions n
+		WHERE state IN ('queued', 'sending', 'accepted') AND EXISTS (SELECT 1 FROM submissions n
 			WHERE n.source = o.source AND n.session = o.session AND n.request_id = o.request_id
-			AND n.state IN ('sending', 'accepted') AND n.seq > o.seq);
+			AND n.state IN ('queued', 'sending', 'accepted') AND n.seq > o.seq);
 	UPDATE submissions SET state = 'superseded', reason = '', detail = '', settled_at = CAST(strftime('%s', 'now') AS INTEGER) * 1000000000
-		WHERE state IN ('sending', 'accepted') AND EXISTS (SELECT 1 FROM submissions n
+		WHERE state IN ('queued', 'sending', 'accepted') AND EXISTS (SELECT 1 FROM submissions n
 			WHERE n.source = submissions.source AND n.session = submissions.session AND n.request_id = submissions.request_id
-			AND n.state IN ('sending', 'accepted') AND n.seq > submissions.seq);
-	CREATE UNIQUE INDEX submissions_live ON submissions (source, session, request_id) WHERE state IN ('sending', 'accepted');`,
+			AND n.state IN ('queued', 'sending', 'accepted') AND n.seq > submissions.seq);
+	CREATE UNIQUE INDEX submissions_live ON submissions (source, session, request_id) WHERE state IN ('queued', 'sending', 'accepted');`,
 }
 
 // SchemaVersion is the schema version this build writes.

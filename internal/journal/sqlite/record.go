@@ -65,7 +65,7 @@ func (j *Journal) Record(s inbox.Submission) error {
 // change itself; an unknown command is ignored.
 func (j *Journal) Settle(commandID string, state inbox.SubmissionState, reason, detail string, at time.Time) error {
 	settled := journal.Nanos(at)
-	if state == inbox.SubmissionSending {
+	if state == inbox.SubmissionSending || state == inbox.SubmissionQueued {
 		settled = 0
 	}
 	ctx := context.Background()
@@ -97,10 +97,12 @@ func (j *Journal) Settle(commandID string, state inbox.SubmissionState, reason, 
 }
 
 // Unsettled lists the submissions whose command still waits for the
-// agent (sending, or accepted with nothing recorded yet), oldest first.
+// agent (queued, sending, or accepted with nothing recorded yet), oldest
+// first.
 func (j *Journal) Unsettled() ([]inbox.Submission, error) {
 	rows, err := j.db.QueryContext(context.Background(), `SELECT `+submissionColumns+` FROM submissions
-		WHERE state IN (?, ?) AND recorded_at = 0 ORDER BY posted_at, seq`, string(inbox.SubmissionSending), string(inbox.SubmissionAccepted))
+		WHERE state IN (?, ?, ?) AND recorded_at = 0 ORDER BY posted_at, seq`,
+		string(inbox.SubmissionQueued), string(inbox.SubmissionSending), string(inbox.SubmissionAccepted))
 	if err != nil {
 		return nil, fmt.Errorf("journal: unsettled: %w", err)
 	}

@@ -50,9 +50,15 @@ func TestHistoryRows(t *testing.T) {
 		},
 		{
 			name:        "a state the history does not know, by its name",
-			sub:         inbox.Submission{Answer: aep.Answer{Option: "x"}, State: "queued"},
+			sub:         inbox.Submission{Answer: aep.Answer{Option: "x"}, State: "parked"},
 			wantValues:  []RecordedValue{{Label: "Option", Value: "x"}},
-			wantOutcome: "queued", wantTone: "neutral",
+			wantOutcome: "parked", wantTone: "neutral",
+		},
+		{
+			name:        "queued while the relay was away",
+			sub:         inbox.Submission{Answer: aep.Answer{Option: "x"}, State: inbox.SubmissionQueued},
+			wantValues:  []RecordedValue{{Label: "Option", Value: "x"}},
+			wantOutcome: "Queued, waiting for the relay", wantTone: "progress",
 		},
 		{
 			name:        "superseded after a restart",

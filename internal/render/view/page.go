@@ -116,7 +116,12 @@ type PageView struct {
 // RelayView is the UI's connection to the relay, as the feed reports it.
 type RelayView struct {
 	Connected bool
-	Error     string // the last feed error ("" when none); shown in the banner
+	// Connecting is true while the feed has not yet connected once, within
+	// the reference relay's ping bound (inbox.Status.FeedConnecting): not
+	// "lost", just not there yet. ConnectingText says so.
+	Connecting     bool
+	ConnectingText string
+	Error          string // the last feed error ("" when none); shown in the banner
 }
 
 // FilterTerm is one narrowing in force: "agent" = "claude-code".
@@ -136,17 +141,18 @@ type GroupView struct {
 func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 	base := root(opts.BasePath)
 	v := PageView{
-		Base:             base,
-		HomeURL:          base + "/",
-		PanelURL:         base + "/panel",
-		CSSURL:           opts.Assets.CSS,
-		JSURL:            opts.Assets.JS,
-		Theme:            theme(opts.Theme),
-		RemovedText:      words.state["removed"],
-		UnreachableText:  words.page["unreachable"],
-		Panel:            opts.Panel,
-		NowISO:           opts.Now.UTC().Format(time.RFC3339Nano),
-		Relay:            RelayView{Connected: status.FeedConnected, Error: status.FeedError},
+		Base:            base,
+		HomeURL:         base + "/",
+		PanelURL:        base + "/panel",
+		CSSURL:          opts.Assets.CSS,
+		JSURL:           opts.Assets.JS,
+		Theme:           theme(opts.Theme),
+		RemovedText:     words.state["removed"],
+		UnreachableText: words.page["unreachable"],
+		Panel:           opts.Panel,
+		NowISO:          opts.Now.UTC().Format(time.RFC3339Nano),
+		Relay: RelayView{Connected: status.FeedConnected, Connecting: status.FeedConnecting && !status.FeedConnected,
+			ConnectingText: words.page["connecting"], Error: status.FeedError},
 		WatchOnly:        !opts.CanSubmit,
 		SignedIn:         opts.SignedIn,
 		Operator:         opts.Operator,

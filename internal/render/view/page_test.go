@@ -111,7 +111,17 @@ func TestPageNotices(t *testing.T) {
 	t.Parallel()
 	p := Page(nil, inbox.Status{FeedConnected: false, FeedError: "dial: refused", Notices: []inbox.Notice{{Session: "s", Message: "events may be missing for session s"}}}, PageOptions{Now: viewNow})
 	assert.Equal(t, []string{"events may be missing for session s"}, p.Notices)
-	assert.Equal(t, RelayView{Connected: false, Error: "dial: refused"}, p.Relay)
+	assert.Equal(t, RelayView{Connected: false, ConnectingText: "Connecting to the relay", Error: "dial: refused"}, p.Relay)
+}
+
+// Before the feed has connected once, within the ping bound, the page
+// says "connecting", not "lost".
+func TestPageConnecting(t *testing.T) {
+	t.Parallel()
+	p := Page(nil, inbox.Status{FeedConnecting: true}, PageOptions{Now: viewNow})
+	assert.Equal(t, RelayView{Connecting: true, ConnectingText: "Connecting to the relay"}, p.Relay)
+	p = Page(nil, inbox.Status{FeedConnected: true, FeedConnecting: true}, PageOptions{Now: viewNow})
+	assert.False(t, p.Relay.Connecting, "connected wins")
 }
 
 func TestSignInView(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 // operator's answer.
 type StateView struct {
 	ID   string // "{card}-state": replaced on its own by the browser when the card is being typed into
-	Kind string // data-state: pending, routed, sending, accepted, rejected, failed, answered, resolved, timed-out, expired, session-ended, info, malformed
+	Kind string // data-state: pending, routed, queued, sending, accepted, rejected, failed, answered, resolved, timed-out, expired, session-ended, info, malformed
 	// Tone is the line's colour: "neutral", "progress", "success",
 	// "warning" or "error".
 	Tone string
@@ -78,6 +78,12 @@ func stateLine(c inbox.Card, now time.Time) StateView {
 	case c.OverBudget:
 		s.Kind, s.Tone = "over-budget", "warning"
 		s.Text = overBudgetText(c)
+	case sub != nil && sub.State == inbox.SubmissionQueued:
+		// Journaled, not yet on the relay: said plainly, never "sent".
+		s.Kind, s.Tone, s.Busy = "queued", "progress", true
+		s.Text = words.state["queued"]
+		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
+		s.Notes = otherNotes(c.Request, sub.Form, placeholder)
 	case sub != nil && sub.State == inbox.SubmissionSending:
 		s.Kind, s.Tone, s.Busy = "sending", "progress", true
 		s.Text = words.state["sending"]

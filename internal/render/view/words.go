@@ -21,6 +21,8 @@ var words = struct {
 	resolved map[string]string
 	// Why a restored answer was not sent again, by reason.
 	notSent map[string]string
+	// Why a queued answer was not sent, by reason; "" is any other.
+	queuedNotSent map[string]string
 	// The agent's control.rejected reasons; "" is any other reason.
 	rejected map[string]string
 	// Why a command did not reach the agent (relay codes and the UI's own
@@ -57,6 +59,7 @@ var words = struct {
 		"over-budget":   "Too many options to show safely: %s; answer it in the agent's own interface.",
 		"info":          "For information: the agent takes its answer another way (%s), not from here.",
 		"sending":       "Sent, waiting for the agent",
+		"queued":        "Queued: will be sent when the relay is back",
 		"accepted":      "The agent accepted the answer; waiting for it to record it",
 		"expired-open":  "The deadline has passed: this can no longer be answered.",
 		"removed":       "This question is no longer shown here: it left the inbox.",
@@ -83,6 +86,16 @@ var words = struct {
 		"answering-someone":  "Someone",
 		"sent-here":          "An answer was already sent from this UI, waiting for the agent",
 		"sent-here-accepted": "An answer was already sent from this UI; the agent accepted it, waiting for it to record it",
+		// An answer queued while the relay was away (inbox.SubmissionQueued)
+		// and then not sent: who queued it and when, and why.
+		"queued-not-sent":   "Queued by %s at %s while the relay was away, and not sent: %s",
+		"queued-superseded": "The answer queued by %s at %s while the relay was away was not sent: this question settled first.",
+	},
+	// Why an answer queued while the relay was away was not sent, by
+	// inbox reason.
+	queuedNotSent: map[string]string{
+		inbox.ReasonTooOld: "the relay was not back before it was too old to send (--resend-max-age). Answer again only if it still applies.",
+		"":                 "it was held back when the relay came back.",
 	},
 	// Why an answer restored after a restart was not sent again, by
 	// inbox reason.
@@ -152,6 +165,9 @@ var words = struct {
 		"unknown":    "connection unknown",
 	},
 	page: map[string]string{
+		// The feed has not connected yet (the AEP reference relay sends
+		// /stream's headers only with its first ping, up to 25 s later).
+		"connecting":  "Connecting to the relay",
 		"unreachable": "aepforms is not reachable; what you typed is kept in this browser. Sending is off until it is back.",
 	},
 	status: map[string]string{
@@ -188,6 +204,7 @@ var words = struct {
 		"history": "In History",
 	},
 	outcomes: []outcomeWords{
+		{inbox.SubmissionQueued, "Queued, waiting for the relay", "Queued", "progress"},
 		{inbox.SubmissionSending, "Sent, no reply yet", "Sent", "progress"},
 		{inbox.SubmissionAccepted, "Accepted by the agent", "Accepted", "success"},
 		{inbox.SubmissionRejected, "Rejected by the agent", "Rejected", "error"},
@@ -314,6 +331,20 @@ func sentBy(sub *inbox.Submission) (who, at string) {
 // resumedText is the state line of an answer restored after a restart.
 func resumedText(sub *inbox.Submission) string {
 	who, at := sentBy(sub)
+	if !sub.Resumed {
+		// Not sent in this run of aepforms: it was queued while the relay
+		// was away (a restart's answers are Resumed).
+		switch sub.State {
+		case inbox.SubmissionNotSent:
+			why, ok := words.queuedNotSent[sub.Reason]
+			if !ok {
+				why = words.queuedNotSent[""]
+			}
+			return fmt.Sprintf(words.state["queued-not-sent"], who, at, why)
+		case inbox.SubmissionSuperseded:
+			return fmt.Sprintf(words.state["queued-superseded"], who, at)
+		}
+	}
 	switch sub.State {
 	case inbox.SubmissionAccepted:
 		return fmt.Sprintf(words.state["resumed-accepted"], who, at)
