@@ -9,6 +9,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/crashpoint"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render/form"
 	"github.com/aepforms/aepforms/internal/render/view"
@@ -97,6 +98,12 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 			pg.internalError(w, r, err)
 			return
 		}
+		crashpoint.Hit(crashpoint.Recorded)
+		// The answer is journaled: the 303 goes out before the command is
+		// queued (its outcome arrives by push either way), so the browser
+		// knows its answer is kept whatever happens to the send.
+		pg.redirectBack(w, r, id, panel)
+		_ = http.NewResponseController(w).Flush() // best effort: a writer that cannot flush sends it on return
 		// The send outlives the request: a browser that drops its request
 		// after the answer was recorded must not turn it into a failure.
 		if err := sub.Submit(context.WithoutCancel(r.Context()), s); err != nil {
@@ -106,7 +113,6 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 		} else {
 			m.Answer("sent")
 		}
-		pg.redirectBack(w, r, id, panel)
 	}
 }
 
