@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -52,4 +53,46 @@ func assertSameSubmission(t *testing.T, want, got inbox.Submission) {
 	assert.True(t, want.SettledAt.Equal(got.SettledAt), "%s SettledAt: got %v, want %v", want.CommandID, got.SettledAt, want.SettledAt)
 	want.At, want.SettledAt, got.At, got.SettledAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 	assert.Equal(t, want, got)
+}
+
+// Records that arrive while a commit is in progress are committed
+// together in the next one: every waiting post is kept, and a duplicate
+// among them fails only its own Record.
+func TestRecordsWaitingForACommitAreCommittedTogether(t *testing.T) {
+	t.Parallel()
+	j := openAt(t, tempPath(t), Options{Host: "h"})
+	require.NoError(t, j.Record(submission(cmdID(0), t0)))
+
+	j.writeMu.Lock() // a commit in progress
+	results := make(chan error, 4)
+	for i := range 4 {
+		go func() { results <- j.Record(submission(cmdID(i), t0.Add(time.Duration(i)*time.Second))) }()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		j.recordMu.Lock()
+		n := len(j.recordQueue)
+		j.recordMu.Unlock()
+		if n == 4 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "%d of 4 Records queued", n)
+		runtime.Gosched()
+	}
+	j.writeMu.Unlock()
+
+	dups := 0
+	for range 4 {
+		if err := <-results; err != nil {
+			require.ErrorIs(t, err, ErrDuplicate)
+			dups++
+		}
+	}
+	assert.Equal(t, 1, dups, "only cmd-0, recorded before, is refused")
+	got, err := j.Unsettled()
+	require.NoError(t, err)
+	require.Len(t, got, 4)
+	for i, s := range got {
+		assert.Equal(t, cmdID(i), s.CommandID)
+	}
 }
