@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -149,6 +150,19 @@ func (p *uiProcess) awaitKilled(t *testing.T, point string) {
 	require.True(t, ws.Signaled() && ws.Signal() == syscall.SIGKILL, "serve ended with %v, want SIGKILL at crash point %q", p.err, point)
 }
 
+// awaitExit waits for the process to exit by itself with status code.
+func (p *uiProcess) awaitExit(t *testing.T, code int) {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(stackWait):
+		t.Fatalf("serve still runs after %v, want it to exit with status %d", stackWait, code)
+	}
+	var exit *exec.ExitError
+	require.True(t, errors.As(p.err, &exit), "serve ended with %v, want exit status %d", p.err, code)
+	assert.Equal(t, code, exit.ExitCode())
+}
+
 // post sends the form as submit does, but a connection that ends without
 // a response (the process died first) is an outcome, not a test failure:
 // it returns the status, or 0 with the error.
@@ -180,9 +194,29 @@ func (s *stack) post(t *testing.T, f *htmlForm, submitter *formControl) (int, er
 // keeps none (the restarted UI then sees its command only in its
 // journal). While the restarted UI runs, a second serve on the same
 // journal is refused and names --db.
-func TestCrashAtEachWindowExecutesTheAnswerOnce(t *testing.T) {
+//
+// Also, as a process: a damaged journal stops serve (exit status 1)
+// with a message naming the file and the way out, and the file is left
+// as it was.
+func TestServeProcessCrashesAndJournal(t *testing.T) {
 	t.Parallel()
 	bin := buildCrashBinary(t, t.TempDir())
+	t.Run("damaged journal", func(t *testing.T) {
+		t.Parallel()
+		r := newCrashRig(t, bin)
+		require.NoError(t, os.MkdirAll(filepath.Dir(r.db), 0o700))
+		garbage := append([]byte("this is not a database, but it is someone's file\n"), make([]byte, 4096)...)
+		require.NoError(t, os.WriteFile(r.db, garbage, 0o600))
+		p := r.exec(t, "ui (damaged journal)", "")
+		p.awaitExit(t, 1)
+		logs := p.logs.String()
+		assert.Contains(t, logs, r.db, "names the journal")
+		assert.Contains(t, logs, "move it aside", "names the way out")
+		assert.NotContains(t, logs, "listening", "nothing started")
+		b, err := os.ReadFile(r.db)
+		require.NoError(t, err)
+		assert.Equal(t, garbage, b, "never replaced")
+	})
 	windows := []struct {
 		point string
 		// before checks, after the kill and before the restart, that the
@@ -221,7 +255,7 @@ func TestCrashAtEachWindowExecutesTheAnswerOnce(t *testing.T) {
 	}
 	for _, rl := range relays {
 		for _, w := range windows {
-			t.Run(rl.name+"/"+w.point, func(t *testing.T) {
+			t.Run("crash/"+rl.name+"/"+w.point, func(t *testing.T) {
 				t.Parallel()
 				r := newCrashRig(t, bin, rl.args...)
 				ag := r.base.startAgent(t, agentOptions{scenarios: []string{agent.ScenarioPermission}})
@@ -248,14 +282,7 @@ func TestCrashAtEachWindowExecutesTheAnswerOnce(t *testing.T) {
 
 				// The restarted UI holds the journal: another serve on it is refused.
 				other := r.exec(t, "ui (second on the same journal)", "")
-				select {
-				case <-other.done:
-				case <-time.After(stackWait):
-					t.Fatalf("a second serve on the same journal still runs after %v", stackWait)
-				}
-				var exit *exec.ExitError
-				require.True(t, errors.As(other.err, &exit), "the second serve ended with %v, want exit status 1", other.err)
-				assert.Equal(t, 1, exit.ExitCode())
+				other.awaitExit(t, 1)
 				logs := other.logs.String()
 				assert.Contains(t, logs, "--db", "names the way to another journal")
 				assert.Contains(t, logs, r.db, "names the journal")
