@@ -9,6 +9,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/crashpoint"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render/form"
 	"github.com/aepforms/aepforms/internal/render/view"
@@ -114,6 +115,13 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 			pg.internalError(w, r, err)
 			return
 		}
+		crashpoint.Hit(crashpoint.Recorded)
+		// The answer is journaled: the 303 (or, to the page's script, the
+		// card) goes out before the command is queued (its outcome arrives
+		// by push either way), so the browser knows its answer is kept
+		// whatever happens to the send.
+		sent()
+		_ = http.NewResponseController(w).Flush() // best effort: a writer that cannot flush sends it on return
 		// The send outlives the request: a browser that drops its request
 		// after the answer was recorded must not turn it into a failure.
 		if err := sub.Submit(context.WithoutCancel(r.Context()), s); err != nil {
@@ -123,7 +131,6 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 		} else {
 			m.Answer("sent")
 		}
-		sent()
 	}
 }
 

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"context"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -69,6 +71,57 @@ func TestAnswerPostRedirectsAndSubmitsOnce(t *testing.T) {
 	assert.Equal(t, http.StatusConflict, other.StatusCode, "second answer in flight: got %d, want 409", other.StatusCode)
 	assert.Len(t, h.sub.all(), 1)
 	assert.Contains(t, refusalText(other.doc(t)), "already on its way")
+	assert.Equal(t, int64(1), h.metrics.answers("sent"))
+}
+
+// heldSubmitter blocks each Submit until the test releases it.
+type heldSubmitter struct {
+	entered chan inbox.Submission
+	release chan struct{}
+}
+
+func (h *heldSubmitter) Submit(_ context.Context, s inbox.Submission) error {
+	h.entered <- s
+	<-h.release
+	return nil
+}
+
+// The 303 leaves before the command is queued: once the answer is
+// journaled the browser is told so, whatever then happens to the send
+// (a crash there is resumed from the journal). The crash tests' "after
+// the 303, before the send" window is this order.
+func TestAnswerPostRedirectsBeforeTheCommandIsQueued(t *testing.T) {
+	t.Parallel()
+	held := &heldSubmitter{entered: make(chan inbox.Submission, 1), release: make(chan struct{})}
+	h := newHarness(t, func(s *setup) { s.deps.Submitter = held })
+	id := h.ask("s1", "r1", replicasForm())
+	action, token := answerForm(t, h.getPage(nil, "").doc(t), id)
+
+	req := h.request(http.MethodPost, h.url(h.relative(action)), strings.NewReader(url.Values{"token": {token}, "f0": {"3"}}.Encode()),
+		"Content-Type", "application/x-www-form-urlencoded", "Origin", h.srv.URL)
+	type result struct {
+		resp *http.Response
+		err  error
+	}
+	got := make(chan result, 1)
+	go func() {
+		resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+		got <- result{resp, err}
+	}()
+	var r result
+	select {
+	case r = <-got:
+	case <-time.After(5 * time.Second):
+		close(held.release)
+		t.Fatal("no response while the command waits to be queued: the 303 waits for the send")
+	}
+	require.NoError(t, r.err)
+	defer r.resp.Body.Close()
+	assert.Equal(t, http.StatusSeeOther, r.resp.StatusCode)
+	s := <-held.entered
+	assert.Equal(t, id, s.Card, "the command is queued after the 303")
+	close(held.release)
+	_, _ = io.Copy(io.Discard, r.resp.Body) // the response ends once the handler returns
 	assert.Equal(t, int64(1), h.metrics.answers("sent"))
 }
 

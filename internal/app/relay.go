@@ -39,6 +39,7 @@ type relaySettings struct {
 	maxFrom     int // 0: the session cap
 	ssePing     time.Duration
 	wsPing      time.Duration
+	noCommands  bool
 }
 
 // relayEnv maps each flag to its environment variable.
@@ -60,6 +61,7 @@ func (s *relaySettings) register(fs *flag.FlagSet) {
 	fs.IntVar(&s.maxBatch, "max-batch", d.MaxBatch, "most events in one NDJSON batch (env AEP_MAX_BATCH)")
 	fs.IntVar(&s.maxFrom, "max-from", 0, "most resume positions in one from; 0 = the session cap (env AEP_MAX_FROM)")
 	fs.DurationVar(&s.ssePing, "sse-ping", d.SSEPing, "interval of the \": ping\" comment on /stream")
+	fs.BoolVar(&s.noCommands, "keep-no-commands", false, "route commands but keep none in the sessions' history (as a relay may: AEP-0004 §4 says SHOULD keep); replays show only their acks")
 	fs.DurationVar(&s.wsPing, "ws-ping", d.WSPing, "interval of the ping frame on /socket (a silent peer is dropped after 3 intervals)")
 }
 
@@ -106,6 +108,7 @@ func (s relaySettings) config(logger *slog.Logger) relay.Config {
 	cfg.Token = s.token
 	cfg.Buffer, cfg.MaxSessions, cfg.MaxBody, cfg.MaxBatch = s.buffer, s.maxSessions, s.maxBody, s.maxBatch
 	cfg.MaxFrom = s.maxFrom
+	cfg.KeepNoCommands = s.noCommands
 	if cfg.MaxFrom == 0 {
 		cfg.MaxFrom = s.maxSessions
 	}

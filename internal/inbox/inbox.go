@@ -172,7 +172,10 @@ type entry struct {
 	applied map[aep.Key]bool // lifecycle events applied (idempotence past dedupe eviction)
 	ownIDs  map[string]bool  // our command ids and their acks' ids
 	tokens  map[string]bool  // form tokens of every submission made
-	links   []subjKey        // keys in Inbox.links pointing here
+	// reserved is the post being journaled outside the lock
+	// (BeginSubmission): the card takes no other answer meanwhile.
+	reserved *Submission
+	links    []subjKey // keys in Inbox.links pointing here
 
 	size         int64      // raw bytes of the attention.requested (Options.MaxBytes)
 	load         *agentLoad // the agent's share of the inbox this card counts in
@@ -190,6 +193,7 @@ type Inbox struct {
 	bySubject map[subjKey][]*entry
 	links     map[subjKey]*entry // (session, event id) -> the card that event belongs to
 	ours      map[string]*entry  // our command ids -> card
+	reserving map[string]*entry  // command ids being journaled -> card (BeginSubmission)
 	seen      *fifo[aep.Key, struct{}]
 	ended     *fifo[aep.SessionKey, endMark]
 	orphans   *fifo[aep.Key, orphan]

@@ -12,8 +12,10 @@ var ErrNotRecorded = errors.New("inbox: the answer could not be recorded")
 
 // Journal is where the operator's answers are kept: every submission
 // begun, written ahead of its command being sent, and every state it
-// moves to. The inbox calls it under its own lock, in the order things
-// happen to one command. Options.Journal nil keeps them in memory
+// moves to, in the order things happen to one command. The inbox calls
+// Settle under its own lock, and Record outside it (a disk sync must not
+// hold up the feed), so Record may run concurrently with Record and
+// Settle of other commands: an implementation must be safe for that. Options.Journal nil keeps them in memory
 // (MemoryJournal); a database behind this interface makes them outlast
 // the process.
 type Journal interface {

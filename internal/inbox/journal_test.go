@@ -101,3 +101,144 @@ func TestJournalKeepsTheCommandBytes(t *testing.T) {
 	require.Len(t, waiting, 1)
 	assert.Equal(t, "bytes of c1", string(waiting[0].Command), "journaled with its bytes")
 }
+
+// slowJournal holds every Record until the test releases it, telling the
+// test when one has started: a disk sync made as long as the test likes.
+type slowJournal struct {
+	*MemoryJournal
+	started chan string   // the command id of each Record begun
+	release chan struct{} // one receive lets one Record finish
+	fail    error         // what the held Records return
+}
+
+func newSlowJournal() *slowJournal {
+	return &slowJournal{MemoryJournal: NewMemoryJournal(), started: make(chan string, 8), release: make(chan struct{})}
+}
+
+func (j *slowJournal) Record(s Submission) error {
+	j.started <- s.CommandID
+	<-j.release
+	if j.fail != nil {
+		return j.fail
+	}
+	return j.MemoryJournal.Record(s)
+}
+
+// within runs f and fails the test if it has not returned within a
+// generous bound: the inbox is held up by a journal write in progress.
+func within(t *testing.T, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s waited for a journal write in progress", what)
+	}
+}
+
+// beginAsync starts BeginSubmission in a goroutine and returns its result
+// channel, once the journal has started the write.
+func beginAsync(t *testing.T, in *Inbox, j *slowJournal, id CardID, s Submission) <-chan error {
+	t.Helper()
+	res := make(chan error, 1)
+	go func() {
+		_, err := in.BeginSubmission(id, s)
+		res <- err
+	}()
+	select {
+	case got := <-j.started:
+		require.Equal(t, s.CommandID, got)
+	case <-time.After(5 * time.Second):
+		t.Fatal("BeginSubmission never wrote to the journal")
+	}
+	return res
+}
+
+// While one answer is being journaled, the inbox goes on: the feed's
+// events apply, pages read, another card takes its answer; the card
+// being journaled refuses a second answer (ErrInFlight) and counts its
+// own form posted again as a duplicate. Its answer is on the card once
+// the journal has it, and not before.
+func TestAJournalWriteHoldsUpNothingElse(t *testing.T) {
+	t.Parallel()
+	j := newSlowJournal()
+	in := New(Options{Journal: j})
+	in.Apply(request(t, "r1", 0, formData("")))
+	in.Apply(request(t, "r2", 1, formData("")))
+	r1, r2 := cardIDOf("r1"), cardIDOf("r2")
+
+	first := beginAsync(t, in, j, r1, sub("t1", "c1"))
+	within(t, "an event", func() { in.Apply(request(t, "r3", 2, formData(""))) })
+	within(t, "a page read", func() {
+		assert.Len(t, in.Cards(Query{}), 3)
+		c, _ := in.Card(r1)
+		assert.Nil(t, c.Submission, "not on the card before the journal has it")
+	})
+	within(t, "a second answer to the card", func() {
+		_, err := in.BeginSubmission(r1, sub("t2", "c2"))
+		assert.ErrorIs(t, err, ErrInFlight)
+	})
+	within(t, "the same form again", func() {
+		s, err := in.BeginSubmission(r1, sub("t1", "c3"))
+		assert.ErrorIs(t, err, ErrDuplicate)
+		assert.Equal(t, "c1", s.CommandID, "the answer being journaled")
+	})
+	second := beginAsync(t, in, j, r2, sub("t4", "c4"))
+
+	j.release <- struct{}{}
+	j.release <- struct{}{}
+	require.NoError(t, <-first)
+	require.NoError(t, <-second)
+	c, _ := in.Card(r1)
+	require.NotNil(t, c.Submission)
+	assert.Equal(t, "c1", c.Submission.CommandID)
+	assert.Equal(t, SubmissionSending, c.Submission.State)
+	waiting, err := j.Unsettled()
+	require.NoError(t, err)
+	assert.Len(t, waiting, 2, "both answers journaled, no other")
+}
+
+// A journal write that fails releases the card: the post is refused
+// (ErrNotRecorded) and the next post, a new form, is taken.
+func TestAFailedJournalWriteReleasesTheCard(t *testing.T) {
+	t.Parallel()
+	j := newSlowJournal()
+	j.fail = errors.New("disk full")
+	in := New(Options{Journal: j})
+	in.Apply(request(t, "r1", 0, formData("")))
+	id := cardIDOf("r1")
+
+	res := beginAsync(t, in, j, id, sub("t1", "c1"))
+	j.release <- struct{}{}
+	require.ErrorIs(t, <-res, ErrNotRecorded)
+	c, _ := in.Card(id)
+	assert.Nil(t, c.Submission)
+	assert.NoError(t, c.CanAnswer(time.Now()))
+
+	j.fail = nil
+	res = beginAsync(t, in, j, id, sub("t2", "c2"))
+	j.release <- struct{}{}
+	require.NoError(t, <-res)
+}
+
+// A card whose answer is being journaled is never evicted to make room:
+// its answer is about to be sent.
+func TestACardBeingJournaledIsNotEvicted(t *testing.T) {
+	t.Parallel()
+	j := newSlowJournal()
+	in := New(Options{Journal: j, MaxPending: 1})
+	in.Apply(request(t, "r1", 0, formData("")))
+	id := cardIDOf("r1")
+
+	res := beginAsync(t, in, j, id, sub("t1", "c1"))
+	within(t, "an event", func() { in.Apply(request(t, "r2", 1, formData(""))) })
+	_, kept := in.Card(id)
+	assert.True(t, kept, "the card being journaled stays")
+	j.release <- struct{}{}
+	require.NoError(t, <-res)
+	c, ok := in.Card(id)
+	require.True(t, ok)
+	require.NotNil(t, c.Submission)
+	assert.Equal(t, "c1", c.Submission.CommandID)
+}

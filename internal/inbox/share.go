@@ -49,6 +49,8 @@ func agentOf(c *Card) string {
 func (en *entry) protected() bool {
 	s := en.card.Submission
 	switch {
+	case en.reserved != nil: // being journaled: it becomes an answer in flight
+		return true
 	case s == nil:
 		return false
 	case s.State == SubmissionSending, s.State == SubmissionQueued:

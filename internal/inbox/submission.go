@@ -37,31 +37,72 @@ var ErrOtherInFlight = fmt.Errorf("%w: sent by another sender, or by this UI bef
 // with ErrNotFound or what Card.CanAnswer says at the inbox clock. A new
 // token after a rejected or failed submission starts a new one. s.Token and s.CommandID must be
 // non-empty and the command id new (ErrInvalidSubmission).
+//
+// The journal write (a disk sync, about a millisecond) runs outside the
+// inbox lock, so it holds up neither the feed's events nor other cards'
+// posts and page reads: the card is reserved under the lock first (a
+// second post meanwhile gets ErrInFlight, the same token ErrDuplicate),
+// then journaled, then the submission is put on the card under the lock
+// again. A journal error releases the reservation (ErrNotRecorded) and
+// the card takes an answer again. Nothing can send the command before
+// BeginSubmission returns it, so the journal still sees Record before any
+// Settle of the same command.
 func (in *Inbox) BeginSubmission(id CardID, s Submission) (Submission, error) {
+	en, sub, err := in.reserve(id, s)
+	if err != nil {
+		return sub, err
+	}
+	if in.opts.Command != nil {
+		raw, cerr := in.opts.Command(sub)
+		if cerr != nil {
+			err = fmt.Errorf("%w: %w", ErrInvalidSubmission, cerr)
+		}
+		sub.Command = raw
+	}
+	// Write ahead: the submission is kept before anything is sent.
+	if err == nil {
+		if jerr := in.opts.Journal.Record(sub); jerr != nil {
+			err = fmt.Errorf("%w: %w", ErrNotRecorded, jerr)
+		}
+	}
+	return in.confirm(en, sub, err)
+}
+
+// reserve checks, under the lock, that card id takes s now, and marks the
+// card as having an answer being journaled. It returns the entry and the
+// submission to journal, or the refusal (with the card's latest
+// submission for ErrDuplicate).
+func (in *Inbox) reserve(id CardID, s Submission) (*entry, Submission, error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	en, ok := in.byID[id]
 	if !ok {
-		return Submission{}, ErrNotFound
+		return nil, Submission{}, ErrNotFound
 	}
 	c := &en.card
+	if s.Token != "" && en.reserved != nil && en.reserved.Token == s.Token {
+		return nil, cloneSubmission(*en.reserved), ErrDuplicate
+	}
 	if s.Token != "" && en.tokens[s.Token] && c.Submission != nil {
-		return cloneSubmission(*c.Submission), ErrDuplicate
+		return nil, cloneSubmission(*c.Submission), ErrDuplicate
 	}
 	switch {
 	case s.Token == "":
-		return Submission{}, fmt.Errorf("%w: no form token", ErrInvalidSubmission)
+		return nil, Submission{}, fmt.Errorf("%w: no form token", ErrInvalidSubmission)
 	case s.CommandID == "":
-		return Submission{}, fmt.Errorf("%w: no command id", ErrInvalidSubmission)
-	case in.ours[s.CommandID] != nil:
-		return Submission{}, fmt.Errorf("%w: command id already used", ErrInvalidSubmission)
+		return nil, Submission{}, fmt.Errorf("%w: no command id", ErrInvalidSubmission)
+	case in.ours[s.CommandID] != nil || in.reserving[s.CommandID] != nil:
+		return nil, Submission{}, fmt.Errorf("%w: command id already used", ErrInvalidSubmission)
 	}
 
 	now := in.opts.Now()
 	in.touch(en, in.derive(en, now)) // the deadline may have passed since the last Sweep
 	defer in.commit()
 	if err := c.CanAnswer(now); err != nil {
-		return Submission{}, err
+		return nil, Submission{}, err
+	}
+	if en.reserved != nil {
+		return nil, Submission{}, ErrInFlight // another post is being journaled
 	}
 
 	sub := cloneSubmission(s)
@@ -72,17 +113,36 @@ func (in *Inbox) BeginSubmission(id CardID, s Submission) (Submission, error) {
 	sub.State, sub.Reason, sub.Detail = SubmissionSending, "", ""
 	sub.At, sub.SettledAt = now, time.Time{}
 	sub.Resumed = false
-	if in.opts.Command != nil {
-		raw, err := in.opts.Command(sub)
-		if err != nil {
-			return Submission{}, fmt.Errorf("%w: %w", ErrInvalidSubmission, err)
+	held := cloneSubmission(sub)
+	en.reserved = &held
+	if in.reserving == nil {
+		in.reserving = make(map[string]*entry)
+	}
+	in.reserving[sub.CommandID] = en
+	return en, sub, nil
+}
+
+// confirm ends en's reservation: with err nil it puts the journaled sub on
+// the card as its latest submission and returns it; otherwise the card is
+// as it was and err is returned.
+func (in *Inbox) confirm(en *entry, sub Submission, err error) (Submission, error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	en.reserved = nil
+	delete(in.reserving, sub.CommandID)
+	if err != nil {
+		return Submission{}, err
+	}
+	if in.byID[sub.Card] != en {
+		// Cannot happen while the reservation protects the card from
+		// eviction; if it did, the journaled answer must not wait for a
+		// card that is gone.
+		if jerr := in.opts.Journal.Settle(sub.CommandID, SubmissionFailed, ReasonGone, "", in.opts.Now()); jerr != nil {
+			in.noteJournalError(jerr)
 		}
-		sub.Command = raw
+		return Submission{}, ErrNotFound
 	}
-	// Write ahead: the submission is kept before anything is sent.
-	if err := in.opts.Journal.Record(sub); err != nil {
-		return Submission{}, fmt.Errorf("%w: %w", ErrNotRecorded, err)
-	}
+	c := &en.card
 	c.Submission = &sub
 	if en.ownIDs == nil {
 		en.ownIDs = make(map[string]bool)
@@ -92,6 +152,7 @@ func (in *Inbox) BeginSubmission(id CardID, s Submission) (Submission, error) {
 	en.tokens[sub.Token] = true
 	in.ours[sub.CommandID] = en
 	in.touch(en, true)
+	in.commit()
 	return cloneSubmission(sub), nil
 }
 

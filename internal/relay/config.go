@@ -27,6 +27,11 @@ type Config struct {
 	MaxBatch int
 	// MaxFrom caps the resume positions in one from (default MaxSessions).
 	MaxFrom int
+	// KeepNoCommands routes every command but keeps none in its session's
+	// history (AEP-0004 §4 says a relay SHOULD keep them, so some do
+	// not): a replay then shows a command's acks, never the command. Live
+	// streams still receive it. Default false: commands are kept.
+	KeepNoCommands bool
 	// MaxSubscriptions caps the concurrent subscriptions on one WebSocket
 	// connection (default 64).
 	MaxSubscriptions int

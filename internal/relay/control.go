@@ -20,7 +20,8 @@ const (
 
 // route delivers a command to the one live connection claiming its
 // session, byte-identically and on every transmission (the target dedupes
-// retries), then keeps it in the session's history and fans it out. With
+// retries), then keeps it in the session's history (unless
+// Config.KeepNoCommands) and fans it out. With
 // no token configured the relay is watch-only and refuses every command.
 func (r *Relay) route(from *wsConn, ev *aep.Event) {
 	refuse := func(code, detail string) {
@@ -48,7 +49,9 @@ func (r *Relay) route(from *wsConn, ev *aep.Event) {
 		return
 	}
 	target.out.pushControl(item{kind: itemFrame, frame: ev.Raw()})
-	r.store.add(ev)
+	if !r.cfg.KeepNoCommands {
+		r.store.add(ev)
+	}
 	r.fanOutLocked([]*aep.Event{ev})
 }
 

@@ -106,6 +106,31 @@ func TestControlRoutesToTheOneOwnerByteIdentically(t *testing.T) {
 	noFrame(t, sender, "the sender gets no error for a routed command")
 }
 
+// A relay set to keep no commands routes and fans out each one as
+// before, but its replay holds the command's ack and never the command.
+func TestControlKeepNoCommands(t *testing.T) {
+	t.Parallel()
+	c := cfg()
+	c.KeepNoCommands = true
+	tr := startRelay(t, c)
+	tgt := tr.target(t, "k1", "control.attention.respond")
+	watch := tr.stream(t, url.Values{"filter": {`{"type":"control.*"}`}}, nil)
+	sender := tr.consumer(t)
+
+	cmd := command(t, "k1")
+	sender.send(t, cmd)
+	_, got := tgt.nextFrame(t)
+	assert.Equal(t, string(cmd), string(got), "still routed")
+	assert.Equal(t, string(cmd), watch.nextEvent(t).Data, "still fanned out live")
+	ack := ev(t, "control.accepted", "k1", 1, withSource("aep://target/agent/target/session/k1"), func(e *aep.Envelope) { e.Cause = idOf(t, cmd) })
+	tgt.send(t, ack)
+	assert.Equal(t, string(ack), watch.nextEvent(t).Data)
+
+	hist := tr.sessionHistory(t, "k1")
+	assert.NotContains(t, hist, idOf(t, cmd), "the command is not kept")
+	assert.Contains(t, hist, idOf(t, ack), "its ack is")
+}
+
 func TestControlRefusals(t *testing.T) {
 	t.Parallel()
 	tr := startRelay(t, cfg())

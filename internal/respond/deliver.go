@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/crashpoint"
 	"github.com/aepforms/aepforms/internal/inbox"
 )
 
@@ -177,10 +178,12 @@ func (d *delivery) on(ctx context.Context, cn *conn) (o outcome, done bool) {
 			}
 			return d.ended(ctx)
 		}
+		crashpoint.Hit(crashpoint.Unsent)
 		if err := cn.writeRaw(cmd.raw); err != nil {
 			return d.ended(ctx)
 		}
 		d.sent++
+		crashpoint.Hit(crashpoint.Sent)
 		r, w := d.wait(ctx, cn, acks, window)
 		switch w {
 		case waitAcked:
@@ -269,6 +272,7 @@ func (d *delivery) fits(r ackResult) bool {
 
 // settled turns an ack or relay error into the outcome.
 func (d *delivery) settled(r ackResult) outcome {
+	crashpoint.Hit(crashpoint.Acked)
 	if r.event == nil {
 		return outcome{State: inbox.SubmissionFailed, Reason: r.code, Detail: r.detl}
 	}

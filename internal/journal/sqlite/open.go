@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"modernc.org/sqlite"
@@ -67,6 +68,15 @@ type Journal struct {
 	lock *os.File
 	now  func() time.Time
 	id   journal.Identity
+
+	// writeMu serialises the answer writes (Record, Settle) in this
+	// process, so they queue here rather than poll SQLite's busy handler,
+	// which sleeps in steps of milliseconds.
+	writeMu sync.Mutex
+	// recordMu guards recordQueue: Records waiting for the next group
+	// commit (Record).
+	recordMu    sync.Mutex
+	recordQueue []*recordRow
 }
 
 // Open opens the journal at path, creating it (and its directory, 0700)

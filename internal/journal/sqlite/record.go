@@ -22,43 +22,117 @@ var ErrDuplicate = journal.ErrDuplicate
 
 // Record keeps s (State sending, at s.At) and its first state change,
 // committed (fsynced) before it returns.
+//
+// Records that arrive while another commit is in progress are committed
+// together in the next transaction, with one sync for all of them (a
+// group commit): the inbox calls Record outside its lock, so several
+// operators' posts can be waiting at once, and each then waits for at
+// most the commit in progress and its own, not for a queue of syncs.
+// A duplicate command id fails only its own Record (ErrDuplicate).
 func (j *Journal) Record(s inbox.Submission) error {
-	fields, form, answer, options, err := journal.Columns(s)
+	row, err := newRecordRow(s)
 	if err != nil {
 		return err
 	}
+	j.recordMu.Lock()
+	j.recordQueue = append(j.recordQueue, row)
+	j.recordMu.Unlock()
+
+	j.writeMu.Lock()
+	j.recordMu.Lock()
+	batch := j.recordQueue
+	j.recordQueue = nil
+	j.recordMu.Unlock()
+	if len(batch) > 0 { // otherwise an earlier holder committed ours
+		j.commitRecords(batch)
+	}
+	j.writeMu.Unlock()
+	return <-row.done
+}
+
+// recordRow is one Record waiting to be committed: its values, encoded,
+// and where its result goes.
+type recordRow struct {
+	s                             inbox.Submission
+	fields, form, answer, options string
+	done                          chan error // buffered: one result
+}
+
+func newRecordRow(s inbox.Submission) (*recordRow, error) {
+	fields, form, answer, options, err := journal.Columns(s)
+	if err != nil {
+		return nil, err
+	}
+	return &recordRow{s: s, fields: fields, form: form, answer: answer, options: options, done: make(chan error, 1)}, nil
+}
+
+// commitRecords commits batch in one transaction and tells each row its
+// result. If that transaction fails, each row is tried in a transaction
+// of its own, so one bad row cannot refuse the others' posts. The caller
+// holds writeMu.
+func (j *Journal) commitRecords(batch []*recordRow) {
+	results, err := j.insertRecords(batch)
+	if err == nil {
+		for i, row := range batch {
+			row.done <- results[i]
+		}
+		return
+	}
+	if len(batch) == 1 {
+		batch[0].done <- err
+		return
+	}
+	for _, row := range batch {
+		res, err := j.insertRecords([]*recordRow{row})
+		if err == nil {
+			err = res[0]
+		}
+		row.done <- err
+	}
+}
+
+// insertRecords inserts rows in one transaction. It returns each row's
+// own result (nil, ErrDuplicate, or journal.ErrLive: a statement refused
+// by a unique index is undone alone, the transaction goes on) once
+// committed, or the error that rolled the transaction back.
+func (j *Journal) insertRecords(rows []*recordRow) ([]error, error) {
 	ctx := context.Background()
 	tx, err := j.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("journal: %w", err)
+		return nil, fmt.Errorf("journal: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	var seq int64
-	err = tx.QueryRowContext(ctx, `INSERT INTO submissions
-		(command_id, card_id, token, source, session, request_id, agent, question, fields, operator, form, answer, search, posted_at, state, reason, detail, settled_at, command, kind, options, capture)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (command_id) DO NOTHING RETURNING seq`,
-		s.CommandID, string(s.Card), s.Token, s.Key.Source, s.Key.Session, s.Key.RequestID, s.Agent, s.Question,
-		fields, s.By, form, answer, journal.SearchText(s), journal.Nanos(s.At),
-		string(s.State), s.Reason, s.Detail, journal.Nanos(s.SettledAt), command(s.Command),
-		s.Kind, options, s.Capture.String()).Scan(&seq)
-	if errors.Is(err, sql.ErrNoRows) {
-		return ErrDuplicate
-	}
-	if isUnique(err) {
-		return fmt.Errorf("journal: record %s: %w", s.CommandID, journal.ErrLive)
-	}
-	if err != nil {
-		return fmt.Errorf("journal: record: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO submission_states (submission, state, reason, detail, at) VALUES (?, ?, ?, ?, ?)`,
-		seq, string(s.State), s.Reason, s.Detail, journal.Nanos(s.At)); err != nil {
-		return fmt.Errorf("journal: record: %w", err)
+	results := make([]error, len(rows))
+	for i, row := range rows {
+		s := row.s
+		var seq int64
+		err = tx.QueryRowContext(ctx, `INSERT INTO submissions
+			(command_id, card_id, token, source, session, request_id, agent, question, fields, operator, form, answer, search, posted_at, state, reason, detail, settled_at, command, kind, options, capture)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (command_id) DO NOTHING RETURNING seq`,
+			s.CommandID, string(s.Card), s.Token, s.Key.Source, s.Key.Session, s.Key.RequestID, s.Agent, s.Question,
+			row.fields, s.By, row.form, row.answer, journal.SearchText(s), journal.Nanos(s.At),
+			string(s.State), s.Reason, s.Detail, journal.Nanos(s.SettledAt), command(s.Command),
+			s.Kind, row.options, s.Capture.String()).Scan(&seq)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			results[i] = ErrDuplicate
+			continue
+		case isUnique(err):
+			results[i] = fmt.Errorf("journal: record %s: %w", s.CommandID, journal.ErrLive)
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("journal: record: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO submission_states (submission, state, reason, detail, at) VALUES (?, ?, ?, ?, ?)`,
+			seq, string(s.State), s.Reason, s.Detail, journal.Nanos(s.At)); err != nil {
+			return nil, fmt.Errorf("journal: record: %w", err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("journal: record: %w", err)
+		return nil, fmt.Errorf("journal: record: %w", err)
 	}
-	return nil
+	return results, nil
 }
 
 // Settle keeps the new state of command commandID at time at, and the
@@ -68,6 +142,8 @@ func (j *Journal) Settle(commandID string, state inbox.SubmissionState, reason, 
 	if state == inbox.SubmissionSending || state == inbox.SubmissionQueued {
 		settled = 0
 	}
+	j.writeMu.Lock() // after the Records in progress, without contending for SQLite's lock
+	defer j.writeMu.Unlock()
 	ctx := context.Background()
 	tx, err := j.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -155,6 +231,8 @@ func (j *Journal) KeepRecorded(commandID string, r inbox.Recorded, at time.Time)
 	if at.IsZero() {
 		at = time.Unix(0, 1) // recorded_at 0 means "nothing recorded"
 	}
+	j.writeMu.Lock() // after the Records in progress, as Settle
+	defer j.writeMu.Unlock()
 	if _, err := j.db.ExecContext(context.Background(), `UPDATE submissions SET recorded = ?, recorded_at = ? WHERE command_id = ?`,
 		raw, at.UnixNano(), commandID); err != nil {
 		return fmt.Errorf("journal: recorded: %w", err)

@@ -1,0 +1,29 @@
+// Package crashpoint marks the moments on an answer's way where a crash
+// matters, so the crash tests can kill the process at exactly one of them
+// instead of sleeping and hoping. In a normal build Hit does nothing and
+// costs a call; only a build with -tags crashpoints can stop the process
+// (see armed.go).
+package crashpoint
+
+// The windows of one answer, in order. Each is a place where the process
+// may die for real (power loss, kill -9); the journal must make each one
+// end with the agent executing the answer once, under one command id.
+const (
+	// Recorded: the submission is journaled, the 303 not yet written
+	// (web, after BeginSubmission).
+	Recorded = "recorded"
+	// Unsent: the 303 went out, the command is not written to the relay
+	// yet (respond, before the first write).
+	Unsent = "unsent"
+	// Sent: the command is written to the relay's WebSocket, its ack not
+	// yet seen (respond, after the write).
+	Sent = "sent"
+	// Acked: the agent's ack (or the relay's refusal) arrived, its
+	// outcome not yet reported nor journaled (respond).
+	Acked = "acked"
+)
+
+// Env is the environment variable that arms one point in a crashpoints
+// build: the process kills itself (SIGKILL, no deferred cleanup) the
+// first time it reaches the point of that name.
+const Env = "AEPFORMS_CRASHPOINT"
