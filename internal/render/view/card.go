@@ -8,6 +8,7 @@ import (
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render/form"
+	"github.com/aepforms/aepforms/internal/render/markdown"
 )
 
 // CardView is one card with everything the components need precomputed.
@@ -18,12 +19,17 @@ type CardView struct {
 	DOMID   string // "card-{id}": the card element's id, the push protocol's key
 	Version uint64
 	Kind    string // the request kind as given (data-kind)
-	Title   string // the kind in the UI's words: "Form", "Permission request", ...
+	// Title is the card's heading: the question, i.e. the prompt's first
+	// line without its Markdown (TitleAgent), else the kind in the UI's
+	// words. KindTitle is the kind in the UI's words ("Form",
+	// "Permission request", ...), the heading's tag.
+	Title      string
+	TitleAgent bool
+	KindTitle  string
 
 	Prov   Provenance
 	Prompt Prompt
-	// Gist is the prompt's first line, cut to GistRunes, for a settled
-	// card that shows its question only behind a disclosure.
+	// Gist is the prompt's first line, cut to GistRunes.
 	Gist string
 	// Placeholder is non-empty when the prompt and labels are structural
 	// placeholders (capture metadata or none): the note to show, e.g.
@@ -72,6 +78,9 @@ type Provenance struct {
 	AskedRel     string // "3 min ago"
 	AskedTitle   string // exact time in words, for title
 	Capture      string // capture level name
+	Request      string // the request id (the event's subject)
+	Card         string // the inbox card id
+	AskedText    string // "asked 3 min ago"
 	Severity     string // set only when warning or above
 	Reach        inbox.Reach
 	// ReachKind is data-reach: yes (connected, takes answers), no-control
@@ -101,6 +110,11 @@ type Countdown struct {
 type Prompt struct {
 	ID          string // element id of the quoted block
 	Text        string // line breaks kept (the CSS preserves them); at most Options.PromptBytes
+	// Blocks is Text read as Markdown (package markdown), without the
+	// line that became the card's title when it stood alone; empty when
+	// the title is the whole prompt. Unset for a placeholder prompt,
+	// which is shown as Text.
+	Blocks []markdown.Block
 	Long        bool   // collapsed behind "Show all" when the browser runs the JS
 	Placeholder bool   // a structural placeholder, not the agent's words
 	// Cut is set when Text is only the start of the prompt: the rest is
@@ -129,17 +143,20 @@ func card(c inbox.Card, opts Options) CardView {
 	id := string(c.ID)
 	placeholder := c.Capture <= aep.CaptureMetadata
 	v := CardView{
-		ID:       id,
-		DOMID:    "card-" + id,
-		Version:  c.Version,
-		Kind:     c.Request.Kind,
-		Title:    kindTitle(c.Request.Kind),
-		Prov:     provenance(c, opts),
-		ErrorsID: id + "-errors",
-		Prompt:   promptView(id, base, c.Request.Prompt, promptBudget(opts.PromptBytes), placeholder),
+		ID:        id,
+		DOMID:     "card-" + id,
+		Version:   c.Version,
+		Kind:      c.Request.Kind,
+		Title:     kindTitle(c.Request.Kind),
+		KindTitle: kindTitle(c.Request.Kind),
+		Prov:      provenance(c, opts),
+		ErrorsID:  id + "-errors",
+		Prompt:    promptView(id, base, c.Request.Prompt, promptBudget(opts.PromptBytes), placeholder),
 	}
 	if placeholder {
 		v.Placeholder = "labels withheld at capture " + c.Capture.String()
+	} else {
+		questionOf(&v, opts.Prompts)
 	}
 	v.Gist = gist(c.Request.Prompt)
 	v.Group, v.GroupLabel = groupOf(c)
@@ -147,7 +164,7 @@ func card(c inbox.Card, opts Options) CardView {
 
 	v.Open = c.Open(opts.Now)
 	v.Settled = !c.State.Open()
-	v.State = stateLine(c, opts.Now)
+	v.State = stateLine(c, opts.Now, opts.Operator)
 	v.State.GivesWay = v.Open && givesWay[v.State.Kind]
 	if d := v.Prov.Deadline; d != nil && v.Open {
 		d.LockText = words.state["expired-open"]
@@ -218,6 +235,28 @@ func cardNotes(c inbox.Card, opts Options, open, inFlight bool) []Note {
 		}
 	}
 	return n
+}
+
+// questionOf reads the prompt as Markdown: its first line, without
+// markup, becomes the card's title, the rest what the quote shows.
+func questionOf(v *CardView, cache *markdown.Cache) {
+	opts := markdown.Options{Clean: Text}
+	var d *markdown.Doc
+	if cache != nil {
+		d = cache.Parse(v.Prompt.Text, opts)
+	} else {
+		d = markdown.Parse(v.Prompt.Text, opts)
+	}
+	line, rest := d.FirstLine()
+	if line == "" {
+		v.Prompt.Blocks = d.Blocks
+		return
+	}
+	if r := []rune(line); len(r) > GistRunes {
+		// A first line too long for a heading stays whole in the quote.
+		line, rest = string(r[:GistRunes-1])+"…", d.Blocks
+	}
+	v.Title, v.TitleAgent, v.Prompt.Blocks = line, true, rest
 }
 
 // kindTitle names a request kind in the UI's words.
