@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/aepforms/aepforms/internal/agent"
 	"github.com/aepforms/aepforms/web"
 )
 
@@ -44,6 +45,7 @@ type serveConfig struct {
 	ackWindow     time.Duration
 	rosterIntvl   time.Duration
 	demoEvery     time.Duration
+	demoPending   int
 	bodyTimeout   time.Duration
 	respTimeout   time.Duration
 	sessionIdle   time.Duration // --session-idle
@@ -59,6 +61,13 @@ type serveConfig struct {
 	// resendMaxAge is the oldest a journaled answer may be to be sent
 	// again after a restart; 0 sends none again.
 	resendMaxAge time.Duration
+
+	// tokenPath is the file the relay token was read from or minted
+	// into ("" when it was given by flag or env): the empty page names it.
+	tokenPath string
+	// announceWait bounds how long the start-up log waits for the parts
+	// to start before it prints the URL to open (serve.go, announce).
+	announceWait time.Duration
 }
 
 // listFlag is a repeatable flag whose env form is comma-separated.
@@ -76,7 +85,7 @@ func (l *listFlag) Set(v string) error {
 
 // parseServe reads serve's flags; env supplies the defaults (flags win).
 func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
-	c := serveConfig{}
+	c := serveConfig{announceWait: 5 * time.Second}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -125,6 +134,7 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.DurationVar(&c.heartbeat, "heartbeat", envDur("AEPFORMS_HEARTBEAT", 15*time.Second), "browser push heartbeat interval (env AEPFORMS_HEARTBEAT)")
 	fs.DurationVar(&c.ackWindow, "ack-window", envDur("AEPFORMS_ACK_WINDOW", 0), "wait this long for an agent's ack; 0 uses the agent's declared window, else 10s (env AEPFORMS_ACK_WINDOW)")
 	fs.DurationVar(&c.rosterIntvl, "roster-interval", envDur("AEPFORMS_ROSTER_INTERVAL", 30*time.Second), "re-read the relay's roster (which agents are connected) this often (env AEPFORMS_ROSTER_INTERVAL)")
+	fs.IntVar(&c.demoPending, "demo-max-pending", envInt(env, "AEPFORMS_DEMO_MAX_PENDING", agent.DefaultConfig().MaxExtra), "with --demo: most of its periodic questions left pending; an older one is dismissed first (env AEPFORMS_DEMO_MAX_PENDING)")
 	fs.DurationVar(&c.demoEvery, "demo-every", envDur("AEPFORMS_DEMO_EVERY", 30*time.Second), "with --demo: ask one more question this often, 0 = never (env AEPFORMS_DEMO_EVERY)")
 	fs.DurationVar(&c.bodyTimeout, "body-timeout", envDur("AEPFORMS_BODY_TIMEOUT", 30*time.Second), "cut a client that takes longer to send a post's body (env AEPFORMS_BODY_TIMEOUT)")
 	fs.DurationVar(&c.sessionIdle, "session-idle", envDur("AEPFORMS_SESSION_IDLE", 12*time.Hour), "sign an operator's browser out after this long unused (env AEPFORMS_SESSION_IDLE)")
@@ -180,6 +190,9 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	}
 	if c.maxConns < 1 {
 		return c, fmt.Errorf("%w: --max-conns %d: at least 1", ErrUsage, c.maxConns)
+	}
+	if c.demoPending <= 0 {
+		return c, fmt.Errorf("%w: --demo-max-pending %d: at least 1", ErrUsage, c.demoPending)
 	}
 	if c.maxPending <= 0 || c.maxControls <= 0 {
 		return c, fmt.Errorf("%w: --max-pending and --max-controls must be positive", ErrUsage)

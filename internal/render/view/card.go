@@ -110,16 +110,16 @@ type Countdown struct {
 type Prompt struct {
 	ID          string // element id of the quoted block
 	Text        string // line breaks kept (the CSS preserves them); at most Options.PromptBytes
-	// Blocks is Text read as Markdown (package markdown), without the
-	// line that became the card's title when it stood alone; empty when
-	// the title is the whole prompt. Unset for a placeholder prompt,
-	// which is shown as Text.
-	Blocks []markdown.Block
 	Long        bool   // collapsed behind "Show all" when the browser runs the JS
 	Placeholder bool   // a structural placeholder, not the agent's words
 	// Cut is set when Text is only the start of the prompt: the rest is
 	// fetched by "Show all" (budget.go).
 	Cut *PromptCut
+	// Blocks is Text read as Markdown (package markdown), without the
+	// line that became the card's title when it stood alone; empty when
+	// the title is the whole prompt. Unset for a placeholder prompt,
+	// which is shown as Text.
+	Blocks []markdown.Block
 }
 
 // Note is one of the UI's notes on a card (not a feed notice: those are
