@@ -32,7 +32,7 @@ func TestCardRoot(t *testing.T) {
 
 	meta := doc.Find(`[data-testid="meta"]`)
 	require.Equal(t, 1, meta.Length(), "one provenance line")
-	assert.Equal(t, "connection unknown asked 2 min ago answer by 12:04 UTC", squash(meta.Text()), "the group heading names agent and session: not repeated")
+	assert.Equal(t, []string{"connection unknown", "asked 2 min ago", "answer by 12:04 UTC"}, texts(meta.Children()), "the group heading names agent and session: not repeated")
 	assert.Equal(t, "unknown", attr(t, meta.Find(`[data-testid="reach"]`), "data-reach"), "no roster yet: unknown, said so")
 	assert.Equal(t, 0, doc.Find(`.prompt__who`).Length(), "no “X asks:” line")
 
@@ -226,7 +226,7 @@ func TestCardSettledQuestion(t *testing.T) {
 	assert.Equal(t, "Question Tag name?", squash(h.Text()))
 	meta := doc.Find(`[data-testid="card"] > [data-testid="meta"]`)
 	require.Equal(t, 1, meta.Length())
-	assert.Contains(t, squash(meta.Text()), "release-bot · session s_notes · asked")
+	assert.Equal(t, []string{"release-bot", "session s_notes", "asked 2 min ago"}, texts(meta.Children()), "who, where and when, in one line")
 	assert.Equal(t, "s_notes", attr(t, meta.Find("span[title]"), "title"))
 	assert.True(t, meta.Next().Is(`[data-testid="state"]`), "the outcome follows")
 	assert.Equal(t, 0, meta.Find(`[data-testid="countdown"]`).Length(), "no deadline on a settled card")

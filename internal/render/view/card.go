@@ -79,6 +79,7 @@ type Provenance struct {
 	AskedTitle   string // exact time in words, for title
 	Capture      string // capture level name
 	Request      string // the request id (the event's subject)
+	RequestShort string
 	Card         string // the inbox card id
 	AskedText    string // "asked 3 min ago"
 	Severity     string // set only when warning or above

@@ -23,6 +23,7 @@ func provenance(c inbox.Card, opts Options) Provenance {
 		SourceShort:  shorten(c.Key.Source, 32),
 		Capture:      c.Capture.String(),
 		Request:      c.Key.RequestID,
+		RequestShort: shortenID(c.Key.RequestID, idRunes),
 		Card:         string(c.ID),
 		Reach:        opts.Reachable,
 	}
