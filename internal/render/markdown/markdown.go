@@ -41,6 +41,11 @@ const (
 	// MaxBrackets is the most link openers ('[') one paragraph may hold
 	// and still be read as Markdown.
 	MaxBrackets = 128
+	// MaxNodes is the most blocks, items and inlines a prompt yields (a
+	// link counts three: it shows its address too); the rest is plain
+	// text. It bounds the markup a prompt costs the page: a line of
+	// Markdown can be a few bytes ("- a") and its HTML ten times more.
+	MaxNodes = 400
 )
 
 // BlockKind is what a Block is.
@@ -58,7 +63,10 @@ const (
 
 // Block is one block of a prompt.
 type Block struct {
-	Kind    BlockKind
+	Kind BlockKind
+	// Tight is set on a paragraph of a tight list item: shown without a
+	// paragraph of its own.
+	Tight   bool
 	Inlines []Inline
 	Text    string
 	Ordered bool
@@ -117,11 +125,14 @@ func Parse(src string, opts Options) *Doc {
 		clean = func(s string) string { return s }
 	}
 	cut := Bound(src)
-	b := builder{src: []byte(src[:cut]), clean: clean}
+	b := builder{src: []byte(src[:cut]), clean: clean, cut: -1}
 	var d Doc
 	if cut > 0 {
 		root := md.Parser().Parse(text.NewReader(b.src))
 		d.Blocks = b.blocks(root, 0)
+		if b.cut >= 0 {
+			cut = b.cut // past MaxNodes: the rest is plain text
+		}
 	}
 	if rest := strings.Trim(src[cut:], "\n"); rest != "" {
 		d.Blocks = append(d.Blocks, Block{Kind: Plain, Text: clean(rest)})
@@ -216,11 +227,48 @@ func skipOne(line string, i int) int {
 type builder struct {
 	src   []byte
 	clean func(string) string
+	nodes int // spent of MaxNodes
+	cut   int // where the plain rest starts once MaxNodes is spent; -1 before
+}
+
+// full reports whether MaxNodes is spent; before block n it then sets
+// cut at n's first line, so the rest is plain text. A block without a
+// line of its own (none found) is converted, and the next one cuts.
+func (b *builder) full(n ast.Node) bool {
+	if b.cut >= 0 {
+		return true
+	}
+	if b.nodes < MaxNodes {
+		return false
+	}
+	if at := firstOffset(n); at >= 0 {
+		b.cut = bytes.LastIndexByte(b.src[:at], '\n') + 1
+		return true
+	}
+	return false
+}
+
+// firstOffset is where the first line of text inside block n starts in
+// the source, or -1.
+func firstOffset(n ast.Node) int {
+	at := -1
+	_ = ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
+		if entering && c.Type() == ast.TypeBlock && c.Lines().Len() > 0 {
+			at = c.Lines().At(0).Start
+			return ast.WalkStop, nil
+		}
+		return ast.WalkContinue, nil
+	})
+	return at
 }
 
 func (b *builder) blocks(parent ast.Node, depth int) []Block {
 	var out []Block
 	for n := parent.FirstChild(); n != nil; n = n.NextSibling() {
+		if b.full(n) {
+			break
+		}
+		b.nodes++
 		if depth >= MaxDepth {
 			if t := b.lines(n); t != "" {
 				out = append(out, Block{Kind: Plain, Text: t})
@@ -230,7 +278,8 @@ func (b *builder) blocks(parent ast.Node, depth int) []Block {
 		switch n := n.(type) {
 		case *ast.Paragraph, *ast.TextBlock:
 			if in := b.inlines(n, 0); len(in) > 0 {
-				out = append(out, Block{Kind: Para, Inlines: in})
+				_, tight := n.(*ast.TextBlock)
+				out = append(out, Block{Kind: Para, Inlines: in, Tight: tight})
 			}
 		case *ast.Heading:
 			out = append(out, Block{Kind: Heading, Inlines: b.inlines(n, 0)})
@@ -246,6 +295,10 @@ func (b *builder) blocks(parent ast.Node, depth int) []Block {
 		case *ast.List:
 			l := Block{Kind: List, Ordered: n.IsOrdered(), Start: n.Start}
 			for it := n.FirstChild(); it != nil; it = it.NextSibling() {
+				if b.full(it) {
+					break
+				}
+				b.nodes++
 				item := Item{}
 				if tb := it.FirstChild(); tb != nil {
 					if cb, ok := tb.FirstChild().(*east.TaskCheckBox); ok {
@@ -284,7 +337,8 @@ func (b *builder) inlines(n ast.Node, depth int) []Inline {
 		out = append(out, in)
 	}
 	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-		if depth >= MaxDepth {
+		b.nodes++
+		if depth >= MaxDepth || b.nodes > MaxNodes {
 			add(Inline{Kind: Text, Text: b.clean(b.plain(c))})
 			continue
 		}
@@ -306,8 +360,10 @@ func (b *builder) inlines(n ast.Node, depth int) []Inline {
 			}
 			add(Inline{Kind: k, Children: b.inlines(c, depth+1)})
 		case *ast.Link:
+			b.nodes += 2
 			add(b.link(string(c.Destination), b.inlines(c, depth+1)))
 		case *ast.AutoLink:
+			b.nodes += 2
 			u := string(c.URL(b.src))
 			add(b.link(u, []Inline{{Kind: Text, Text: b.clean(string(c.Label(b.src)))}}))
 		case *ast.Image:

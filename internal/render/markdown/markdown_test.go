@@ -122,3 +122,34 @@ func TestCache(t *testing.T) {
 	c.Parse("c", Options{})
 	assert.NotSame(t, a, c.Parse("a", Options{}), "bounded: started over")
 }
+
+// A prompt of many small nodes stops being Markdown at MaxNodes: the
+// rest, as written, is one plain-text block.
+func TestNodeBudget(t *testing.T) {
+	t.Parallel()
+	src := strings.Repeat("- a\n", 2000)
+	d := Parse(src, Options{})
+	require.Len(t, d.Blocks, 2)
+	l := d.Blocks[0]
+	require.Equal(t, List, l.Kind)
+	assert.Less(t, len(l.Items), MaxNodes/2, "items cost nodes")
+	rest := d.Blocks[1]
+	assert.Equal(t, Plain, rest.Kind)
+	assert.True(t, strings.HasPrefix(rest.Text, "- a\n- a"), "the rest as written, markers included")
+	assert.Equal(t, 2000, len(l.Items)+strings.Count(rest.Text, "- a"), "nothing lost")
+
+	para := strings.Repeat("[a](https://x.example/) ", 100) + "\n\n"
+	d = Parse(strings.Repeat(para, 4)+"next *para*\n", Options{})
+	n := 0
+	for _, b := range d.Blocks {
+		for _, in := range b.Inlines {
+			if in.Kind == Link {
+				n++
+			}
+		}
+	}
+	assert.LessOrEqual(t, n, MaxNodes/3, "a link costs three nodes")
+	last := d.Blocks[len(d.Blocks)-1]
+	assert.Equal(t, Plain, last.Kind)
+	assert.True(t, strings.HasSuffix(last.Text, "next *para*"), "the rest is plain text, as written")
+}
