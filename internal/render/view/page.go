@@ -171,7 +171,7 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 		IconURL:          opts.Assets.Icon,
 	}
 	v.Empty = EmptyView{
-		Title: words.empty["title"], Connect: opts.Connect,
+		Title: words.empty["title"],
 		Heading: words.empty["connect"], Relay: words.empty["relay"], Token: words.empty["token"],
 		NoFile: words.empty["no-file"], Demo: words.empty["demo"],
 		Adapter: strings.ReplaceAll(words.empty["adapter"], "{relay}", strings.TrimSuffix(opts.Connect.RelayURL, "/")),
@@ -235,6 +235,11 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 			v.Groups = append(v.Groups, GroupView{ID: cv.Group, Label: cv.GroupLabel})
 		}
 		v.Groups[gi].Cards = append(v.Groups[gi].Cards, cv)
+	}
+	if len(cards) == 0 && len(v.Filter) == 0 {
+		// Nothing asked yet: say how to connect an agent. (With a filter,
+		// or with settled cards, agents are connected already.)
+		v.Empty.Connect = opts.Connect
 	}
 	sortGroups(v.Groups)
 	v.Title = "aepforms"
