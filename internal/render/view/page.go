@@ -171,7 +171,7 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 		IconURL:          opts.Assets.Icon,
 	}
 	v.Empty = EmptyView{
-		Title: words.empty["title"],
+		Title:   words.empty["title"],
 		Heading: words.empty["connect"], Relay: words.empty["relay"], Token: words.empty["token"],
 		NoFile: words.empty["no-file"], Demo: words.empty["demo"],
 		Adapter: strings.ReplaceAll(words.empty["adapter"], "{relay}", strings.TrimSuffix(opts.Connect.RelayURL, "/")),
