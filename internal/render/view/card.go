@@ -29,8 +29,6 @@ type CardView struct {
 
 	Prov   Provenance
 	Prompt Prompt
-	// Gist is the prompt's first line, cut to GistRunes.
-	Gist string
 	// Placeholder is non-empty when the prompt and labels are structural
 	// placeholders (capture metadata or none): the note to show, e.g.
 	// "labels withheld at capture metadata".
@@ -159,7 +157,6 @@ func card(c inbox.Card, opts Options) CardView {
 	} else {
 		questionOf(&v, opts.Prompts)
 	}
-	v.Gist = gist(c.Request.Prompt)
 	v.Group, v.GroupLabel = groupOf(c)
 	v.SortKey = sortKey(c)
 
@@ -278,28 +275,9 @@ func kindTitle(kind string) string {
 	}
 }
 
-// GistRunes is the longest gist of a prompt, in runes (the CSS may cut
-// it shorter to one line).
+// GistRunes is the longest card title taken from a prompt, in runes: a
+// longer first line stays whole in the quote, and the title is cut.
 const GistRunes = 160
-
-// gistScan is how far into a prompt its first line is looked for, in bytes.
-const gistScan = 16 << 10
-
-// gist is a prompt's first non-blank line, cut to GistRunes.
-func gist(p string) string {
-	if len(p) > gistScan {
-		p = p[:gistScan] // a huge prompt: a first line is looked for only this far
-	}
-	for line := range strings.SplitSeq(p, "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			if r := []rune(line); len(r) > GistRunes {
-				return string(r[:GistRunes-1]) + "…"
-			}
-			return line
-		}
-	}
-	return ""
-}
 
 // longPrompt reports whether a prompt is long enough to collapse.
 func longPrompt(p string) bool {

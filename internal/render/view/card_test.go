@@ -288,22 +288,6 @@ func TestCardRefusalWithoutForm(t *testing.T) {
 	}
 }
 
-func TestCardGist(t *testing.T) {
-	t.Parallel()
-	long := strings.Repeat("é", GistRunes+40)
-	cases := []struct{ prompt, want string }{
-		{"Deploy?", "Deploy?"},
-		{"\n  \nFirst line\nsecond line", "First line"},
-		{long, string([]rune(long)[:GistRunes-1]) + "…"},
-		{"", ""},
-	}
-	for _, tc := range cases {
-		got := Card(viewCard(aep.Request{Kind: aep.KindInput, Prompt: tc.prompt}), viewOpts()).Gist
-		assert.Equal(t, tc.want, got, "gist of %q", tc.prompt)
-		assert.LessOrEqual(t, len([]rune(got)), GistRunes)
-	}
-}
-
 // At capture metadata a summary line names the field by its id, never by
 // an invented label.
 func TestCardProblemsAtMetadata(t *testing.T) {
