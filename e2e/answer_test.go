@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -313,7 +314,8 @@ func TestAnswering(t *testing.T) {
 		assert.JSONEq(t, `{"db":"CockroachDB","name":"checkout","regions":["1","2"],"staged":false}`, string(b), "values the agent recorded")
 
 		assert.Equal(t, "true", final.AttrOr("data-settled", ""), "the answered card is settled")
-		assert.Equal(t, "Answered by "+rec.By+" via "+rec.Via, strings.TrimSpace(final.Find(`[data-testid="state-text"]`).Text()))
+		assert.Regexp(t, `^Answered by `+regexp.QuoteMeta(rec.By)+` from this page · (just now|\d+ min ago)$`, strings.TrimSpace(final.Find(`[data-testid="state-text"]`).Text()),
+			"via control is “from this page”, with when")
 		shown := map[string]string{}
 		final.Find(`[data-testid="values"] .values__item`).Each(func(_ int, it *goquery.Selection) {
 			shown[strings.TrimSpace(it.Find("dt").Text())] = strings.TrimSpace(it.Find("dd").Text())
