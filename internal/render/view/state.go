@@ -152,7 +152,8 @@ func settledLine(s *StateView, c inbox.Card, placeholder bool, operator string, 
 			s.Withheld = "Values withheld at capture " + o.Capture.String() + " are not shown."
 		}
 		if o.Malformed != "" {
-			s.Quote = o.Malformed
+			// Why the recorded answer did not decode: the UI's words.
+			s.Notes = append(s.Notes, Sentence{Text: o.Malformed, Agent: []string{o.Malformed}})
 		}
 		return
 	}
@@ -184,7 +185,9 @@ func settledLine(s *StateView, c inbox.Card, placeholder bool, operator string, 
 		s.Notes = append(s.Notes, Sentence{Text: resumedText(sub), Agent: []string{sub.By}})
 	}
 	if c.Malformed != "" {
-		s.Quote = c.Malformed
+		// The rule the request broke: the UI's words (with the agent's
+		// ids in them, isolated), never quoted as the agent's.
+		s.Notes = append(s.Notes, Sentence{Text: c.Malformed, Agent: []string{c.Malformed}})
 	}
 }
 

@@ -184,3 +184,25 @@ func TestStateLineFailedDetailVoice(t *testing.T) {
 	assert.Equal(t, "no target for session s1", s.Quote, "the relay's words are quoted")
 	assert.Empty(t, s.Notes)
 }
+
+// Why a request or a recorded answer is malformed is the UI's reading of
+// it: a note on the state line, never the quote reserved for the agent's
+// words.
+func TestStateLineMalformedIsTheUIsNote(t *testing.T) {
+	t.Parallel()
+	c := viewCard(aep.Request{Kind: aep.KindInput, Prompt: "?"})
+	c.State = inbox.StateTimedOut
+	c.Malformed = `duplicate field id "ticket"`
+	s := Card(c, viewOpts()).State
+	assert.Empty(t, s.Quote)
+	require.Len(t, s.Notes, 1)
+	assert.Equal(t, `duplicate field id "ticket"`, s.Notes[0].Text)
+
+	c = viewCard(aep.Request{Kind: aep.KindInput, Prompt: "?"})
+	c.State = inbox.StateAnswered
+	c.Recorded = &inbox.Recorded{Capture: aep.CaptureFull, Malformed: "answer.values is not an object"}
+	s = Card(c, viewOpts()).State
+	assert.Empty(t, s.Quote)
+	require.Len(t, s.Notes, 1)
+	assert.Equal(t, "answer.values is not an object", s.Notes[0].Text)
+}
