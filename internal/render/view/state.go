@@ -138,7 +138,13 @@ func settledLine(s *StateView, c inbox.Card, placeholder bool, operator string, 
 		if c.AnsweredElsewhere {
 			lead = words.state["elsewhere"]
 		}
-		s.Text, s.Agent = answeredText(lead, o, c.AnsweredElsewhere, operator, now)
+		who := o.By
+		if sub := c.Submission; sub != nil && sub.By != "" && !c.AnsweredElsewhere {
+			// This UI's answer: the agent records the sender as
+			// "{ui}/{operator}"; the operator is who answered.
+			who = sub.By
+		}
+		s.Text, s.Agent = answeredText(lead, who, o, c.AnsweredElsewhere, operator, now)
 		s.Values = recordedValues(c.Request, o.Answer, o.Capture, placeholder)
 		if sub := c.Submission; sub != nil && !c.AnsweredElsewhere {
 			// The recorded answer is this UI's: keep saying how its
@@ -198,15 +204,15 @@ var ownReason = map[string]bool{inbox.ReasonTimeout: true, inbox.ReasonUnreachab
 // answeredText is the line of a recorded answer: "Answered by you
 // (alice) from this page · 2 min ago", "Answered in the agent's own
 // window", with the agent text inside it.
-func answeredText(lead string, o *inbox.Recorded, elsewhere bool, operator string, now time.Time) (string, []string) {
+func answeredText(lead, who string, o *inbox.Recorded, elsewhere bool, operator string, now time.Time) (string, []string) {
 	text, agent := lead, []string{}
 	switch {
-	case o.By != "" && o.By == operator && !elsewhere:
-		text += " by " + fmt.Sprintf(words.card["by-you"], o.By)
-		agent = append(agent, o.By)
-	case o.By != "":
-		text += " by " + o.By
-		agent = append(agent, o.By)
+	case who != "" && who == operator && !elsewhere:
+		text += " by " + fmt.Sprintf(words.card["by-you"], who)
+		agent = append(agent, who)
+	case who != "":
+		text += " by " + who
+		agent = append(agent, who)
 	}
 	switch via := o.Via; {
 	case via == "control" && elsewhere:

@@ -71,6 +71,16 @@ func TestStateLineSettled(t *testing.T) {
 			c.State = inbox.StateResolved
 			c.Recorded = &inbox.Recorded{By: "op", Via: aep.ViaControl, Capture: aep.CaptureFull, Time: "2026-03-01T11:58:00Z"}
 		}, "answered", "Answered by you (op) from this page · 2 min ago"},
+		{"answered by you from this UI", func(c *inbox.Card) {
+			c.State = inbox.StateResolved
+			c.Submission = &inbox.Submission{By: "op", State: inbox.SubmissionAccepted}
+			c.Recorded = &inbox.Recorded{By: "aepforms/op", Via: aep.ViaControl, Capture: aep.CaptureFull}
+		}, "answered", "Answered by you (op) from this page"},
+		{"answered by another operator of this UI", func(c *inbox.Card) {
+			c.State = inbox.StateResolved
+			c.Submission = &inbox.Submission{By: "alice", State: inbox.SubmissionAccepted}
+			c.Recorded = &inbox.Recorded{By: "aepforms/alice", Via: aep.ViaControl, Capture: aep.CaptureFull}
+		}, "answered", "Answered by alice from this page"},
 		{"answered by another UI", func(c *inbox.Card) {
 			c.State = inbox.StateAnswered
 			c.AnsweredElsewhere = true
