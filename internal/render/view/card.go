@@ -61,6 +61,9 @@ type CardView struct {
 	// GroupLabel its heading, SortKey its order among open cards
 	// (lexicographic, ascending = more urgent).
 	Group, GroupLabel, SortKey string
+
+	// DetailsText is the summary of the card's Details disclosure.
+	DetailsText string
 }
 
 // Provenance is the card's origin, in the UI's own voice.
@@ -79,7 +82,7 @@ type Provenance struct {
 	Request      string // the request id (the event's subject)
 	RequestShort string
 	Card         string // the inbox card id
-	AskedText    string // "asked 3 min ago"
+	AskedLead    string // the word before AskedRel on the provenance line: "asked"
 	Severity     string // set only when warning or above
 	Reach        inbox.Reach
 	// ReachKind is data-reach: yes (connected, takes answers), no-control
@@ -142,15 +145,16 @@ func card(c inbox.Card, opts Options) CardView {
 	id := string(c.ID)
 	placeholder := c.Capture <= aep.CaptureMetadata
 	v := CardView{
-		ID:        id,
-		DOMID:     "card-" + id,
-		Version:   c.Version,
-		Kind:      c.Request.Kind,
-		Title:     kindTitle(c.Request.Kind),
-		KindTitle: kindTitle(c.Request.Kind),
-		Prov:      provenance(c, opts),
-		ErrorsID:  id + "-errors",
-		Prompt:    promptView(id, base, c.Request.Prompt, promptBudget(opts.PromptBytes), placeholder),
+		ID:          id,
+		DOMID:       "card-" + id,
+		Version:     c.Version,
+		Kind:        c.Request.Kind,
+		Title:       kindTitle(c.Request.Kind),
+		KindTitle:   kindTitle(c.Request.Kind),
+		Prov:        provenance(c, opts),
+		ErrorsID:    id + "-errors",
+		Prompt:      promptView(id, base, c.Request.Prompt, promptBudget(opts.PromptBytes), placeholder),
+		DetailsText: words.card["details"],
 	}
 	if placeholder {
 		v.Placeholder = "labels withheld at capture " + c.Capture.String()

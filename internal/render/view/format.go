@@ -41,7 +41,7 @@ func provenance(c inbox.Card, opts Options) Provenance {
 	if !asked.IsZero() {
 		p.AskedISO = asked.UTC().Format(time.RFC3339)
 		p.AskedRel = relTime(asked, opts.Now)
-		p.AskedText = fmt.Sprintf(words.card["asked"], p.AskedRel)
+		p.AskedLead = words.card["asked"]
 		p.AskedTitle = exactTime(asked)
 	}
 	if !c.ExpiresAt.IsZero() {

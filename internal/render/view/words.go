@@ -165,7 +165,7 @@ var words = struct {
 		"cut":         "The first %d characters of the question are shown; the export holds all of it.",
 	},
 	card: map[string]string{
-		"asked":     "asked %s",
+		"asked":     "asked",
 		"answer-by": "answer by %s",
 		"passed":    "Deadline passed",
 		"details":   "Details",
