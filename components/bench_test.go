@@ -10,6 +10,7 @@ import (
 	"github.com/aepforms/aepforms/e2e/samples"
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render/markdown"
 	"github.com/aepforms/aepforms/internal/render/view"
 )
 
@@ -38,7 +39,10 @@ func benchPage(b *testing.B, req func(i int, open []inbox.Card) aep.Request) {
 		c.ExpiresAt = sampleNow.Add(time.Duration(i) * time.Second)
 		cards[i] = c
 	}
-	opts := view.PageOptions{Now: sampleNow, CanSubmit: true, Token: func(id inbox.CardID) string { return "tok-" + string(id) }}
+	// Prompts are read as Markdown once per text, as the server does
+	// (web's pages keep one cache for every page and push render).
+	opts := view.PageOptions{Now: sampleNow, CanSubmit: true, Token: func(id inbox.CardID) string { return "tok-" + string(id) },
+		Prompts: markdown.NewCache(4096)}
 	b.ReportAllocs()
 	for b.Loop() {
 		v := view.Page(cards, inbox.Status{FeedConnected: true}, opts)

@@ -27,28 +27,43 @@ func TestCardRoot(t *testing.T) {
 	assert.Equal(t, "claude-code · session s_payments", attr(t, card, "data-group-label"))
 	assert.NotEmpty(t, attr(t, card, "data-sort"))
 	title := doc.Find("#" + attr(t, card, "aria-labelledby"))
-	assert.Equal(t, "Form", title.Text())
+	assert.Equal(t, "Form Before I deploy the payments service, I need a few details.", squash(title.Text()), "the question is the heading, the kind its tag")
+	assert.Equal(t, "Form", title.Find(`[data-testid="kind"]`).Text())
+	assert.Equal(t, 1, title.Find(`bdi[data-testid="question"]`).Length(), "the question is the agent's words, isolated")
 
-	prov := doc.Find(`[data-testid="provenance"]`)
+	meta := doc.Find(`[data-testid="meta"]`)
+	require.Equal(t, 1, meta.Length(), "one provenance line")
+	assert.Equal(t, []string{"connection unknown", "asked 2 min ago", "answer by 12:04 UTC"}, texts(meta.Children()), "the group heading names agent and session: not repeated")
+	assert.Equal(t, "unknown", attr(t, meta.Find(`[data-testid="reach"]`), "data-reach"), "no roster yet: unknown, said so")
+	assert.Equal(t, 0, doc.Find(`.prompt__who`).Length(), "no “X asks:” line")
+
+	details := doc.Find(`details[data-testid="details"]`)
+	require.Equal(t, 1, details.Length())
+	assert.Equal(t, "Details", details.Find("summary").Text())
+	prov := details.Find(`[data-testid="provenance"]`)
+	require.Equal(t, 1, prov.Length(), "run, source, capture and ids behind the disclosure")
 	assert.Equal(t, "claude-code", prov.Find(`[data-testid="agent-name"]`).Text())
-	assert.Equal(t, "unknown", attr(t, prov.Find(`[data-testid="reach"]`), "data-reach"), "no roster yet: unknown, said so")
+	assert.Equal(t, "r_cform", prov.Find(`[data-testid="prov-request"]`).Text())
+	assert.Equal(t, "cform", prov.Find(`[data-testid="prov-card"]`).Text())
 	assert.Equal(t, "run_7", prov.Find(`[data-testid="prov-run"]`).Text())
 	src := prov.Find(`[data-testid="prov-source"]`)
 	assert.Equal(t, "aep://demo.example/agents/claude-code/instance-0001", attr(t, src, "title"), "full source in the title")
 	assert.Contains(t, src.Text(), "…")
-	asked := prov.Find(`[data-testid="prov-asked"] time`)
+	asked := meta.Find(`time[datetime]`).First()
 	assert.Equal(t, "2026-03-01T11:58:00Z", attr(t, asked, "datetime"))
 	assert.Equal(t, "2 min ago", asked.Text())
+	assert.Equal(t, "1 Mar 2026 11:58:00 UTC", prov.Find(`[data-testid="prov-asked"]`).Text())
 	assert.Equal(t, "full", prov.Find(`[data-testid="prov-capture"]`).Text())
 
 	cd := doc.Find(`[data-testid="countdown"]`)
 	require.Equal(t, 1, cd.Length())
 	assert.Equal(t, "2026-03-01T12:04:30Z", attr(t, cd.Find("time"), "data-deadline"))
-	assert.Equal(t, "4:30 left", cd.Text())
+	assert.Equal(t, "answer by 12:04 UTC", cd.Text(), "without the script, a time of day")
 	assert.False(t, cd.HasClass("is-soon"))
 
 	prompt := doc.Find(`blockquote[data-testid="prompt"] p`)
-	assert.Equal(t, "Before I deploy the payments service, I need a few details.\nThe change touches the checkout flow.", prompt.Text(), "line breaks kept")
+	assert.Equal(t, "Before I deploy the payments service, I need a few details.The change touches the checkout flow.", prompt.Text())
+	assert.Equal(t, 1, prompt.Find("br").Length(), "line breaks kept")
 	assert.Equal(t, 1, doc.Find(`[data-action="hide"][hidden]`).Length(), "hide, revealed by the script")
 }
 
@@ -57,8 +72,8 @@ func TestCardCountdownSoon(t *testing.T) {
 	doc := cardDoc(t, sample(t, "cperm"), answerable())
 	cd := doc.Find(`[data-testid="countdown"]`)
 	assert.True(t, cd.HasClass("is-soon"), "amber under a minute")
-	assert.Equal(t, "0:42 left", cd.Text())
-	assert.Equal(t, "warning", doc.Find(`[data-testid="prov-severity"]`).Text())
+	assert.Equal(t, "answer by 12:00 UTC", cd.Text())
+	assert.Equal(t, "warning", doc.Find(`[data-testid="meta"] [data-testid="severity"]`).Text(), "a warning shows on the provenance line")
 }
 
 func TestCardOptionButtons(t *testing.T) {
@@ -153,7 +168,7 @@ func TestCardMalformed(t *testing.T) {
 	state := doc.Find(`[data-testid="state"]`)
 	assert.Equal(t, "malformed", attr(t, state, "data-state"))
 	assert.Equal(t, `This request is malformed and cannot be answered: field "a": a select needs at least one choice`, squash(state.Find(`[data-testid="state-text"]`).Text()))
-	assert.Equal(t, "Pick one", doc.Find(`[data-testid="prompt"]`).Text(), "the prompt is still shown")
+	assert.Equal(t, "Pick one", doc.Find(`[data-testid="question"]`).Text(), "the prompt is still shown, as the heading")
 	assert.Equal(t, 0, doc.Find(`[data-testid="field"]`).Length())
 }
 
@@ -166,8 +181,8 @@ func TestCardStateLines(t *testing.T) {
 		{"caccepted", "accepted", "The agent accepted the answer; waiting for it to record it", ""},
 		{"crejected", "rejected", "The agent did not accept the answer. Correct it below and send it again.", "replicas must be even for the quorum"},
 		{"cnoroute", "failed", "Not delivered: the agent is not connected. Your answer is kept.", ""},
-		{"canswered", "answered", "Answered by alice via control", ""},
-		{"celsewhere", "answered", "Answered elsewhere by bob via oob", ""},
+		{"canswered", "answered", "Answered by alice from this page", ""},
+		{"celsewhere", "answered", "Answered elsewhere by bob in the agent's own window", ""},
 		{"ctimeout", "timed-out", "Timed out: the agent stopped waiting after 5 min", ""},
 		{"cexpired", "expired", "Expired: the deadline passed without an answer", ""},
 		{"cended", "session-ended", "The session ended before this was answered", ""},
@@ -209,26 +224,25 @@ func TestCardSettledCompact(t *testing.T) {
 	assert.Equal(t, 1, doc.Find(`[data-testid="withheld"]`).Length())
 	details := doc.Find(`details[data-testid="details"]`)
 	require.Equal(t, 1, details.Length(), "the question behind a disclosure")
-	assert.Equal(t, "Ship it?", details.Find(`[data-testid="prompt"]`).Text())
+	assert.Equal(t, "Ship it?", doc.Find(`h3 [data-testid="question"]`).Text(), "the question is the heading")
+	assert.Equal(t, 0, details.Find(`[data-testid="prompt"]`).Length(), "a one-line prompt is all heading: not repeated")
 	assert.Equal(t, 1, details.Find(`[data-testid="provenance"]`).Length())
 }
 
-// A settled card says what was asked in one quoted line and which
-// session it came from, without opening its details.
-func TestCardSettledGist(t *testing.T) {
+// A settled card says what was asked in its heading and which agent and
+// session it came from (it sits under no group heading), without opening
+// its details.
+func TestCardSettledQuestion(t *testing.T) {
 	t.Parallel()
 	doc := cardDoc(t, sample(t, "ctimeout"), answerable())
-	g := doc.Find(`[data-testid="card"] > blockquote[data-testid="gist"]`)
-	require.Equal(t, 1, g.Length())
-	assert.Equal(t, "The question: Tag name?", squash(g.Text()))
-	assert.True(t, g.HasClass("gist"))
-	assert.True(t, g.Next().Is(`[data-testid="state"]`), "the gist sits above the outcome")
-	meta := doc.Find(".card__meta")
-	assert.Contains(t, squash(meta.Text()), "release-bot · session s_notes · asked")
+	h := doc.Find(`[data-testid="card"] h3`)
+	assert.Equal(t, "Question Tag name?", squash(h.Text()))
+	meta := doc.Find(`[data-testid="card"] > [data-testid="meta"]`)
+	require.Equal(t, 1, meta.Length())
+	assert.Equal(t, []string{"release-bot", "session s_notes", "asked 2 min ago"}, texts(meta.Children()), "who, where and when, in one line")
 	assert.Equal(t, "s_notes", attr(t, meta.Find("span[title]"), "title"))
-
-	doc = cardDoc(t, sample(t, "chostile"), answerable())
-	assert.Equal(t, 0, doc.Find(`[data-testid="gist"]`).Length(), "an open card shows its whole prompt instead")
+	assert.True(t, meta.Next().Is(`[data-testid="state"]`), "the outcome follows")
+	assert.Equal(t, 0, meta.Find(`[data-testid="countdown"]`).Length(), "no deadline on a settled card")
 }
 
 // A card shows one of four reaches beside its agent, and an open card
@@ -323,7 +337,7 @@ func TestCardSettledSaysWhoAnsweredHere(t *testing.T) {
 	doc := cardDoc(t, sample(t, "chere"), answerable())
 	by := doc.Find(`[data-testid="answered-by"]`)
 	require.Equal(t, 1, by.Length(), "who answered, on the settled card")
-	assert.Contains(t, by.Text(), "Answered here by")
+	assert.Contains(t, by.Text(), "Sent by")
 	assert.Equal(t, "alice", strings.TrimSpace(by.Find(`[data-testid="answered-by-name"]`).Text()))
 	at := by.Find(`time[data-testid="answered-at"]`)
 	assert.Equal(t, "3 min ago", strings.TrimSpace(at.Text()))

@@ -133,6 +133,30 @@ func TestPageStates(t *testing.T) {
 		assert.Equal(t, "aepforms", doc.Find("title").Text())
 		assert.Equal(t, "0 pending", doc.Find(`[data-testid="pending-count"]`).Text())
 	})
+	t.Run("empty, how to connect", func(t *testing.T) {
+		t.Parallel()
+		opts := pageOpts()
+		opts.Connect = view.Connect{RelayURL: "http://127.0.0.1:8787", TokenFile: "/home/a/.config/aepforms/relay-token",
+			Demo: "AEP_TOKEN=$(cat /home/a/.config/aepforms/relay-token) aepforms demo-agent --relay http://127.0.0.1:8787"}
+		doc := parse(t, Page(view.Page(nil, inbox.Status{FeedConnected: true}, opts)))
+		c := doc.Find(`[data-testid="empty"] [data-testid="connect"]`)
+		require.Equal(t, 1, c.Length(), "the empty inbox says how to connect an agent")
+		assert.Equal(t, "http://127.0.0.1:8787", c.Find(`[data-testid="relay-url"]`).Text())
+		assert.Equal(t, "/home/a/.config/aepforms/relay-token", c.Find(`[data-testid="token-file"]`).Text())
+		assert.Equal(t, opts.Connect.Demo, c.Find(`pre[data-testid="demo-command"] code`).Text(), "a command to copy")
+		assert.Contains(t, squash(c.Text()), "An AEP adapter needs two things: the relay URL and the token. It sends its questions to http://127.0.0.1:8787/socket (or POSTs them to http://127.0.0.1:8787/events)")
+
+		opts.Filter = inbox.Query{Agent: "claude-code"}
+		doc = parse(t, Page(view.Page(nil, inbox.Status{FeedConnected: true}, opts)))
+		assert.Equal(t, 0, doc.Find(`[data-testid="connect"]`).Length(), "a filter in force: agents are connected already")
+		opts.Filter = inbox.Query{}
+		doc = parse(t, Page(view.Page([]inbox.Card{sample(t, "canswered")}, inbox.Status{FeedConnected: true}, opts)))
+		assert.Equal(t, 0, doc.Find(`[data-testid="connect"]`).Length(), "settled cards: agents are connected already")
+
+		opts.Connect.TokenFile = ""
+		doc = parse(t, Page(view.Page(nil, inbox.Status{FeedConnected: true}, opts)))
+		assert.Contains(t, doc.Find(`[data-testid="connect"]`).Text(), "--token or AEP_TOKEN", "a token given by flag or env is not in a file")
+	})
 	t.Run("relay lost and watch-only", func(t *testing.T) {
 		t.Parallel()
 		opts := pageOpts()

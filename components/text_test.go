@@ -68,25 +68,29 @@ func TestAgentNameCannotReorderTheUIsWords(t *testing.T) {
 		isolated := agent.Find(`bdi[data-testid="agent-name"]`)
 		require.Equal(t, 1, isolated.Length(), "the agent name sits in a <bdi>")
 		assert.Equal(t, name, isolated.Text())
-		reach := agent.Find(`[data-testid="reach"]`)
+		reach := agent.Find(`.reach`)
 		require.Equal(t, 1, reach.Length())
 		assert.Equal(t, 0, reach.ParentsFiltered("bdi").Length(), "the UI's %q is outside the isolate", reach.Text())
 		assert.Equal(t, "connected", reach.Text())
 
-		who := doc.Find(`.prompt__who`)
-		assert.Equal(t, name, who.Find("bdi").Text())
-		assert.Equal(t, " asks:", strings.TrimPrefix(who.Text(), name), "the UI's words after the name are outside the isolate")
-		assert.Equal(t, "auto", attr(t, doc.Find(`[data-testid="prompt"] p`), "dir"), "the prompt is its own isolate")
+		q := doc.Find(`h3 [data-testid="question"]`)
+		assert.True(t, q.Is("bdi"), "the question is its own isolate")
+		assert.Equal(t, "Hello\u202e", q.Text())
+		assert.Equal(t, 0, q.Find(`[data-testid="kind"]`).Length(), "the UI's kind tag is outside the isolate")
+
+		multi := sampleCard("crlo3", name, "s_rlo", aep.Request{Kind: aep.KindInput, Prompt: "Hi\n\nHello\u202e *there*"})
+		doc = cardDoc(t, multi, opts)
+		assert.Equal(t, "auto", attr(t, doc.Find(`[data-testid="prompt"] p`), "dir"), "each block of the prompt is its own isolate")
 	})
 	t.Run("settled card", func(t *testing.T) {
 		t.Parallel()
 		doc := cardDoc(t, settled, opts)
 		assert.Equal(t, name, doc.Find(`.card__meta bdi[data-testid="agent-name"]`).Text())
 		state := doc.Find(`[data-testid="state-text"]`)
-		assert.Equal(t, "Answered by op\u202e via control", state.Text())
+		assert.Equal(t, "Answered by op\u202e from this page", state.Text())
 		var isolated []string
 		state.Find("bdi").Each(func(_ int, s *goquery.Selection) { isolated = append(isolated, s.Text()) })
-		assert.Equal(t, []string{"op\u202e", "control"}, isolated, "the recorder's words are isolated, the UI's are not")
+		assert.Equal(t, []string{"op\u202e"}, isolated, "the recorder's words are isolated, the UI's are not")
 	})
 }
 

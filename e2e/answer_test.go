@@ -313,7 +313,9 @@ func TestAnswering(t *testing.T) {
 		assert.JSONEq(t, `{"db":"CockroachDB","name":"checkout","regions":["1","2"],"staged":false}`, string(b), "values the agent recorded")
 
 		assert.Equal(t, "true", final.AttrOr("data-settled", ""), "the answered card is settled")
-		assert.Equal(t, "Answered by "+rec.By+" via "+rec.Via, strings.TrimSpace(final.Find(`[data-testid="state-text"]`).Text()))
+		assert.Regexp(t, `^Answered from this page · (just now|\d+ min ago)$`, strings.TrimSpace(final.Find(`[data-testid="state-text"]`).Text()),
+			"via control is “from this page”, with when; who sent it is the line below")
+		assert.Contains(t, final.Find(`[data-testid="answered-by"]`).Text(), "an operator who gave no name", "a bearer token gives no name")
 		shown := map[string]string{}
 		final.Find(`[data-testid="values"] .values__item`).Each(func(_ int, it *goquery.Selection) {
 			shown[strings.TrimSpace(it.Find("dt").Text())] = strings.TrimSpace(it.Find("dd").Text())

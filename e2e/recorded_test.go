@@ -103,7 +103,7 @@ func TestRestartShowsEveryEarlierAnswerAsTheOperatorsOwn(t *testing.T) {
 		assert.Zero(t, card.Find(`form[data-testid="answer-form"]`).Length(), "%s: read-only", a.session)
 		by := card.Find(`[data-testid="answered-by"]`)
 		require.Equal(t, 1, by.Length(), "%s: who answered, after the restart", a.session)
-		assert.Equal(t, "alice", strings.TrimSpace(by.Find(`[data-testid="answered-by-name"]`).Text()))
+		assert.Equal(t, "you (alice)", strings.TrimSpace(by.Find(`[data-testid="answered-by-name"]`).Text()), "alice, signed in, is told it was her")
 		at := by.Find(`time[data-testid="answered-at"]`)
 		assert.Regexp(t, exactTimeRE, at.AttrOr("title", ""), "%s: the exact time in a title", a.session)
 		posted, err := time.Parse(time.RFC3339Nano, at.AttrOr("datetime", ""))

@@ -597,7 +597,11 @@
       .then(function (html) {
         var full = new DOMParser().parseFromString(html, 'text/html').querySelector('[data-testid="prompt-full"]');
         if (!full) throw new Error('no prompt in the answer');
-        var p = quote.querySelector('p') || quote.appendChild(doc.createElement('p'));
+        // The whole prompt, as text, in place of the part shown (its
+        // Markdown blocks): one paragraph, line breaks kept.
+        quote.textContent = '';
+        var p = quote.appendChild(doc.createElement('p'));
+        p.className = 'md-plain';
         p.textContent = full.textContent;
         quote.classList.remove('is-collapsed');
         var note = a.closest('.prompt__cut');

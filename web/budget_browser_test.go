@@ -47,12 +47,15 @@ func TestBudgetShowAllInChromium(t *testing.T) {
 	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('#card-`+string(id)+` [data-testid="prompt-all"]').click() === undefined`))
 	require.NoError(t, err)
 	// Wait in the page for the fetched prompt to be in place.
-	_, err = chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`%s.querySelector('p').textContent.length === %d`, quote, len(prompt)),
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`(%s.querySelector('p') || {textContent: ''}).textContent.length === %d`, quote, len(prompt)),
 		chromedp.WithPollingTimeout(10*time.Second)))
 	require.NoError(t, err, "the whole prompt never arrived")
 	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](quote+`.querySelector('p').textContent`))
 	require.NoError(t, err)
 	assert.Equal(t, prompt, got, "the whole prompt, as text")
+	blocks, err := chromedp.Run(ctx, chromedp.Evaluate[int](quote+`.children.length`))
+	require.NoError(t, err)
+	assert.Equal(t, 1, blocks, "the whole prompt replaces the part shown (its Markdown blocks)")
 	bold, err := chromedp.Run(ctx, chromedp.Evaluate[int](quote+`.querySelectorAll('b').length`))
 	require.NoError(t, err)
 	assert.Zero(t, bold, "markup in the prompt stays text")

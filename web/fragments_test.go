@@ -35,7 +35,7 @@ func TestPushedCopiesOfOneCardCarryTheirOwnTokens(t *testing.T) {
 		assert.NotContains(t, tok, ".", "a real token, not the render placeholder")
 	}
 	assert.NotContains(t, ma.Data, `value="tok.`, "the render placeholder never leaves the server")
-	assert.Contains(t, cardMsg(t, ma).Find(`[data-testid="prompt"]`).Text(), "tok.abc is not a token")
+	assert.Contains(t, cardMsg(t, ma).Find(`[data-testid="question"]`).Text(), "tok.abc is not a token")
 
 	// The fragment served on its own is a fresh copy too.
 	r := h.getPage(h.client(), "/cards/"+string(id))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render"
+	"github.com/aepforms/aepforms/internal/render/markdown"
 	"github.com/aepforms/aepforms/internal/render/view"
 	"github.com/aepforms/aepforms/static"
 )
@@ -66,6 +67,10 @@ type pages struct {
 	relEvery       time.Duration // Config.RelativeEvery
 	now            func() time.Time
 	log            *slog.Logger
+	// prompts keeps prompts read as Markdown, shared by every page and
+	// push render; connect is Config.Connect, for the empty inbox.
+	prompts *markdown.Cache
+	connect view.Connect
 }
 
 func newPages(cfg Config, deps Deps) *pages {
@@ -87,6 +92,8 @@ func newPages(cfg Config, deps Deps) *pages {
 		frags:          render.NewFragments(),
 		prompt:         cfg.PromptBytes,
 		relEvery:       cfg.RelativeEvery,
+		prompts:        markdown.NewCache(promptCacheSize),
+		connect:        cfg.Connect,
 		now:            cfg.Now,
 		log:            cfg.Logger,
 	}
@@ -119,8 +126,14 @@ func (p *pages) options(r *http.Request, panel bool) view.PageOptions {
 		PromptBytes:  p.prompt,
 		NoHistory:    p.noHistory,
 		RelEvery:     p.relEvery,
+		Prompts:      p.prompts,
+		Connect:      p.connect,
 	}
 }
+
+// promptCacheSize bounds the prompts kept read as Markdown (about one per
+// open card; past it the cache starts over).
+const promptCacheSize = 4096
 
 // page renders the page (or panel), with a refused post when one is
 // given, then writes status and body.
@@ -165,6 +178,7 @@ func (p *pages) card(r *http.Request, c inbox.Card) (string, error) {
 	return p.frags.Card(r.Context(), c, view.Options{
 		BasePath: p.base, Now: p.now(), CanSubmit: p.canSubmit, Reachable: p.reach(c.Key.Session), PromptBytes: p.prompt,
 		NoHistory: p.noHistory,
+		Prompts:   p.prompts, Operator: operatorFrom(r.Context()),
 	})
 }
 

@@ -150,7 +150,7 @@ func TestPushSendsChangedCardsAsFragments(t *testing.T) {
 	action, _ := art.Find(`form[data-testid="answer-form"]`).Attr("action")
 	assert.Equal(t, "/cards/"+string(id)+"/answer", action, "the pushed card is the form that will be posted")
 	assert.NotEmpty(t, attr(art.Find(`input[name="token"]`), "value"), "the pushed form carries its token")
-	assert.Contains(t, art.Find(`[data-testid="prompt"]`).Text(), "What should the service be called?")
+	assert.Contains(t, art.Find(`[data-testid="question"]`).Text(), "What should the service be called?", "a one-line prompt is the heading")
 
 	// A changed card arrives again, settled.
 	h.lifecycle("s1", "r1", "attention.timeout", aep.Timeout{AfterMS: aep.Int64(1000)})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render/view"
 )
 
 // Inbox is what the UI needs of the domain.
@@ -132,6 +133,10 @@ type Config struct {
 	// PromptBytes is how much of a prompt a card shows; "Show all" fetches
 	// the rest (GET /cards/{id}/prompt). 16 KiB by default.
 	PromptBytes int
+	// Connect says how an agent connects to the relay (its URL, the token
+	// file, the demo agent's command), for the empty inbox; zero shows
+	// only the empty note.
+	Connect view.Connect
 	// SessionIdle ends a session unused this long, 12 h by default (its
 	// last use is written at most once a minute).
 	SessionIdle time.Duration

@@ -49,8 +49,10 @@ type Config struct {
 	// Every asks one more question this often after the set, rotating
 	// through RepeatableScenarios(); 0 never does. Default 30 s.
 	Every time.Duration
-	// MaxExtra caps how many questions asked by Every may be pending at once;
-	// a tick finding that many skips. Default 32.
+	// MaxExtra caps how many questions asked by Every are pending at once,
+	// so a demo left running stays tidy: a tick finding that many first
+	// dismisses the oldest (attention.resolved, resolution dismissed, as
+	// an agent that stopped waiting may), then asks. Default 6.
 	MaxExtra int
 	// AckWindow is the ack window declared in hello
 	// (capabilities.control.ack_window_ms). The agent acks synchronously, well
@@ -126,7 +128,7 @@ func DefaultConfig() Config {
 		Agent:           "aepforms-demo",
 		Scenarios:       []string{"all"},
 		Every:           30 * time.Second,
-		MaxExtra:        32,
+		MaxExtra:        6,
 		AckWindow:       10 * time.Second,
 		ExpiresIn:       90 * time.Second,
 		OOBResolveAfter: 45 * time.Second,

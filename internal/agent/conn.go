@@ -146,10 +146,11 @@ func (a *Agent) connectOnce(ctx context.Context) (helloed bool, err error) {
 
 	a.mu.Lock()
 	reclaim := a.reclaimLocked()
+	// Said before the first start's sessions are logged: connected first.
+	a.log.Info("connected to relay", "relay", a.cfg.socketURL(), "reclaiming", len(reclaim))
 	a.startLocked(a.cfg.Now())
 	a.changedLocked()
 	a.mu.Unlock()
-	a.log.Info("connected to relay", "relay", a.cfg.socketURL(), "reclaiming", len(reclaim))
 	return true, a.serve(ctx, c, reclaim)
 }
 

@@ -217,22 +217,26 @@ func (a *Agent) endLocked(now time.Time, s *session, reason, cause string) {
 }
 
 // everyLocked asks one more question (a new session of the next repeatable
-// scenario) and schedules the next tick. It skips while MaxExtra questions
-// asked this way are still pending.
+// scenario) and schedules the next tick. With MaxExtra questions asked
+// this way still pending, it first dismisses the oldest of them, so at
+// most MaxExtra are ever pending.
 func (a *Agent) everyLocked(now time.Time) {
 	if a.stopping {
 		return
 	}
 	a.scheduleLocked(now, a.cfg.Every, a.everyLocked)
-	open := 0
-	for _, s := range a.sessions {
-		if s.extra && !s.ended {
-			open++
+	var pending []*session
+	for _, s := range a.sessions { // oldest first
+		if s.extra && !s.ended && len(s.pending("")) > 0 {
+			pending = append(pending, s)
 		}
 	}
-	if open >= a.cfg.MaxExtra {
-		a.log.Debug("demo agent skips a question: too many unanswered", "open", open)
-		return
+	for _, s := range pending[:max(len(pending)-a.cfg.MaxExtra+1, 0)] {
+		for _, q := range s.pending("") {
+			a.dismissLocked(now, s, q, q.id())
+			a.log.Info("request dismissed: newer questions are waiting", "session", s.id, "request", q.id())
+			a.afterOutcomeLocked(now, s, q, q.id())
+		}
 	}
 	names := RepeatableScenarios()
 	sc, _ := lookupScenario(names[a.extraNext%len(names)])

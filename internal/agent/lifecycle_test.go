@@ -102,17 +102,47 @@ func TestEveryAsksOneMoreQuestion(t *testing.T) {
 		assert.True(t, last.Extra)
 		assert.Equal(t, names[i], last.Scenario, "rotates through the repeatable scenarios")
 	}
-	h.advance(30 * time.Second)
-	assert.Empty(t, h.take(), "MaxExtra unanswered questions: the tick skips")
+	// At MaxExtra pending, the next tick dismisses the oldest, then asks:
+	// never more than MaxExtra pending, however long the demo runs.
+	oldest := h.a.Sessions()[1]
+	// (As many ticks as bring the rotation back to names[0], the deploy
+	// form, answered below.)
+	for i := range len(names) - 1 {
+		h.advance(30 * time.Second)
+		evs := h.take()
+		require.Equal(t, []string{"attention.resolved", "run.finished", "session.ended", "session.started", "run.started", "attention.requested"}, types(evs), "tick %d", i)
+		assert.Equal(t, aep.ResolutionDismissed, data(t, evs[0])["resolution"])
+		if i == 0 {
+			assert.Equal(t, oldest.Requests[0].ID, evs[0].Subject(), "the oldest goes")
+			assert.Equal(t, oldest.ID, evs[0].Session())
+		}
+		assert.Equal(t, 2, pendingExtra(h.a), "tick %d", i)
+	}
 
-	// Answering one frees a slot.
+	// Answering one frees a slot: the next tick dismisses nothing.
 	ss := h.a.Sessions()
-	first := ss[1]
-	cmd := command{typ: "control.attention.respond", session: first.ID, subject: first.Requests[0].ID,
+	last := ss[len(ss)-1]
+	require.Equal(t, names[0], last.Scenario)
+	cmd := command{typ: "control.attention.respond", session: last.ID, subject: last.Requests[0].ID,
 		data: map[string]any{"answer": map[string]any{"values": map[string]any{"name": "x"}}}}.event(t)
 	require.Equal(t, "control.accepted", h.send(cmd)[0].Type())
+	h.take()
 	h.advance(30 * time.Second)
 	assert.Equal(t, []string{"session.started", "run.started", "attention.requested"}, types(h.take()))
+	assert.Equal(t, 2, pendingExtra(h.a))
+}
+
+// pendingExtra counts the pending requests asked by Every.
+func pendingExtra(a *Agent) int {
+	n := 0
+	for _, s := range a.Sessions() {
+		for _, q := range s.Requests {
+			if s.Extra && q.State == StatePending {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func TestEveryZeroNeverAsks(t *testing.T) {

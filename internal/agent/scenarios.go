@@ -238,8 +238,9 @@ func elicitationForm(agent string) ask {
 	return ask{req: r, metaPrompt: meta}
 }
 
-// everyTypePrompt is long, and full of text that looks like markdown and
-// HTML: a consumer must show it as text.
+// everyTypePrompt is long, written in Markdown as agents write, with
+// HTML and a javascript: link in it: a consumer may format the Markdown
+// but must show the HTML as text and never follow the link.
 const everyTypePrompt = `## Release checklist for **billing-api** v2.4.0
 
 Please review before the release is cut. This prompt is long on purpose: it must wrap, scroll and stay readable as plain text in a narrow window as well as a wide one.
@@ -248,7 +249,7 @@ Please review before the release is cut. This prompt is long on purpose: it must
 - [ ] Migration reviewed: ` + "`ALTER TABLE invoices ADD COLUMN currency text NOT NULL DEFAULT 'EUR'`" + `
 - [x] Load test passed at 1,200 req/s for 30 minutes
 
-> Markdown-looking text such as **bold**, _italic_, [a link](https://example.com/docs) and # headings must reach you as text, not formatting.
+> Markdown such as **bold**, _italic_ and [a link](https://example.com/docs) may be formatted; a link shows where it goes.
 
 HTML-looking text must too: <script>alert(1)</script> <b>not bold</b> <img src=x onerror=alert(2)> &amp; &lt;tag&gt; </textarea></form><a href="javascript:alert(3)">click</a>
 If any of that ran, rendered or swallowed the rest of this prompt, the UI is broken.

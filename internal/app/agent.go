@@ -33,6 +33,7 @@ func runDemoAgent(ctx context.Context, args []string, env Env, _ io.Reader, _, s
 		token      = fs.String("token", "", "relay bearer token (env AEP_TOKEN)")
 		scenarios  = fs.String("scenario", "all", "scenario to run, or a comma-separated list, or all")
 		every      = fs.Duration("every", d.Every, "after the set, ask one more question this often; 0 = never")
+		maxPending = fs.Int("max-pending", d.MaxExtra, "most of the --every questions left pending; an older one is dismissed first")
 		name       = fs.String("agent", d.Agent, "agent identity (hello identity.agent and every event's agent)")
 		ackWindow  = fs.Duration("ack-window", d.AckWindow, "ack window declared in hello (capabilities.control.ack_window_ms)")
 		capture    = fs.String("capture", d.Capture.String(), "capture level the events declare: metadata, redacted or full")
@@ -60,6 +61,10 @@ func runDemoAgent(ctx context.Context, args []string, env Env, _ io.Reader, _, s
 	cfg.Token = *token
 	cfg.Scenarios = agentScenarioList(*scenarios)
 	cfg.Every = *every
+	if *maxPending < 1 {
+		return agentUsageErr(stderr, "--max-pending %d: at least 1", *maxPending)
+	}
+	cfg.MaxExtra = *maxPending
 	cfg.Agent = *name
 	cfg.AckWindow = *ackWindow
 	cfg.Capture = c

@@ -6,12 +6,14 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/aepforms/aepforms/internal/agent"
 	"github.com/aepforms/aepforms/internal/feed"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/journal"
+	"github.com/aepforms/aepforms/internal/render/view"
 	"github.com/aepforms/aepforms/internal/respond"
 	"github.com/aepforms/aepforms/web"
 )
@@ -113,10 +115,12 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 		WatchOnly: token == "", Heartbeat: cfg.heartbeat, Logger: logger.With("part", "web"),
 		BodyTimeout: cfg.bodyTimeout, ResponseTimeout: cfg.respTimeout, TrustProxy: cfg.trustProxy, Operators: cfg.operators,
 		PromptBytes: int(cfg.promptBytes), SessionIdle: cfg.sessionIdle, SessionMax: cfg.sessionMax,
+		Connect: connectInfo(relayURL, cfg.tokenPath),
 	}, deps)
 	if cfg.demo {
 		ac := agent.DefaultConfig()
 		ac.RelayURL, ac.Token, ac.Every, ac.ReaskExpired = relayURL, token, cfg.demoEvery, true
+		ac.MaxExtra = cfg.demoPending
 		ac.Logger = logger.With("part", "demo-agent")
 		g.demo = agent.New(ac)
 	}
@@ -172,6 +176,25 @@ func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func()
 	if g.demo != nil {
 		goRun("demo agent", func() error { return g.demo.Run(ctx) })
 	}
+}
+
+// connectInfo is how an agent connects, for the empty inbox: the relay,
+// the token file, and the command that runs the demo agent against them.
+func connectInfo(relayURL, tokenPath string) view.Connect {
+	c := view.Connect{RelayURL: relayURL, TokenFile: tokenPath, Demo: "aepforms demo-agent --relay " + relayURL}
+	if tokenPath != "" {
+		c.Demo = "AEP_TOKEN=$(cat " + shellQuote(tokenPath) + ") " + c.Demo
+	}
+	return c
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but the
+// characters a path usually has.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // legacyUISource is the source URI this UI's commands carried before the

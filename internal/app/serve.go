@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/web"
 )
 
@@ -66,6 +67,7 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 			if token, path, err = loadOrMintToken(cfg.tokenFile); err != nil {
 				return err
 			}
+			cfg.tokenPath = path
 			logger.Info("relay token (for local agent adapters) is in " + path)
 		}
 		rs, err := embeddedRelaySettings(env)
@@ -92,7 +94,9 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 	}
 	uiURL := scheme + "://" + browsableAddr(ln.Addr()) + web.CleanBasePath(cfg.basePath)
 	logger.Info("aepforms UI listening on " + uiURL)
-	logger.Info("open " + uiURL + " in your browser")
+	// Subscribed before the parts start, so no change is missed: the URL
+	// to open is the start-up log's last line (announce).
+	started := g.in.Subscribe(256)
 	if cfg.operatorToken != "" {
 		logger.Info("operator sign-in required (operator secret set)")
 	}
@@ -117,6 +121,12 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 		}()
 	}
 	g.start(ctx, goRun)
+	goRun("announce", func() error {
+		defer started.Close()
+		announce(ctx, g, started, cfg.announceWait)
+		logger.Info("open " + uiURL + " in your browser")
+		return nil
+	})
 	srv := &http.Server{
 		Handler:           g.handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -233,4 +243,50 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, fmt.Errorf("%w: --log-format %q: use text or json", ErrUsage, format)
+}
+
+// announce waits, at most wait, until the parts have logged their start:
+// the feed and the respond path connected and, with the demo agent, its
+// questions delivered to the relay and in the inbox. The URL to open is
+// then the last line of the start-up log, not lost among the parts'.
+func announce(ctx context.Context, g *serveGraph, changes *inbox.Subscription, wait time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	var demoChanged <-chan struct{}
+	for {
+		if g.demo != nil {
+			demoChanged = g.demo.Changed()
+		}
+		if startedUp(g) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-changes.C():
+			if !ok {
+				return
+			}
+		case <-demoChanged:
+		}
+	}
+}
+
+// startedUp reports whether the parts of g are up (announce).
+func startedUp(g *serveGraph) bool {
+	if !g.in.Status().FeedConnected || (g.respond != nil && !g.respond.Connected()) {
+		return false
+	}
+	if g.demo == nil {
+		return true
+	}
+	ss := g.demo.Sessions()
+	for _, s := range ss {
+		for _, q := range s.Requests {
+			if !q.Delivered {
+				return false
+			}
+		}
+	}
+	return len(ss) > 0 && len(g.in.Cards(inbox.Query{})) > 0
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/aepforms/aepforms/internal/agent"
 	"github.com/aepforms/aepforms/internal/respond"
 	"github.com/aepforms/aepforms/web"
 )
@@ -54,6 +55,7 @@ type serveConfig struct {
 	sessionIdle    time.Duration // --session-idle
 	sessionMax     time.Duration // --session-max
 	maxConns       int
+	demoPending    int
 	// The inbox's bounds and each card's budgets (issue 14).
 	maxPending  int
 	maxBytes    sizeFlag
@@ -68,6 +70,13 @@ type serveConfig struct {
 	// shows again after a restart, from the journal; older ones are in
 	// the history.
 	settledKept int
+
+	// tokenPath is the file the relay token was read from or minted
+	// into ("" when it was given by flag or env): the empty page names it.
+	tokenPath string
+	// announceWait bounds how long the start-up log waits for the parts
+	// to start before it prints the URL to open (serve.go, announce).
+	announceWait time.Duration
 }
 
 // listFlag is a repeatable flag whose env form is comma-separated.
@@ -85,7 +94,7 @@ func (l *listFlag) Set(v string) error {
 
 // parseServe reads serve's flags; env supplies the defaults (flags win).
 func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
-	c := serveConfig{}
+	c := serveConfig{announceWait: 5 * time.Second}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -135,6 +144,7 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.DurationVar(&c.ackWindow, "ack-window", envDur("AEPFORMS_ACK_WINDOW", 0), "wait this long for an agent's ack; 0 uses the agent's declared window, else 10s (env AEPFORMS_ACK_WINDOW)")
 	fs.DurationVar(&c.rosterIntvl, "roster-interval", envDur("AEPFORMS_ROSTER_INTERVAL", 30*time.Second), "re-read the relay's roster (which agents are connected) this often (env AEPFORMS_ROSTER_INTERVAL)")
 	fs.DurationVar(&c.respondBackoff, "respond-backoff-max", envDur("AEPFORMS_RESPOND_BACKOFF_MAX", respond.DefaultBackoffMax), "the longest wait between the respond path's attempts to reconnect to the relay; answers queued while it is away wait on it (env AEPFORMS_RESPOND_BACKOFF_MAX)")
+	fs.IntVar(&c.demoPending, "demo-max-pending", envInt(env, "AEPFORMS_DEMO_MAX_PENDING", agent.DefaultConfig().MaxExtra), "with --demo: most of its periodic questions left pending; an older one is dismissed first (env AEPFORMS_DEMO_MAX_PENDING)")
 	fs.DurationVar(&c.demoEvery, "demo-every", envDur("AEPFORMS_DEMO_EVERY", 30*time.Second), "with --demo: ask one more question this often, 0 = never (env AEPFORMS_DEMO_EVERY)")
 	fs.DurationVar(&c.bodyTimeout, "body-timeout", envDur("AEPFORMS_BODY_TIMEOUT", 30*time.Second), "cut a client that takes longer to send a post's body (env AEPFORMS_BODY_TIMEOUT)")
 	fs.DurationVar(&c.sessionIdle, "session-idle", envDur("AEPFORMS_SESSION_IDLE", 12*time.Hour), "sign an operator's browser out after this long unused (env AEPFORMS_SESSION_IDLE)")
@@ -207,6 +217,9 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	}
 	if c.settledKept < 0 {
 		return c, fmt.Errorf("%w: --settled-kept must be 0 or more", ErrUsage)
+	}
+	if c.demoPending <= 0 {
+		return c, fmt.Errorf("%w: --demo-max-pending %d: at least 1", ErrUsage, c.demoPending)
 	}
 	if c.maxPending <= 0 || c.maxControls <= 0 {
 		return c, fmt.Errorf("%w: --max-pending and --max-controls must be positive", ErrUsage)

@@ -196,3 +196,29 @@ func TestServeRefusesAShortOperatorSecret(t *testing.T) {
 		})
 	}
 }
+
+// TestServeDemoSaysWhatToOpenLast: with --demo, the URL to open is the
+// start-up log's last line, after the parts said they started and the
+// demo agent's questions were asked.
+func TestServeDemoSaysWhatToOpenLast(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	stderr := newNotifyBuffer()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, []string{"serve", "--demo", "--addr", "127.0.0.1:0", "--relay-port", "0", "--db", filepath.Join(home, "db.sqlite")},
+			envMap(map[string]string{"HOME": home}), nil, stderr, stderr)
+	}()
+	stderr.waitFor(t, "in your browser")
+	log := stderr.String()
+	open := strings.Index(log, "in your browser")
+	for _, part := range []string{"feed: connected", "relay connected", "connected to relay", "request asked"} {
+		i := strings.Index(log, part)
+		require.GreaterOrEqual(t, i, 0, "the log has %q", part)
+		assert.Less(t, i, open, "%q comes before the URL to open", part)
+	}
+	assert.Regexp(t, `open http://127\.0\.0\.1:\d+/ in your browser`, log)
+	cancel()
+	require.NoError(t, <-done)
+}

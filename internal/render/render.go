@@ -116,6 +116,9 @@ type fragmentKey struct {
 	card    inbox.CardID
 	version uint64
 	minute  int64
+	// operator is who the card is drawn for: an answer they gave reads
+	// "by you".
+	operator string
 }
 
 // NewFragments returns an empty fragment cache.
@@ -127,9 +130,10 @@ func NewFragments() *Fragments {
 
 // Card returns the fragment of c (a components.CardFragment) for one
 // browser, with its own form token; opts.Token is ignored. Fragments of
-// one card version rendered in the same minute of opts.Now are one render.
+// one card version rendered in the same minute of opts.Now for the same
+// operator are one render.
 func (f *Fragments) Card(ctx context.Context, c inbox.Card, opts view.Options) (string, error) {
-	key := fragmentKey{card: c.ID, version: c.Version, minute: opts.Now.Truncate(time.Minute).Unix()}
+	key := fragmentKey{card: c.ID, version: c.Version, minute: opts.Now.Truncate(time.Minute).Unix(), operator: opts.Operator}
 	f.mu.Lock()
 	html, ok := f.m[key]
 	f.mu.Unlock()

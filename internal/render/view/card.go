@@ -8,6 +8,7 @@ import (
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render/form"
+	"github.com/aepforms/aepforms/internal/render/markdown"
 )
 
 // CardView is one card with everything the components need precomputed.
@@ -18,13 +19,16 @@ type CardView struct {
 	DOMID   string // "card-{id}": the card element's id, the push protocol's key
 	Version uint64
 	Kind    string // the request kind as given (data-kind)
-	Title   string // the kind in the UI's words: "Form", "Permission request", ...
+	// Title is the card's heading: the question, i.e. the prompt's first
+	// line without its Markdown (TitleAgent), else the kind in the UI's
+	// words. KindTitle is the kind in the UI's words ("Form",
+	// "Permission request", ...), the heading's tag.
+	Title      string
+	TitleAgent bool
+	KindTitle  string
 
 	Prov   Provenance
 	Prompt Prompt
-	// Gist is the prompt's first line, cut to GistRunes, for a settled
-	// card that shows its question only behind a disclosure.
-	Gist string
 	// Placeholder is non-empty when the prompt and labels are structural
 	// placeholders (capture metadata or none): the note to show, e.g.
 	// "labels withheld at capture metadata".
@@ -61,6 +65,9 @@ type CardView struct {
 	// GroupLabel its heading, SortKey its order among open cards
 	// (lexicographic, ascending = more urgent).
 	Group, GroupLabel, SortKey string
+
+	// DetailsText is the summary of the card's Details disclosure.
+	DetailsText string
 }
 
 // AnsweredBy is who answered a settled card from this UI and when: the
@@ -91,6 +98,10 @@ type Provenance struct {
 	AskedRel     string // "3 min ago"
 	AskedTitle   string // exact time in words, for title
 	Capture      string // capture level name
+	Request      string // the request id (the event's subject)
+	RequestShort string
+	Card         string // the inbox card id
+	AskedLead    string // the word before AskedRel on the provenance line: "asked"
 	Severity     string // set only when warning or above
 	Reach        inbox.Reach
 	// ReachKind is data-reach: yes (connected, takes answers), no-control
@@ -125,6 +136,11 @@ type Prompt struct {
 	// Cut is set when Text is only the start of the prompt: the rest is
 	// fetched by "Show all" (budget.go).
 	Cut *PromptCut
+	// Blocks is Text read as Markdown (package markdown), without the
+	// line that became the card's title when it stood alone; empty when
+	// the title is the whole prompt. Unset for a placeholder prompt,
+	// which is shown as Text.
+	Blocks []markdown.Block
 }
 
 // Note is one of the UI's notes on a card (not a feed notice: those are
@@ -148,19 +164,22 @@ func card(c inbox.Card, opts Options) CardView {
 	id := string(c.ID)
 	placeholder := c.Capture <= aep.CaptureMetadata
 	v := CardView{
-		ID:       id,
-		DOMID:    "card-" + id,
-		Version:  c.Version,
-		Kind:     c.Request.Kind,
-		Title:    kindTitle(c.Request.Kind),
-		Prov:     provenance(c, opts),
-		ErrorsID: id + "-errors",
-		Prompt:   promptView(id, base, c.Request.Prompt, promptBudget(opts.PromptBytes), placeholder),
+		ID:          id,
+		DOMID:       "card-" + id,
+		Version:     c.Version,
+		Kind:        c.Request.Kind,
+		Title:       kindTitle(c.Request.Kind),
+		KindTitle:   kindTitle(c.Request.Kind),
+		Prov:        provenance(c, opts),
+		ErrorsID:    id + "-errors",
+		Prompt:      promptView(id, base, c.Request.Prompt, promptBudget(opts.PromptBytes), placeholder),
+		DetailsText: words.card["details"],
 	}
 	if placeholder {
 		v.Placeholder = "labels withheld at capture " + c.Capture.String()
+	} else {
+		questionOf(&v, opts.Prompts)
 	}
-	v.Gist = gist(c.Request.Prompt)
 	v.Group, v.GroupLabel = groupOf(c)
 	v.SortKey = sortKey(c)
 
@@ -169,7 +188,13 @@ func card(c inbox.Card, opts Options) CardView {
 	if v.Settled {
 		v.Answered = answeredBy(c, base, opts)
 	}
-	v.State = stateLine(c, opts.Now)
+	if v.Answered != nil {
+		// The line under the state names who sent it, when, and where it
+		// is in History: the state line says only how it was answered.
+		v.State = stateLine(anonymous(c), opts.Now, opts.Operator)
+	} else {
+		v.State = stateLine(c, opts.Now, opts.Operator)
+	}
 	v.State.GivesWay = v.Open && givesWay[v.State.Kind]
 	if d := v.Prov.Deadline; d != nil && v.Open {
 		d.LockText = words.state["expired-open"]
@@ -272,6 +297,28 @@ func senderOf(r *inbox.Responder) string {
 	return r.Agent
 }
 
+// questionOf reads the prompt as Markdown: its first line, without
+// markup, becomes the card's title, the rest what the quote shows.
+func questionOf(v *CardView, cache *markdown.Cache) {
+	opts := markdown.Options{Clean: Text}
+	var d *markdown.Doc
+	if cache != nil {
+		d = cache.Parse(v.Prompt.Text, opts)
+	} else {
+		d = markdown.Parse(v.Prompt.Text, opts)
+	}
+	line, rest := d.FirstLine()
+	if line == "" {
+		v.Prompt.Blocks = d.Blocks
+		return
+	}
+	if r := []rune(line); len(r) > GistRunes {
+		// A first line too long for a heading stays whole in the quote.
+		line, rest = string(r[:GistRunes-1])+"…", d.Blocks
+	}
+	v.Title, v.TitleAgent, v.Prompt.Blocks = line, true, rest
+}
+
 // kindTitle names a request kind in the UI's words.
 func kindTitle(kind string) string {
 	switch kind {
@@ -290,28 +337,9 @@ func kindTitle(kind string) string {
 	}
 }
 
-// GistRunes is the longest gist of a prompt, in runes (the CSS may cut
-// it shorter to one line).
+// GistRunes is the longest card title taken from a prompt, in runes: a
+// longer first line stays whole in the quote, and the title is cut.
 const GistRunes = 160
-
-// gistScan is how far into a prompt its first line is looked for, in bytes.
-const gistScan = 16 << 10
-
-// gist is a prompt's first non-blank line, cut to GistRunes.
-func gist(p string) string {
-	if len(p) > gistScan {
-		p = p[:gistScan] // a huge prompt: a first line is looked for only this far
-	}
-	for line := range strings.SplitSeq(p, "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			if r := []rune(line); len(r) > GistRunes {
-				return string(r[:GistRunes-1]) + "…"
-			}
-			return line
-		}
-	}
-	return ""
-}
 
 // longPrompt reports whether a prompt is long enough to collapse.
 func longPrompt(p string) bool {
@@ -324,6 +352,22 @@ func root(basePath string) string { return strings.TrimSuffix(basePath, "/") }
 
 // answeredBy is who answered a settled card from this UI and when, or nil
 // when the answer the agent recorded is not this UI's.
+// anonymous is c with no name on what the agent recorded or on its
+// submission (copies; c's own are untouched).
+func anonymous(c inbox.Card) inbox.Card {
+	if c.Recorded != nil {
+		r := *c.Recorded
+		r.By = ""
+		c.Recorded = &r
+	}
+	if c.Submission != nil {
+		s := *c.Submission
+		s.By = ""
+		c.Submission = &s
+	}
+	return c
+}
+
 func answeredBy(c inbox.Card, base string, opts Options) *AnsweredBy {
 	s := c.Submission
 	if s == nil || c.Recorded == nil || c.AnsweredElsewhere || s.State != inbox.SubmissionAccepted || s.At.IsZero() {
@@ -333,8 +377,11 @@ func answeredBy(c inbox.Card, base string, opts Options) *AnsweredBy {
 		Lead: words.answered["lead"], Who: s.By, Named: s.By != "",
 		AtISO: s.At.UTC().Format(htmlTime), AtText: relTime(s.At, opts.Now), AtTitle: exactTime(s.At),
 	}
-	if !a.Named {
+	switch {
+	case !a.Named:
 		a.Who = words.answered["no-name"]
+	case s.By == opts.Operator:
+		a.Who = fmt.Sprintf(words.card["by-you"], s.By)
 	}
 	if !opts.NoHistory && !opts.Panel && s.CommandID != "" {
 		// The session's history holds the entry on its first page for

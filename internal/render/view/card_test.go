@@ -21,7 +21,10 @@ func TestCardProvenance(t *testing.T) {
 	v := Card(c, viewOpts())
 	assert.Equal(t, "card-c1", v.DOMID)
 	assert.Equal(t, "/forms/cards/c1/answer", v.Form.Action, "base path honoured, trailing slash dropped")
-	assert.Equal(t, "Form", v.Title)
+	assert.Equal(t, "Deploy?", v.Title, "the question is the heading")
+	assert.True(t, v.TitleAgent)
+	assert.Equal(t, "Form", v.KindTitle)
+	assert.Empty(t, v.Prompt.Blocks, "a one-line prompt is all heading")
 	p := v.Prov
 	assert.Equal(t, "claude-code", p.Agent)
 	assert.Equal(t, "run_1", p.Run)
@@ -33,7 +36,9 @@ func TestCardProvenance(t *testing.T) {
 	assert.Equal(t, "1 Mar 2026 11:59:00 UTC", p.AskedTitle)
 	assert.Equal(t, "full", p.Capture)
 	require.NotNil(t, p.Deadline)
-	assert.Equal(t, "4:30 left", p.Deadline.Text)
+	assert.Equal(t, "answer by 12:04 UTC", p.Deadline.Text, "without the script, a time of day")
+	assert.Equal(t, "asked", p.AskedLead)
+	assert.Equal(t, "Details", v.DetailsText)
 	assert.False(t, p.Deadline.Soon)
 	assert.Equal(t, "2026-03-01T12:04:30Z", p.Deadline.ISO)
 	assert.Empty(t, p.Severity, "info severity is not shown")
@@ -48,9 +53,10 @@ func TestCardDeadlineStates(t *testing.T) {
 		soon       bool
 		answerable bool
 	}{
-		{"minutes", 10 * time.Minute, "10:00 left", false, true},
-		{"under a minute", 42*time.Second + 300*time.Millisecond, "0:43 left", true, true},
-		{"hours", 90 * time.Minute, "1:30:00 left", false, true},
+		{"minutes", 10 * time.Minute, "answer by 12:10 UTC", false, true},
+		{"under a minute", 42*time.Second + 300*time.Millisecond, "answer by 12:00 UTC", true, true},
+		{"hours", 90 * time.Minute, "answer by 13:30 UTC", false, true},
+		{"tomorrow", 13 * time.Hour, "answer by 2 Mar 01:00 UTC", false, true},
 		{"passed", -time.Second, "Deadline passed", false, false},
 		{"exactly now", 0, "Deadline passed", false, false},
 	}
@@ -283,22 +289,6 @@ func TestCardRefusalWithoutForm(t *testing.T) {
 	}
 }
 
-func TestCardGist(t *testing.T) {
-	t.Parallel()
-	long := strings.Repeat("é", GistRunes+40)
-	cases := []struct{ prompt, want string }{
-		{"Deploy?", "Deploy?"},
-		{"\n  \nFirst line\nsecond line", "First line"},
-		{long, string([]rune(long)[:GistRunes-1]) + "…"},
-		{"", ""},
-	}
-	for _, tc := range cases {
-		got := Card(viewCard(aep.Request{Kind: aep.KindInput, Prompt: tc.prompt}), viewOpts()).Gist
-		assert.Equal(t, tc.want, got, "gist of %q", tc.prompt)
-		assert.LessOrEqual(t, len([]rune(got)), GistRunes)
-	}
-}
-
 // At capture metadata a summary line names the field by its id, never by
 // an invented label.
 func TestCardProblemsAtMetadata(t *testing.T) {
@@ -315,4 +305,28 @@ func TestCardProblemsAtMetadata(t *testing.T) {
 	cv = Card(c, o)
 	require.Len(t, cv.Errors, 1)
 	assert.Equal(t, form.ErrorLink{Message: "Enter an answer", Field: "Field ticket"}, cv.Errors[0], "unlinked on a card without controls")
+}
+
+// The heading is the prompt's first line without its Markdown; the quote
+// keeps the rest, read as Markdown, its text made safe like any agent text.
+func TestCardQuestionFromMarkdown(t *testing.T) {
+	t.Parallel()
+	v := Card(viewCard(aep.Request{Kind: aep.KindInput, Prompt: "## Release checklist for **billing-api**\n\n- [ ] tests\x07 green\n"}), viewOpts())
+	assert.Equal(t, "Release checklist for billing-api", v.Title)
+	assert.True(t, v.TitleAgent)
+	require.Len(t, v.Prompt.Blocks, 1)
+	assert.Equal(t, "tests\uFFFD green", v.Prompt.Blocks[0].Items[0].Blocks[0].Inlines[0].Text, "control characters replaced inside Markdown")
+
+	v = Card(viewCard(aep.Request{Kind: aep.KindInput, Prompt: "Run `make`\nthen deploy"}), viewOpts())
+	assert.Equal(t, "Run make", v.Title)
+	require.Len(t, v.Prompt.Blocks, 1, "a first line that is part of a paragraph stays in the quote")
+
+	v = Card(viewCard(aep.Request{Kind: aep.KindPermission}), viewOpts())
+	assert.Equal(t, "Permission request", v.Title, "no prompt: the kind's title")
+	assert.False(t, v.TitleAgent)
+
+	long := strings.Repeat("word ", 60)
+	v = Card(viewCard(aep.Request{Kind: aep.KindInput, Prompt: long}), viewOpts())
+	assert.LessOrEqual(t, len([]rune(v.Title)), GistRunes)
+	assert.Len(t, v.Prompt.Blocks, 1, "a heading cut short keeps the whole line in the quote")
 }

@@ -22,6 +22,9 @@ func provenance(c inbox.Card, opts Options) Provenance {
 		Source:       c.Key.Source,
 		SourceShort:  shorten(c.Key.Source, 32),
 		Capture:      c.Capture.String(),
+		Request:      c.Key.RequestID,
+		RequestShort: shortenID(c.Key.RequestID, idRunes),
+		Card:         string(c.ID),
 		Reach:        opts.Reachable,
 	}
 	if c.Severity >= aep.SeverityWarning {
@@ -38,6 +41,7 @@ func provenance(c inbox.Card, opts Options) Provenance {
 	if !asked.IsZero() {
 		p.AskedISO = asked.UTC().Format(time.RFC3339)
 		p.AskedRel = relTime(asked, opts.Now)
+		p.AskedLead = words.card["asked"]
 		p.AskedTitle = exactTime(asked)
 	}
 	if !c.ExpiresAt.IsZero() {
@@ -56,12 +60,24 @@ func countdown(c inbox.Card, now time.Time) *Countdown {
 	}
 	if c.Expired(now) {
 		d.Passed = true
-		d.Text = "Deadline passed"
+		d.Text = words.card["passed"]
 		return d
 	}
 	d.Soon = left < time.Minute
-	d.Text = clock(left) + " left"
+	// Without the script the deadline is a time of day; the script
+	// counts it down ("4:59 left").
+	d.Text = fmt.Sprintf(words.card["answer-by"], deadlineTime(deadline, now))
 	return d
+}
+
+// deadlineTime is a deadline as a time of day, "14:32 UTC", with its day
+// when that is not today's: "4 Dec 14:32 UTC".
+func deadlineTime(t, now time.Time) string {
+	t, now = t.UTC(), now.UTC()
+	if t.YearDay() == now.YearDay() && t.Year() == now.Year() {
+		return t.Format("15:04 UTC")
+	}
+	return t.Format("2 Jan 15:04 UTC")
 }
 
 // clock formats a remaining duration as m:ss or h:mm:ss, rounding up to

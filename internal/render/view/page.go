@@ -9,6 +9,7 @@ import (
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render/markdown"
 )
 
 // PageOptions are what Page needs beyond the cards and the inbox status.
@@ -54,6 +55,27 @@ type PageOptions struct {
 	// RelEvery is how often the page's script rewrites relative times
 	// (data-rel-every); 0 leaves the script's default.
 	RelEvery time.Duration
+	// Prompts keeps prompts read as Markdown (Options.Prompts).
+	Prompts *markdown.Cache
+	// Connect says how an agent connects, for the empty inbox.
+	Connect Connect
+}
+
+// Connect is how an agent connects to this UI's relay, for the empty
+// inbox: the relay's URL, the file the relay token is kept in ("" when it
+// was given another way), and a command that runs the demo agent against
+// the relay ("" when none is offered).
+type Connect struct {
+	RelayURL, TokenFile, Demo string
+}
+
+// EmptyView is the empty inbox: the note, and how to connect an agent
+// (Connect unset: the note only).
+type EmptyView struct {
+	Title   string
+	Connect Connect
+	// The words of the how-to (words.go).
+	Heading, Relay, Token, NoFile, Demo, Adapter string
 }
 
 // Refused is a refused post: the card, the operator's input and the problems.
@@ -84,6 +106,8 @@ type PageView struct {
 	// EmbedOrigins is the space-separated list of origins the panel may
 	// post its pending count to (data-embed-origins).
 	EmbedOrigins string
+
+	Empty EmptyView // what the inbox says when no card is open
 
 	Groups  []GroupView // open cards by agent and session, most urgent group first
 	Settled []CardView  // settled cards, newest first
@@ -161,6 +185,12 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 		IconURL:          opts.Assets.Icon,
 		RelEveryMS:       opts.RelEvery.Milliseconds(),
 	}
+	v.Empty = EmptyView{
+		Title:   words.empty["title"],
+		Heading: words.empty["connect"], Relay: words.empty["relay"], Token: words.empty["token"],
+		NoFile: words.empty["no-file"], Demo: words.empty["demo"],
+		Adapter: strings.ReplaceAll(words.empty["adapter"], "{relay}", strings.TrimSuffix(opts.Connect.RelayURL, "/")),
+	}
 	for _, n := range status.Notices {
 		v.Notices = append(v.Notices, n.Message)
 	}
@@ -191,6 +221,8 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 			Panel:       opts.Panel,
 			PromptBytes: opts.PromptBytes,
 			NoHistory:   opts.NoHistory,
+			Prompts:     opts.Prompts,
+			Operator:    opts.Operator,
 		}
 		if opts.Token != nil {
 			o.Token = opts.Token(c.ID)
@@ -219,6 +251,11 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 			v.Groups = append(v.Groups, GroupView{ID: cv.Group, Label: cv.GroupLabel})
 		}
 		v.Groups[gi].Cards = append(v.Groups[gi].Cards, cv)
+	}
+	if len(cards) == 0 && len(v.Filter) == 0 {
+		// Nothing asked yet: say how to connect an agent. (With a filter,
+		// or with settled cards, agents are connected already.)
+		v.Empty.Connect = opts.Connect
 	}
 	sortGroups(v.Groups)
 	v.Title = "aepforms"

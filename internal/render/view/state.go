@@ -57,11 +57,11 @@ type RecordedValue struct {
 }
 
 // stateLine derives a card's state line at now.
-func stateLine(c inbox.Card, now time.Time) StateView {
+func stateLine(c inbox.Card, now time.Time, operator string) StateView {
 	s := StateView{ID: string(c.ID) + "-state", Kind: "pending", Tone: "neutral"}
 	placeholder := c.Capture <= aep.CaptureMetadata
 	if !c.State.Open() {
-		settledLine(&s, c, placeholder)
+		settledLine(&s, c, placeholder, operator, now)
 		return s
 	}
 	expired := c.Expired(now)
@@ -124,7 +124,15 @@ func stateLine(c inbox.Card, now time.Time) StateView {
 		s.Kind, s.Tone = "failed", "error"
 		s.Text = failedText(sub.Reason)
 		s.Agent = []string{sub.Reason}
-		s.Quote = sub.Detail
+		if ownReason[sub.Reason] {
+			// The UI's own words (its respond path's): a note, never
+			// quoted as if the agent or the relay said it.
+			if sub.Detail != "" {
+				s.Notes = append(s.Notes, Sentence{Text: sentenceCase(sub.Detail) + "."})
+			}
+		} else {
+			s.Quote = sub.Detail
+		}
 		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
 	case len(c.Routes) > 0:
 		r := c.Routes[len(c.Routes)-1]
@@ -136,15 +144,20 @@ func stateLine(c inbox.Card, now time.Time) StateView {
 }
 
 // settledLine fills the state line of a settled card.
-func settledLine(s *StateView, c inbox.Card, placeholder bool) {
+func settledLine(s *StateView, c inbox.Card, placeholder bool, operator string, now time.Time) {
 	if o := c.Recorded; o != nil {
 		s.Kind, s.Tone = "answered", "success"
 		lead := words.state["answered"]
 		if c.AnsweredElsewhere {
 			lead = words.state["elsewhere"]
 		}
-		s.Text = lead + phrase(" by ", o.By) + phrase(" via ", o.Via)
-		s.Agent = []string{o.By, o.Via}
+		who := o.By
+		if sub := c.Submission; sub != nil && sub.By != "" && !c.AnsweredElsewhere {
+			// This UI's answer: the agent records the sender as
+			// "{ui}/{operator}"; the operator is who answered.
+			who = sub.By
+		}
+		s.Text, s.Agent = answeredText(lead, who, o, c.AnsweredElsewhere, operator, now)
 		s.Values = recordedValues(c.Request, o.Answer, o.Capture, placeholder)
 		if sub := c.Submission; sub != nil && !c.AnsweredElsewhere {
 			// The recorded answer is this UI's: keep saying how its
@@ -158,7 +171,8 @@ func settledLine(s *StateView, c inbox.Card, placeholder bool) {
 			s.Withheld = "Values withheld at capture " + o.Capture.String() + " are not shown."
 		}
 		if o.Malformed != "" {
-			s.Quote = o.Malformed
+			// Why the recorded answer did not decode: the UI's words.
+			s.Notes = append(s.Notes, Sentence{Text: o.Malformed, Agent: []string{o.Malformed}})
 		}
 		return
 	}
@@ -190,8 +204,51 @@ func settledLine(s *StateView, c inbox.Card, placeholder bool) {
 		s.Notes = append(s.Notes, Sentence{Text: resumedText(sub), Agent: []string{sub.By}})
 	}
 	if c.Malformed != "" {
-		s.Quote = c.Malformed
+		// The rule the request broke: the UI's words (with the agent's
+		// ids in them, isolated), never quoted as the agent's.
+		s.Notes = append(s.Notes, Sentence{Text: c.Malformed, Agent: []string{c.Malformed}})
 	}
+}
+
+// ownReason are the failure reasons the UI itself gives (its respond
+// path), whose detail is the UI's words, not the relay's or the agent's.
+var ownReason = map[string]bool{inbox.ReasonTimeout: true, inbox.ReasonUnreachable: true}
+
+// answeredText is the line of a recorded answer: "Answered by you
+// (alice) from this page · 2 min ago", "Answered in the agent's own
+// window", with the agent text inside it.
+func answeredText(lead, who string, o *inbox.Recorded, elsewhere bool, operator string, now time.Time) (string, []string) {
+	text, agent := lead, []string{}
+	switch {
+	case who != "" && who == operator && !elsewhere:
+		text += " by " + fmt.Sprintf(words.card["by-you"], who)
+		agent = append(agent, who)
+	case who != "":
+		text += " by " + who
+		agent = append(agent, who)
+	}
+	switch via := o.Via; {
+	case via == "control" && elsewhere:
+		text += " " + words.via["control-elsewhere"]
+	case words.via[via] != "" && via != "":
+		text += " " + words.via[via]
+	case via != "":
+		text += " " + fmt.Sprintf(words.via[""], via)
+		agent = append(agent, via)
+	}
+	if at, err := time.Parse(time.RFC3339Nano, o.Time); err == nil && !now.IsZero() {
+		text += fmt.Sprintf(words.card["ago"], relTime(at, now))
+	}
+	return text, agent
+}
+
+// sentenceCase starts s with a capital letter (the UI's own details
+// are written as clauses).
+func sentenceCase(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }
 
 // otherNotes say which Other text of the operator's post was sent as a

@@ -66,12 +66,35 @@ func TestStateLineSettled(t *testing.T) {
 		{"answered", func(c *inbox.Card) {
 			c.State = inbox.StateResolved
 			c.Recorded = &inbox.Recorded{By: "alice", Via: aep.ViaControl, Capture: aep.CaptureFull, Answer: aep.Answer{Text: strp("ok")}}
-		}, "answered", "Answered by alice via control"},
+		}, "answered", "Answered by alice from this page"},
+		{"answered by you", func(c *inbox.Card) {
+			c.State = inbox.StateResolved
+			c.Recorded = &inbox.Recorded{By: "op", Via: aep.ViaControl, Capture: aep.CaptureFull, Time: "2026-03-01T11:58:00Z"}
+		}, "answered", "Answered by you (op) from this page · 2 min ago"},
+		{"answered by you from this UI", func(c *inbox.Card) {
+			c.State = inbox.StateResolved
+			c.Submission = &inbox.Submission{By: "op", State: inbox.SubmissionAccepted}
+			c.Recorded = &inbox.Recorded{By: "aepforms/op", Via: aep.ViaControl, Capture: aep.CaptureFull}
+		}, "answered", "Answered by you (op) from this page"},
+		{"answered by another operator of this UI", func(c *inbox.Card) {
+			c.State = inbox.StateResolved
+			c.Submission = &inbox.Submission{By: "alice", State: inbox.SubmissionAccepted}
+			c.Recorded = &inbox.Recorded{By: "aepforms/alice", Via: aep.ViaControl, Capture: aep.CaptureFull}
+		}, "answered", "Answered by alice from this page"},
+		{"answered by another UI", func(c *inbox.Card) {
+			c.State = inbox.StateAnswered
+			c.AnsweredElsewhere = true
+			c.Recorded = &inbox.Recorded{By: "op", Via: aep.ViaControl, Capture: aep.CaptureFull}
+		}, "answered", "Answered elsewhere by op from another aepforms page"},
+		{"answered via another way", func(c *inbox.Card) {
+			c.State = inbox.StateAnswered
+			c.Recorded = &inbox.Recorded{Via: "slack", Capture: aep.CaptureFull}
+		}, "answered", "Answered via slack"},
 		{"answered elsewhere", func(c *inbox.Card) {
 			c.State = inbox.StateAnswered
 			c.AnsweredElsewhere = true
 			c.Recorded = &inbox.Recorded{Via: aep.ViaOOB, Capture: aep.CaptureFull, Answer: aep.Answer{Text: strp("ok")}}
-		}, "answered", "Answered elsewhere via oob"},
+		}, "answered", "Answered elsewhere in the agent's own window"},
 		{"resolved auto", func(c *inbox.Card) { c.State, c.Resolution = inbox.StateResolved, aep.ResolutionAuto }, "resolved", "Resolved by the agent on its own"},
 		{"dismissed", func(c *inbox.Card) { c.State, c.Resolution = inbox.StateResolved, aep.ResolutionDismissed }, "resolved", "Dismissed by the agent"},
 		{"timed out", func(c *inbox.Card) { c.State, c.TimeoutMS = inbox.StateTimedOut, aep.Int64(90000) }, "timed-out", "Timed out: the agent stopped waiting after 1 min 30 s"},
@@ -153,4 +176,43 @@ func TestStateLineRoutedAndResponders(t *testing.T) {
 	assert.True(t, v.Open)
 	require.Len(t, v.Notes, 1)
 	assert.Equal(t, "An answer from mission-control was refused by the agent.", v.Notes[0].Text)
+}
+
+// The UI's own words about a failed send are its note, never quoted as
+// if the agent or the relay had said them; the relay's are quoted.
+func TestStateLineFailedDetailVoice(t *testing.T) {
+	t.Parallel()
+	c := viewCard(aep.Request{Kind: aep.KindInput, Prompt: "?"})
+	c.Submission = &inbox.Submission{State: inbox.SubmissionFailed, Reason: inbox.ReasonTimeout, Detail: "no acknowledgement within 10s after 3 sends; the agent may still act"}
+	s := Card(c, viewOpts()).State
+	assert.Empty(t, s.Quote)
+	require.Len(t, s.Notes, 1)
+	assert.Equal(t, "No acknowledgement within 10s after 3 sends; the agent may still act.", s.Notes[0].Text)
+
+	c.Submission = &inbox.Submission{State: inbox.SubmissionFailed, Reason: "no-route", Detail: "no target for session s1"}
+	s = Card(c, viewOpts()).State
+	assert.Equal(t, "no target for session s1", s.Quote, "the relay's words are quoted")
+	assert.Empty(t, s.Notes)
+}
+
+// Why a request or a recorded answer is malformed is the UI's reading of
+// it: a note on the state line, never the quote reserved for the agent's
+// words.
+func TestStateLineMalformedIsTheUIsNote(t *testing.T) {
+	t.Parallel()
+	c := viewCard(aep.Request{Kind: aep.KindInput, Prompt: "?"})
+	c.State = inbox.StateTimedOut
+	c.Malformed = `duplicate field id "ticket"`
+	s := Card(c, viewOpts()).State
+	assert.Empty(t, s.Quote)
+	require.Len(t, s.Notes, 1)
+	assert.Equal(t, `duplicate field id "ticket"`, s.Notes[0].Text)
+
+	c = viewCard(aep.Request{Kind: aep.KindInput, Prompt: "?"})
+	c.State = inbox.StateAnswered
+	c.Recorded = &inbox.Recorded{Capture: aep.CaptureFull, Malformed: "answer.values is not an object"}
+	s = Card(c, viewOpts()).State
+	assert.Empty(t, s.Quote)
+	require.Len(t, s.Notes, 1)
+	assert.Equal(t, "answer.values is not an object", s.Notes[0].Text)
 }

@@ -208,10 +208,10 @@ func TestStateLineSpansIsolateAgentWords(t *testing.T) {
 	t.Parallel()
 	c := viewCard(aep.Request{Kind: aep.KindInput, Prompt: "?"})
 	c.State = inbox.StateAnswered
-	c.Recorded = &inbox.Recorded{By: "alice\u202e", Via: "control", Capture: aep.CaptureFull}
+	c.Recorded = &inbox.Recorded{By: "alice\u202e", Via: "x\u202e", Capture: aep.CaptureFull}
 	s := Card(c, viewOpts()).State
-	assert.Equal(t, "Answered by alice\u202e via control", s.Text)
-	assert.Equal(t, []Span{{Text: "Answered by "}, {Text: "alice\u202e", Agent: true}, {Text: " via "}, {Text: "control", Agent: true}}, s.Spans)
+	assert.Equal(t, "Answered by alice\u202e via x\u202e", s.Text)
+	assert.Equal(t, []Span{{Text: "Answered by "}, {Text: "alice\u202e", Agent: true}, {Text: " via "}, {Text: "x\u202e", Agent: true}}, s.Spans)
 }
 
 func TestPageTextIsSafe(t *testing.T) {

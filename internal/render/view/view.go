@@ -11,6 +11,7 @@ import (
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render/markdown"
 )
 
 // Options are what Card needs beyond the card itself. All of it comes from
@@ -44,4 +45,10 @@ type Options struct {
 	// NoHistory is true when the UI keeps no answer journal (History is
 	// off): a settled card this UI answered links to no history entry.
 	NoHistory bool
+	// Prompts keeps prompts read as Markdown, so each is read once however
+	// often it is drawn; nil reads every time.
+	Prompts *markdown.Cache
+	// Operator is the name of the operator the card is drawn for (""
+	// when none): an answer they gave reads "Answered by you (name)".
+	Operator string
 }

@@ -44,6 +44,14 @@ var words = struct {
 	// Who answered a settled card from this UI, and the link to the
 	// answer's history entry.
 	answered map[string]string
+	// The card's own words: its provenance line, its details, who
+	// answered and how.
+	card map[string]string
+	// How an answer reached the agent (attention.answered's via), by via;
+	// a via not listed is shown as "via %s".
+	via map[string]string
+	// The empty inbox: how to connect an agent.
+	empty map[string]string
 	// What became of each answer in the history, in the outcome filter's
 	// order; a state not listed here is shown by its name.
 	outcomes []outcomeWords
@@ -199,9 +207,33 @@ var words = struct {
 		"outcome-recorded": "Accepted and recorded by the agent",
 	},
 	answered: map[string]string{
-		"lead":    "Answered here by",
+		"lead":    "Sent by",
 		"no-name": "an operator who gave no name",
 		"history": "In History",
+	},
+	card: map[string]string{
+		"asked":     "asked",
+		"answer-by": "answer by %s",
+		"passed":    "Deadline passed",
+		"details":   "Details",
+		"by-you":    "you (%s)",
+		"you":       "you",
+		"ago":       " · %s",
+	},
+	via: map[string]string{
+		"oob":               "in the agent's own window",
+		"control":           "from this page",
+		"control-elsewhere": "from another aepforms page",
+		"":                  "via %s",
+	},
+	empty: map[string]string{
+		"title":   "No questions waiting. New ones appear here as agents ask.",
+		"connect": "To connect an agent",
+		"relay":   "Agents post to the relay at",
+		"token":   "The relay token agents need is in",
+		"no-file": "The relay token is the one this UI was started with (--token or AEP_TOKEN).",
+		"demo":    "Try it with the demo agent:",
+		"adapter": "An AEP adapter needs two things: the relay URL and the token. It sends its questions to {relay}/socket (or POSTs them to {relay}/events) with the token as a bearer token.",
 	},
 	outcomes: []outcomeWords{
 		{inbox.SubmissionQueued, "Queued, waiting for the relay", "Queued", "progress"},
