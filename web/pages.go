@@ -61,6 +61,8 @@ type pages struct {
 	roster         Roster // nil: every agent's reach is unknown
 	frags          *render.Fragments
 	prompt         int // Config.PromptBytes
+	pageCards      int // Config.PageCards
+	pageRows       int // Config.PageRows
 	now            func() time.Time
 	log            *slog.Logger
 }
@@ -82,6 +84,8 @@ func newPages(cfg Config, deps Deps) *pages {
 		roster:         deps.Roster,
 		frags:          render.NewFragments(),
 		prompt:         cfg.PromptBytes,
+		pageCards:      cfg.PageCards,
+		pageRows:       cfg.PageRows,
 		now:            cfg.Now,
 		log:            cfg.Logger,
 	}
@@ -123,7 +127,22 @@ func (p *pages) page(w http.ResponseWriter, r *http.Request, status int, panel b
 	// Read the seq before the cards: a change racing with the read is
 	// then sent again by push, never lost.
 	opts.Seq = p.in.Seq()
-	v := view.Page(p.in.Cards(opts.Filter), p.in.Status(), opts)
+	// The page is chosen from heads (no request bodies) and reads whole
+	// only the cards it renders in full: its cost stays that of one page
+	// however many requests wait.
+	win := view.ChooseWindow(p.in.Heads(opts.Filter), view.WindowOptions{
+		After: viewQuery(r).Get("after"), Cards: p.pageCards, Rows: p.pageRows, Now: opts.Now,
+	})
+	opts.Window = &win
+	cards := make([]inbox.Card, 0, len(win.Full)+len(win.Settled))
+	for _, ids := range [][]inbox.CardID{win.Full, win.Settled} {
+		for _, id := range ids {
+			if c, ok := p.in.Card(id); ok {
+				cards = append(cards, c)
+			}
+		}
+	}
+	v := view.Page(cards, p.in.Status(), opts)
 	if refused != nil {
 		bannerRefusal(&v, refused)
 	}
@@ -244,3 +263,45 @@ func bannerRefusal(v *view.PageView, refused *view.Refused) {
 
 // domID is a card's element id, as components render it.
 func domID(id inbox.CardID) string { return "card-" + string(id) }
+
+// handleCardPage is one card on a page of its own: where a row's link
+// leads without the script (the script opens the card in place from its
+// fragment, GET /cards/{id}, instead). It is a snapshot: it takes no push.
+func handleCardPage(in Inbox, pg *pages) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		card, ok := in.Card(inbox.CardID(chi.URLParam(r, "id")))
+		if !ok {
+			http.Error(w, "This question is not in the inbox (it may have been cleared).", http.StatusNotFound)
+			return
+		}
+		opts := pg.options(r, false)
+		opts.Filter = inbox.Query{}
+		v := view.Page([]inbox.Card{card}, pg.in.Status(), opts)
+		v.PushURL = ""
+		buf, err := render.Page(r.Context(), v)
+		if err != nil {
+			pg.internalError(w, r, err)
+			return
+		}
+		writeHTML(w, http.StatusOK, buf)
+	}
+}
+
+// handleRow is one waiting request as a row (components.RowFragment): the
+// script fetches it when a card leaves the page's full cards as more
+// urgent ones arrive.
+func handleRow(in Inbox, pg *pages) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		card, ok := in.Card(inbox.CardID(chi.URLParam(r, "id")))
+		if !ok {
+			http.Error(w, "This question is not in the inbox (it may have been cleared).", http.StatusNotFound)
+			return
+		}
+		buf, err := render.Row(r.Context(), view.Row(card, view.Options{BasePath: pg.base, Now: pg.now()}))
+		if err != nil {
+			pg.internalError(w, r, err)
+			return
+		}
+		writeHTML(w, http.StatusOK, buf)
+	}
+}

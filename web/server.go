@@ -17,6 +17,9 @@ import (
 // Inbox is what the UI needs of the domain.
 type Inbox interface {
 	Cards(inbox.Query) []inbox.Card
+	// Heads are the cards without their request bodies, in Cards' order:
+	// what a page of thousands of requests is chosen from.
+	Heads(inbox.Query) []inbox.Card
 	Card(inbox.CardID) (inbox.Card, bool)
 	Status() inbox.Status
 	BeginSubmission(inbox.CardID, inbox.Submission) (inbox.Submission, error)
@@ -121,6 +124,10 @@ type Config struct {
 	// PromptBytes is how much of a prompt a card shows; "Show all" fetches
 	// the rest (GET /cards/{id}/prompt). 16 KiB by default.
 	PromptBytes int
+	// PageCards is how many waiting requests the page renders in full
+	// (the most urgent), 50 by default; PageRows bounds the one-line rows
+	// after them, 500 by default, the rest on the next pages.
+	PageCards, PageRows int
 	// SessionIdle ends a session unused this long, 12 h by default (its
 	// last use is written at most once a minute).
 	SessionIdle time.Duration

@@ -1,6 +1,11 @@
 package inbox
 
-import "sort"
+import (
+	"sort"
+	"strings"
+
+	"github.com/aepforms/aepforms/internal/aep"
+)
 
 // Query narrows Cards; an empty field matches everything.
 type Query struct {
@@ -69,4 +74,54 @@ func (in *Inbox) Card(id CardID) (Card, bool) {
 		return Card{}, false
 	}
 	return cloneCard(&en.card), true
+}
+
+// headPrompt is how much of a prompt a head keeps: enough for the first
+// line a row shows, never a whole multi-megabyte prompt.
+const headPrompt = 1 << 10
+
+// Heads returns the cards q matches in Cards' order, each without its
+// request's body: the prompt cut to its first headPrompt bytes (copied,
+// so a head never pins a large prompt), no fields, options or context,
+// no submission, routes, responders or recorded answer. A page of
+// thousands of requests lists them from heads and copies in full only
+// the few it renders as cards (Card), so a page load costs about a
+// hundred bytes per request, not a deep copy of every request.
+func (in *Inbox) Heads(q Query) []Card {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	ens := make([]*entry, 0, len(in.byID))
+	for _, en := range in.byID {
+		if q.match(&en.card) {
+			ens = append(ens, en)
+		}
+	}
+	sort.Slice(ens, func(i, j int) bool { return listBefore(ens[i], ens[j]) })
+	out := make([]Card, len(ens))
+	for i, en := range ens {
+		out[i] = head(&en.card)
+	}
+	return out
+}
+
+// head is c without its request's body (Heads).
+func head(c *Card) Card {
+	p := c.Request.Prompt
+	if len(p) > headPrompt {
+		p = strings.ToValidUTF8(p[:headPrompt], "")
+	}
+	return Card{
+		ID:            c.ID,
+		Key:           c.Key,
+		Version:       c.Version,
+		Agent:         c.Agent,
+		State:         c.State,
+		AskedAt:       c.AskedAt,
+		ReceivedAt:    c.ReceivedAt,
+		ExpiresAt:     c.ExpiresAt,
+		Informational: c.Informational,
+		Malformed:     c.Malformed,
+		Capture:       c.Capture,
+		Request:       aep.Request{Kind: c.Request.Kind, Prompt: strings.Clone(p)},
+	}
 }

@@ -27,6 +27,10 @@ import (
 // up front from it instead of growing.
 const cardBytes = 4 << 10
 
+// rowBytes is about how much HTML one row (a request past the page's full
+// cards) renders to.
+const rowBytes = 1 << 10
+
 // fragmentCacheSize bounds the rendered fragments kept; past it the cache
 // starts over (a burst of changes renders each card once again).
 const fragmentCacheSize = 4096
@@ -43,15 +47,16 @@ func Buffer(ctx context.Context, c templ.Component, sizeHint int) (*bytes.Buffer
 
 // Page renders the inbox page, or the panel (the inbox without chrome).
 func Page(ctx context.Context, v view.PageView) (*bytes.Buffer, error) {
-	n := len(v.Settled)
+	n, rows := len(v.Settled), 0
 	for _, g := range v.Groups {
 		n += len(g.Cards)
+		rows += len(g.Rows)
 	}
 	c := components.Page(v)
 	if v.Panel {
 		c = components.Panel(v)
 	}
-	return Buffer(ctx, c, 16<<10+n*cardBytes)
+	return Buffer(ctx, c, 16<<10+n*cardBytes+rows*rowBytes)
 }
 
 // History renders the history page (GET /history).
@@ -137,4 +142,9 @@ func (f *Fragments) Card(ctx context.Context, c inbox.Card, opts view.Options) (
 		f.mu.Unlock()
 	}
 	return strings.ReplaceAll(html, f.placeholder, NewToken()), nil
+}
+
+// Row renders one waiting request as a row of a page of many.
+func Row(ctx context.Context, v view.RowView) (*bytes.Buffer, error) {
+	return Buffer(ctx, components.RowFragment(v), 1<<10)
 }

@@ -49,6 +49,11 @@ type PageOptions struct {
 	// offers a sign-out. Operator is the name given at sign-in ("" when none).
 	SignedIn bool
 	Operator string
+	// Window, when set, is the part of the inbox this page shows
+	// (ChooseWindow): the cards handed to Page are its Full and Settled
+	// ones, the rest of the waiting requests on the page are rows. Nil
+	// renders every card given in full.
+	Window *Window
 }
 
 // Refused is a refused post: the card, the operator's input and the problems.
@@ -79,6 +84,17 @@ type PageView struct {
 	// EmbedOrigins is the space-separated list of origins the panel may
 	// post its pending count to (data-embed-origins).
 	EmbedOrigins string
+
+	// PageCards is how many waiting requests the page keeps in full as
+	// requests arrive and leave (data-page-cards): the script turns the
+	// least urgent card past it into a row, and a row back into a card
+	// when a card leaves. 0: rows stay rows (a later page).
+	PageCards int
+	// Pager is a windowed page's position in the inbox (nil when the
+	// page shows every waiting request in full); Facets count the
+	// waiting requests by agent and kind, each linking to its filter.
+	Pager  *Pager
+	Facets []Facet
 
 	Groups  []GroupView // open cards by agent and session, most urgent group first
 	Settled []CardView  // settled cards, newest first
@@ -121,6 +137,12 @@ type GroupView struct {
 	ID    string // "group-{hash}"
 	Label string // "claude-code · session s_1"
 	Cards []CardView
+	// Rows are the group's requests past the page's full cards, as one
+	// line each (a windowed page only), most urgent first.
+	Rows []RowView
+	// Count is how many requests wait in the group on every page, and
+	// CountURL the page filtered by its session (windowed pages only).
+	Count, CountText, CountURL string
 }
 
 // Page builds the inbox page from the cards (in inbox order: open by
@@ -205,6 +227,10 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 		v.Groups[gi].Cards = append(v.Groups[gi].Cards, cv)
 	}
 	sortGroups(v.Groups)
+	v.PageCards = DefaultPageCards
+	if opts.Window != nil {
+		windowPage(&v, opts.Window, opts)
+	}
 	v.Title = "aepforms"
 	if v.Pending > 0 {
 		v.Title = "(" + strconv.Itoa(v.Pending) + ") aepforms"
@@ -223,7 +249,19 @@ func sortGroups(gs []GroupView) {
 	for _, g := range gs {
 		slices.SortStableFunc(g.Cards, func(a, b CardView) int { return strings.Compare(a.SortKey, b.SortKey) })
 	}
-	slices.SortStableFunc(gs, func(a, b GroupView) int { return strings.Compare(a.Cards[0].SortKey, b.Cards[0].SortKey) })
+	slices.SortStableFunc(gs, func(a, b GroupView) int { return strings.Compare(a.first(), b.first()) })
+}
+
+// first is the sort key of the group's most urgent request: its first
+// card (the full cards are the page's most urgent), else its first row.
+func (g GroupView) first() string {
+	if len(g.Cards) > 0 {
+		return g.Cards[0].SortKey
+	}
+	if len(g.Rows) > 0 {
+		return g.Rows[0].SortKey
+	}
+	return ""
 }
 
 // Assets are the URLs of the static files every page links (the caller
