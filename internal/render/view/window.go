@@ -214,14 +214,18 @@ type FacetTerm struct {
 
 // Pager is a windowed page's navigation and the line saying what it shows.
 type Pager struct {
-	Text     string
-	NextURL  string // "" on the last page
-	NextText string
-	FirstURL string // "" on the first page
+	Text      string
+	NextURL   string // "" on the last page
+	NextText  string
+	FirstURL  string // "" on the first page
+	FirstText string
 	// Until is the sort key of the last request on the page when more
 	// follow ("" on the last page): a pushed request past it belongs to a
 	// later page, and the script leaves it there.
 	Until string
+	// After is the page's cursor ("" on the first page): a pushed request
+	// at or before it belongs to an earlier page.
+	After string
 	// OffPage is how many open requests are on other pages, for the
 	// script's pending count (it counts the ones on the page itself).
 	OffPage int
@@ -282,7 +286,7 @@ func windowPage(v *PageView, w *Window, opts PageOptions) {
 	}
 	sortGroups(v.Groups)
 	shown := len(w.Full) + len(w.rows)
-	p := &Pager{Until: w.next, OffPage: w.pending - w.onPage}
+	p := &Pager{Until: w.next, After: w.opts.After, OffPage: w.pending - w.onPage, FirstText: words.page["first-page"]}
 	if w.opts.After == "" {
 		p.Text = sprintf3(words.page["window"], formatCount(uint64(shown)), formatCount(uint64(w.waiting)), formatCount(uint64(len(w.Full))))
 	} else {
