@@ -169,6 +169,16 @@
     ta.style.height = ta.scrollHeight + 4 + 'px';
   }
 
+  /* growAll sizes many text boxes with one layout, not one each: every
+   * write first, then every read, then every write (a page of fifty
+   * forms otherwise lays itself out fifty times while it loads). */
+  function growAll(list) {
+    var tas = Array.prototype.slice.call(list);
+    tas.forEach(function (ta) { ta.style.height = 'auto'; });
+    var hs = tas.map(function (ta) { return ta.scrollHeight; });
+    tas.forEach(function (ta, i) { ta.style.height = hs[i] + 4 + 'px'; });
+  }
+
   /* enhance wires up a card (or the whole page) after it is rendered. */
   function enhance(root) {
     root.querySelectorAll('[data-action="hide"]').forEach(function (b) { b.hidden = false; });
@@ -180,7 +190,7 @@
     });
     root.querySelectorAll('form[data-card]').forEach(restoreDraft);
     syncOther(root);
-    root.querySelectorAll('textarea[data-grow]').forEach(grow);
+    growAll(root.querySelectorAll('textarea[data-grow]'));
     var list = root.classList && root.classList.contains('card') ? [root] : root.querySelectorAll('.card');
     Array.prototype.forEach.call(list, applyHidden);
   }
