@@ -16,9 +16,9 @@ import (
 
 // Inbox is what the UI needs of the domain.
 type Inbox interface {
-	Cards(inbox.Query) []inbox.Card
-	// Heads are the cards without their request bodies, in Cards' order:
-	// what a page of thousands of requests is chosen from.
+	// Heads are the cards without their request bodies, in inbox order
+	// (open by urgency, then settled newest first): what a page is chosen
+	// from; it then reads whole (Card) only the cards it renders.
 	Heads(inbox.Query) []inbox.Card
 	Card(inbox.CardID) (inbox.Card, bool)
 	Status() inbox.Status

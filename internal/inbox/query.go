@@ -2,7 +2,7 @@ package inbox
 
 import (
 	"sort"
-	"strings"
+	"unicode/utf8"
 
 	"github.com/aepforms/aepforms/internal/aep"
 )
@@ -77,16 +77,16 @@ func (in *Inbox) Card(id CardID) (Card, bool) {
 }
 
 // headPrompt is how much of a prompt a head keeps: enough for the first
-// line a row shows, never a whole multi-megabyte prompt.
+// line a row shows.
 const headPrompt = 1 << 10
 
 // Heads returns the cards q matches in Cards' order, each without its
-// request's body: the prompt cut to its first headPrompt bytes (copied,
-// so a head never pins a large prompt), no fields, options or context,
-// no submission, routes, responders or recorded answer. A page of
-// thousands of requests lists them from heads and copies in full only
-// the few it renders as cards (Card), so a page load costs about a
-// hundred bytes per request, not a deep copy of every request.
+// request's body: the prompt cut to its first headPrompt bytes (a
+// substring: no copy), no fields, options or context, no submission,
+// routes, responders or recorded answer. A page of thousands of requests
+// is chosen from heads and copies in full (Card) only the few it renders
+// as cards, so a page load costs one Card struct per request, not a deep
+// copy of every request (Cards).
 func (in *Inbox) Heads(q Query) []Card {
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -108,7 +108,11 @@ func (in *Inbox) Heads(q Query) []Card {
 func head(c *Card) Card {
 	p := c.Request.Prompt
 	if len(p) > headPrompt {
-		p = strings.ToValidUTF8(p[:headPrompt], "")
+		n := headPrompt
+		for n > 0 && !utf8.RuneStart(p[n]) {
+			n-- // cut at a character's start, never inside one
+		}
+		p = p[:n]
 	}
 	return Card{
 		ID:            c.ID,
@@ -122,6 +126,6 @@ func head(c *Card) Card {
 		Informational: c.Informational,
 		Malformed:     c.Malformed,
 		Capture:       c.Capture,
-		Request:       aep.Request{Kind: c.Request.Kind, Prompt: strings.Clone(p)},
+		Request:       aep.Request{Kind: c.Request.Kind, Prompt: p},
 	}
 }
