@@ -54,8 +54,8 @@ type serveConfig struct {
 	maxBytes    sizeFlag
 	maxControls int
 	promptBytes sizeFlag
-	pageCards   int // waiting requests a page renders in full; the rest are rows
-	pageRows    int // rows on a page; the rest are on the next pages
+	pageCards   int           // waiting requests a page renders in full; the rest are rows
+	pageRows    int           // rows on a page; the rest are on the next pages
 	db          string        // the answer journal's file
 	retention   time.Duration // how long the journal keeps an answer; 0 = for ever
 	// resendMaxAge is the oldest a journaled answer may be to be sent
