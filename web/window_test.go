@@ -216,3 +216,28 @@ func TestResponsesAreCompressed(t *testing.T) {
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Empty(t, resp.Header.Get("Content-Encoding"), "the push stream is never compressed")
 }
+
+// The inbox shows the latest 20 settled questions, newest first, and
+// says the older ones are in History.
+func TestInboxShowsTheLatestSettledAndPointsToHistory(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	var settled []inbox.CardID
+	for i := range 25 {
+		id := fmt.Sprintf("done%02d", i)
+		settled = append(settled, h.ask("s1", id, nameForm()))
+		h.lifecycle("s1", id, "attention.timeout", aep.Timeout{AfterMS: aep.Int64(1000)})
+	}
+	d := h.getPage(nil, "").doc(t)
+	shown := d.Find(`#settled-list article[data-testid="card"]`)
+	require.Equal(t, 20, shown.Length())
+	assert.Equal(t, string(settled[24]), attr(shown.First(), "data-card"), "newest first")
+	more := d.Find(`[data-testid="settled-more"] a`)
+	require.Equal(t, 1, more.Length())
+	assert.Equal(t, "/history", attr(more, "href"))
+
+	few := newHarness(t)
+	few.ask("s1", "one", nameForm())
+	few.lifecycle("s1", "one", "attention.timeout", aep.Timeout{AfterMS: aep.Int64(1000)})
+	assert.Zero(t, few.getPage(nil, "").doc(t).Find(`[data-testid="settled-more"]`).Length(), "nothing more to point to")
+}

@@ -95,6 +95,9 @@ type PageView struct {
 	// waiting requests by agent and kind, each linking to its filter.
 	Pager  *Pager
 	Facets []Facet
+	// SettledMore says that older settled questions are in History (the
+	// inbox shows the latest DefaultPageSettled); "" when all are shown.
+	SettledMore string
 
 	Groups  []GroupView // open cards by agent and session, most urgent group first
 	Settled []CardView  // settled cards, newest first

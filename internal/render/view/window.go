@@ -59,6 +59,8 @@ type Window struct {
 	agents   []FacetTerm
 	kinds    []FacetTerm
 	windowed bool
+	// settledMore: more requests are settled than the page shows.
+	settledMore bool
 }
 
 // ChooseWindow picks a page's requests from heads (in inbox order: open by
@@ -79,6 +81,8 @@ func ChooseWindow(heads []inbox.Card, o WindowOptions) Window {
 		if !c.State.Open() {
 			if o.After == "" && len(w.Settled) < o.Settled {
 				w.Settled = append(w.Settled, c.ID)
+			} else if o.After == "" {
+				w.settledMore = true
 			}
 			continue
 		}
@@ -235,6 +239,9 @@ type Pager struct {
 func windowPage(v *PageView, w *Window, opts PageOptions) {
 	v.Pending = w.pending
 	v.PageCards = w.opts.Cards
+	if w.settledMore {
+		v.SettledMore = words.page["settled-more"]
+	}
 	if w.opts.After != "" {
 		v.PageCards = 0
 	}
