@@ -26,6 +26,12 @@ func TestRowsOpenInPlaceAndPushKeepsTheShapeInChromium(t *testing.T) {
 	bctx := browsertest.New(t)
 	h := newHarness(t, withConfig(func(c *Config) { c.PageCards = 5 }))
 	ids := askMany(h, 40, 2)
+	browsertest.ValidateHTML(t,
+		browsertest.Document{Name: "page of many", HTML: h.getPage(nil, "").body},
+		browsertest.Document{Name: "a later page", HTML: h.getPage(nil, "?after=0").body},
+		browsertest.Document{Name: "a card's own page", HTML: h.getPage(nil, "cards/"+string(ids[39])+"/page").body},
+		browsertest.Fragment("a row", h.getPage(nil, "cards/"+string(ids[39])+"/row").body),
+	)
 
 	tab, cancel := chromedp.NewContext(bctx)
 	defer cancel()
