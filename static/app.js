@@ -458,10 +458,11 @@
       old = null;
     }
     if (!old && offPage(fresh)) {
-      inbox.offPage++;
+      countOffPage(fresh);
       refresh();
       return;
     }
+    if (!old && fresh.dataset.settled === 'true' && outside(fresh)) countOffPage(fresh);
     if (old) {
       if (Number(fresh.dataset.version) < Number(old.dataset.version)) return; // out of date
       if (busy(old)) {
@@ -675,11 +676,33 @@
     busy: false
   };
 
-  /* offPage: a new waiting request that belongs to another page. */
-  function offPage(card) {
-    if (card.dataset.settled === 'true') return false;
+  /* outside: a request whose place is on another page. */
+  function outside(card) {
     var k = card.dataset.sort || '';
     return (inbox.until !== '' && k > inbox.until) || (inbox.after !== '' && k <= inbox.after);
+  }
+  /* offPage: a waiting request that belongs to another page. */
+  function offPage(card) { return card.dataset.settled !== 'true' && outside(card); }
+
+  /* countOffPage keeps the pending count of the other pages: a new
+   * request there (its first version) counts once, one that settles
+   * there stops counting once. An update of a request the page already
+   * counted at load (a later version) changes nothing. Requests dropped
+   * from other pages are not seen: the count may then run high until
+   * the page is loaded again. */
+  var offSeen = {};
+  function countOffPage(card) {
+    var was = offSeen[card.id];
+    if (card.dataset.settled === 'true') {
+      if (was === 'settled') return;
+      offSeen[card.id] = 'settled';
+      if (inbox.offPage > 0) inbox.offPage--;
+      return;
+    }
+    if (!was && card.dataset.version === '1') {
+      offSeen[card.id] = 'open';
+      inbox.offPage++;
+    }
   }
 
   /* swap fetches url (a card's fragment or its row) and puts what comes

@@ -92,3 +92,50 @@ func text(t *testing.T, ctx context.Context, sel string) string {
 	require.NoError(t, err)
 	return s
 }
+
+// In Chromium, on a first page with more pages after it, a request that
+// belongs to a later page is counted, not shown; one that settles there
+// stops counting; an update of one already counted changes nothing.
+func TestOtherPagesAreCountedInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: starts Chromium")
+	}
+	bctx := browsertest.New(t)
+	h := newHarness(t, withConfig(func(c *Config) { c.PageCards = 5; c.PageRows = 10 }))
+	ids := askMany(h, 40, 2)
+
+	tab, cancel := chromedp.NewContext(bctx)
+	defer cancel()
+	console := browsertest.WatchConsole(tab)
+	ctx, stop := context.WithTimeout(tab, 60*time.Second)
+	defer stop()
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(h.url(""))))
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`#connection[data-state="live"]`)))
+	waitText := func(want string) {
+		t.Helper()
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById('pending-count').textContent === '`+want+`'`,
+			chromedp.WithPollingTimeout(10*time.Second)))
+		require.NoError(t, err, "pending count never became %q (it is %q)", want, text(t, ctx, "#pending-count"))
+	}
+	waitText("40 pending")
+
+	req := nameForm()
+	req.ExpiresAt = h.clk.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)
+	late := h.ask("s-a0", "late", req)
+	waitText("41 pending")
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#`+domID(late)+`').length`))
+	require.NoError(t, err)
+	assert.Zero(t, n, "a request of a later page is not shown on the first")
+
+	// An update of a request counted at load: no change. Then it settles.
+	h.lifecycle("s-a1", "r039", "attention.routed", aep.Routed{To: "someone"})
+	h.lifecycle("s-a1", "r039", "attention.timeout", aep.Timeout{AfterMS: aep.Int64(1000)})
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`!!document.querySelector('#settled-list #`+domID(ids[39])+`')`,
+		chromedp.WithPollingTimeout(10*time.Second)))
+	require.NoError(t, err, "the settled request never reached the settled list")
+	waitText("40 pending")
+
+	cancel()
+	console.Wait()
+	assert.Empty(t, console.Problems(), "console errors")
+}
