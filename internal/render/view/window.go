@@ -194,8 +194,9 @@ func Row(c inbox.Card, opts Options) RowView {
 	}
 	v.session = c.Key.Session
 	v.Group, v.GroupLabel = groupOf(c)
+	// As a card's: bidi controls shown as markers, then Text over every string.
+	v.Gist, v.GroupLabel = Marked(v.Gist), Marked(v.GroupLabel)
 	scrub(reflect.ValueOf(&v).Elem())
-	v.Gist = Marked(v.Gist)
 	return v
 }
 
