@@ -31,28 +31,29 @@ import (
 // 0) and mem-per-browser-KB.
 func BenchmarkPushFleet(b *testing.B) {
 	fleets := []int{100, 500, 2000}
+	bin := ""
 	if testing.Short() {
 		fleets = []int{10}
+	} else {
+		bin = benchBuildServe(b)
 	}
 	for _, n := range fleets {
-		b.Run("browsers="+strconv.Itoa(n), func(b *testing.B) { benchPushFleet(b, n) })
+		b.Run("browsers="+strconv.Itoa(n), func(b *testing.B) { benchPushFleet(b, bin, n) })
 	}
 }
 
-func benchPushFleet(b *testing.B, browsers int) {
+func benchPushFleet(b *testing.B, bin string, browsers int) {
 	conns := strconv.Itoa(2*browsers + 64)
 	var (
 		s     *benchStack
 		uiURL string
 		pid   int
 	)
-	if testing.Short() {
-		s = benchStartStack(b, benchStackOptions{uiArgs: []string{"--max-conns", conns}})
-		uiURL = s.uiURL
-	} else {
-		s = benchStartStack(b, benchStackOptions{})
+	s = benchStartStack(b, benchStackOptions{uiArgs: []string{"--max-conns", conns}})
+	uiURL = s.uiURL
+	if bin != "" {
 		s.stopUI() // the in-process UI gives way to a subprocess on the same relay
-		ui := benchServeProcess(b, s, "--max-conns", conns)
+		ui := benchServeProcess(b, bin, s, "--max-conns", conns)
 		uiURL, pid = ui.url, ui.pid
 	}
 	ui := &benchStack{uiURL: uiURL, client: s.client}

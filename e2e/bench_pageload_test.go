@@ -45,12 +45,15 @@ import (
 // baseline; page under 1 MB; serve under 256 MB.
 func BenchmarkPageLoad(b *testing.B) {
 	sizes := []int{100, 1000, 10000}
+	bin := ""
 	if testing.Short() {
 		sizes = sizes[:1]
+	} else {
+		bin = benchBuildServe(b)
 	}
 	for _, n := range sizes {
 		b.Run(fmt.Sprintf("pending=%d", n), func(b *testing.B) {
-			ui := benchPageLoadStack(b, n)
+			ui := benchPageLoadStack(b, bin, n)
 			static := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 				w.Header().Set("Content-Type", "text/html; charset=utf-8")
 				_, _ = w.Write(benchStaticPage(n))
@@ -155,24 +158,22 @@ type benchPageLoadUI struct {
 	pid int
 }
 
-// benchPageLoadStack starts a relay, a UI against it (a subprocess of a
-// binary built without -race; in-process under -short) and posts n
+// benchPageLoadStack starts a relay, a UI against it (a subprocess of
+// bin, built without -race; in-process when bin is "") and posts n
 // deploy forms to the relay in ten sessions, then waits until the UI
 // counts n pending.
-func benchPageLoadStack(b *testing.B, n int) benchPageLoadUI {
+func benchPageLoadStack(b *testing.B, bin string, n int) benchPageLoadUI {
 	b.Helper()
 	maxPending := strconv.Itoa(max(n, 5000))
 	var (
 		s  *benchStack
 		ui benchPageLoadUI
 	)
-	if testing.Short() {
-		s = benchStartStack(b, benchStackOptions{uiArgs: []string{"--max-pending", maxPending}})
-		ui.url = s.uiURL
-	} else {
-		s = benchStartStack(b, benchStackOptions{uiArgs: []string{"--max-pending", maxPending}})
+	s = benchStartStack(b, benchStackOptions{uiArgs: []string{"--max-pending", maxPending}})
+	ui.url = s.uiURL
+	if bin != "" {
 		s.stopUI() // the in-process UI gives way to a subprocess on the same relay
-		ui = benchServeProcess(b, s, "--max-pending", maxPending)
+		ui = benchServeProcess(b, bin, s, "--max-pending", maxPending)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -231,39 +232,25 @@ func benchPostNDJSON(ctx context.Context, s *benchStack, body []byte) error {
 	return nil
 }
 
-var (
-	benchBinaryOnce sync.Once
-	benchBinary     string
-	benchBinaryErr  error
-)
-
-// benchServeBinary builds cmd/aepforms once per run, without -race.
-func benchServeBinary(b *testing.B) string {
-	benchBinaryOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "aepforms-bench-")
-		if err != nil {
-			benchBinaryErr = err
-			return
-		}
-		benchBinary = filepath.Join(dir, "aepforms")
-		cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", benchBinary, "github.com/aepforms/aepforms/cmd/aepforms")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			benchBinaryErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if benchBinaryErr != nil {
-		b.Fatal(benchBinaryErr)
+// benchBuildServe builds cmd/aepforms without -race into b's temporary
+// directory (removed when b ends; the Go build cache makes a second build
+// a link).
+func benchBuildServe(b *testing.B) string {
+	b.Helper()
+	bin := filepath.Join(b.TempDir(), "aepforms")
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "github.com/aepforms/aepforms/cmd/aepforms")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
 	}
-	return benchBinary
+	return bin
 }
 
 var benchServeListening = regexp.MustCompile(`aepforms UI listening on (http://[^\s"]+)`)
 
-// benchServeProcess runs `aepforms serve` as a subprocess against s's
-// relay until the benchmark ends.
-func benchServeProcess(b *testing.B, s *benchStack, args ...string) benchPageLoadUI {
+// benchServeProcess runs bin's `serve` as a subprocess against s's relay
+// until the benchmark ends.
+func benchServeProcess(b *testing.B, bin string, s *benchStack, args ...string) benchPageLoadUI {
 	b.Helper()
-	bin := benchServeBinary(b)
 	home := b.TempDir()
 	cmd := exec.Command(bin, append([]string{"serve", "--relay", s.relayURL, "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = []string{"AEP_TOKEN=" + s.token, "HOME=" + home, "PATH=" + os.Getenv("PATH")}
