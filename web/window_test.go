@@ -241,3 +241,29 @@ func TestInboxShowsTheLatestSettledAndPointsToHistory(t *testing.T) {
 	few.lifecycle("s1", "one", "attention.timeout", aep.Timeout{AfterMS: aep.Int64(1000)})
 	assert.Zero(t, few.getPage(nil, "").doc(t).Find(`[data-testid="settled-more"]`).Length(), "nothing more to point to")
 }
+
+// A page with pages after it takes from the push stream only what it can
+// show or count: a new request of a later page (counted), and updates of
+// the requests on it, not updates of waiting requests on other pages (a
+// roster change republishing thousands of cards reaches it as its own).
+func TestPushLeavesOutUpdatesOfOtherPages(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withConfig(func(c *Config) { c.PageCards = 5; c.PageRows = 10 }))
+	ids := askMany(h, 40, 2)
+	d := h.getPage(nil, "").doc(t)
+	push, err := url.Parse(attr(d.Find("body"), "data-push"))
+	require.NoError(t, err)
+	assert.Equal(t, attr(d.Find("#inbox"), "data-page-until"), push.Query().Get("until"), "the push stream knows where the page ends")
+
+	ps := h.openPush("?" + push.RawQuery)
+	require.Equal(t, "status", ps.next().Event)
+	h.lifecycle("s-a1", "r039", "attention.routed", aep.Routed{To: "someone"}) // another page's: left out
+	req := nameForm()
+	req.ExpiresAt = h.clk.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)
+	late := h.ask("s-a0", "late", req) // new on another page: sent, to be counted
+	h.lifecycle("s-a0", "r000", "attention.routed", aep.Routed{To: "someone"}) // on the page: sent
+	assert.Equal(t, domID(late), attr(cardMsg(t, ps.next()), "id"))
+	assert.Equal(t, domID(ids[0]), attr(cardMsg(t, ps.next()), "id"))
+	h.lifecycle("s-a1", "r039", "attention.timeout", aep.Timeout{AfterMS: aep.Int64(1000)}) // settles there: sent
+	assert.Equal(t, domID(ids[39]), attr(cardMsg(t, ps.next()), "id"))
+}

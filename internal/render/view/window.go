@@ -123,6 +123,10 @@ func ChooseWindow(heads []inbox.Card, o WindowOptions) Window {
 	return w
 }
 
+// SortKey is a request's place among the waiting ones (ascending = more
+// urgent): the key rows, cards and page cursors are ordered by.
+func SortKey(c inbox.Card) string { return sortKey(c) }
+
 // facet is the largest counts, largest first (ties by name), at most facetTerms.
 func facet(m map[string]int) []FacetTerm {
 	out := make([]FacetTerm, 0, len(m))
@@ -306,6 +310,16 @@ func windowPage(v *PageView, w *Window, opts PageOptions) {
 		p.NextText = strings.Replace(words.page["next-page"], "%s", formatCount(uint64(w.opts.Rows)), 1)
 	}
 	v.Pager = p
+	// The push stream leaves out updates of waiting requests that belong
+	// to other pages (the script would only drop them): a roster change
+	// that republishes ten thousand cards reaches each browser as the few
+	// on its page.
+	if p.Until != "" {
+		v.PushURL += "&until=" + url.QueryEscape(p.Until)
+	}
+	if p.After != "" {
+		v.PushURL += "&after=" + url.QueryEscape(p.After)
+	}
 	if opts.Filter.Agent == "" {
 		v.Facets = append(v.Facets, facetOf(words.page["by-agent"], "agent", w.agents, link))
 	}
