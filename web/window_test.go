@@ -260,7 +260,7 @@ func TestPushLeavesOutUpdatesOfOtherPages(t *testing.T) {
 	h.lifecycle("s-a1", "r039", "attention.routed", aep.Routed{To: "someone"}) // another page's: left out
 	req := nameForm()
 	req.ExpiresAt = h.clk.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)
-	late := h.ask("s-a0", "late", req) // new on another page: sent, to be counted
+	late := h.ask("s-a0", "late", req)                                         // new on another page: sent, to be counted
 	h.lifecycle("s-a0", "r000", "attention.routed", aep.Routed{To: "someone"}) // on the page: sent
 	assert.Equal(t, domID(late), attr(cardMsg(t, ps.next()), "id"))
 	assert.Equal(t, domID(ids[0]), attr(cardMsg(t, ps.next()), "id"))
