@@ -44,7 +44,7 @@ import (
 // (streams the server ended), both counted while samples ran; both
 // should be 0, or the ui figures include a reconnect.
 func BenchmarkAnswerLatency(b *testing.B) {
-	s := benchStartStack(b, benchStackOptions{relayEnv: map[string]string{"AEP_MAX_SESSIONS": "5000"}})
+	s := benchStartStack(b, benchStackOptions{relayEnv: map[string]string{"AEP_MAX_SESSIONS": "5000"}, uiArgs: benchAllInFull})
 	br := s.benchOpenBrowser(b)
 	snd := s.benchDialSender(b)
 	asked, _ := s.benchAgentBatch(b, br, 2*b.N)

@@ -113,6 +113,9 @@ func (br *benchBrowser) load(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("GET /: %w", err)
 	}
+	if doc.Find("[data-row]").Length() > 0 {
+		return "", errors.New("GET /: the page shows requests as rows, which this browser does not open: start serve with benchAllInFull")
+	}
 	push, ok := doc.Find("body").Attr("data-push")
 	if !ok {
 		return "", errors.New("GET /: the page's body has no data-push")

@@ -64,7 +64,7 @@ const (
 func BenchmarkOperators(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
-		s := benchStartStack(b, benchStackOptions{relayEnv: map[string]string{"AEP_MAX_SESSIONS": "5000"}})
+		s := benchStartStack(b, benchStackOptions{relayEnv: map[string]string{"AEP_MAX_SESSIONS": "5000"}, uiArgs: benchAllInFull})
 		if testing.Short() {
 			benchOperatorsRound(b, s, benchShortOperators, benchShortCards)
 		} else {

@@ -43,6 +43,11 @@ type benchStackOptions struct {
 	uiArgs   []string          // extra serve flags
 }
 
+// benchAllInFull are the serve flags that show every waiting request as
+// a card (no rows): the benchmarks that follow cards through the page and
+// the push stream (benchBrowser) measure answers and pushes, not the page.
+var benchAllInFull = []string{"--page-cards", "1000000"}
+
 // benchStartStack starts a relay and a UI against it; both stop (their
 // Run waited for) when the benchmark ends, the UI first.
 func benchStartStack(tb testing.TB, o benchStackOptions) *benchStack {

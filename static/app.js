@@ -17,6 +17,15 @@
  *           the elements with the same ids.
  *   reload  data ignored: the server cannot catch this page up; reload it.
  * Comments (": ping") are heartbeats and are not seen here.
+ *
+ * A page of many requests (#inbox data-page-cards="N") keeps the N most
+ * urgent waiting requests as cards and the rest as one-line rows
+ * (components.RowFragment: <div class="row" id="card-{cardID}" data-row>,
+ * the same id a card has). A pushed card past N is turned into a row
+ * (GET data-fragment's /row), a row into a card when a card leaves
+ * (GET its fragment); a row's link opens its card in place. A pushed
+ * request past the page's last (data-page-until) or before its first
+ * (data-page-after) belongs to another page and is only counted.
  */
 (function () {
   'use strict';
@@ -160,6 +169,16 @@
     ta.style.height = ta.scrollHeight + 4 + 'px';
   }
 
+  /* growAll sizes many text boxes with one layout, not one each: every
+   * write first, then every read, then every write (a page of fifty
+   * forms otherwise lays itself out fifty times while it loads). */
+  function growAll(list) {
+    var tas = Array.prototype.slice.call(list);
+    tas.forEach(function (ta) { ta.style.height = 'auto'; });
+    var hs = tas.map(function (ta) { return ta.scrollHeight; });
+    tas.forEach(function (ta, i) { ta.style.height = hs[i] + 4 + 'px'; });
+  }
+
   /* enhance wires up a card (or the whole page) after it is rendered. */
   function enhance(root) {
     root.querySelectorAll('[data-action="hide"]').forEach(function (b) { b.hidden = false; });
@@ -181,7 +200,7 @@
       if (ta && ta.value !== '') d.open = true;
     });
     syncOther(root);
-    root.querySelectorAll('textarea[data-grow]').forEach(grow);
+    growAll(root.querySelectorAll('textarea[data-grow]'));
     var list = root.classList && root.classList.contains('card') ? [root] : root.querySelectorAll('.card');
     Array.prototype.forEach.call(list, applyHidden);
   }
@@ -570,6 +589,9 @@
       t.textContent = open ? 'Show less' : 'Show all';
     } else if (action === 'show-new') {
       revealHeld(true);
+    } else if (action === 'open-row') {
+      e.preventDefault();
+      openRow(t);
     } else if (t.matches('.error-summary a')) {
       var target = byId(t.getAttribute('href').slice(1));
       if (target) {
@@ -694,7 +716,7 @@
   }
 
   function firstKey(group) {
-    var c = group.querySelector('.card');
+    var c = group.querySelector('.card, .row');
     return c ? c.dataset.sort : '';
   }
 
@@ -730,7 +752,7 @@
 
   function tidyGroups() {
     cards('#open .group').forEach(function (g) {
-      if (!g.querySelector('.card')) g.remove();
+      if (!g.querySelector('.card, .row')) g.remove();
     });
   }
 
@@ -746,14 +768,30 @@
     if (!fresh || !fresh.id) return;
     dropDrafts(fresh);
     var old = byId(fresh.id);
+    if (old && old.dataset.row && fresh.dataset.settled !== 'true' && fresh.dataset.open === 'true') {
+      old.dataset.version = fresh.dataset.version; // still waiting: it stays a row
+      return;
+    }
+    if (old && old.dataset.row) {
+      old.remove(); // settled or closed: shown as its card (the settled list)
+      old = null;
+    }
+    if (!old && offPage(fresh)) {
+      countOffPage(fresh);
+      refresh();
+      return;
+    }
+    if (!old && fresh.dataset.settled === 'true' && outside(fresh)) countOffPage(fresh);
     if (old) {
       if (Number(fresh.dataset.version) < Number(old.dataset.version)) return; // out of date
       if (busy(old)) {
         updateState(old, fresh);
       } else {
         var wasHeld = old.dataset.held === 'true';
+        var wasOpened = old.dataset.opened === 'true';
         old.replaceWith(fresh);
         if (wasHeld) { fresh.hidden = true; fresh.dataset.held = 'true'; }
+        if (wasOpened) fresh.dataset.opened = 'true';
         place(fresh);
         enhance(fresh);
       }
@@ -770,6 +808,7 @@
     }
     tidyGroups();
     refresh();
+    balance();
   }
 
   function onRemove(id) {
@@ -782,6 +821,7 @@
       tidyGroups();
     }
     refresh();
+    balance();
   }
 
   function onStatus(html) {
@@ -804,6 +844,7 @@
     });
     held = [];
     byId('new-notice').hidden = true;
+    balance();
     if (scroll && first) {
       first.scrollIntoView({ block: 'start' });
       var t = first.querySelector('.card__title');
@@ -828,7 +869,7 @@
   /* refresh recounts what the header, the title and the parent window show. */
   var lastPosted = -1;
   function refresh() {
-    var pending = cards('#open .card[data-open="true"]').length;
+    var pending = cards('#open [data-open="true"]').length + inbox.offPage;
     var pc = byId('pending-count');
     if (pc) {
       pc.textContent = pending + ' pending';
@@ -838,7 +879,7 @@
     var error = doc.querySelector('#inbox .error-summary') ? 'Error: ' : '';
     if (pc) doc.title = error + (pending > 0 ? '(' + pending + ') aepforms' : 'aepforms');
     var empty = byId('empty');
-    if (empty) empty.hidden = !!doc.querySelector('#open .card');
+    if (empty) empty.hidden = !!doc.querySelector('#open .card, #open .row');
     var settled = cards('#settled-list .card').length;
     var sec = byId('settled');
     if (sec) {
@@ -954,6 +995,108 @@
       window.setTimeout(probe, probeWait);
       probeWait = Math.min(probeWait * 2, 10000);
     });
+  }
+
+  /* ---------- a page of many: cards, rows and the pages past them ---------- */
+
+  var inboxEl = byId('inbox');
+  var inbox = {
+    limit: inboxEl && inboxEl.dataset.pageCards !== undefined ? Number(inboxEl.dataset.pageCards) : -1,
+    after: inboxEl ? inboxEl.dataset.pageAfter || '' : '',
+    until: inboxEl ? inboxEl.dataset.pageUntil || '' : '',
+    offPage: inboxEl ? Number(inboxEl.dataset.offPage || 0) : 0,
+    busy: false
+  };
+
+  /* outside: a request whose place is on another page. */
+  function outside(card) {
+    var k = card.dataset.sort || '';
+    return (inbox.until !== '' && k > inbox.until) || (inbox.after !== '' && k <= inbox.after);
+  }
+  /* offPage: a waiting request that belongs to another page. */
+  function offPage(card) { return card.dataset.settled !== 'true' && outside(card); }
+
+  /* countOffPage keeps the pending count of the other pages: a new
+   * request there (its first version) counts once, one that settles
+   * there stops counting once. An update of a request the page already
+   * counted at load (a later version) changes nothing. Requests dropped
+   * from other pages are not seen: the count may then run high until
+   * the page is loaded again. */
+  var offSeen = {};
+  function countOffPage(card) {
+    var was = offSeen[card.id];
+    if (card.dataset.settled === 'true') {
+      if (was === 'settled') return;
+      offSeen[card.id] = 'settled';
+      if (inbox.offPage > 0) inbox.offPage--;
+      return;
+    }
+    if (!was && card.dataset.version === '1') {
+      offSeen[card.id] = 'open';
+      inbox.offPage++;
+    }
+  }
+
+  /* swap fetches url (a card's fragment or its row) and puts what comes
+   * back in place of el, unless el changed meanwhile. */
+  function swap(el, url, then) {
+    inbox.busy = true;
+    var version = el.dataset.version;
+    return fetch(url, { credentials: 'same-origin', headers: { Accept: 'text/html' } })
+      .then(function (res) {
+        if (!res.ok) throw new Error('status ' + res.status);
+        return res.text();
+      })
+      .then(function (html) {
+        inbox.busy = false;
+        var fresh = parse(html).firstElementChild;
+        if (!fresh || !el.isConnected || el.dataset.version !== version) return null;
+        if (!el.dataset.row && busy(el)) return null;
+        el.replaceWith(fresh);
+        dropDrafts(fresh);
+        if (fresh.classList.contains('card')) enhance(fresh);
+        if (then) then(fresh);
+        tidyGroups();
+        refresh();
+        return fresh;
+      }, function () { inbox.busy = false; return null; });
+  }
+
+  /* openRow shows a row's card in place; without a fetch, the link's
+   * own page. The card stays open (data-opened) however many arrive. */
+  function openRow(a) {
+    var row = a.closest('.row');
+    if (!row) return;
+    swap(row, a.dataset.fragment, function (card) {
+      card.dataset.opened = 'true';
+      var t = card.querySelector('.card__title');
+      if (t) { t.setAttribute('tabindex', '-1'); t.focus(); }
+    }).then(function (card) { if (!card && row.isConnected) window.location.assign(a.href); });
+  }
+
+  /* balance keeps the page's N most urgent waiting requests as cards:
+   * the least urgent card past N becomes a row, the most urgent row
+   * becomes a card while fewer than N are shown. Cards the operator
+   * opened, is working in or has not seen yet (held) stay as they are. */
+  function balance() {
+    if (inbox.limit < 0 || inbox.busy) return;
+    var full = cards('#open .card').filter(function (c) {
+      return c.dataset.opened !== 'true' && c.dataset.held !== 'true';
+    });
+    if (full.length > inbox.limit) {
+      var movable = full.filter(function (c) { return !busy(c); });
+      if (!movable.length) return;
+      var last = movable.reduce(function (a, b) { return b.dataset.sort > a.dataset.sort ? b : a; });
+      swap(last, (ds.base || '') + '/cards/' + encodeURIComponent(last.dataset.card) + '/row').then(function (r) { if (r) balance(); });
+      return;
+    }
+    if (full.length < inbox.limit) {
+      var rows = cards('#open .row');
+      if (!rows.length) return;
+      var first = rows.reduce(function (a, b) { return b.dataset.sort < a.dataset.sort ? b : a; });
+      var link = first.querySelector('[data-fragment]');
+      if (link) swap(first, link.dataset.fragment).then(function (c) { if (c) balance(); });
+    }
   }
 
   /* ---------- countdowns ---------- */

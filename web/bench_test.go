@@ -15,14 +15,16 @@ import (
 	"github.com/aepforms/aepforms/e2e/samples"
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render/view"
 )
 
 // benchPageCards is how many pending cards BenchmarkPageRender shows.
 const benchPageCards = 1000
 
 // BenchmarkPageRender measures a full page render (GET / through the
-// server's handler, middleware included, into an httptest recorder) with
-// 1000 pending cards of mixed kinds (forms of every field kind, with and
+// server's handler, middleware included, into an httptest recorder: the
+// 50 most urgent in full and 500 rows; and, to compare, every request in
+// full) with 1000 pending cards of mixed kinds (forms of every field kind, with and
 // without Other, long and HTML-looking prompts, capture metadata,
 // deadlines; permission, input, review, prompt-only and unknown-kind
 // requests) across 20 agents and 100 sessions, as the inbox holds them
@@ -40,24 +42,39 @@ const benchPageCards = 1000
 // Metrics: ms/render and page-KiB (the page's size).
 func BenchmarkPageRender(b *testing.B) {
 	in := benchInbox(b, benchPageCards)
-	b.Run("page", func(b *testing.B) {
-		h := NewServer(Config{}, Deps{Inbox: in, Submitter: benchSubmitter{}, Roster: benchRoster{}})
-		size := 0
-		b.ReportAllocs()
-		for b.Loop() {
-			req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/", nil)
-			w := &benchWriter{header: http.Header{}}
-			h.ServeHTTP(w, req)
-			if w.status != http.StatusOK {
-				b.Fatalf("GET /: status %d, want 200", w.status)
+	for _, tc := range []struct {
+		name        string
+		cfg         Config
+		cards, rows int
+	}{
+		// The page as served: the 50 most urgent in full, 500 rows.
+		{"page", Config{}, view.DefaultPageCards, view.DefaultPageRows},
+		// Every request in full, as the page was before it had rows.
+		{"page-all-in-full", Config{PageCards: benchPageCards}, benchPageCards, 0},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			h := NewServer(tc.cfg, Deps{Inbox: in, Submitter: benchSubmitter{}, Roster: benchRoster{}})
+			size := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/", nil)
+				w := &benchWriter{header: http.Header{}}
+				h.ServeHTTP(w, req)
+				if w.status != http.StatusOK {
+					b.Fatalf("GET /: status %d, want 200", w.status)
+				}
+				size = w.n
 			}
-			size = w.n
-		}
-		if n := benchPageDoc(b, h).Find(`article[data-card]`).Length(); n != benchPageCards {
-			b.Fatalf("the page shows %d cards, want %d", n, benchPageCards)
-		}
-		benchReportRender(b, size)
-	})
+			doc := benchPageDoc(b, h)
+			if n := doc.Find(`article[data-card]`).Length(); n != tc.cards {
+				b.Fatalf("the page shows %d cards, want %d", n, tc.cards)
+			}
+			if n := doc.Find(`[data-testid="row"]`).Length(); n != tc.rows {
+				b.Fatalf("the page shows %d rows, want %d", n, tc.rows)
+			}
+			benchReportRender(b, size)
+		})
+	}
 	b.Run("cards", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

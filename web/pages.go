@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -65,6 +64,8 @@ type pages struct {
 	prompt         int           // Config.PromptBytes
 	noHistory      bool          // no journal to read History from: cards link to no entry
 	relEvery       time.Duration // Config.RelativeEvery
+	pageCards      int           // Config.PageCards
+	pageRows       int           // Config.PageRows
 	now            func() time.Time
 	log            *slog.Logger
 	// prompts keeps prompts read as Markdown, shared by every page and
@@ -94,6 +95,8 @@ func newPages(cfg Config, deps Deps) *pages {
 		relEvery:       cfg.RelativeEvery,
 		prompts:        markdown.NewCache(promptCacheSize),
 		connect:        cfg.Connect,
+		pageCards:      cfg.PageCards,
+		pageRows:       cfg.PageRows,
 		now:            cfg.Now,
 		log:            cfg.Logger,
 	}
@@ -143,7 +146,22 @@ func (p *pages) page(w http.ResponseWriter, r *http.Request, status int, panel b
 	// Read the seq before the cards: a change racing with the read is
 	// then sent again by push, never lost.
 	opts.Seq = p.in.Seq()
-	v := view.Page(p.in.Cards(opts.Filter), p.in.Status(), opts)
+	// The page is chosen from heads (no request bodies) and reads whole
+	// only the cards it renders in full: its cost stays that of one page
+	// however many requests wait.
+	win := view.ChooseWindow(p.in.Heads(opts.Filter), view.WindowOptions{
+		After: viewQuery(r).Get("after"), Cards: p.pageCards, Rows: p.pageRows, Now: opts.Now,
+	})
+	opts.Window = &win
+	cards := make([]inbox.Card, 0, len(win.Full)+len(win.Settled))
+	for _, ids := range [][]inbox.CardID{win.Full, win.Settled} {
+		for _, id := range ids {
+			if c, ok := p.in.Card(id); ok {
+				cards = append(cards, c)
+			}
+		}
+	}
+	v := view.Page(cards, p.in.Status(), opts)
 	if refused != nil {
 		bannerRefusal(&v, refused)
 	}
@@ -244,30 +262,11 @@ func (p *pages) redirectBack(w http.ResponseWriter, r *http.Request, id inbox.Ca
 // operator keeps their place; at the card sent when none waits.
 func (p *pages) redirectNext(w http.ResponseWriter, r *http.Request, id inbox.CardID, panel bool) {
 	opts := p.options(r, panel)
-	opts.Token = nil
-	v := view.Page(p.in.Cards(opts.Filter), inbox.Status{FeedConnected: true}, opts)
-	if next := nextPending(v, string(id)); next != "" {
-		id = inbox.CardID(next)
+	heads := p.in.Heads(opts.Filter)
+	if next := view.NextPending(heads, id, view.WindowOptions{Cards: p.pageCards, Rows: p.pageRows, Now: opts.Now}); next != "" {
+		id = next
 	}
 	p.redirectBack(w, r, id, panel)
-}
-
-// nextPending is the id of the first card waiting for an answer after
-// card id in the page's order, wrapping round to the top; "" when none
-// (id itself is not waiting: its answer is on its way).
-func nextPending(v view.PageView, id string) string {
-	var order []view.CardView
-	for _, g := range v.Groups {
-		order = append(order, g.Cards...)
-	}
-	at := slices.IndexFunc(order, func(c view.CardView) bool { return c.ID == id })
-	for i := 1; i <= len(order); i++ {
-		c := order[(at+i+len(order))%len(order)]
-		if c.ID != id && c.Open && c.Form != nil && c.Form.Answerable {
-			return c.ID
-		}
-	}
-	return ""
 }
 
 // writeHTML writes a rendered page with its status. Pages are never
@@ -329,3 +328,45 @@ func bannerRefusal(v *view.PageView, refused *view.Refused) {
 
 // domID is a card's element id, as components render it.
 func domID(id inbox.CardID) string { return "card-" + string(id) }
+
+// handleCardPage is one card on a page of its own: where a row's link
+// leads without the script (the script opens the card in place from its
+// fragment, GET /cards/{id}, instead). It is a snapshot: it takes no push.
+func handleCardPage(in Inbox, pg *pages) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		card, ok := in.Card(inbox.CardID(chi.URLParam(r, "id")))
+		if !ok {
+			http.Error(w, "This question is not in the inbox (it may have been cleared).", http.StatusNotFound)
+			return
+		}
+		opts := pg.options(r, false)
+		opts.Filter = inbox.Query{}
+		v := view.Page([]inbox.Card{card}, pg.in.Status(), opts)
+		v.PushURL = ""
+		buf, err := render.Page(r.Context(), v)
+		if err != nil {
+			pg.internalError(w, r, err)
+			return
+		}
+		writeHTML(w, http.StatusOK, buf)
+	}
+}
+
+// handleRow is one waiting request as a row (components.RowFragment): the
+// script fetches it when a card leaves the page's full cards as more
+// urgent ones arrive.
+func handleRow(in Inbox, pg *pages) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		card, ok := in.Card(inbox.CardID(chi.URLParam(r, "id")))
+		if !ok {
+			http.Error(w, "This question is not in the inbox (it may have been cleared).", http.StatusNotFound)
+			return
+		}
+		buf, err := render.Row(r.Context(), view.Row(card, view.Options{BasePath: pg.base, Now: pg.now()}))
+		if err != nil {
+			pg.internalError(w, r, err)
+			return
+		}
+		writeHTML(w, http.StatusOK, buf)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render/view"
 	"github.com/aepforms/aepforms/internal/sse"
 )
 
@@ -53,7 +54,8 @@ func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings) http.HandlerF
 		m.Browsers.Add(1)
 		defer m.Browsers.Add(-1)
 
-		p := &pusher{in: in, pg: pg, w: sw, r: r, q: queryOf(r), last: since}
+		p := &pusher{in: in, pg: pg, w: sw, r: r, q: queryOf(r), last: since,
+			until: r.URL.Query().Get("until"), after: r.URL.Query().Get("after")}
 		err = p.stream(sub, changes, ok, cfg.Heartbeat)
 		if sub.Dropped() || errors.Is(err, os.ErrDeadlineExceeded) {
 			m.PushDrops.Add(1)
@@ -117,6 +119,21 @@ type pusher struct {
 	r    *http.Request
 	q    inbox.Query
 	last uint64
+	// until and after bound the sort keys of the page the browser shows
+	// ("" = unbounded): an update of a waiting request outside them is
+	// not sent (a new one is: the page counts it, and a settled one: the
+	// page stops counting it).
+	until, after string
+}
+
+// elsewhere reports whether c is a waiting request of another page than
+// the browser's.
+func (p *pusher) elsewhere(c inbox.Card) bool {
+	if !c.State.Open() || (p.until == "" && p.after == "") {
+		return false
+	}
+	k := view.SortKey(c)
+	return (p.until != "" && k > p.until) || (p.after != "" && k <= p.after)
 }
 
 // send writes one change: the card's fragment, `remove` when the card is
@@ -133,6 +150,9 @@ func (p *pusher) send(c inbox.Change) error {
 	card, ok := p.in.Card(c.Card)
 	if !ok || !p.q.Match(card) {
 		return p.w.Event(sse.Message{ID: id, Event: "remove", Data: domID(c.Card)})
+	}
+	if c.Kind == inbox.ChangeUpdated && p.elsewhere(card) {
+		return nil
 	}
 	html, err := p.pg.card(p.r, card)
 	if err != nil {

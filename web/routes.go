@@ -13,9 +13,13 @@ func (s *server) routes() http.Handler {
 	r.Use(middleware.RequestID, s.recoverer, s.securityHeaders, s.hostCheck)
 
 	in, pg := s.deps.Inbox, s.pages
+	// gz compresses pages, fragments and assets for a browser that
+	// accepts it. Not the push stream: each event must reach the browser
+	// when written, and not the exports, which stream as they are read.
+	gz := middleware.Compress(5, "text/html", "text/css", "text/javascript", "application/javascript", "image/svg+xml")
 	r.Get("/healthz", handleHealthz())
 	r.Get("/readyz", handleReadyz(s.deps.Upstream, s.deps.Database, s.cfg.ReadyTimeout))
-	r.Handle("/static/*", handleStatic())
+	r.With(gz).Handle("/static/*", handleStatic())
 
 	r.Group(func(r chi.Router) {
 		r.Use(s.crossOrigin, s.readBody)
@@ -26,16 +30,18 @@ func (s *server) routes() http.Handler {
 
 	r.Group(func(r chi.Router) {
 		r.Use(s.crossOrigin, s.readBody, s.requireOperator)
-		r.Get("/", handlePage(pg, false))
-		r.Get("/panel", handlePage(pg, true))
+		r.With(gz).Get("/", handlePage(pg, false))
+		r.With(gz).Get("/panel", handlePage(pg, true))
 		r.Post("/signout/others", handleSignOutOthers(s.auth, pg))
-		r.Get("/cards/{id}", handleCard(in, pg))
-		r.Get("/cards/{id}/prompt", handlePrompt(in, pg))
+		r.With(gz).Get("/cards/{id}", handleCard(in, pg))
+		r.With(gz).Get("/cards/{id}/page", handleCardPage(in, pg))
+		r.With(gz).Get("/cards/{id}/row", handleRow(in, pg))
+		r.With(gz).Get("/cards/{id}/prompt", handlePrompt(in, pg))
 		r.Post("/cards/{id}/answer", handleAnswer(in, s.deps.Submitter, pg, s.metrics))
 		r.Get("/cards/{id}/answer", handleAnswerReload(pg))
 		r.Get("/push", handlePush(in, pg, s.metrics, s.push))
 		r.Get("/metrics", handleMetrics(in, s.deps.Upstream, s.metrics))
-		r.Get("/history", handleHistory(s.deps.History, pg))
+		r.With(gz).Get("/history", handleHistory(s.deps.History, pg))
 		r.Get("/history.jsonl", handleHistoryExport(s.deps.History, pg, exportJSONL, s.cfg.ResponseTimeout))
 		r.Get("/history.csv", handleHistoryExport(s.deps.History, pg, exportCSV, s.cfg.ResponseTimeout))
 	})

@@ -17,7 +17,10 @@ import (
 
 // Inbox is what the UI needs of the domain.
 type Inbox interface {
-	Cards(inbox.Query) []inbox.Card
+	// Heads are the cards without their request bodies, in inbox order
+	// (open by urgency, then settled newest first): what a page is chosen
+	// from; it then reads whole (Card) only the cards it renders.
+	Heads(inbox.Query) []inbox.Card
 	Card(inbox.CardID) (inbox.Card, bool)
 	Status() inbox.Status
 	BeginSubmission(inbox.CardID, inbox.Submission) (inbox.Submission, error)
@@ -137,6 +140,10 @@ type Config struct {
 	// file, the demo agent's command), for the empty inbox; zero shows
 	// only the empty note.
 	Connect view.Connect
+	// PageCards is how many waiting requests the page renders in full
+	// (the most urgent), 50 by default; PageRows bounds the one-line rows
+	// after them, 500 by default, the rest on the next pages.
+	PageCards, PageRows int
 	// SessionIdle ends a session unused this long, 12 h by default (its
 	// last use is written at most once a minute).
 	SessionIdle time.Duration

@@ -49,6 +49,11 @@ type Config struct {
 	// Every asks one more question this often after the set, rotating
 	// through RepeatableScenarios(); 0 never does. Default 30 s.
 	Every time.Duration
+	// Pending asks this many more deploy forms at once after the set, in
+	// up to ten sessions of their own: an inbox of thousands of waiting
+	// questions to look at (the page at scale). 0 asks none. The event
+	// queue (MaxQueue) grows to hold them.
+	Pending int
 	// MaxExtra caps how many questions asked by Every are pending at once,
 	// so a demo left running stays tidy: a tick finding that many first
 	// dismisses the oldest (attention.resolved, resolution dismissed, as
@@ -195,6 +200,10 @@ func (c Config) withDefaults() Config {
 	if c.MaxQueue <= 0 {
 		c.MaxQueue = d.MaxQueue
 	}
+	if c.Pending < 0 {
+		c.Pending = 0
+	}
+	c.MaxQueue = max(c.MaxQueue, c.Pending+d.MaxQueue)
 	if c.MaxCommands <= 0 {
 		c.MaxCommands = d.MaxCommands
 	}

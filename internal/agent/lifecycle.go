@@ -61,8 +61,26 @@ func (a *Agent) startLocked(now time.Time) {
 	for _, sc := range a.scenarios {
 		a.openLocked(now, sc, false)
 	}
+	a.floodLocked(now)
 	if a.cfg.Every > 0 && len(RepeatableScenarios()) > 0 {
 		a.scheduleLocked(now, a.cfg.Every, a.everyLocked)
+	}
+}
+
+// floodLocked asks Config.Pending deploy forms, round-robin over up to
+// ten sessions of their own.
+func (a *Agent) floodLocked(now time.Time) {
+	if a.cfg.Pending <= 0 {
+		return
+	}
+	sc, _ := lookupScenario(ScenarioDeploy)
+	sessions := make([]*session, 0, 10)
+	for i := range a.cfg.Pending {
+		if len(sessions) < cap(sessions) {
+			sessions = append(sessions, a.openLocked(now, sc, false)) // asks once on opening
+			continue
+		}
+		a.askLocked(now, sessions[i%len(sessions)])
 	}
 }
 

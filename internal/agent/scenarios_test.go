@@ -193,3 +193,25 @@ func TestConfigValidation(t *testing.T) {
 	assert.Equal(t, "http://127.0.0.1:8787/socket", DefaultConfig().socketURL())
 	assert.Equal(t, "my-host.local", sanitizeHost("My_Host.local"))
 }
+
+// --pending asks that many more deploy forms at once after the set, in
+// ten sessions of their own, none dropped from the event queue.
+func TestPendingAsksThatManyDeployForms(t *testing.T) {
+	t.Parallel()
+	const n = 12000 // more than the default event queue holds
+	h := newHarness(t, []string{ScenarioPermission}, func(c *Config) { c.Pending = n })
+	evs := h.take()
+	asked := map[string]int{}
+	for _, ev := range evs {
+		if ev.Type() == "attention.requested" && strings.HasPrefix(ev.Session(), ScenarioDeploy+"-") {
+			asked[ev.Session()]++
+		}
+	}
+	assert.Len(t, asked, 10, "ten sessions")
+	total := 0
+	for _, k := range asked {
+		total += k
+	}
+	assert.Equal(t, n, total, "deploy forms asked")
+	assert.Equal(t, ScenarioPermission, strings.SplitN(h.session(ScenarioPermission).ID, "-", 2)[0], "the set is asked too")
+}

@@ -39,6 +39,7 @@ func runDemoAgent(ctx context.Context, args []string, env Env, _ io.Reader, _, s
 		capture    = fs.String("capture", d.Capture.String(), "capture level the events declare: metadata, redacted or full")
 		rejectRate = fs.Float64("reject-rate", 0, "fraction (0..1) of valid answers refused (reasons refused and busy alternate)")
 		neverAck   = fs.Bool("never-ack", false, "record commands but never acknowledge or execute them (exercises a sender's ack-window timeout)")
+		pending    = fs.Int("pending", 0, "after the set, ask this many more deploy forms at once, in ten sessions: thousands of waiting questions to see the page at scale (serve keeps --max-pending, 5000 by default)")
 	)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -70,6 +71,7 @@ func runDemoAgent(ctx context.Context, args []string, env Env, _ io.Reader, _, s
 	cfg.Capture = c
 	cfg.RejectRate = *rejectRate
 	cfg.NeverAck = *neverAck
+	cfg.Pending = *pending
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if cfg.Token == "" {
 		cfg.Logger.Warn("no token (--token or AEP_TOKEN): a relay that requires one refuses the agent, and one without a token refuses every command toward it")

@@ -114,7 +114,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 		EmbedOrigins: cfg.embedOrigins, SecureCookies: cfg.tlsCert != "" || cfg.trustProxy,
 		WatchOnly: token == "", Heartbeat: cfg.heartbeat, Logger: logger.With("part", "web"),
 		BodyTimeout: cfg.bodyTimeout, ResponseTimeout: cfg.respTimeout, TrustProxy: cfg.trustProxy, Operators: cfg.operators,
-		PromptBytes: int(cfg.promptBytes), SessionIdle: cfg.sessionIdle, SessionMax: cfg.sessionMax,
+		PromptBytes: int(cfg.promptBytes), PageCards: cfg.pageCards, PageRows: cfg.pageRows, SessionIdle: cfg.sessionIdle, SessionMax: cfg.sessionMax,
 		Connect: connectInfo(relayURL, cfg.tokenPath),
 	}, deps)
 	if cfg.demo {

@@ -61,6 +61,8 @@ type serveConfig struct {
 	maxBytes    sizeFlag
 	maxControls int
 	promptBytes sizeFlag
+	pageCards   int           // waiting requests a page renders in full; the rest are rows
+	pageRows    int           // rows on a page; the rest are on the next pages
 	db          string        // the answer journal's file
 	retention   time.Duration // how long the journal keeps an answer; 0 = for ever
 	// resendMaxAge is the oldest a journaled answer may be to be sent
@@ -162,6 +164,8 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.IntVar(&c.maxControls, "max-controls", envInt(env, "AEPFORMS_MAX_CONTROLS", 2000), "most form controls one card may need to be offered as a form; a bigger one is shown read-only (env AEPFORMS_MAX_CONTROLS)")
 	c.promptBytes = envSize(env, "AEPFORMS_PROMPT_BYTES", 16<<10)
 	fs.Var(&c.promptBytes, "prompt-bytes", "how much of a prompt a card shows, e.g. 16KiB; Show all fetches the rest (env AEPFORMS_PROMPT_BYTES)")
+	fs.IntVar(&c.pageCards, "page-cards", envInt(env, "AEPFORMS_PAGE_CARDS", 50), "waiting questions the page shows in full, the most urgent; the rest are one-line rows that open in place (env AEPFORMS_PAGE_CARDS)")
+	fs.IntVar(&c.pageRows, "page-rows", envInt(env, "AEPFORMS_PAGE_ROWS", 500), "one-line rows on a page; the rest are on the next pages (env AEPFORMS_PAGE_ROWS)")
 	// A PostgreSQL URL in AEPFORMS_DB may carry a password: it is taken
 	// after parsing, like the other secrets, so -h never prints it.
 	dbEnv := env("AEPFORMS_DB")
@@ -223,6 +227,9 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	}
 	if c.maxPending <= 0 || c.maxControls <= 0 {
 		return c, fmt.Errorf("%w: --max-pending and --max-controls must be positive", ErrUsage)
+	}
+	if c.pageCards <= 0 || c.pageRows <= 0 {
+		return c, fmt.Errorf("%w: --page-cards and --page-rows must be positive", ErrUsage)
 	}
 	if c.promptBytes > 1<<30 {
 		return c, fmt.Errorf("%w: --prompt-bytes %d: at most 1GiB", ErrUsage, c.promptBytes)

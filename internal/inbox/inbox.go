@@ -58,6 +58,10 @@ type Options struct {
 	// MaxOrphans bounds the lifecycle events held for a request not seen
 	// yet (out-of-order delivery); the oldest is dropped first. Default 4096.
 	MaxOrphans int
+	// MaxOrphanBytes bounds the raw bytes of those held events (one event
+	// may be as large as the relay takes); the oldest is dropped first.
+	// Default 8 MiB.
+	MaxOrphanBytes int64
 	// MaxSeen bounds the (source, id) pairs remembered for dedupe and the
 	// ended sessions remembered. Default 65536.
 	MaxSeen int
@@ -134,6 +138,9 @@ func (o Options) withDefaults() Options {
 	def(&o.MaxControls, 2000)
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = 64 << 20
+	}
+	if o.MaxOrphanBytes <= 0 {
+		o.MaxOrphanBytes = 8 << 20
 	}
 	return o
 }
@@ -257,7 +264,7 @@ func New(opts Options) *Inbox {
 	}
 	in.seen = newFIFO[aep.Key, struct{}](opts.MaxSeen, nil)
 	in.ended = newFIFO[aep.SessionKey, endMark](opts.MaxSeen, nil)
-	in.orphans = newFIFO(opts.MaxOrphans, in.unindexOrphan)
+	in.orphans = newFIFO(opts.MaxOrphans, in.unindexOrphan).weigh(opts.MaxOrphanBytes, orphanSize)
 	in.invalidLogged = newFIFO[string, struct{}](maxInvalidSources, nil)
 	return in
 }

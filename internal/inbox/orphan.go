@@ -10,6 +10,11 @@ type orphan struct {
 	keys []subjKey
 }
 
+// orphanSize is what a held event weighs against Options.MaxOrphanBytes:
+// its raw bytes (the decoded event holds about as much again, bounded
+// with them).
+func orphanSize(o orphan) int64 { return int64(len(o.ev.Raw())) + 256 }
+
 // hold buffers e until a card or link appears under one of keys.
 func (in *Inbox) hold(e *aep.Event, keys []subjKey) {
 	if len(keys) == 0 {

@@ -27,9 +27,19 @@ import (
 // up front from it instead of growing.
 const cardBytes = 4 << 10
 
-// fragmentCacheSize bounds the rendered fragments kept; past it the cache
-// starts over (a burst of changes renders each card once again).
-const fragmentCacheSize = 4096
+// rowBytes is about how much HTML one row (a request past the page's full
+// cards) renders to.
+const rowBytes = 1 << 10
+
+// fragmentCacheSize bounds the rendered fragments kept, and
+// fragmentCacheBytes their bytes (a card may render to hundreds of KiB:
+// a prompt up to its budget, up to MaxControls controls); past either the
+// cache starts over (a burst of changes renders each card once again). A
+// fragment larger than the byte bound alone is not kept.
+const (
+	fragmentCacheSize  = 4096
+	fragmentCacheBytes = 32 << 20
+)
 
 // Buffer renders c into a buffer of about sizeHint bytes.
 func Buffer(ctx context.Context, c templ.Component, sizeHint int) (*bytes.Buffer, error) {
@@ -43,15 +53,16 @@ func Buffer(ctx context.Context, c templ.Component, sizeHint int) (*bytes.Buffer
 
 // Page renders the inbox page, or the panel (the inbox without chrome).
 func Page(ctx context.Context, v view.PageView) (*bytes.Buffer, error) {
-	n := len(v.Settled)
+	n, rows := len(v.Settled), 0
 	for _, g := range v.Groups {
 		n += len(g.Cards)
+		rows += len(g.Rows)
 	}
 	c := components.Page(v)
 	if v.Panel {
 		c = components.Panel(v)
 	}
-	return Buffer(ctx, c, 16<<10+n*cardBytes)
+	return Buffer(ctx, c, 16<<10+n*cardBytes+rows*rowBytes)
 }
 
 // History renders the history page (GET /history).
@@ -110,6 +121,9 @@ type Fragments struct {
 	placeholder string
 	mu          sync.Mutex
 	m           map[fragmentKey]string
+	bytes       int // of the fragments in m
+	maxBytes    int // fragmentCacheBytes
+	maxEntries  int // fragmentCacheSize
 }
 
 type fragmentKey struct {
@@ -125,7 +139,26 @@ type fragmentKey struct {
 func NewFragments() *Fragments {
 	// The token alphabet (base64url) never holds '.', so the placeholder
 	// cannot be mistaken for a real token either.
-	return &Fragments{placeholder: "tok." + NewToken(), m: make(map[fragmentKey]string)}
+	return &Fragments{placeholder: "tok." + NewToken(), m: make(map[fragmentKey]string),
+		maxBytes: fragmentCacheBytes, maxEntries: fragmentCacheSize}
+}
+
+// keep caches one rendered fragment within the bounds.
+func (f *Fragments) keep(key fragmentKey, html string) {
+	if len(html) > f.maxBytes {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if old, ok := f.m[key]; ok {
+		f.bytes -= len(old)
+	}
+	if len(f.m) >= f.maxEntries || f.bytes+len(html) > f.maxBytes {
+		clear(f.m)
+		f.bytes = 0
+	}
+	f.m[key] = html
+	f.bytes += len(html)
 }
 
 // Card returns the fragment of c (a components.CardFragment) for one
@@ -144,12 +177,12 @@ func (f *Fragments) Card(ctx context.Context, c inbox.Card, opts view.Options) (
 			return "", err
 		}
 		html = buf.String()
-		f.mu.Lock()
-		if len(f.m) >= fragmentCacheSize {
-			clear(f.m)
-		}
-		f.m[key] = html
-		f.mu.Unlock()
+		f.keep(key, html)
 	}
 	return strings.ReplaceAll(html, f.placeholder, NewToken()), nil
+}
+
+// Row renders one waiting request as a row of a page of many.
+func Row(ctx context.Context, v view.RowView) (*bytes.Buffer, error) {
+	return Buffer(ctx, components.RowFragment(v), 1<<10)
 }

@@ -59,6 +59,11 @@ type PageOptions struct {
 	Prompts *markdown.Cache
 	// Connect says how an agent connects, for the empty inbox.
 	Connect Connect
+	// Window, when set, is the part of the inbox this page shows
+	// (ChooseWindow): the cards handed to Page are its Full and Settled
+	// ones, the rest of the waiting requests on the page are rows. Nil
+	// renders every card given in full.
+	Window *Window
 }
 
 // Connect is how an agent connects to this UI's relay, for the empty
@@ -108,6 +113,19 @@ type PageView struct {
 	EmbedOrigins string
 
 	Empty EmptyView // what the inbox says when no card is open
+	// PageCards is how many waiting requests the page keeps in full as
+	// requests arrive and leave (data-page-cards): the script turns the
+	// least urgent card past it into a row, and a row back into a card
+	// when a card leaves. 0: rows stay rows (a later page).
+	PageCards int
+	// Pager is a windowed page's position in the inbox (nil when the
+	// page shows every waiting request in full); Facets count the
+	// waiting requests by agent and kind, each linking to its filter.
+	Pager  *Pager
+	Facets []Facet
+	// SettledMore says that older settled questions are in History (the
+	// inbox shows the latest DefaultPageSettled); "" when all are shown.
+	SettledMore string
 
 	Groups  []GroupView // open cards by agent and session, most urgent group first
 	Settled []CardView  // settled cards, newest first
@@ -158,6 +176,12 @@ type GroupView struct {
 	ID    string // "group-{hash}"
 	Label string // "claude-code · session s_1"
 	Cards []CardView
+	// Rows are the group's requests past the page's full cards, as one
+	// line each (a windowed page only), most urgent first.
+	Rows []RowView
+	// Count is how many requests wait in the group on every page, and
+	// CountURL the page filtered by its session (windowed pages only).
+	Count, CountText, CountURL string
 }
 
 // Page builds the inbox page from the cards (in inbox order: open by
@@ -258,6 +282,10 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 		v.Empty.Connect = opts.Connect
 	}
 	sortGroups(v.Groups)
+	v.PageCards = DefaultPageCards
+	if opts.Window != nil {
+		windowPage(&v, opts.Window, opts)
+	}
 	v.Title = "aepforms"
 	if v.Pending > 0 {
 		v.Title = "(" + strconv.Itoa(v.Pending) + ") aepforms"
@@ -276,7 +304,19 @@ func sortGroups(gs []GroupView) {
 	for _, g := range gs {
 		slices.SortStableFunc(g.Cards, func(a, b CardView) int { return strings.Compare(a.SortKey, b.SortKey) })
 	}
-	slices.SortStableFunc(gs, func(a, b GroupView) int { return strings.Compare(a.Cards[0].SortKey, b.Cards[0].SortKey) })
+	slices.SortStableFunc(gs, func(a, b GroupView) int { return strings.Compare(a.first(), b.first()) })
+}
+
+// first is the sort key of the group's most urgent request: its first
+// card (the full cards are the page's most urgent), else its first row.
+func (g GroupView) first() string {
+	if len(g.Cards) > 0 {
+		return g.Cards[0].SortKey
+	}
+	if len(g.Rows) > 0 {
+		return g.Rows[0].SortKey
+	}
+	return ""
 }
 
 // Assets are the URLs of the static files every page links (the caller

@@ -177,6 +177,18 @@ var words = struct {
 		// /stream's headers only with its first ping, up to 25 s later).
 		"connecting":  "Connecting to the relay",
 		"unreachable": "aepforms is not reachable; what you typed is kept in this browser. Sending is off until it is back.",
+		// A page of many requests (window.go): the most urgent in full,
+		// the rest as rows, pages of rows, counts that filter.
+		"window":       "Showing %s of %s waiting: the %s most urgent in full, the rest as rows.",
+		"window-later": "Showing %s more of %s waiting, as rows.",
+		"next-page":    "Next %s questions",
+		"first-page":   "Back to the most urgent",
+		"by-agent":     "By agent",
+		"by-kind":      "By kind",
+		"group-count":  "%s waiting",
+		"open-row":     "Open this question",
+		"settled-more": "Older settled questions are in History.",
+		"no-prompt":    "(no question text)",
 	},
 	status: map[string]string{
 		"dropped":        "%s: %s %s dropped",

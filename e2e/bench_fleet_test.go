@@ -1,0 +1,141 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aepforms/aepforms/internal/feed"
+)
+
+// BenchmarkPushFleet is the push stream at fleet scale: 100, 500 and 2000
+// browsers (10 under -short) follow the inbox while new cards arrive at
+// most 20 a second (one per 50 ms tick). Each iteration posts one deploy
+// form to the relay and waits until the bare relay reader (the hop: the
+// relay's /stream with the UI feed's filter) and every browser (the UI's
+// /push) read it; the next waits for the next tick. The readers run in
+// the benchmark's process; serve is a subprocess built without -race
+// (in-process under -short), so the readers' work is not serve's, and
+// its memory is its own: mem-per-browser-KB is the growth of serve's
+// resident set (VmRSS) from before the browsers connected to after the
+// samples, divided by the browsers (no figure under -short).
+//
+// Metrics: hop-p50/p99-ms, ui-p50/p99-ms (every browser's delivery),
+// ui-last-p99-ms (the slowest browser of each sample), push-drops (must be
+// 0) and mem-per-browser-KB.
+func BenchmarkPushFleet(b *testing.B) {
+	fleets := []int{100, 500, 2000}
+	bin := ""
+	if testing.Short() {
+		fleets = []int{10}
+	} else {
+		bin = benchBuildServe(b)
+	}
+	for _, n := range fleets {
+		b.Run("browsers="+strconv.Itoa(n), func(b *testing.B) { benchPushFleet(b, bin, n) })
+	}
+}
+
+func benchPushFleet(b *testing.B, bin string, browsers int) {
+	conns := strconv.Itoa(2*browsers + 64)
+	var (
+		s     *benchStack
+		uiURL string
+		pid   int
+	)
+	s = benchStartStack(b, benchStackOptions{uiArgs: []string{"--max-conns", conns}})
+	uiURL = s.uiURL
+	if bin != "" {
+		s.stopUI() // the in-process UI gives way to a subprocess on the same relay
+		ui := benchServeProcess(b, bin, s, "--max-conns", conns)
+		uiURL, pid = ui.url, ui.pid
+	}
+	ui := &benchStack{uiURL: uiURL, client: s.client}
+	arrivals := make(chan benchArrival, 4*(browsers+1))
+	q := "?filter=" + url.QueryEscape(feed.DefaultFilter)
+	hdr := http.Header{"Authorization": {"Bearer " + s.token}}
+	before := benchRSS(b, pid)
+	taps := []*benchTap{benchOpenTap(b, s.client, s.relayURL+"/stream"+q, hdr, 0, "", map[string]bool{"attention.requested": true}, arrivals)}
+	for i := 1; i <= browsers; i++ {
+		taps = append(taps, benchOpenTap(b, s.client, uiURL+"push", nil, i, "status", map[string]bool{"card": true}, arrivals))
+	}
+	defer benchCloseAll(taps)
+
+	em := newBenchEmitter("fleet-" + strconv.Itoa(browsers))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*benchWait)
+	defer cancel()
+	if err := s.benchPostEvents(ctx, em.event(b, "session.started", map[string]any{"label": "push fleet benchmark"})); err != nil {
+		b.Fatal(err)
+	}
+	tick := time.NewTicker(50 * time.Millisecond) // at most 20 new cards a second
+	defer tick.Stop()
+	var hop, all, last benchLatencies
+	b.ResetTimer()
+	for i := range b.N {
+		<-tick.C
+		ev := em.event(b, "attention.requested", benchPushRequest(i))
+		t0 := time.Now()
+		if err := s.benchPostEvents(ctx, ev); err != nil {
+			b.Fatal(err)
+		}
+		seen := make([]bool, browsers+1)
+		var slowest time.Duration
+		for got := 0; got < browsers+1; {
+			select {
+			case a := <-arrivals:
+				if seen[a.tap] || benchSampleOf(a.msg.Data) != i {
+					continue
+				}
+				seen[a.tap] = true
+				got++
+				d := a.at.Sub(t0)
+				if a.tap == 0 {
+					hop = append(hop, d)
+				} else {
+					all = append(all, d)
+					slowest = max(slowest, d)
+				}
+			case <-ctx.Done():
+				b.Fatalf("sample %d: %d of %d readers got it in time", i, got, browsers+1)
+			}
+		}
+		last = append(last, slowest)
+	}
+	b.StopTimer()
+	benchReportLatency(b, "hop", hop)
+	benchReportLatency(b, "ui", all)
+	b.ReportMetric(benchMS(last.quantile(0.99)), "ui-last-p99-ms")
+	b.ReportMetric(ui.benchMetric(b, "aepforms_push_drops_total"), "push-drops")
+	if pid != 0 {
+		b.ReportMetric(float64(benchRSS(b, pid)-before)/float64(browsers)/1024, "mem-per-browser-KB")
+	}
+}
+
+// benchRSS is a process's resident set (VmRSS) in bytes; 0 for pid 0.
+func benchRSS(b *testing.B, pid int) int64 {
+	b.Helper()
+	if pid == 0 {
+		return 0
+	}
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatalf("reading serve's memory: %v", err)
+	}
+	for _, line := range strings.Split(string(st), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				b.Fatalf("VmRSS %q: %v", v, err)
+			}
+			return kb << 10
+		}
+	}
+	b.Fatal("no VmRSS in /proc/pid/status")
+	return 0
+}
