@@ -145,7 +145,7 @@ type Pusher struct {
 	sent, failed, gone atomic.Int64
 
 	mu      sync.Mutex
-	devices map[string]*device          // by endpoint
+	devices map[string]*device         // by endpoint
 	shown   map[string]map[string]bool // card id -> endpoints its push went (or is going) to
 }
 
@@ -333,4 +333,3 @@ func (p *Pusher) forget(endpoint string) {
 	defer p.mu.Unlock()
 	delete(p.devices, endpoint)
 }
-

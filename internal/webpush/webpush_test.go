@@ -481,7 +481,7 @@ func TestSubjectAndEndpointRules(t *testing.T) {
 
 func TestFirstLine(t *testing.T) {
 	for in, want := range map[string]string{
-		"# Deploy *now*?\nmore":            "Deploy now?",
+		"# Deploy *now*?\nmore":           "Deploy now?",
 		"\n\n> - Use `rm -rf` on __tmp__": "Use rm -rf on tmp",
 		"1. See ![logo](x.png) [docs](u)": "See logo docs",
 		"```\ncode\n```":                  "code",
