@@ -198,6 +198,15 @@ func (p *Pusher) PublicKey(ctx context.Context) (string, error) {
 // AllowLoopback reports whether loopback http: endpoints are accepted.
 func (p *Pusher) AllowLoopback() bool { return p.cfg.AllowLoopback }
 
+// Accept reports whether a push endpoint may be posted to (web.Notifier).
+func (p *Pusher) Accept(endpoint string) error { return CheckEndpoint(endpoint, p.cfg.AllowLoopback) }
+
+// PushCounts are the outcomes so far (web.Notifier).
+func (p *Pusher) PushCounts() (sent, failed, gone int64) {
+	c := p.Counts()
+	return c.Sent, c.Failed, c.Gone
+}
+
 // Counts returns the outcomes so far.
 func (p *Pusher) Counts() Counts {
 	return Counts{Sent: p.sent.Load(), Failed: p.failed.Load(), Gone: p.gone.Load()}

@@ -1,0 +1,150 @@
+// aepforms Web Push on the page: registers the service worker, offers
+// "Notify me on this device" / "Stop notifying this device", and reports
+// whether this page is in view so the server pushes only to an operator
+// who is not looking. Every word comes from the server
+// (GET {base}subscriptions, from internal/render/view/words.go).
+(function () {
+  'use strict';
+  var body = document.body;
+  // Only a signed-in page of questions (the sign-in page has no push URL).
+  if (!body || !body.getAttribute('data-push')) return;
+  var base = (body.getAttribute('data-base') || '') + '/';
+  // How long the browser's push service may take to subscribe.
+  var SUBSCRIBE_TIMEOUT = 15000;
+  // A visible page says so again this often (the server forgets a report
+  // after two minutes: a page that closed silently stops counting).
+  var VISIBLE_EVERY = 60000;
+
+  function post(path, method, data, keepalive) {
+    return fetch(base + path, {
+      method: method,
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(data),
+      credentials: 'same-origin',
+      keepalive: !!keepalive
+    });
+  }
+
+  // Visibility reports.
+  var pageId = (self.crypto && crypto.randomUUID) ? crypto.randomUUID() : String(Math.random()).slice(2) + '-' + Date.now();
+  var timer = null;
+  function report(keepalive) {
+    var visible = document.visibilityState === 'visible';
+    post('visibility', 'POST', { page: pageId, visible: visible }, keepalive).catch(function () {});
+    clearInterval(timer);
+    timer = visible ? setInterval(function () { report(false); }, VISIBLE_EVERY) : null;
+  }
+  document.addEventListener('visibilitychange', function () { report(false); });
+  window.addEventListener('pagehide', function () {
+    post('visibility', 'POST', { page: pageId, visible: false }, true).catch(function () {});
+  });
+  report(false);
+
+  if (!('serviceWorker' in navigator)) return;
+  var registration = navigator.serviceWorker.register(base + 'sw.js', { scope: base });
+  registration.catch(function () {});
+
+  // The controls, on the inbox page only (not the embedded panel).
+  if (!body.classList.contains('page')) return;
+  var anchor = document.getElementById('notify-optin');
+  if (!anchor || !anchor.parentNode) return;
+
+  function keyBytes(b64) {
+    var s = b64.replace(/-/g, '+').replace(/_/g, '/');
+    while (s.length % 4) s += '=';
+    var raw = atob(s), out = new Uint8Array(raw.length);
+    for (var i = 0; i < raw.length; i++) out[i] = raw.charCodeAt(i);
+    return out;
+  }
+
+  function withTimeout(p, ms) {
+    return new Promise(function (resolve, reject) {
+      var t = setTimeout(function () { reject(new Error('timeout')); }, ms);
+      p.then(function (v) { clearTimeout(t); resolve(v); }, function (e) { clearTimeout(t); reject(e); });
+    });
+  }
+
+  fetch(base + 'subscriptions', { credentials: 'same-origin' }).then(function (r) {
+    return r.ok ? r.json() : null;
+  }).then(function (cfg) {
+    if (!cfg) return;
+    var w = cfg.words || {};
+    var box = document.createElement('span');
+    box.className = 'push-controls';
+    box.setAttribute('data-testid', 'push-controls');
+    var button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'link-button';
+    button.setAttribute('data-testid', 'push-toggle');
+    var status = document.createElement('span');
+    status.className = 'push-status';
+    status.setAttribute('role', 'status');
+    status.setAttribute('data-testid', 'push-status');
+    box.appendChild(button);
+    box.appendChild(status);
+    anchor.parentNode.insertBefore(box, anchor.nextSibling);
+
+    function say(text) { status.textContent = text || ''; }
+    if (!cfg.enabled) {
+      button.hidden = true;
+      say(cfg.off);
+      return;
+    }
+    if (!window.isSecureContext) {
+      button.hidden = true;
+      say(w['off-insecure']);
+      return;
+    }
+    if (!('PushManager' in window) || !('Notification' in window)) {
+      button.hidden = true;
+      say(w['off-unsupported']);
+      return;
+    }
+
+    var current = null;
+    function show(sub) {
+      current = sub;
+      button.textContent = sub ? w.unsubscribe : w.subscribe;
+      button.setAttribute('aria-pressed', sub ? 'true' : 'false');
+    }
+    registration.then(function (reg) { return reg.pushManager.getSubscription(); })
+      .then(show, function () { show(null); });
+
+    function subscribe() {
+      return Notification.requestPermission().then(function (perm) {
+        if (perm !== 'granted') throw new Error('denied');
+        return navigator.serviceWorker.ready;
+      }).then(function (reg) {
+        return withTimeout(reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: keyBytes(cfg.key) }), SUBSCRIBE_TIMEOUT);
+      }).then(function (sub) {
+        return post('subscriptions', 'POST', sub.toJSON()).then(function (r) {
+          if (!r.ok) {
+            sub.unsubscribe();
+            throw new Error(r.status === 422 ? 'refused' : 'failed');
+          }
+          show(sub);
+          say(w.subscribed);
+        });
+      });
+    }
+
+    function unsubscribe() {
+      var sub = current;
+      return post('subscriptions', 'DELETE', { endpoint: sub.endpoint }).then(function () {
+        return sub.unsubscribe();
+      }).then(function () {
+        show(null);
+        say(w.unsubscribed);
+      });
+    }
+
+    button.addEventListener('click', function () {
+      button.disabled = true;
+      say('');
+      (current ? unsubscribe() : subscribe()).catch(function (e) {
+        var m = e && e.message;
+        say(m === 'denied' ? w.denied : m === 'timeout' ? w.timeout : m === 'refused' ? w['subscribe-refused'] : w.failed);
+      }).then(function () { button.disabled = false; });
+    });
+  }).catch(function () {});
+})();
