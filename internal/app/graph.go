@@ -12,7 +12,9 @@ import (
 	"github.com/aepforms/aepforms/internal/feed"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/journal"
+	"github.com/aepforms/aepforms/internal/render/view"
 	"github.com/aepforms/aepforms/internal/respond"
+	"github.com/aepforms/aepforms/internal/webpush"
 	"github.com/aepforms/aepforms/web"
 )
 
@@ -26,7 +28,12 @@ var (
 	_ web.Submitter    = (*respond.Client)(nil)
 	_ web.Roster       = (*respond.Client)(nil)
 	_ web.Upstream     = upstream{}
+	_ web.Notifier     = (*webpush.Pusher)(nil)
+	_ webpush.Cards    = (*inbox.Inbox)(nil)
 )
+
+// pushTick is how often pushes held back for a device's turn are sent.
+const pushTick = time.Second
 
 // sweepInterval is how often the inbox re-checks expires_at deadlines.
 const sweepInterval = time.Second
@@ -50,7 +57,8 @@ type serveGraph struct {
 	// caught up (resume.go); resendMaxAge is --resend-max-age.
 	catch        *catchUp
 	resendMaxAge time.Duration
-	reporter     *liveReporter // the respond path's outcomes to the inbox
+	reporter     *liveReporter   // the respond path's outcomes to the inbox
+	pusher       *webpush.Pusher // nil: Web Push is off
 }
 
 // newServeGraph builds the parts against the relay at relayURL, keeping
@@ -107,6 +115,14 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 	}
 	g.feed = feed.New(feedCfg)
 	deps.Upstream = upstream{in: g.in, feed: g.feed, respond: g.respond}
+	deps.PushDevices = jr
+	pusher, err := webpush.New(webpush.Config{Subject: cfg.vapidSubject, AllowLoopback: cfg.pushAllowLoopback, HideText: cfg.pushHideText,
+		BasePath: web.CleanBasePath(cfg.basePath), Logger: logger.With("part", "webpush")}, jr)
+	if err == nil {
+		g.pusher, deps.Notifier = pusher, pusher
+	} else {
+		deps.PushOff = view.PushWord("off-subject")
+	}
 	g.handler = web.NewServer(web.Config{
 		BasePath: cfg.basePath, OperatorToken: cfg.operatorToken, AllowHosts: cfg.allowHosts,
 		EmbedOrigins: cfg.embedOrigins, SecureCookies: cfg.tlsCert != "" || cfg.trustProxy,
@@ -171,6 +187,9 @@ func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func()
 	})
 	if g.demo != nil {
 		goRun("demo agent", func() error { return g.demo.Run(ctx) })
+	}
+	if g.pusher != nil {
+		goRun("web push", func() error { g.pusher.Run(ctx, g.in, pushTick); return nil })
 	}
 }
 
