@@ -224,4 +224,3 @@ func TestServiceWorkerManifestAndMetrics(t *testing.T) {
 	assert.Contains(t, string(b), `aepforms_web_push_total{outcome="failed"} 2`)
 	assert.Contains(t, string(b), `aepforms_web_push_total{outcome="gone"} 1`)
 }
-
