@@ -41,15 +41,21 @@ type device struct {
 // what waited for its device's turn. A dropped subscription (the inbox
 // outran it) is made again: missed arrivals are not pushed late.
 func (p *Pusher) Run(ctx context.Context, cards Cards, tick time.Duration) {
+	p.run(ctx, cards, cards.Subscribe(256), tick)
+}
+
+// run is Run from a subscription already made (tests make it first, so
+// nothing is asked before it exists).
+func (p *Pusher) run(ctx context.Context, cards Cards, sub *inbox.Subscription, tick time.Duration) {
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	for {
-		sub := cards.Subscribe(256)
 		p.follow(ctx, cards, sub, t.C)
 		sub.Close()
 		if ctx.Err() != nil {
 			return
 		}
+		sub = cards.Subscribe(256)
 	}
 }
 
