@@ -35,7 +35,6 @@ func TestRunFollowsTheInbox(t *testing.T) {
 	assert.Equal(t, "Run make release?\nAnswer by 12:02 UTC", r.message.Body)
 	assert.Equal(t, "high", r.header.Get("Urgency"))
 
-
 	f.clock.add(3 * time.Minute)
 	in.Sweep()
 	r = f.ps.next(t, d)
