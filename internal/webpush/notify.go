@@ -120,12 +120,19 @@ func (p *Pusher) announce(ctx context.Context, c inbox.Card, now time.Time) {
 		return
 	}
 	msg, ttl, urgent := p.newMessage(c, now)
+	msgs := make([]Message, len(to))
+	for i, s := range to {
+		msgs[i] = msg
+		if s.Actions {
+			msgs[i] = p.withActions(ctx, msg, c, s.Session, now)
+		}
+	}
 	p.mu.Lock()
 	p.shown[id] = map[string]bool{}
-	for _, s := range to {
+	for i, s := range to {
 		p.shown[id][s.Endpoint] = true
 		d := p.device(s)
-		d.pending = append(d.pending, queued{card: id, msg: msg, ttl: ttl, urgent: urgent})
+		d.pending = append(d.pending, queued{card: id, msg: msgs[i], ttl: ttl, urgent: urgent})
 	}
 	p.mu.Unlock()
 	p.Flush(ctx)

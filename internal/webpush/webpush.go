@@ -225,6 +225,10 @@ type Message struct {
 	Renotify bool `json:"renotify,omitempty"`
 	// Closed is true when the card can no longer be answered.
 	Closed bool `json:"closed,omitempty"`
+	// Actions and Answer, on a device that allowed answering from
+	// notifications, answer a permission request from the notification.
+	Actions []Action `json:"actions,omitempty"`
+	Answer  *Answer  `json:"answer,omitempty"`
 }
 
 // MaxPayload is the most a push's JSON may be: under the 3 KB the issue

@@ -490,3 +490,59 @@ func TestFirstLine(t *testing.T) {
 		assert.Equal(t, want, FirstLine(in), in)
 	}
 }
+
+// A device that allowed answering from notifications gets a permission
+// request's options as actions in the option's own words, with a token
+// bound to the card and the device's session; other devices, other
+// kinds, placeholders and more than two options get none.
+func TestActionsForAPermission(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	d := newDevice(t, f.ps, "/actions", "alice")
+	d.sub.Actions = true
+	require.NoError(t, f.store.SavePushSubscription(ctx, d.sub))
+	c := card("c1", "Run `make release`?", t0.Add(5*time.Minute))
+	c.Request.Options = []aep.Option{{ID: "allow", Label: "Allow **once**"}, {ID: "deny", Label: "Deny"}}
+	f.pusher.Observe(ctx, c)
+	m := f.ps.next(t, d).message
+	assert.Equal(t, []Action{{Action: "o0", Title: "Allow once", Sent: "Sent: Allow once"}, {Action: "o1", Title: "Deny", Sent: "Sent: Deny"}}, m.Actions)
+	require.NotNil(t, m.Answer)
+	assert.Equal(t, "/forms/cards/c1/notification-answer", m.Answer.URL)
+	require.NoError(t, f.pusher.CheckAnswerToken(ctx, m.Answer.Token, "c1", "s-alice"))
+	assert.ErrorIs(t, f.pusher.CheckAnswerToken(ctx, m.Answer.Token, "c2", "s-alice"), ErrAnswerToken, "another card")
+	assert.ErrorIs(t, f.pusher.CheckAnswerToken(ctx, m.Answer.Token, "c1", "s-bob"), ErrAnswerToken, "another session")
+	assert.ErrorIs(t, f.pusher.CheckAnswerToken(ctx, m.Answer.Token+"x", "c1", "s-alice"), ErrAnswerToken, "changed")
+	f.clock.add(5 * time.Minute)
+	assert.ErrorIs(t, f.pusher.CheckAnswerToken(ctx, m.Answer.Token, "c1", "s-alice"), ErrAnswerToken, "past the card's deadline")
+
+	for name, c := range map[string]inbox.Card{
+		"three options": func() inbox.Card {
+			c := card("c3", "?", time.Time{})
+			c.Request.Options = []aep.Option{{ID: "a", Label: "A"}, {ID: "b", Label: "B"}, {ID: "c", Label: "C"}}
+			return c
+		}(),
+		"no labels": func() inbox.Card {
+			c := card("c4", "?", time.Time{})
+			c.Request.Options = []aep.Option{{ID: "a"}, {ID: "b"}}
+			return c
+		}(),
+		"metadata capture": func() inbox.Card {
+			c := card("c5", "?", time.Time{})
+			c.Capture = aep.CaptureMetadata
+			c.Request.Options = []aep.Option{{ID: "a", Label: "A"}}
+			return c
+		}(),
+		"not a permission": func() inbox.Card {
+			c := card("c6", "?", time.Time{})
+			c.Request.Kind = aep.KindInput
+			c.Request.Options = []aep.Option{{ID: "a", Label: "A"}}
+			return c
+		}(),
+	} {
+		f.clock.add(time.Minute)
+		f.pusher.Observe(ctx, c)
+		m := f.ps.next(t, d).message
+		assert.Empty(t, m.Actions, name)
+		assert.Nil(t, m.Answer, name)
+	}
+}

@@ -450,6 +450,7 @@ var pushWords = map[string]string{
 	"kind-review":     "A review request",
 	"kind-form":       "A form to fill in",
 	"sent":            "Sent: %s",
+	"answer-failed":   "Not sent from the notification: open the card to answer.",
 	"no-agent":        "An agent",
 	// Device failures shown in the device list (never the push
 	// service's own response).
