@@ -80,7 +80,17 @@
     status.className = 'push-status';
     status.setAttribute('role', 'status');
     status.setAttribute('data-testid', 'push-status');
+    // "Allow answering from notifications", for this device.
+    var allowLabel = document.createElement('label');
+    allowLabel.className = 'push-actions';
+    var allow = document.createElement('input');
+    allow.type = 'checkbox';
+    allow.setAttribute('data-testid', 'push-actions');
+    allow.checked = localStorage.getItem('aepforms:push-actions') === '1';
+    allowLabel.appendChild(allow);
+    allowLabel.appendChild(document.createTextNode(' ' + (w['allow-actions'] || '')));
     box.appendChild(button);
+    box.appendChild(allowLabel);
     box.appendChild(status);
     anchor.parentNode.insertBefore(box, anchor.nextSibling);
 
@@ -102,8 +112,18 @@
     }
 
     var current = null;
+    function save(sub) {
+      var body = sub.toJSON();
+      body.actions = allow.checked;
+      return post('subscriptions', 'POST', body);
+    }
+    allow.addEventListener('change', function () {
+      localStorage.setItem('aepforms:push-actions', allow.checked ? '1' : '0');
+      if (current) save(current).catch(function () {});
+    });
     function show(sub) {
       current = sub;
+      allowLabel.hidden = !sub;
       button.textContent = sub ? w.unsubscribe : w.subscribe;
       button.setAttribute('aria-pressed', sub ? 'true' : 'false');
     }
@@ -117,7 +137,7 @@
       }).then(function (reg) {
         return withTimeout(reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: keyBytes(cfg.key) }), SUBSCRIBE_TIMEOUT);
       }).then(function (sub) {
-        return post('subscriptions', 'POST', sub.toJSON()).then(function (r) {
+        return save(sub).then(function (r) {
           if (!r.ok) {
             sub.unsubscribe();
             throw new Error(r.status === 422 ? 'refused' : 'failed');

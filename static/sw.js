@@ -8,15 +8,46 @@
 // reuses the tag, so it takes the place of the question's notification.
 function notify(msg) {
   var scope = self.registration.scope;
-  return self.registration.showNotification(String(msg.title || 'aepforms'), {
+  var opts = {
     body: String(msg.body || ''),
     tag: String(msg.tag || 'aepforms'),
     renotify: !!msg.renotify,
     icon: scope + 'static/icon.svg',
-    data: { url: new URL(String(msg.url || ''), scope).href, closed: !!msg.closed },
+    data: { url: new URL(String(msg.url || ''), scope).href, closed: !!msg.closed, title: String(msg.title || 'aepforms') },
     timestamp: Date.now()
+  };
+  // Answering from the notification (a device that allowed it): the
+  // option's own words as the actions, and where to post the answer.
+  if (Array.isArray(msg.actions) && msg.answer && !msg.closed) {
+    opts.actions = msg.actions.slice(0, 2).map(function (a) {
+      return { action: String(a.action), title: String(a.title) };
+    });
+    opts.data.actions = msg.actions;
+    opts.data.answer = msg.answer;
+  }
+  return self.registration.showNotification(opts.data.title, opts);
+}
+
+// answer posts the option chosen in a notification through the page's
+// own answer path (one token, one command), then replaces the
+// notification with what was sent, or says it was not.
+function answer(n, action) {
+  var d = n.data || {};
+  var a = (d.actions || []).filter(function (x) { return x.action === action; })[0];
+  if (!a || !d.answer) return open(d.url || self.registration.scope);
+  var body = new URLSearchParams();
+  body.set('token', d.answer.token);
+  body.set('option', action.replace(/^o/, ''));
+  var url = new URL(d.answer.url, self.registration.scope).href;
+  return fetch(url, { method: 'POST', body: body, credentials: 'same-origin' }).then(function (r) {
+    return r.ok ? a.sent : d.answer.failed;
+  }, function () {
+    return d.answer.failed;
+  }).then(function (text) {
+    return notify({ tag: n.tag, title: d.title, body: text, url: d.url, closed: true });
   });
 }
+self.aepformsAnswer = answer;
 
 self.addEventListener('push', function (event) {
   var msg = {};
@@ -50,6 +81,10 @@ self.addEventListener('notificationclick', function (event) {
   var n = event.notification;
   var url = (n.data && n.data.url) || self.registration.scope;
   n.close();
+  if (event.action) {
+    event.waitUntil(answer(n, event.action));
+    return;
+  }
   event.waitUntil(open(url));
 });
 

@@ -7,9 +7,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
+
+	"github.com/go-chi/chi/v5"
 
 	"github.com/aepforms/aepforms/internal/journal"
 	"github.com/aepforms/aepforms/internal/render/view"
@@ -25,6 +30,9 @@ type Notifier interface {
 	Accept(endpoint string) error
 	// PushCounts are the pushes' outcomes, for /metrics.
 	PushCounts() (sent, failed, gone int64)
+	// CheckAnswerToken accepts a notification's answer token for card
+	// from the sign-in session idHash, while it is good.
+	CheckAnswerToken(ctx context.Context, token, card, idHash string) error
 }
 
 // PushDevices is where the operators' devices and their pages'
@@ -65,7 +73,7 @@ func DeviceID(endpoint string) string {
 	return hex.EncodeToString(h[:8])
 }
 
-var pushControlWords = []string{"subscribe", "unsubscribe", "off-insecure", "off-unsupported", "denied", "timeout", "failed", "subscribed", "unsubscribed", "subscribe-refused"}
+var pushControlWords = []string{"subscribe", "unsubscribe", "allow-actions", "off-insecure", "off-unsupported", "denied", "timeout", "failed", "subscribed", "unsubscribed", "subscribe-refused"}
 
 func handlePushConfig(n Notifier, devs PushDevices, off string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -106,7 +114,10 @@ func handlePushConfig(n Notifier, devs PushDevices, off string) http.HandlerFunc
 // subscriptionBody is PushSubscription.toJSON(), and the page's choices.
 type subscriptionBody struct {
 	Endpoint string `json:"endpoint"`
-	Keys     struct {
+	// Actions is the page's "Allow answering from notifications" for
+	// this device (not part of toJSON(); absent is off).
+	Actions bool `json:"actions"`
+	Keys    struct {
 		P256dh string `json:"p256dh"`
 		Auth   string `json:"auth"`
 	} `json:"keys"`
@@ -145,7 +156,7 @@ func handleSubscribe(n Notifier, devs PushDevices, now func() time.Time) http.Ha
 			return
 		}
 		s := journal.PushSubscription{Endpoint: b.Endpoint, P256dh: b.Keys.P256dh, Auth: b.Keys.Auth,
-			Operator: operatorFrom(r.Context()), Session: sessionFrom(r.Context()), Created: now()}
+			Operator: operatorFrom(r.Context()), Session: sessionFrom(r.Context()), Actions: b.Actions, Created: now()}
 		if err := devs.SavePushSubscription(r.Context(), s); err != nil {
 			http.Error(w, "The subscription could not be kept: the answer journal could not be written.", http.StatusServiceUnavailable)
 			return
@@ -243,5 +254,38 @@ func handleManifest(base string) http.HandlerFunc {
 		w.Header().Set("Content-Type", "application/manifest+json")
 		w.Header().Set("Cache-Control", "no-cache")
 		_, _ = w.Write(m)
+	}
+}
+
+// handleNotificationAnswer takes an answer chosen in a notification's
+// action (the service worker's post: {token, option}): the token must be
+// this server's, for this card and this sign-in, and still good; then it
+// is the answer's form token, and the post goes down the page's own
+// answer path (answer), so one token makes one command and a settled
+// card is refused there. The reply is the card's fragment and status,
+// as for the page script.
+func handleNotificationAnswer(n Notifier, answer http.Handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if n == nil {
+			http.Error(w, "Notifications are off on this server.", http.StatusNotFound)
+			return
+		}
+		if err := r.ParseForm(); err != nil {
+			http.Error(w, "The answer could not be read.", http.StatusBadRequest)
+			return
+		}
+		tok, opt := r.PostForm.Get("token"), r.PostForm.Get("option")
+		if err := n.CheckAnswerToken(r.Context(), tok, chi.URLParam(r, "id"), sessionFrom(r.Context())); err != nil {
+			http.Error(w, view.PushWord("answer-failed"), http.StatusForbidden)
+			return
+		}
+		body := url.Values{"token": {tok}, "option": {opt}}.Encode()
+		r2 := r.Clone(r.Context())
+		r2.Body = io.NopCloser(strings.NewReader(body))
+		r2.ContentLength = int64(len(body))
+		r2.Form, r2.PostForm = nil, nil
+		r2.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		r2.Header.Set(HeaderFragment, "card")
+		answer.ServeHTTP(w, r2)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,14 @@ func (fakeNotifier) Accept(endpoint string) error {
 	return nil
 }
 func (fakeNotifier) PushCounts() (int64, int64, int64) { return 4, 2, 1 }
+
+// CheckAnswerToken accepts "ok:{card}:{session}".
+func (fakeNotifier) CheckAnswerToken(_ context.Context, tok, card, session string) error {
+	if tok != "ok:"+card+":"+session {
+		return errors.New("refused")
+	}
+	return nil
+}
 
 // withPush turns Web Push on, keeping devices and sessions in j.
 func withPush(j *sqlite.Journal) option {
@@ -223,4 +232,38 @@ func TestServiceWorkerManifestAndMetrics(t *testing.T) {
 	assert.Contains(t, string(b), `aepforms_web_push_total{outcome="sent"} 4`)
 	assert.Contains(t, string(b), `aepforms_web_push_total{outcome="failed"} 2`)
 	assert.Contains(t, string(b), `aepforms_web_push_total{outcome="gone"} 1`)
+}
+
+// An answer chosen in a notification goes down the page's answer path:
+// with a token for this card and this sign-in it becomes one command
+// (posted again, still one); a token for another sign-in, or none, sends
+// nothing.
+func TestNotificationAnswer(t *testing.T) {
+	t.Parallel()
+	j := openJournal(t)
+	h := newHarness(t, withToken(secret), withPush(j))
+	c := h.client()
+	ck := h.signIn(c, "alice")
+	id := h.ask("s1", "r1", permissionReq())
+	post := func(c *http.Client, tok string) response {
+		return h.do(c, h.request(http.MethodPost, h.url("cards/"+string(id)+"/notification-answer"),
+			strings.NewReader(url.Values{"token": {tok}, "option": {"1"}}.Encode()),
+			"Content-Type", "application/x-www-form-urlencoded", "Origin", h.srv.URL))
+	}
+	mine := "ok:" + string(id) + ":" + hashSessionID(ck.Value)
+
+	assert.Equal(t, http.StatusForbidden, post(c, "ok:"+string(id)+":someone-else").StatusCode)
+	assert.Equal(t, http.StatusForbidden, post(c, "").StatusCode)
+	assert.Equal(t, http.StatusUnauthorized, post(nil, mine).StatusCode, "signed out: refused")
+	assert.Empty(t, h.sub.all())
+
+	r := post(c, mine)
+	require.Equal(t, http.StatusOK, r.StatusCode, r.body)
+	assert.Contains(t, r.body, `id="card-`+string(id)+`"`, "the card's fragment, as the page script gets")
+	r = post(c, mine)
+	require.Equal(t, http.StatusOK, r.StatusCode)
+	subs := h.sub.all()
+	require.Len(t, subs, 1, "one token, one command")
+	assert.Equal(t, "deny", subs[0].Answer.Option)
+	assert.Equal(t, "alice", subs[0].By)
 }

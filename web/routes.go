@@ -34,6 +34,7 @@ func (s *server) routes() http.Handler {
 		r.Get("/cards/{id}", handleCard(in, pg))
 		r.Get("/cards/{id}/prompt", handlePrompt(in, pg))
 		r.Post("/cards/{id}/answer", handleAnswer(in, s.deps.Submitter, pg, s.metrics))
+		r.Post("/cards/{id}/notification-answer", handleNotificationAnswer(s.deps.Notifier, handleAnswer(in, s.deps.Submitter, pg, s.metrics)))
 		r.Get("/cards/{id}/answer", handleAnswerReload(pg))
 		r.Get("/push", handlePush(in, pg, s.metrics, s.push))
 		r.Get("/metrics", handleMetrics(in, s.deps.Upstream, s.metrics, s.deps.Notifier))
