@@ -94,6 +94,42 @@ func TestServiceWorkerShowsPushedNotification(t *testing.T) {
 	deliver(map[string]any{"tag": "c1", "title": "builder asks", "body": "Answered by alice", "url": "/forms/#card-c1", "closed": true})
 	waitNotifications(`[{"title":"builder asks","body":"Answered by alice","tag":"c1","url":"` + h.srv.URL + `/forms/#card-c1"}]`)
 
+	// Answering from the notification: a permission's options as the
+	// actions, in their own words; the worker's action handler (called
+	// inside the worker through DevTools, as a click on the action would)
+	// posts the answer once and replaces the notification.
+	card := h.ask("s1", "r1", permissionReq())
+	deliver(map[string]any{"tag": string(card), "title": "builder asks", "body": "Run make release?", "url": "/forms/#card-" + string(card),
+		"actions": []map[string]string{{"action": "o0", "title": "Allow once", "sent": "Sent: Allow once"}, {"action": "o1", "title": "Deny", "sent": "Sent: Deny"}},
+		"answer":  map[string]string{"url": "/forms/cards/" + string(card) + "/notification-answer", "token": "ok:" + string(card) + ":", "failed": "Not sent"}})
+	actions := `navigator.serviceWorker.ready.then(r => r.getNotifications({tag: '` + string(card) + `'})).then(ns => JSON.stringify(ns.map(n => n.actions.map(a => a.action + '=' + a.title))))`
+	var got string
+	for ctx.Err() == nil && got != `[["o0=Allow once","o1=Deny"]]` {
+		got, err = chromedp.Run(ctx, chromedp.Evaluate[string](actions, chromedp.EvalAwaitPromise))
+		require.NoError(t, err)
+	}
+	require.Equal(t, `[["o0=Allow once","o1=Deny"]]`, got)
+
+	targets, err := chromedp.Targets(ctx)
+	require.NoError(t, err)
+	var worker context.Context
+	for _, ti := range targets {
+		if ti.Type == "service_worker" {
+			wctx, wcancel := chromedp.NewContext(ctx, chromedp.WithTargetID(ti.TargetID))
+			t.Cleanup(wcancel)
+			worker = wctx
+		}
+	}
+	require.NotNil(t, worker, "no service worker target")
+	done, err := chromedp.Run(worker, chromedp.Evaluate[bool](`self.registration.getNotifications({tag: '`+string(card)+`'}).then(ns => self.aepformsAnswer(ns[0], 'o1')).then(() => true)`, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	require.True(t, done)
+	subs := h.sub.all()
+	require.Len(t, subs, 1, "one command")
+	assert.Equal(t, "deny", subs[0].Answer.Option)
+	waitNotifications(`[{"title":"builder asks","body":"Answered by alice","tag":"c1","url":"` + h.srv.URL + `/forms/#card-c1"},` +
+		`{"title":"builder asks","body":"Sent: Deny","tag":"` + string(card) + `","url":"` + h.srv.URL + `/forms/#card-` + string(card) + `"}]`)
+
 	cancel()
 	console.Wait()
 	assert.Empty(t, console.Problems(), "no CSP violation or script error")
