@@ -66,9 +66,17 @@ func (p *Pusher) follow(ctx context.Context, cards Cards, sub *inbox.Subscriptio
 			return
 		case <-tick:
 			p.Flush(ctx)
+			p.pruneClaims(ctx)
 		case ch, ok := <-sub.C():
 			if !ok {
 				return
+			}
+			if ch.Kind == inbox.ChangeRemoved {
+				// Evicted: nothing more will settle it here.
+				p.mu.Lock()
+				delete(p.shown, string(ch.Card))
+				p.mu.Unlock()
+				continue
 			}
 			if ch.Kind != inbox.ChangeAdded && ch.Kind != inbox.ChangeUpdated {
 				continue
@@ -324,4 +332,21 @@ func cut(s string, n int) string {
 		i--
 	}
 	return s[:i] + "…"
+}
+
+// pruneClaims forgets push claims older than ClaimsKept, once an hour.
+func (p *Pusher) pruneClaims(ctx context.Context) {
+	now := p.cfg.Now()
+	p.mu.Lock()
+	due := now.Sub(p.pruned) >= time.Hour
+	if due {
+		p.pruned = now
+	}
+	p.mu.Unlock()
+	if !due {
+		return
+	}
+	if _, err := p.store.PrunePushClaims(ctx, now.Add(-ClaimsKept)); err != nil {
+		p.cfg.Logger.Warn("push: pruning claims", "err", err)
+	}
 }

@@ -37,7 +37,12 @@ type Store interface {
 	PushFailed(ctx context.Context, endpoint, failure string, at time.Time) error
 	ClaimPush(ctx context.Context, card, kind string, at time.Time) (bool, error)
 	VisibleOperators(ctx context.Context, since time.Time) ([]string, error)
+	PrunePushClaims(ctx context.Context, before time.Time) (int64, error)
 }
+
+// ClaimsKept is how long a card's push claims are kept: long after any
+// card settles, so no replica pushes an old question again.
+const ClaimsKept = 7 * 24 * time.Hour
 
 // ErrNoSubject and ErrBadSubject say why push is off.
 var (
@@ -147,6 +152,7 @@ type Pusher struct {
 	mu      sync.Mutex
 	devices map[string]*device         // by endpoint
 	shown   map[string]map[string]bool // card id -> endpoints its push went (or is going) to
+	pruned  time.Time                  // when claims were last pruned
 }
 
 // New returns a Pusher, or why push is off (CheckSubject's error).

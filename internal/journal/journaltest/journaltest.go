@@ -49,6 +49,7 @@ type PushStore interface {
 	ClaimPush(ctx context.Context, card, kind string, at time.Time) (bool, error)
 	SetPageVisible(ctx context.Context, page, operator string, visible bool, at time.Time) error
 	VisibleOperators(ctx context.Context, since time.Time) ([]string, error)
+	PrunePushClaims(ctx context.Context, before time.Time) (int64, error)
 }
 
 // Store is one journal's place (a file, a database) as a test sees it.

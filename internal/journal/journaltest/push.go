@@ -138,9 +138,16 @@ func testPushClaims(t *testing.T, st Store) {
 	wg.Wait()
 	assert.Equal(t, 1, won[journal.ClaimNew])
 	assert.Equal(t, 1, won[journal.ClaimSettled])
-	ok, err := stores[0].ClaimPush(ctx, "c2", journal.ClaimNew, T0)
+	ok, err := stores[0].ClaimPush(ctx, "c2", journal.ClaimNew, T0.Add(time.Hour))
 	require.NoError(t, err)
 	assert.True(t, ok, "another card is its own claim")
+
+	n, err := stores[0].PrunePushClaims(ctx, T0.Add(time.Minute))
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), n, "c1's two claims")
+	ok, err = stores[0].ClaimPush(ctx, "c2", journal.ClaimNew, T0.Add(time.Hour))
+	require.NoError(t, err)
+	assert.False(t, ok, "a later claim is kept")
 }
 
 // An operator is looking while one of their pages last said visible,

@@ -153,3 +153,13 @@ func (j *Journal) VisibleOperators(ctx context.Context, since time.Time) ([]stri
 	}
 	return out, rows.Err()
 }
+
+// PrunePushClaims forgets the push claims made before before (their
+// cards are long settled or gone), and returns how many.
+func (j *Journal) PrunePushClaims(ctx context.Context, before time.Time) (int64, error) {
+	res, err := j.db.ExecContext(ctx, `DELETE FROM push_claims WHERE claimed_at < ?`, journal.Nanos(before))
+	if err != nil {
+		return 0, fmt.Errorf("journal: prune push claims: %w", err)
+	}
+	return res.RowsAffected()
+}
