@@ -127,8 +127,27 @@
       button.textContent = sub ? w.unsubscribe : w.subscribe;
       button.setAttribute('aria-pressed', sub ? 'true' : 'false');
     }
+    // deviceId is the server's id of a device: the first 8 bytes of the
+    // SHA-256 of its endpoint, in hex.
+    function deviceId(endpoint) {
+      return crypto.subtle.digest('SHA-256', new TextEncoder().encode(endpoint)).then(function (h) {
+        return Array.prototype.map.call(new Uint8Array(h).slice(0, 8), function (b) {
+          return ('0' + b.toString(16)).slice(-2);
+        }).join('');
+      });
+    }
     registration.then(function (reg) { return reg.pushManager.getSubscription(); })
-      .then(show, function () { show(null); });
+      .then(function (sub) {
+        show(sub);
+        if (!sub) return;
+        // This device's last failed push, so a broken channel shows.
+        return deviceId(sub.endpoint).then(function (id) {
+          (cfg.devices || []).forEach(function (d) {
+            if (d.id === id && d.last_failure) say(d.last_failure);
+          });
+        });
+      })
+      .catch(function () { show(null); });
 
     function subscribe() {
       return Notification.requestPermission().then(function (perm) {
