@@ -138,13 +138,18 @@
     }
     registration.then(function (reg) { return reg.pushManager.getSubscription(); })
       .then(function (sub) {
-        show(sub);
-        if (!sub) return;
-        // This device's last failed push, so a broken channel shows.
+        if (!sub) return show(null);
         return deviceId(sub.endpoint).then(function (id) {
-          (cfg.devices || []).forEach(function (d) {
-            if (d.id === id && d.last_failure) say(d.last_failure);
-          });
+          var mine = (cfg.devices || []).filter(function (d) { return d.id === id; })[0];
+          if (!mine) {
+            // The server no longer notifies this device (signed out,
+            // or its push service said it was gone): nor does the browser.
+            show(null);
+            return sub.unsubscribe();
+          }
+          show(sub);
+          // This device's last failed push, so a broken channel shows.
+          if (mine.last_failure) say(mine.last_failure);
         });
       })
       .catch(function () { show(null); });
