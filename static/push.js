@@ -40,9 +40,10 @@
   });
   report(false);
 
-  if (!('serviceWorker' in navigator)) return;
-  var registration = navigator.serviceWorker.register(base + 'sw.js', { scope: base });
-  registration.catch(function () {});
+  // No service worker off a secure page (HTTPS or localhost): the
+  // controls then say why.
+  var registration = ('serviceWorker' in navigator) ? navigator.serviceWorker.register(base + 'sw.js', { scope: base }) : null;
+  if (registration) registration.catch(function () {});
 
   // The controls, on the inbox page only (not the embedded panel).
   if (!body.classList.contains('page')) return;
@@ -105,7 +106,7 @@
       say(w['off-insecure']);
       return;
     }
-    if (!('PushManager' in window) || !('Notification' in window)) {
+    if (!registration || !('PushManager' in window) || !('Notification' in window)) {
       button.hidden = true;
       say(w['off-unsupported']);
       return;
