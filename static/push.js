@@ -95,6 +95,31 @@
     box.appendChild(status);
     anchor.parentNode.insertBefore(box, anchor.nextSibling);
 
+    // The operator's devices, each with its last failure, so a broken
+    // push channel cannot go unnoticed.
+    function fill(template, args) {
+      var i = 0;
+      return String(template || '').replace(/%s/g, function () { return String(args[i++]); });
+    }
+    function listDevices(thisId) {
+      var devices = cfg.devices || [];
+      if (!devices.length) return;
+      var list = document.createElement('ul');
+      list.className = 'push-devices';
+      list.setAttribute('aria-label', w.devices || '');
+      list.setAttribute('data-testid', 'push-devices');
+      devices.forEach(function (d) {
+        var li = document.createElement('li');
+        var who = d.id === thisId ? w['device-this'] : w['device-other'];
+        var since = String(d.created || '').slice(0, 10);
+        li.textContent = d.last_failure ?
+          fill(w['device-fail'], [who, since, String(d.last_failure_at || '').slice(0, 16).replace('T', ' '), d.last_failure]) :
+          fill(w['device-line'], [who, since]);
+        list.appendChild(li);
+      });
+      box.appendChild(list);
+    }
+
     function say(text) { status.textContent = text || ''; }
     if (!cfg.enabled) {
       button.hidden = true;
@@ -139,8 +164,12 @@
     }
     registration.then(function (reg) { return reg.pushManager.getSubscription(); })
       .then(function (sub) {
-        if (!sub) return show(null);
+        if (!sub) {
+          listDevices('');
+          return show(null);
+        }
         return deviceId(sub.endpoint).then(function (id) {
+          listDevices(id);
           var mine = (cfg.devices || []).filter(function (d) { return d.id === id; })[0];
           if (!mine) {
             // The server no longer notifies this device (signed out,

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aepforms/aepforms/e2e/browsertest"
+	"github.com/aepforms/aepforms/internal/journal"
 )
 
 // The service worker registers under the page's CSP at the base path's
@@ -55,7 +56,16 @@ func TestServiceWorkerShowsPushedNotification(t *testing.T) {
 		Permission: &browser.PermissionDescriptor{Name: "notifications"}, Setting: browser.PermissionSettingGranted, Origin: h.srv.URL})
 	require.NoError(t, err)
 
+	// Another device of this operator whose last push failed: the page
+	// lists it with the failure.
+	bg := context.Background()
+	require.NoError(t, j.SavePushSubscription(bg, journal.PushSubscription{Endpoint: "https://push.example/phone", P256dh: "p", Auth: "a", Created: testNow}))
+	require.NoError(t, j.PushFailed(bg, "https://push.example/phone", "The push service refused the last notification (HTTP 500).", testNow.Add(time.Minute)))
+
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(h.url("")), chromedp.WaitVisible(`[data-testid="push-toggle"]`)))
+	waitFor(t, ctx, `!!document.querySelector('[data-testid="push-devices"] li')`, "the device list")
+	assert.Equal(t, "Another device, since 2026-03-01. Last failure (2026-03-01 12:01): The push service refused the last notification (HTTP 500).",
+		eval[string](t, ctx, `document.querySelector('[data-testid="push-devices"] li').textContent`))
 	scope, err := chromedp.Run(ctx, chromedp.Evaluate[string](`navigator.serviceWorker.ready.then(r => r.scope)`, chromedp.EvalAwaitPromise))
 	require.NoError(t, err)
 	assert.Equal(t, h.base(), scope)

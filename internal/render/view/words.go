@@ -469,6 +469,12 @@ var pushWords = map[string]string{
 	"subscribed":        "This device will be notified of new questions while no aepforms page is in view.",
 	"unsubscribed":      "This device will not be notified.",
 	"subscribe-refused": "The server refused this device's push address.",
+	// The device list: one line per device of the operator.
+	"devices":      "Devices notified",
+	"device-this":  "This device",
+	"device-other": "Another device",
+	"device-line":  "%s, since %s",
+	"device-fail":  "%s, since %s. Last failure (%s): %s",
 }
 
 // PushWord is the push wording for key, formatted with args when given.
