@@ -40,6 +40,67 @@
   });
   report(false);
 
+  // The tab icon shows how many questions wait (the count app.js puts
+  // in the title, "(N) aepforms"), drawn over the UI's own icon; and an
+  // opt-in sound plays when the count goes up.
+  var icon = document.querySelector('link[rel="icon"]');
+  var plainIcon = icon ? icon.href : '';
+  var iconImage = null;
+  var lastPending = -1;
+  var audio = null;
+  function pendingCount() {
+    var m = /\((\d+)\)/.exec(document.title);
+    return m ? parseInt(m[1], 10) : 0;
+  }
+  function drawBadge(n) {
+    if (!icon || !plainIcon) return;
+    if (n <= 0) { icon.href = plainIcon; return; }
+    var c = document.createElement('canvas');
+    c.width = c.height = 64;
+    var g = c.getContext('2d');
+    if (!g) return;
+    if (iconImage && iconImage.complete) g.drawImage(iconImage, 0, 0, 64, 64);
+    g.fillStyle = '#c62828';
+    g.beginPath();
+    g.arc(44, 20, 20, 0, 2 * Math.PI);
+    g.fill();
+    g.fillStyle = '#ffffff';
+    g.font = 'bold 26px sans-serif';
+    g.textAlign = 'center';
+    g.textBaseline = 'middle';
+    g.fillText(n > 9 ? '9+' : String(n), 44, 21);
+    icon.type = 'image/png';
+    icon.href = c.toDataURL('image/png');
+  }
+  function beep() {
+    if (!audio) return;
+    var o = audio.createOscillator(), v = audio.createGain();
+    o.frequency.value = 880;
+    v.gain.setValueAtTime(0.15, audio.currentTime);
+    v.gain.exponentialRampToValueAtTime(0.001, audio.currentTime + 0.3);
+    o.connect(v);
+    v.connect(audio.destination);
+    o.start();
+    o.stop(audio.currentTime + 0.3);
+  }
+  function onTitle() {
+    var n = pendingCount();
+    if (n === lastPending) return;
+    if (n > lastPending && lastPending >= 0) beep();
+    lastPending = n;
+    drawBadge(n);
+  }
+  if (icon && plainIcon) {
+    iconImage = new Image();
+    iconImage.onload = function () { lastPending = -2; onTitle(); };
+    iconImage.src = plainIcon;
+  }
+  var titleEl = document.querySelector('title');
+  if (titleEl && 'MutationObserver' in window) {
+    new MutationObserver(onTitle).observe(titleEl, { childList: true, characterData: true, subtree: true });
+  }
+  onTitle();
+
   // No service worker off a secure page (HTTPS or localhost): the
   // controls then say why.
   var registration = ('serviceWorker' in navigator) ? navigator.serviceWorker.register(base + 'sw.js', { scope: base }) : null;
@@ -90,8 +151,40 @@
     allow.checked = localStorage.getItem('aepforms:push-actions') === '1';
     allowLabel.appendChild(allow);
     allowLabel.appendChild(document.createTextNode(' ' + (w['allow-actions'] || '')));
+    // "Play a sound for new questions" (this browser; Web Audio, started
+    // by the click that turns it on, as browsers require).
+    var soundLabel = document.createElement('label');
+    soundLabel.className = 'push-actions';
+    var sound = document.createElement('input');
+    sound.type = 'checkbox';
+    sound.setAttribute('data-testid', 'push-sound');
+    soundLabel.appendChild(sound);
+    soundLabel.appendChild(document.createTextNode(' ' + (w.sound || '')));
+    sound.addEventListener('change', function () {
+      localStorage.setItem('aepforms:sound', sound.checked ? '1' : '0');
+      if (sound.checked && !audio && (window.AudioContext || window.webkitAudioContext)) {
+        audio = new (window.AudioContext || window.webkitAudioContext)();
+      } else if (!sound.checked && audio) {
+        audio.close();
+        audio = null;
+      }
+    });
+    if (localStorage.getItem('aepforms:sound') === '1') {
+      // Kept from before: the sound starts with the next click or key.
+      sound.checked = true;
+      var unlock = function () {
+        document.removeEventListener('pointerdown', unlock);
+        document.removeEventListener('keydown', unlock);
+        if (sound.checked && !audio && (window.AudioContext || window.webkitAudioContext)) {
+          audio = new (window.AudioContext || window.webkitAudioContext)();
+        }
+      };
+      document.addEventListener('pointerdown', unlock);
+      document.addEventListener('keydown', unlock);
+    }
     box.appendChild(button);
     box.appendChild(allowLabel);
+    box.appendChild(soundLabel);
     box.appendChild(status);
     anchor.parentNode.insertBefore(box, anchor.nextSibling);
 

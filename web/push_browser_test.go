@@ -71,6 +71,13 @@ func TestServiceWorkerShowsPushedNotification(t *testing.T) {
 	assert.Equal(t, h.base(), scope)
 	assert.Equal(t, "Notify me on this device", eval[string](t, ctx, `document.querySelector('[data-testid="push-toggle"]').textContent`))
 
+	// The tab icon carries the pending count the title shows.
+	plain := eval[string](t, ctx, `document.querySelector('link[rel="icon"]').href`)
+	eval[string](t, ctx, `document.title = '(3) aepforms'`)
+	waitFor(t, ctx, `document.querySelector('link[rel="icon"]').href.startsWith('data:image/png')`, "the badged icon")
+	eval[string](t, ctx, `document.title = 'aepforms'`)
+	waitFor(t, ctx, `document.querySelector('link[rel="icon"]').href === '`+plain+`'`, "the plain icon back")
+
 	var id serviceworker.RegistrationID
 	select {
 	case id = <-regs:

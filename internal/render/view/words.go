@@ -460,6 +460,7 @@ var pushWords = map[string]string{
 	"subscribe":         "Notify me on this device",
 	"unsubscribe":       "Stop notifying this device",
 	"allow-actions":     "Allow answering from notifications",
+	"sound":             "Play a sound for new questions",
 	"off-subject":       "Notifications to this device are off: the server was started without --vapid-subject (a mailto: or https: address the push services can contact).",
 	"off-insecure":      "Notifications need this page over HTTPS (or on localhost).",
 	"off-unsupported":   "This browser cannot receive push notifications. On iPhone, add aepforms to the home screen first (Share, Add to Home Screen) and open it from there.",
