@@ -101,7 +101,9 @@ func newClient(timeout time.Duration, allowLoopback bool) *http.Client {
 	return &http.Client{
 		Timeout: timeout,
 		Transport: &http.Transport{
-			DialContext:         func(ctx context.Context, n, a string) (net.Conn, error) { return d.DialContext(ctx, n, a) },
+			DialContext: func(ctx context.Context, n, a string) (net.Conn, error) { return d.DialContext(ctx, n, a) },
+			// A custom dialer turns HTTP/2 off unless asked for.
+			ForceAttemptHTTP2:   true,
 			TLSHandshakeTimeout: timeout,
 			MaxIdleConnsPerHost: 4,
 			IdleConnTimeout:     90 * time.Second,

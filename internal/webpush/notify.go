@@ -208,20 +208,25 @@ func (p *Pusher) Flush(ctx context.Context) {
 		ttl    time.Duration
 		urgent bool
 	}
+	due := func(d *device) bool {
+		return len(d.pending) > 0 && (d.last.IsZero() || now.Sub(d.last) >= p.cfg.Coalesce)
+	}
+	p.mu.Lock()
+	some := false
+	for _, d := range p.devices {
+		some = some || due(d)
+	}
+	p.mu.Unlock()
+	if !some {
+		return
+	}
+	// Who is looking, read once (outside the lock: it is the journal).
+	looking := p.looking(ctx, now)
 	var sends []send
-	var looking map[string]bool
 	p.mu.Lock()
 	for _, d := range p.devices {
-		if len(d.pending) == 0 || (!d.last.IsZero() && now.Sub(d.last) < p.cfg.Coalesce) {
+		if !due(d) {
 			continue
-		}
-		if looking == nil {
-			p.mu.Unlock()
-			looking = p.looking(ctx, now)
-			if looking == nil {
-				looking = map[string]bool{}
-			}
-			p.mu.Lock()
 		}
 		if looking[d.sub.Operator] {
 			d.pending = slices.DeleteFunc(d.pending, func(q queued) bool { return !q.settled })
