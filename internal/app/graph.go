@@ -32,7 +32,8 @@ var (
 	_ webpush.Cards    = (*inbox.Inbox)(nil)
 )
 
-// pushTick is how often pushes held back for a device's turn are sent.
+// pushTick is how often pushes held back for a device's turn are sent,
+// at most (half of --push-every when that is shorter).
 const pushTick = time.Second
 
 // sweepInterval is how often the inbox re-checks expires_at deadlines.
@@ -59,6 +60,7 @@ type serveGraph struct {
 	resendMaxAge time.Duration
 	reporter     *liveReporter   // the respond path's outcomes to the inbox
 	pusher       *webpush.Pusher // nil: Web Push is off
+	pushTick     time.Duration
 }
 
 // newServeGraph builds the parts against the relay at relayURL, keeping
@@ -116,10 +118,11 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 	g.feed = feed.New(feedCfg)
 	deps.Upstream = upstream{in: g.in, feed: g.feed, respond: g.respond}
 	deps.PushDevices = jr
-	pusher, err := webpush.New(webpush.Config{Subject: cfg.vapidSubject, AllowLoopback: cfg.pushAllowLoopback, HideText: cfg.pushHideText,
+	pusher, err := webpush.New(webpush.Config{Subject: cfg.vapidSubject, AllowLoopback: cfg.pushAllowLoopback, HideText: cfg.pushHideText, Coalesce: cfg.pushEvery,
 		BasePath: web.CleanBasePath(cfg.basePath), Logger: logger.With("part", "webpush")}, jr)
 	if err == nil {
 		g.pusher, deps.Notifier = pusher, pusher
+		g.pushTick = min(pushTick, max(cfg.pushEvery/2, 10*time.Millisecond))
 	} else {
 		deps.PushOff = view.PushWord("off-subject")
 	}
@@ -189,7 +192,7 @@ func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func()
 		goRun("demo agent", func() error { return g.demo.Run(ctx) })
 	}
 	if g.pusher != nil {
-		goRun("web push", func() error { g.pusher.Run(ctx, g.in, pushTick); return nil })
+		goRun("web push", func() error { g.pusher.Run(ctx, g.in, g.pushTick); return nil })
 	}
 }
 

@@ -75,6 +75,7 @@ type serveConfig struct {
 	vapidSubject      string
 	pushAllowLoopback bool
 	pushHideText      bool
+	pushEvery         time.Duration // the least time between two pushes to one device
 }
 
 // listFlag is a repeatable flag whose env form is comma-separated.
@@ -170,6 +171,7 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	retention := fs.String("history-retention", envOr("AEPFORMS_HISTORY_RETENTION", "90d"), "how long the journal keeps an answer, in days like 90d or a duration like 720h; 0 keeps every answer (env AEPFORMS_HISTORY_RETENTION)")
 	fs.DurationVar(&c.resendMaxAge, "resend-max-age", envDur("AEPFORMS_RESEND_MAX_AGE", 10*time.Minute), "after a restart, send again a journaled answer the agent had not settled, if its question is still open and it is younger than this; 0 sends none again. Also the oldest an answer queued while the relay is away may be when it comes back (0: no limit) (env AEPFORMS_RESEND_MAX_AGE)")
 	fs.StringVar(&c.vapidSubject, "vapid-subject", env("AEPFORMS_VAPID_SUBJECT"), "turns on Web Push notifications to the operators' devices: a mailto: or https: address push services can contact about this server, e.g. mailto:ops@example.com (env AEPFORMS_VAPID_SUBJECT)")
+	fs.DurationVar(&c.pushEvery, "push-every", envDur("AEPFORMS_PUSH_EVERY", 10*time.Second), "at most one push to a device this often; questions arriving meanwhile go out as one \"N new questions\" (env AEPFORMS_PUSH_EVERY)")
 	fs.BoolVar(&c.pushHideText, "push-hide-text", envBool("AEPFORMS_PUSH_HIDE_TEXT"), "notifications say only that a question waits, never its text (lock screens) (env AEPFORMS_PUSH_HIDE_TEXT)")
 	// Testing only, never a flag: lets pushes go to an http: endpoint on
 	// loopback (a fake push service in a test).
@@ -228,6 +230,9 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	}
 	if c.retention, err = parseRetention(*retention); err != nil {
 		return c, fmt.Errorf("%w: --history-retention %q: %v", ErrUsage, *retention, err)
+	}
+	if c.pushEvery <= 0 {
+		return c, fmt.Errorf("%w: --push-every %v: must be positive", ErrUsage, c.pushEvery)
 	}
 	if c.vapidSubject != "" {
 		if err := webpush.CheckSubject(c.vapidSubject); err != nil {

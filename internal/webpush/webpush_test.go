@@ -1,18 +1,13 @@
 package webpush
 
 import (
-	"bytes"
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/ecdh"
 	"crypto/ecdsa"
 	"crypto/elliptic"
-	"crypto/hkdf"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
@@ -28,6 +23,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aepforms/aepforms/e2e/pushtest"
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/journal"
@@ -36,60 +32,8 @@ import (
 
 var b64 = base64.RawURLEncoding
 
-// decrypt is the browser's side of RFC 8291 (aes128gcm, one record),
-// written from the RFC for the test: the receiver's private key and
-// auth secret open what the library sealed.
-func decrypt(body []byte, ua *ecdh.PrivateKey, auth []byte) ([]byte, error) {
-	if len(body) < 21 {
-		return nil, errors.New("short body")
-	}
-	salt, rs, idlen := body[:16], binary.BigEndian.Uint32(body[16:20]), int(body[20])
-	if len(body) < 21+idlen || rs < 18 {
-		return nil, errors.New("bad header")
-	}
-	asPub, ct := body[21:21+idlen], body[21+idlen:]
-	if len(ct) > int(rs) {
-		return nil, errors.New("more than one record")
-	}
-	as, err := ecdh.P256().NewPublicKey(asPub)
-	if err != nil {
-		return nil, err
-	}
-	shared, err := ua.ECDH(as)
-	if err != nil {
-		return nil, err
-	}
-	info := append(append([]byte("WebPush: info\x00"), ua.PublicKey().Bytes()...), asPub...)
-	ikm, err := hkdf.Key(sha256.New, shared, auth, string(info), 32)
-	if err != nil {
-		return nil, err
-	}
-	cek, err := hkdf.Key(sha256.New, ikm, salt, "Content-Encoding: aes128gcm\x00", 16)
-	if err != nil {
-		return nil, err
-	}
-	nonce, err := hkdf.Key(sha256.New, ikm, salt, "Content-Encoding: nonce\x00", 12)
-	if err != nil {
-		return nil, err
-	}
-	block, err := aes.NewCipher(cek)
-	if err != nil {
-		return nil, err
-	}
-	gcm, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, err
-	}
-	plain, err := gcm.Open(nil, nonce, ct, nil)
-	if err != nil {
-		return nil, err
-	}
-	plain = bytes.TrimRight(plain, "\x00")
-	if len(plain) == 0 || plain[len(plain)-1] != 2 {
-		return nil, errors.New("no last-record delimiter")
-	}
-	return plain[:len(plain)-1], nil
-}
+// decrypt is the browser's side of RFC 8291, from e2e/pushtest.
+var decrypt = pushtest.Decrypt
 
 // The test's decryption is right: it opens RFC 8291's own example.
 func TestDecryptRFC8291Example(t *testing.T) {
