@@ -228,8 +228,20 @@ func (p *Pusher) Flush(ctx context.Context) {
 		if !due(d) {
 			continue
 		}
+		// A question not shown by itself (dropped, or summed up below)
+		// has no notification of its own to replace when it settles.
+		unshown := func(q queued) {
+			if to, ok := p.shown[q.card]; ok {
+				delete(to, d.sub.Endpoint)
+			}
+		}
 		if looking[d.sub.Operator] {
-			d.pending = slices.DeleteFunc(d.pending, func(q queued) bool { return !q.settled })
+			d.pending = slices.DeleteFunc(d.pending, func(q queued) bool {
+				if !q.settled {
+					unshown(q)
+				}
+				return !q.settled
+			})
 		}
 		var news []queued
 		for _, q := range d.pending {
@@ -246,6 +258,7 @@ func (p *Pusher) Flush(ctx context.Context) {
 			for _, q := range news {
 				s.ttl = max(s.ttl, q.ttl)
 				s.urgent = s.urgent || q.urgent
+				unshown(q)
 			}
 			sends = append(sends, s)
 			d.pending = slices.DeleteFunc(d.pending, func(q queued) bool { return !q.settled })

@@ -385,6 +385,12 @@ func TestPushesAreCoalescedPerDevice(t *testing.T) {
 	f.clock.add(10 * time.Second)
 	f.pusher.Flush(ctx)
 	f.ps.none(t)
+	// Summed up, c2 has no notification of its own to replace.
+	c2 := card("c2", "Two?", time.Time{})
+	c2.State = inbox.StateResolved
+	f.pusher.Observe(ctx, c2)
+	f.pusher.Flush(ctx)
+	f.ps.none(t)
 
 	// A question that settles before its turn is not pushed at all.
 	f.pusher.Observe(ctx, card("c5", "Five?", time.Time{}))
