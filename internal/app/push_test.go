@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aepforms/aepforms/e2e/samples"
+	"github.com/aepforms/aepforms/internal/journal/postgres/pgtest"
 )
 
 // pushConfigOf reads GET {ui}subscriptions.
@@ -126,4 +127,89 @@ func TestServeWithWebPush(t *testing.T) {
 func loadOrMintTokenAt(path string) (string, error) {
 	tok, _, err := loadOrMintToken(path)
 	return tok, err
+}
+
+// Replicas sharing a PostgreSQL journal and a relay push each question
+// once: one claims it in the journal, the other says (in its debug log)
+// that another replica pushes it, and the device receives one push.
+func TestReplicasPushAQuestionOnce(t *testing.T) {
+	t.Parallel()
+	db := pgtest.Need(t).NewDatabase(t)
+	const token = "replica-push-relay-token"
+	relayURL, _, _ := startRelayCommand(t, map[string]string{"AEP_PORT": "0", "AEP_TOKEN": token})
+
+	got := make(chan struct{}, 8)
+	ps := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		got <- struct{}{}
+		w.WriteHeader(http.StatusCreated)
+	}))
+	t.Cleanup(ps.Close)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var logs []*notifyBuffer
+	var uis []string
+	dones := make([]chan error, 2)
+	for i := range 2 {
+		out := newNotifyBuffer()
+		done := make(chan error, 1)
+		dones[i] = done
+		go func() {
+			done <- Run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--relay", relayURL, "--log-level", "debug"},
+				envMap(map[string]string{"HOME": t.TempDir(), "AEPFORMS_DB": db, "AEP_TOKEN": token,
+					"AEPFORMS_VAPID_SUBJECT": "https://example.com/ops", "AEPFORMS_PUSH_ALLOW_LOOPBACK": "1"}), nil, out, out)
+		}()
+		out.waitFor(t, "aepforms UI listening on http://")
+		logs = append(logs, out)
+		uis = append(uis, regexp.MustCompile(`aepforms UI listening on (http://[^\s"]+)`).FindStringSubmatch(out.String())[1])
+	}
+	t.Cleanup(func() {
+		cancel()
+		for _, d := range dones {
+			require.NoError(t, <-d)
+		}
+	})
+	assert.Equal(t, pushConfigOf(t, uis[0])["key"], pushConfigOf(t, uis[1])["key"], "one VAPID key for both")
+
+	k, err := ecdh.P256().GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	sub, _ := json.Marshal(map[string]any{"endpoint": ps.URL + "/device", "keys": map[string]string{
+		"p256dh": base64.RawURLEncoding.EncodeToString(k.PublicKey().Bytes()), "auth": base64.RawURLEncoding.EncodeToString(make([]byte, 16))}})
+	req, _ := http.NewRequest(http.MethodPost, uis[0]+"subscriptions", bytes.NewReader(sub))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Origin", strings.TrimSuffix(uis[0], "/"))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusCreated, resp.StatusCode)
+
+	req, _ = http.NewRequest(http.MethodPost, relayURL+"/events", bytes.NewReader(samples.Requested("q1", "s1", 1, samples.DeployForm())))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("AEP-Version", "0.1")
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Less(t, resp.StatusCode, 300)
+
+	// Both replicas have decided: one pushes, the other leaves it.
+	deadline := time.After(15 * time.Second)
+	for {
+		all := logs[0].String() + logs[1].String()
+		if strings.Count(all, "push: this replica pushes this question") == 1 && strings.Count(all, "push: another replica pushes this question") == 1 {
+			break
+		}
+		select {
+		case <-logs[0].wrote:
+		case <-logs[1].wrote:
+		case <-deadline:
+			t.Fatalf("the replicas did not both decide:\n%s\n%s", logs[0].String(), logs[1].String())
+		}
+	}
+	select {
+	case <-got:
+	case <-time.After(15 * time.Second):
+		t.Fatal("no push")
+	}
+	assert.Empty(t, got, "one push, not one per replica")
 }

@@ -124,9 +124,15 @@ func (p *Pusher) announce(ctx context.Context, c inbox.Card, now time.Time) {
 		return
 	}
 	won, err := p.store.ClaimPush(ctx, id, journal.ClaimNew, now)
-	if err != nil || !won {
+	if err != nil {
+		p.cfg.Logger.Warn("push: claim", "card", id, "err", err)
 		return
 	}
+	if !won {
+		p.cfg.Logger.Debug("push: another replica pushes this question", "card", id)
+		return
+	}
+	p.cfg.Logger.Debug("push: this replica pushes this question", "card", id, "devices", len(to))
 	msg, ttl, urgent := p.newMessage(c, now)
 	msgs := make([]Message, len(to))
 	for i, s := range to {
