@@ -266,4 +266,14 @@ func TestNotificationAnswer(t *testing.T) {
 	require.Len(t, subs, 1, "one token, one command")
 	assert.Equal(t, "deny", subs[0].Answer.Option)
 	assert.Equal(t, "alice", subs[0].By)
+
+	// Signing out ends the token with the session.
+	other := h.ask("s1", "r2", permissionReq())
+	tok := "ok:" + string(other) + ":" + hashSessionID(ck.Value)
+	require.Equal(t, http.StatusSeeOther, h.postForm(c, "signout", nil).StatusCode)
+	r = h.do(c, h.request(http.MethodPost, h.url("cards/"+string(other)+"/notification-answer"),
+		strings.NewReader(url.Values{"token": {tok}, "option": {"0"}}.Encode()),
+		"Content-Type", "application/x-www-form-urlencoded", "Origin", h.srv.URL, "Cookie", cookieName+"="+ck.Value))
+	assert.Equal(t, http.StatusUnauthorized, r.StatusCode)
+	assert.Len(t, h.sub.all(), 1)
 }
