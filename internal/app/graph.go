@@ -160,6 +160,11 @@ func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func()
 			})
 		}
 	}
+	if g.pusher != nil {
+		// Subscribed before the feed starts: every question is seen.
+		sub := g.in.Subscribe(256)
+		goRun("web push", func() error { g.pusher.RunFrom(ctx, g.in, sub, g.pushTick); return nil })
+	}
 	goRun("feed", func() error { return g.feed.Run(ctx, g.catch) })
 	if g.respond != nil {
 		goRun("respond", func() error { return g.respond.Run(ctx) })
@@ -190,9 +195,6 @@ func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func()
 	})
 	if g.demo != nil {
 		goRun("demo agent", func() error { return g.demo.Run(ctx) })
-	}
-	if g.pusher != nil {
-		goRun("web push", func() error { g.pusher.Run(ctx, g.in, g.pushTick); return nil })
 	}
 }
 

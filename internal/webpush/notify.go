@@ -41,12 +41,12 @@ type device struct {
 // what waited for its device's turn. A dropped subscription (the inbox
 // outran it) is made again: missed arrivals are not pushed late.
 func (p *Pusher) Run(ctx context.Context, cards Cards, tick time.Duration) {
-	p.run(ctx, cards, cards.Subscribe(256), tick)
+	p.RunFrom(ctx, cards, cards.Subscribe(256), tick)
 }
 
-// run is Run from a subscription already made (tests make it first, so
-// nothing is asked before it exists).
-func (p *Pusher) run(ctx context.Context, cards Cards, sub *inbox.Subscription, tick time.Duration) {
+// RunFrom is Run from a subscription already made: the app makes it
+// before the feed starts, so no question arrives before it exists.
+func (p *Pusher) RunFrom(ctx context.Context, cards Cards, sub *inbox.Subscription, tick time.Duration) {
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	for {

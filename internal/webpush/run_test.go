@@ -23,7 +23,7 @@ func TestRunFollowsTheInbox(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	sub := in.Subscribe(256)
-	go func() { defer close(done); f.pusher.run(ctx, in, sub, time.Hour) }()
+	go func() { defer close(done); f.pusher.RunFrom(ctx, in, sub, time.Hour) }()
 	t.Cleanup(func() { cancel(); <-done })
 
 	req := aep.Request{Kind: aep.KindPermission, Prompt: "Run `make release`?", ExpiresAt: t0.Add(2 * time.Minute).Format(time.RFC3339),
