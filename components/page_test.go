@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/a-h/templ"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -71,10 +72,12 @@ func TestPageScriptAndData(t *testing.T) {
 	opts.Filter = inbox.Query{Agent: "claude-code"}
 	doc := parse(t, Page(samplePage(opts)))
 	scripts := doc.Find("script")
-	require.Equal(t, 1, scripts.Length(), "one script, no inline code")
-	assert.Regexp(t, `^/forms/static/app\.js\?v=[0-9a-f]{12}$`, attr(t, scripts, "src"))
-	assert.True(t, has(scripts, "defer"))
+	require.Equal(t, 2, scripts.Length(), "the page's script and Web Push's, no inline code")
+	assert.Regexp(t, `^/forms/static/app\.js\?v=[0-9a-f]{12}$`, attr(t, scripts.First(), "src"))
+	assert.Regexp(t, `^/forms/static/push\.js\?v=[0-9a-f]{12}$`, attr(t, scripts.Last(), "src"))
+	scripts.Each(func(_ int, s *goquery.Selection) { assert.True(t, has(s, "defer")) })
 	assert.Empty(t, strings.TrimSpace(scripts.Text()))
+	assert.Equal(t, "/forms/manifest.webmanifest", attr(t, doc.Find(`link[rel="manifest"]`), "href"))
 	assert.Equal(t, 0, doc.Find("style, [style]").Length(), "no inline style")
 	body := doc.Find("body")
 	push, err := url.Parse(attr(t, body, "data-push"))

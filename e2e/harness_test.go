@@ -62,6 +62,8 @@ type stackOptions struct {
 	uiRelay func(t *testing.T, relayURL string) string
 	// relayEnv adds AEP_* settings to the relay's environment.
 	relayEnv map[string]string
+	// uiEnv adds settings to the UI's environment.
+	uiEnv map[string]string
 }
 
 // startStack starts a relay and a UI against it, and stops both (waiting
@@ -78,8 +80,12 @@ func startStack(t *testing.T, opts stackOptions) *stack {
 	if opts.uiRelay != nil {
 		uiRelay = opts.uiRelay(t, s.relayURL)
 	}
+	uiEnv := map[string]string{"AEP_TOKEN": s.token, "HOME": t.TempDir()}
+	for k, v := range opts.uiEnv {
+		uiEnv[k] = v
+	}
 	s.uiURL, s.ctx, _ = runApp(t, "ui", []string{"serve", "--relay", uiRelay, "--addr", "127.0.0.1:0", "--ack-window", stackAckWindow},
-		map[string]string{"AEP_TOKEN": s.token, "HOME": t.TempDir()}, `aepforms UI listening on (http://[^\s"]+)`)
+		uiEnv, `aepforms UI listening on (http://[^\s"]+)`)
 	u, err := url.Parse(s.uiURL)
 	require.NoError(t, err)
 	s.origin = u.Scheme + "://" + u.Host

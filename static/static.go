@@ -12,11 +12,12 @@ import (
 )
 
 // Names are the embedded files, all at FS's root.
-var Names = []string{"app.css", "app.js", "icon.svg"}
+var Names = []string{"app.css", "app.js", "icon.svg", "push.js", "sw.js"}
 
-// FS holds app.css, app.js and icon.svg at its root.
+// FS holds app.css, app.js, icon.svg, push.js (Web Push on the page)
+// and sw.js (the service worker, served at {base}sw.js) at its root.
 //
-//go:embed app.css app.js icon.svg
+//go:embed app.css app.js icon.svg push.js sw.js
 var FS embed.FS
 
 // hash is computed once: FS never changes at run time.

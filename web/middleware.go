@@ -39,7 +39,7 @@ func (s *server) securityHeaders(next http.Handler) http.Handler {
 		ancestors = "'self' " + strings.Join(s.cfg.EmbedOrigins, " ")
 	}
 	csp := "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-		"connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors " + ancestors
+		"connect-src 'self'; worker-src 'self'; manifest-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors " + ancestors
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", csp)

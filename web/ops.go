@@ -105,7 +105,7 @@ func (m *Metrics) Answer(result string) {
 // reconnects, connected browsers, push drops, answers by outcome (the
 // handler's own and the respond path's in one family) and the requests
 // the inbox dropped, by agent (dropped.go).
-func handleMetrics(in Inbox, up Upstream, m *Metrics) http.HandlerFunc {
+func handleMetrics(in Inbox, up Upstream, m *Metrics, n Notifier) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		st := in.Status()
 		var b strings.Builder
@@ -138,6 +138,11 @@ func handleMetrics(in Inbox, up Upstream, m *Metrics) http.HandlerFunc {
 		counter("aepforms_slow_clients_total", "Connections cut for sending a body or reading a response too slowly.", m.SlowClients.Load())
 		counter("aepforms_wrong_secrets_total", "Wrong operator secrets presented (sign-in and Bearer).", m.WrongSecrets.Load())
 		counter("aepforms_guess_refusals_total", "Requests refused (429) by the guessing limits.", m.GuessRefusals.Load())
+		if n != nil {
+			sent, failed, gone := n.PushCounts()
+			fmt.Fprintf(&b, "# HELP aepforms_web_push_total Web Push notifications by outcome (gone: the device's subscription ended and was removed).\n# TYPE aepforms_web_push_total counter\n")
+			fmt.Fprintf(&b, "aepforms_web_push_total{outcome=\"sent\"} %d\naepforms_web_push_total{outcome=\"failed\"} %d\naepforms_web_push_total{outcome=\"gone\"} %d\n", sent, failed, gone)
+		}
 		counter("aepforms_invalid_events_total", "Feed events that broke the AEP envelope rules (an invalid request is shown malformed; the rest change no card).", int64(st.Invalid))
 		m.mu.Lock()
 		for result, n := range m.posts {

@@ -20,12 +20,14 @@ func (s *server) routes() http.Handler {
 	r.Get("/healthz", handleHealthz())
 	r.Get("/readyz", handleReadyz(s.deps.Upstream, s.deps.Database, s.cfg.ReadyTimeout))
 	r.With(gz).Handle("/static/*", handleStatic())
+	r.Get("/sw.js", handleServiceWorker())
+	r.Get("/manifest.webmanifest", handleManifest(s.cfg.BasePath))
 
 	r.Group(func(r chi.Router) {
 		r.Use(s.crossOrigin, s.readBody)
 		r.Get("/signin", handleSignInPage(s.auth, pg))
 		r.Post("/signin", handleSignIn(s.auth, s.guard, pg))
-		r.Post("/signout", handleSignOut(s.auth, pg))
+		r.Post("/signout", handleSignOut(s.auth, pg, s.deps.PushDevices))
 	})
 
 	r.Group(func(r chi.Router) {
@@ -38,12 +40,17 @@ func (s *server) routes() http.Handler {
 		r.With(gz).Get("/cards/{id}/row", handleRow(in, pg))
 		r.With(gz).Get("/cards/{id}/prompt", handlePrompt(in, pg))
 		r.Post("/cards/{id}/answer", handleAnswer(in, s.deps.Submitter, pg, s.metrics))
+		r.Post("/cards/{id}/notification-answer", handleNotificationAnswer(s.deps.Notifier, handleAnswer(in, s.deps.Submitter, pg, s.metrics)))
 		r.Get("/cards/{id}/answer", handleAnswerReload(pg))
 		r.Get("/push", handlePush(in, pg, s.metrics, s.push))
-		r.Get("/metrics", handleMetrics(in, s.deps.Upstream, s.metrics))
+		r.Get("/metrics", handleMetrics(in, s.deps.Upstream, s.metrics, s.deps.Notifier))
 		r.With(gz).Get("/history", handleHistory(s.deps.History, pg))
 		r.Get("/history.jsonl", handleHistoryExport(s.deps.History, pg, exportJSONL, s.cfg.ResponseTimeout))
 		r.Get("/history.csv", handleHistoryExport(s.deps.History, pg, exportCSV, s.cfg.ResponseTimeout))
+		r.Get("/subscriptions", handlePushConfig(s.deps.Notifier, s.deps.PushDevices, s.deps.PushOff))
+		r.Post("/subscriptions", handleSubscribe(s.deps.Notifier, s.deps.PushDevices, s.cfg.Now))
+		r.Delete("/subscriptions", handleUnsubscribe(s.deps.PushDevices))
+		r.Post("/visibility", handleVisibility(s.deps.PushDevices, s.cfg.Now))
 	})
 	return r
 }

@@ -87,6 +87,12 @@ type Deps struct {
 	// Metrics, when set, is where the HTTP side counts (tests read it); nil
 	// makes a new one.
 	Metrics *Metrics
+	// Notifier is Web Push; nil: off, and PushOff says why in the
+	// operator's words. PushDevices keeps the devices and the pages'
+	// visibility (the journal).
+	Notifier    Notifier
+	PushDevices PushDevices
+	PushOff     string
 }
 
 // Config holds the server's settings. Zero values are the defaults.

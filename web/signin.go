@@ -157,8 +157,15 @@ func (p *pages) signInNotKept(w http.ResponseWriter, r *http.Request) {
 
 // handleSignOut ends the request's session, so its cookie (and any copy
 // of it) no longer signs in, and clears the cookie.
-func handleSignOut(a *auth, pg *pages) http.HandlerFunc {
+func handleSignOut(a *auth, pg *pages, devs PushDevices) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		// The devices this sign-in subscribed stop being notified with it.
+		if ck, err := r.Cookie(cookieName); err == nil && ck.Value != "" && devs != nil {
+			if err := devs.DeleteSessionPushSubscriptions(r.Context(), hashSessionID(ck.Value)); err != nil {
+				pg.internalError(w, r, fmt.Errorf("web: remove a session's push subscriptions: %w", err))
+				return
+			}
+		}
 		if err := a.signOut(r); err != nil {
 			pg.internalError(w, r, fmt.Errorf("web: end a session: %w", err))
 			return

@@ -15,6 +15,7 @@ import (
 	"github.com/aepforms/aepforms/internal/journal"
 	"github.com/aepforms/aepforms/internal/render/view"
 	"github.com/aepforms/aepforms/internal/respond"
+	"github.com/aepforms/aepforms/internal/webpush"
 	"github.com/aepforms/aepforms/web"
 )
 
@@ -28,7 +29,13 @@ var (
 	_ web.Submitter    = (*respond.Client)(nil)
 	_ web.Roster       = (*respond.Client)(nil)
 	_ web.Upstream     = upstream{}
+	_ web.Notifier     = (*webpush.Pusher)(nil)
+	_ webpush.Cards    = (*inbox.Inbox)(nil)
 )
+
+// pushTick is how often pushes held back for a device's turn are sent,
+// at most (half of --push-every when that is shorter).
+const pushTick = time.Second
 
 // sweepInterval is how often the inbox re-checks expires_at deadlines.
 const sweepInterval = time.Second
@@ -52,7 +59,9 @@ type serveGraph struct {
 	// caught up (resume.go); resendMaxAge is --resend-max-age.
 	catch        *catchUp
 	resendMaxAge time.Duration
-	reporter     *liveReporter // the respond path's outcomes to the inbox
+	reporter     *liveReporter   // the respond path's outcomes to the inbox
+	pusher       *webpush.Pusher // nil: Web Push is off
+	pushTick     time.Duration
 }
 
 // newServeGraph builds the parts against the relay at relayURL, keeping
@@ -109,6 +118,15 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 	}
 	g.feed = feed.New(feedCfg)
 	deps.Upstream = upstream{in: g.in, feed: g.feed, respond: g.respond}
+	deps.PushDevices = jr
+	pusher, err := webpush.New(webpush.Config{Subject: cfg.vapidSubject, AllowLoopback: cfg.pushAllowLoopback, HideText: cfg.pushHideText, Coalesce: cfg.pushEvery,
+		BasePath: web.CleanBasePath(cfg.basePath), Logger: logger.With("part", "webpush")}, jr)
+	if err == nil {
+		g.pusher, deps.Notifier = pusher, pusher
+		g.pushTick = min(pushTick, max(cfg.pushEvery/2, 10*time.Millisecond))
+	} else {
+		deps.PushOff = view.PushWord("off-subject")
+	}
 	g.handler = web.NewServer(web.Config{
 		BasePath: cfg.basePath, OperatorToken: cfg.operatorToken, AllowHosts: cfg.allowHosts,
 		EmbedOrigins: cfg.embedOrigins, SecureCookies: cfg.tlsCert != "" || cfg.trustProxy,
@@ -144,6 +162,11 @@ func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func()
 				return resume(ctx, g.in, g.catch, g.respond, g.resendMaxAge, g.logger.With("part", "journal"))
 			})
 		}
+	}
+	if g.pusher != nil {
+		// Subscribed before the feed starts: every question is seen.
+		sub := g.in.Subscribe(256)
+		goRun("web push", func() error { g.pusher.RunFrom(ctx, g.in, sub, g.pushTick); return nil })
 	}
 	goRun("feed", func() error { return g.feed.Run(ctx, g.catch) })
 	if g.respond != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/aepforms/aepforms/internal/journal"
 	"github.com/aepforms/aepforms/internal/journal/postgres"
 	"github.com/aepforms/aepforms/internal/journal/sqlite"
+	"github.com/aepforms/aepforms/internal/webpush"
 	"github.com/aepforms/aepforms/web"
 )
 
@@ -28,6 +29,8 @@ type journalStore interface {
 	journal.Pruner
 	Identity() journal.Identity
 	Close() error
+	webpush.Store
+	web.PushDevices
 }
 
 var (

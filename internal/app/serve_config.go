@@ -17,6 +17,7 @@ import (
 
 	"github.com/aepforms/aepforms/internal/agent"
 	"github.com/aepforms/aepforms/internal/respond"
+	"github.com/aepforms/aepforms/internal/webpush"
 	"github.com/aepforms/aepforms/web"
 )
 
@@ -79,6 +80,13 @@ type serveConfig struct {
 	// announceWait bounds how long the start-up log waits for the parts
 	// to start before it prints the URL to open (serve.go, announce).
 	announceWait time.Duration
+	// Web Push (issue 17): the VAPID subject that turns it on, the
+	// testing-only loopback allowance, and whether notifications leave
+	// the question's text out.
+	vapidSubject      string
+	pushAllowLoopback bool
+	pushHideText      bool
+	pushEvery         time.Duration // the least time between two pushes to one device
 }
 
 // listFlag is a repeatable flag whose env form is comma-separated.
@@ -176,6 +184,12 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.db, "db", dbDefault, "the answer journal: a SQLite file only you can read, one serve at a time per file; or postgres://user@host/db, a PostgreSQL database several replicas share (env AEPFORMS_DB)")
 	retention := fs.String("history-retention", envOr("AEPFORMS_HISTORY_RETENTION", "90d"), "how long the journal keeps an answer, in days like 90d or a duration like 720h; 0 keeps every answer (env AEPFORMS_HISTORY_RETENTION)")
 	fs.DurationVar(&c.resendMaxAge, "resend-max-age", envDur("AEPFORMS_RESEND_MAX_AGE", 10*time.Minute), "after a restart, send again a journaled answer the agent had not settled, if its question is still open and it is younger than this; 0 sends none again. Also the oldest an answer queued while the relay is away may be when it comes back (0: no limit) (env AEPFORMS_RESEND_MAX_AGE)")
+	fs.StringVar(&c.vapidSubject, "vapid-subject", env("AEPFORMS_VAPID_SUBJECT"), "turns on Web Push notifications to the operators' devices: a mailto: or https: address push services can contact about this server, e.g. mailto:ops@example.com (env AEPFORMS_VAPID_SUBJECT)")
+	fs.DurationVar(&c.pushEvery, "push-every", envDur("AEPFORMS_PUSH_EVERY", 10*time.Second), "at most one push to a device this often; questions arriving meanwhile go out as one \"N new questions\" (env AEPFORMS_PUSH_EVERY)")
+	fs.BoolVar(&c.pushHideText, "push-hide-text", envBool("AEPFORMS_PUSH_HIDE_TEXT"), "notifications say only that a question waits, never its text (lock screens) (env AEPFORMS_PUSH_HIDE_TEXT)")
+	// Testing only, never a flag: lets pushes go to an http: endpoint on
+	// loopback (a fake push service in a test).
+	c.pushAllowLoopback = env("AEPFORMS_PUSH_ALLOW_LOOPBACK") == "1"
 	err = fs.Parse(args)
 	if err != nil {
 		return c, err
@@ -236,6 +250,14 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	}
 	if c.retention, err = parseRetention(*retention); err != nil {
 		return c, fmt.Errorf("%w: --history-retention %q: %v", ErrUsage, *retention, err)
+	}
+	if c.pushEvery <= 0 {
+		return c, fmt.Errorf("%w: --push-every %v: must be positive", ErrUsage, c.pushEvery)
+	}
+	if c.vapidSubject != "" {
+		if err := webpush.CheckSubject(c.vapidSubject); err != nil {
+			return c, fmt.Errorf("%w: --vapid-subject %q: a mailto: address or an https: URL, like mailto:ops@example.com", ErrUsage, c.vapidSubject)
+		}
 	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return c, fmt.Errorf("%w: --tls-cert and --tls-key go together", ErrUsage)

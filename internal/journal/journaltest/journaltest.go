@@ -35,6 +35,21 @@ type Backend interface {
 	DeleteExpiredSessions(ctx context.Context, idleBefore, createdBefore time.Time) (int, error)
 	Identity() journal.Identity
 	Close() error
+	PushStore
+}
+
+// PushStore is what Web Push keeps in the journal.
+type PushStore interface {
+	PushKeys(ctx context.Context, gen func() (journal.PushKeys, error)) (journal.PushKeys, error)
+	SavePushSubscription(ctx context.Context, s journal.PushSubscription) error
+	DeletePushSubscription(ctx context.Context, operator, endpoint string) (bool, error)
+	DeleteSessionPushSubscriptions(ctx context.Context, idHash string) error
+	PushSubscriptions(ctx context.Context) ([]journal.PushSubscription, error)
+	PushFailed(ctx context.Context, endpoint, failure string, at time.Time) error
+	ClaimPush(ctx context.Context, card, kind string, at time.Time) (bool, error)
+	SetPageVisible(ctx context.Context, page, operator string, visible bool, at time.Time) error
+	VisibleOperators(ctx context.Context, since time.Time) ([]string, error)
+	PrunePushClaims(ctx context.Context, before time.Time) (int64, error)
 }
 
 // Store is one journal's place (a file, a database) as a test sees it.
@@ -96,6 +111,10 @@ func Run(t *testing.T, fresh Fresh) {
 		{"ResumeScanAcrossProcesses", testResumeScan},
 		{"LookupKeepRecordedRecent", testRecorded},
 		{"QueuedAcrossProcesses", testQueued},
+		{"PushKeysMadeOnceAndKept", testPushKeys},
+		{"PushSubscriptions", testPushSubscriptions},
+		{"PushClaimedOnce", testPushClaims},
+		{"PageVisibility", testPageVisibility},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -83,6 +83,40 @@ var migrations = []string{
 	ALTER TABLE submissions ADD COLUMN recorded text NOT NULL DEFAULT ''; -- JSON: what attention.answered recorded
 	ALTER TABLE submissions ADD COLUMN recorded_at bigint NOT NULL DEFAULT 0; -- unix nanoseconds; 0 until recorded
 	CREATE INDEX submissions_recorded ON submissions (posted_at, seq) WHERE recorded_at != 0;`,
+	// 3: Web Push (SQLite's step 6): the VAPID key pair, the devices'
+	// subscriptions, one claim per card and kind so one replica sends
+	// each push, and which operators' pages are visible.
+	`CREATE TABLE push_keys (
+		id          integer PRIMARY KEY CHECK (id = 1),
+		private_key text NOT NULL, -- base64url P-256 scalar
+		public_key  text NOT NULL, -- base64url uncompressed point
+		created_at  bigint NOT NULL
+	);
+	CREATE TABLE push_subscriptions (
+		endpoint        text PRIMARY KEY,
+		p256dh          text NOT NULL,
+		auth            text NOT NULL,
+		operator        text NOT NULL,
+		session         text NOT NULL, -- id hash of the sign-in that subscribed
+		actions         boolean NOT NULL, -- answering from notifications allowed
+		created_at      bigint NOT NULL,
+		last_failure    text NOT NULL,
+		last_failure_at bigint NOT NULL
+	);
+	CREATE INDEX push_subscriptions_session ON push_subscriptions (session);
+	CREATE TABLE push_claims (
+		card_id    text NOT NULL,
+		kind       text NOT NULL,
+		claimed_at bigint NOT NULL,
+		PRIMARY KEY (card_id, kind)
+	);
+	CREATE TABLE page_visibility (
+		page_id    text PRIMARY KEY,
+		operator   text NOT NULL,
+		visible    boolean NOT NULL,
+		updated_at bigint NOT NULL
+	);
+	CREATE INDEX page_visibility_operator ON page_visibility (operator, updated_at);`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -45,6 +45,10 @@ func TestJournalSuite(t *testing.T) {
 	})
 }
 
+// undoMigration6 takes a journal's schema back from version 6 to 5 (its
+// push tables dropped).
+const undoMigration6 = `DROP TABLE push_keys; DROP TABLE push_subscriptions; DROP TABLE push_claims; DROP TABLE page_visibility; `
+
 // undoMigration4 takes a journal's schema back from version 4 to 3 (its
 // schema_migrations row is the caller's to delete).
 const undoMigration4 = `DROP INDEX submissions_recorded;

@@ -93,6 +93,47 @@ var migrations = []string{
 			WHERE n.source = submissions.source AND n.session = submissions.session AND n.request_id = submissions.request_id
 			AND n.state IN ('queued', 'sending', 'accepted') AND n.seq > submissions.seq);
 	CREATE UNIQUE INDEX submissions_live ON submissions (source, session, request_id) WHERE state IN ('queued', 'sending', 'accepted');`,
+	// 6 (issue 17): Web Push. The VAPID key pair, made on first use; each
+	// operator's devices' subscriptions; one claim row per card and kind,
+	// so of several replicas one sends each push; which pages are visible,
+	// so no push goes to an operator who is looking.
+	pushSchema("INTEGER", "INTEGER"),
+}
+
+// pushSchema is step 6, written once for both column types of a time
+// and a flag so it reads as PostgreSQL's step 3.
+func pushSchema(nanos, flag string) string {
+	return `CREATE TABLE push_keys (
+		id          INTEGER PRIMARY KEY CHECK (id = 1),
+		private_key TEXT NOT NULL, -- base64url P-256 scalar
+		public_key  TEXT NOT NULL, -- base64url uncompressed point
+		created_at  ` + nanos + ` NOT NULL
+	);
+	CREATE TABLE push_subscriptions (
+		endpoint        TEXT PRIMARY KEY,
+		p256dh          TEXT NOT NULL,
+		auth            TEXT NOT NULL,
+		operator        TEXT NOT NULL,
+		session         TEXT NOT NULL, -- id hash of the sign-in that subscribed
+		actions         ` + flag + ` NOT NULL, -- 1: answering from notifications allowed
+		created_at      ` + nanos + ` NOT NULL,
+		last_failure    TEXT NOT NULL,
+		last_failure_at ` + nanos + ` NOT NULL
+	);
+	CREATE INDEX push_subscriptions_session ON push_subscriptions (session);
+	CREATE TABLE push_claims (
+		card_id    TEXT NOT NULL,
+		kind       TEXT NOT NULL,
+		claimed_at ` + nanos + ` NOT NULL,
+		PRIMARY KEY (card_id, kind)
+	);
+	CREATE TABLE page_visibility (
+		page_id    TEXT PRIMARY KEY,
+		operator   TEXT NOT NULL,
+		visible    ` + flag + ` NOT NULL,
+		updated_at ` + nanos + ` NOT NULL
+	);
+	CREATE INDEX page_visibility_operator ON page_visibility (operator, updated_at);`
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -25,7 +25,7 @@ func TestMigrationFromVersion2AddsSessions(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, j.Record(submission("c1", t0)))
 	// Take the file back to version 2, as an earlier aepforms left it.
-	_, err = j.db.Exec(`DROP INDEX submissions_live; ` + undoMigration4 + `DROP TABLE sessions; DELETE FROM schema_migrations WHERE version > 2`)
+	_, err = j.db.Exec(undoMigration6 + `DROP INDEX submissions_live; ` + undoMigration4 + `DROP TABLE sessions; DELETE FROM schema_migrations WHERE version > 2`)
 	require.NoError(t, err)
 	require.Equal(t, 2, appliedMigrations(t, j))
 	require.NoError(t, j.Close())

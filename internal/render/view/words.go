@@ -472,3 +472,64 @@ func noteWords(f *form.View) {
 	}
 	r.DescribedBy = strings.Join(append(ids, r.HintID), " ")
 }
+
+// pushWords are the words of Web Push (issue 17): the notifications a
+// device shows and the page's "Notify me on this device" controls. Kept
+// in this file with the rest of the UI's wording.
+var pushWords = map[string]string{
+	// Notifications.
+	"new-title":       "%s asks",
+	"summary-title":   "%d new questions",
+	"summary-body":    "Open aepforms to answer them.",
+	"answered-by":     "Answered by %s",
+	"answered":        "Answered",
+	"expired":         "Expired",
+	"timed-out":       "Timed out",
+	"ended":           "The session ended",
+	"closed":          "No longer open",
+	"deadline":        "Answer by %s",
+	"hidden-text":     "A question is waiting.",
+	"kind-permission": "A permission request",
+	"kind-input":      "A question",
+	"kind-review":     "A review request",
+	"kind-form":       "A form to fill in",
+	"sent":            "Sent: %s",
+	"answer-failed":   "Not sent from the notification: open the card to answer.",
+	"no-agent":        "An agent",
+	// Device failures shown in the device list (never the push
+	// service's own response).
+	"failed-status":  "The push service refused the last notification (HTTP %d).",
+	"failed-network": "The push service could not be reached.",
+	// The page's controls and their messages.
+	"subscribe":         "Notify me on this device",
+	"unsubscribe":       "Stop notifying this device",
+	"allow-actions":     "Allow answering from notifications",
+	"sound":             "Play a sound for new questions",
+	"off-subject":       "Notifications to this device are off: the server was started without --vapid-subject (a mailto: or https: address the push services can contact).",
+	"off-insecure":      "Notifications need this page over HTTPS (or on localhost).",
+	"off-unsupported":   "This browser cannot receive push notifications. On iPhone, add aepforms to the home screen first (Share, Add to Home Screen) and open it from there.",
+	"denied":            "Notifications are blocked for this site in the browser's settings.",
+	"timeout":           "The browser's push service did not answer. Check the connection and try again.",
+	"failed":            "This device could not be subscribed. Try again.",
+	"subscribed":        "This device will be notified of new questions while no aepforms page is in view.",
+	"unsubscribed":      "This device will not be notified.",
+	"subscribe-refused": "The server refused this device's push address.",
+	// The device list: one line per device of the operator.
+	"devices":      "Devices notified",
+	"device-this":  "This device",
+	"device-other": "Another device",
+	"device-line":  "%s, since %s",
+	"device-fail":  "%s, since %s. Last failure (%s): %s",
+}
+
+// PushWord is the push wording for key, formatted with args when given.
+func PushWord(key string, args ...any) string {
+	w, ok := pushWords[key]
+	if !ok {
+		panic("view: no push word " + key)
+	}
+	if len(args) > 0 {
+		return fmt.Sprintf(w, args...)
+	}
+	return w
+}

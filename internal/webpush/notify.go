@@ -1,0 +1,376 @@
+package webpush
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/journal"
+	"github.com/aepforms/aepforms/internal/render/view"
+)
+
+// Cards is what the notifier reads of the inbox.
+type Cards interface {
+	Subscribe(buf int) *inbox.Subscription
+	Card(inbox.CardID) (inbox.Card, bool)
+}
+
+// SummaryTag is the tag of the "N new questions" notification.
+const SummaryTag = "aepforms-new"
+
+// queued is one push waiting for its device's next turn.
+type queued struct {
+	card    string
+	settled bool // a replacement for a card that settled
+	msg     Message
+	ttl     time.Duration
+	urgent  bool
+}
+
+// device is one subscription's turn-taking: at most one push per
+// Config.Coalesce; what waits goes out as one.
+type device struct {
+	sub     journal.PushSubscription
+	last    time.Time // when the last push went
+	pending []queued
+}
+
+// Run follows the inbox's changes until ctx ends, and every tick sends
+// what waited for its device's turn. A dropped subscription (the inbox
+// outran it) is made again: missed arrivals are not pushed late.
+func (p *Pusher) Run(ctx context.Context, cards Cards, tick time.Duration) {
+	p.RunFrom(ctx, cards, cards.Subscribe(256), tick)
+}
+
+// RunFrom is Run from a subscription already made: the app makes it
+// before the feed starts, so no question arrives before it exists.
+func (p *Pusher) RunFrom(ctx context.Context, cards Cards, sub *inbox.Subscription, tick time.Duration) {
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		p.follow(ctx, cards, sub, t.C)
+		sub.Close()
+		if ctx.Err() != nil {
+			return
+		}
+		sub = cards.Subscribe(256)
+	}
+}
+
+func (p *Pusher) follow(ctx context.Context, cards Cards, sub *inbox.Subscription, tick <-chan time.Time) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+			p.Flush(ctx)
+			p.pruneClaims(ctx)
+		case ch, ok := <-sub.C():
+			if !ok {
+				return
+			}
+			if ch.Kind == inbox.ChangeRemoved {
+				// Evicted: nothing more will settle it here.
+				p.mu.Lock()
+				delete(p.shown, string(ch.Card))
+				p.mu.Unlock()
+				continue
+			}
+			if ch.Kind != inbox.ChangeAdded && ch.Kind != inbox.ChangeUpdated {
+				continue
+			}
+			if c, ok := cards.Card(ch.Card); ok {
+				p.Observe(ctx, c)
+			}
+		}
+	}
+}
+
+// Observe decides the push a card's change makes: a new answerable
+// request is pushed (once, claimed in the journal, across replicas) to
+// every device of every operator with no page in view; a card this
+// replica pushed that can no longer be answered has its notification
+// replaced ("Answered by alice", "Expired").
+func (p *Pusher) Observe(ctx context.Context, c inbox.Card) {
+	now := p.cfg.Now()
+	id := string(c.ID)
+	p.mu.Lock()
+	_, pushed := p.shown[id]
+	p.mu.Unlock()
+	switch {
+	case pushed && c.Closed(now) != nil:
+		p.settle(ctx, c, now)
+	case !pushed && c.CanAnswer(now) == nil && c.Submission == nil:
+		p.announce(ctx, c, now)
+	}
+}
+
+func (p *Pusher) announce(ctx context.Context, c inbox.Card, now time.Time) {
+	id := string(c.ID)
+	subs, err := p.store.PushSubscriptions(ctx)
+	if err != nil || len(subs) == 0 {
+		return
+	}
+	looking := p.looking(ctx, now)
+	var to []journal.PushSubscription
+	for _, s := range subs {
+		if !looking[s.Operator] {
+			to = append(to, s)
+		}
+	}
+	if len(to) == 0 {
+		return
+	}
+	won, err := p.store.ClaimPush(ctx, id, journal.ClaimNew, now)
+	if err != nil {
+		p.cfg.Logger.Warn("push: claim", "card", id, "err", err)
+		return
+	}
+	if !won {
+		p.cfg.Logger.Debug("push: another replica pushes this question", "card", id)
+		return
+	}
+	p.cfg.Logger.Debug("push: this replica pushes this question", "card", id, "devices", len(to))
+	msg, ttl, urgent := p.newMessage(c, now)
+	msgs := make([]Message, len(to))
+	for i, s := range to {
+		msgs[i] = msg
+		if s.Actions {
+			msgs[i] = p.withActions(ctx, msg, c, s.Session, now)
+		}
+	}
+	p.mu.Lock()
+	p.shown[id] = map[string]bool{}
+	for i, s := range to {
+		p.shown[id][s.Endpoint] = true
+		d := p.device(s)
+		d.pending = append(d.pending, queued{card: id, msg: msgs[i], ttl: ttl, urgent: urgent})
+	}
+	p.mu.Unlock()
+	p.Flush(ctx)
+}
+
+func (p *Pusher) settle(ctx context.Context, c inbox.Card, now time.Time) {
+	id := string(c.ID)
+	msg := p.settledMessage(c, now)
+	p.mu.Lock()
+	to := p.shown[id]
+	delete(p.shown, id)
+	for endpoint := range to {
+		d, ok := p.devices[endpoint]
+		if !ok {
+			continue
+		}
+		// Not shown yet: nothing to replace, and nothing to ask.
+		before := len(d.pending)
+		d.pending = slices.DeleteFunc(d.pending, func(q queued) bool { return q.card == id })
+		if len(d.pending) < before {
+			continue
+		}
+		d.pending = append(d.pending, queued{card: id, settled: true, msg: msg, ttl: p.cfg.TTL})
+	}
+	p.mu.Unlock()
+	if _, err := p.store.ClaimPush(ctx, id, journal.ClaimSettled, now); err != nil {
+		p.cfg.Logger.Warn("push: claim", "err", err)
+	}
+	p.Flush(ctx)
+}
+
+// device returns the turn-taking of s (p.mu held).
+func (p *Pusher) device(s journal.PushSubscription) *device {
+	d, ok := p.devices[s.Endpoint]
+	if !ok {
+		d = &device{}
+		p.devices[s.Endpoint] = d
+	}
+	d.sub = s
+	return d
+}
+
+// looking is the operators with a page in view.
+func (p *Pusher) looking(ctx context.Context, now time.Time) map[string]bool {
+	ops, err := p.store.VisibleOperators(ctx, now.Add(-p.cfg.VisibleFor))
+	if err != nil {
+		// Unknown: push rather than leave a question unseen.
+		return nil
+	}
+	m := make(map[string]bool, len(ops))
+	for _, o := range ops {
+		m[o] = true
+	}
+	return m
+}
+
+// Flush sends, to each device whose turn it is, what waits for it: one
+// push, or for several new questions one "N new questions" summary. New
+// questions for an operator who is now looking are dropped.
+func (p *Pusher) Flush(ctx context.Context) {
+	now := p.cfg.Now()
+	type send struct {
+		sub    journal.PushSubscription
+		msg    Message
+		ttl    time.Duration
+		urgent bool
+	}
+	due := func(d *device) bool {
+		return len(d.pending) > 0 && (d.last.IsZero() || now.Sub(d.last) >= p.cfg.Coalesce)
+	}
+	p.mu.Lock()
+	some := false
+	for _, d := range p.devices {
+		some = some || due(d)
+	}
+	p.mu.Unlock()
+	if !some {
+		return
+	}
+	// Who is looking, read once (outside the lock: it is the journal).
+	looking := p.looking(ctx, now)
+	var sends []send
+	p.mu.Lock()
+	for _, d := range p.devices {
+		if !due(d) {
+			continue
+		}
+		// A question not shown by itself (dropped, or summed up below)
+		// has no notification of its own to replace when it settles.
+		unshown := func(q queued) {
+			if to, ok := p.shown[q.card]; ok {
+				delete(to, d.sub.Endpoint)
+			}
+		}
+		if looking[d.sub.Operator] {
+			d.pending = slices.DeleteFunc(d.pending, func(q queued) bool {
+				if !q.settled {
+					unshown(q)
+				}
+				return !q.settled
+			})
+		}
+		var news []queued
+		for _, q := range d.pending {
+			if !q.settled {
+				news = append(news, q)
+			}
+		}
+		switch {
+		case len(d.pending) == 0:
+			continue
+		case len(news) > 1:
+			// One summary for them all; the soonest deadline sets TTL and urgency.
+			s := send{sub: d.sub, msg: Message{Tag: SummaryTag, Title: view.PushWord("summary-title", len(news)), Body: view.PushWord("summary-body"), URL: p.cfg.BasePath, Renotify: true}}
+			for _, q := range news {
+				s.ttl = max(s.ttl, q.ttl)
+				s.urgent = s.urgent || q.urgent
+				unshown(q)
+			}
+			sends = append(sends, s)
+			d.pending = slices.DeleteFunc(d.pending, func(q queued) bool { return !q.settled })
+		default:
+			q := d.pending[0]
+			sends = append(sends, send{sub: d.sub, msg: q.msg, ttl: q.ttl, urgent: q.urgent})
+			d.pending = d.pending[1:]
+		}
+		d.last = now
+	}
+	p.mu.Unlock()
+	for _, s := range sends {
+		p.Send(ctx, s.sub, s.msg, s.ttl, s.urgent)
+	}
+}
+
+// newMessage is a new question's notification, its TTL (until the
+// deadline, else Config.TTL) and urgency (high near the deadline).
+func (p *Pusher) newMessage(c inbox.Card, now time.Time) (Message, time.Duration, bool) {
+	agent := c.Agent
+	if agent == "" {
+		agent = view.PushWord("no-agent")
+	}
+	m := Message{
+		Tag:   string(c.ID),
+		Title: cut(view.PushWord("new-title", agent), 120),
+		Body:  p.questionLine(c),
+		URL:   p.cfg.BasePath + "#card-" + string(c.ID),
+	}
+	ttl, urgent := p.cfg.TTL, false
+	if !c.ExpiresAt.IsZero() {
+		m.Deadline = c.ExpiresAt.UTC().Format(time.RFC3339)
+		ttl = c.ExpiresAt.Sub(now)
+		urgent = ttl < p.cfg.UrgentWithin
+		m.Body = cut(m.Body+"\n"+view.PushWord("deadline", c.ExpiresAt.UTC().Format("15:04 UTC")), 600)
+	}
+	return m, ttl, urgent
+}
+
+// questionLine is what the notification says of the question: its first
+// line with Markdown stripped, or only its kind when the request was
+// captured at metadata (no text) or HideText is set.
+func (p *Pusher) questionLine(c inbox.Card) string {
+	line := FirstLine(c.Request.Prompt)
+	if p.cfg.HideText || c.Capture <= aep.CaptureMetadata || line == "" {
+		switch c.Request.Kind {
+		case "permission", "input", "review", "form":
+			return view.PushWord("kind-" + c.Request.Kind)
+		}
+		return view.PushWord("hidden-text")
+	}
+	return cut(line, 300)
+}
+
+// settledMessage replaces a card's notification when it settles.
+func (p *Pusher) settledMessage(c inbox.Card, now time.Time) Message {
+	agent := c.Agent
+	if agent == "" {
+		agent = view.PushWord("no-agent")
+	}
+	var body string
+	switch {
+	case c.Submission != nil && c.Submission.By != "" && c.Submission.State != inbox.SubmissionRejected && c.Submission.State != inbox.SubmissionFailed:
+		body = view.PushWord("answered-by", c.Submission.By)
+	case c.Recorded != nil && c.Recorded.By != "":
+		body = view.PushWord("answered-by", c.Recorded.By)
+	case c.State == inbox.StateExpired || (c.State.Open() && c.Expired(now)):
+		body = view.PushWord("expired")
+	case c.State == inbox.StateTimedOut:
+		body = view.PushWord("timed-out")
+	case c.State == inbox.StateEnded:
+		body = view.PushWord("ended")
+	case c.State == inbox.StateAnswered || c.State == inbox.StateResolved || c.Submission != nil:
+		body = view.PushWord("answered")
+	default:
+		body = view.PushWord("closed")
+	}
+	return Message{Tag: string(c.ID), Title: cut(view.PushWord("new-title", agent), 120), Body: cut(body, 200),
+		URL: p.cfg.BasePath + "#card-" + string(c.ID), Closed: true}
+}
+
+// cut shortens s to at most n bytes on a rune boundary, with an ellipsis.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n - len("…")
+	for i > 0 && (s[i]&0xC0) == 0x80 {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+// pruneClaims forgets push claims older than ClaimsKept, once an hour.
+func (p *Pusher) pruneClaims(ctx context.Context) {
+	now := p.cfg.Now()
+	p.mu.Lock()
+	due := now.Sub(p.pruned) >= time.Hour
+	if due {
+		p.pruned = now
+	}
+	p.mu.Unlock()
+	if !due {
+		return
+	}
+	if _, err := p.store.PrunePushClaims(ctx, now.Add(-ClaimsKept)); err != nil {
+		p.cfg.Logger.Warn("push: pruning claims", "err", err)
+	}
+}

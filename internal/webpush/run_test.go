@@ -1,0 +1,42 @@
+package webpush
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/e2e/samples"
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
+)
+
+// Run follows a real inbox: a question arriving from the feed is pushed,
+// and its deadline passing (the inbox's sweep) replaces it with
+// "Expired".
+func TestRunFollowsTheInbox(t *testing.T) {
+	f := newFixture(t)
+	d := f.subscribe(t, "/p", "alice")
+	in := inbox.New(inbox.Options{Now: f.clock.Now})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	sub := in.Subscribe(256)
+	go func() { defer close(done); f.pusher.RunFrom(ctx, in, sub, time.Hour) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	req := aep.Request{Kind: aep.KindPermission, Prompt: "Run `make release`?", ExpiresAt: t0.Add(2 * time.Minute).Format(time.RFC3339),
+		Options: []aep.Option{{ID: "allow", Label: "Allow once"}, {ID: "deny", Label: "Deny"}}}
+	ev, err := aep.Decode(samples.Requested("q1", "s1", 1, req))
+	require.NoError(t, err)
+	in.Apply(ev)
+	r := f.ps.next(t, d)
+	assert.Equal(t, "Run make release?\nAnswer by 12:02 UTC", r.message.Body)
+	assert.Equal(t, "high", r.header.Get("Urgency"))
+
+	f.clock.add(3 * time.Minute)
+	in.Sweep()
+	r = f.ps.next(t, d)
+	assert.Equal(t, "Expired", r.message.Body)
+}
