@@ -20,6 +20,9 @@ type Inbox interface {
 	Card(inbox.CardID) (inbox.Card, bool)
 	Status() inbox.Status
 	BeginSubmission(inbox.CardID, inbox.Submission) (inbox.Submission, error)
+	// Posted reports whether the form token was posted on the card, here
+	// or on another replica sharing the journal.
+	Posted(id inbox.CardID, token string) bool
 	SettleSubmission(id inbox.CardID, commandID string, state inbox.SubmissionState, reason, detail string)
 	// Seq is the number of the latest change (0 before any).
 	Seq() uint64

@@ -83,6 +83,13 @@ var migrations = []string{
 	ALTER TABLE submissions ADD COLUMN recorded text NOT NULL DEFAULT ''; -- JSON: what attention.answered recorded
 	ALTER TABLE submissions ADD COLUMN recorded_at bigint NOT NULL DEFAULT 0; -- unix nanoseconds; 0 until recorded
 	CREATE INDEX submissions_recorded ON submissions (posted_at, seq) WHERE recorded_at != 0;`,
+	// 4 (issue 16, replicas; 3 is push subscriptions', merged before this
+	// one: the lead renumbers if not): the replica holding each live
+	// submission's resend lease and until when (SQLite's step 7), and a
+	// submission found by its form token.
+	`ALTER TABLE submissions ADD COLUMN lease_owner text NOT NULL DEFAULT '';
+	ALTER TABLE submissions ADD COLUMN lease_until bigint NOT NULL DEFAULT 0; -- unix nanoseconds
+	CREATE INDEX submissions_token ON submissions (card_id, token);`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -93,6 +93,15 @@ var migrations = []string{
 			WHERE n.source = submissions.source AND n.session = submissions.session AND n.request_id = submissions.request_id
 			AND n.state IN ('queued', 'sending', 'accepted') AND n.seq > submissions.seq);
 	CREATE UNIQUE INDEX submissions_live ON submissions (source, session, request_id) WHERE state IN ('queued', 'sending', 'accepted');`,
+	// 7 (issue 16, replicas; 6 is push subscriptions', merged before this
+	// one: the lead renumbers if not): the replica holding each live
+	// submission's resend lease and until when (Journal.Claim, Renew,
+	// Lapsed), and a submission found by its form token (LookupToken),
+	// for a post repeated on another replica. Older rows hold no lease
+	// (lapsed): the next serve claims them as before.
+	`ALTER TABLE submissions ADD COLUMN lease_owner TEXT NOT NULL DEFAULT '';
+	ALTER TABLE submissions ADD COLUMN lease_until INTEGER NOT NULL DEFAULT 0; -- unix nanoseconds
+	CREATE INDEX submissions_token ON submissions (card_id, token);`,
 }
 
 // SchemaVersion is the schema version this build writes.
