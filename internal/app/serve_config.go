@@ -64,6 +64,12 @@ type serveConfig struct {
 	// resendMaxAge is the oldest a journaled answer may be to be sent
 	// again after a restart; 0 sends none again.
 	resendMaxAge time.Duration
+	// replica names this process's resend leases on a shared journal
+	// (--replica; default random); lease is how long one lasts unrenewed
+	// (--lease): a replica that dies holding one has its answers sent
+	// again by another once it lapses.
+	replica string
+	lease   time.Duration
 	// settledKept is how many of this UI's settled answers the inbox
 	// shows again after a restart, from the journal; older ones are in
 	// the history.
@@ -162,9 +168,14 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.db, "db", dbDefault, "the answer journal: a SQLite file only you can read, one serve at a time per file; or postgres://user@host/db, a PostgreSQL database several replicas share (env AEPFORMS_DB)")
 	retention := fs.String("history-retention", envOr("AEPFORMS_HISTORY_RETENTION", "90d"), "how long the journal keeps an answer, in days like 90d or a duration like 720h; 0 keeps every answer (env AEPFORMS_HISTORY_RETENTION)")
 	fs.DurationVar(&c.resendMaxAge, "resend-max-age", envDur("AEPFORMS_RESEND_MAX_AGE", 10*time.Minute), "after a restart, send again a journaled answer the agent had not settled, if its question is still open and it is younger than this; 0 sends none again. Also the oldest an answer queued while the relay is away may be when it comes back (0: no limit) (env AEPFORMS_RESEND_MAX_AGE)")
+	fs.StringVar(&c.replica, "replica", envOr("AEPFORMS_REPLICA", ""), "this replica's name on a shared PostgreSQL journal, under which it holds its answers' resend leases; a replica restarted under the same name resends its own at once, another waits for --lease. Default: random (a SQLite journal: the journal's own) (env AEPFORMS_REPLICA)")
+	fs.DurationVar(&c.lease, "lease", envDur("AEPFORMS_LEASE", 30*time.Second), "how long a replica holds the resend lease of an answer waiting for the agent without renewing it (it renews every third of it); once lapsed, another replica sends the answer again (env AEPFORMS_LEASE)")
 	err = fs.Parse(args)
 	if err != nil {
 		return c, err
+	}
+	if c.lease <= 0 {
+		return c, fmt.Errorf("%w: --lease %v: must be positive", ErrUsage, c.lease)
 	}
 	// Secrets come from env after parsing, so -h never prints them.
 	if isPostgresURL(dbEnv) && !flagSet(fs, "db") {
