@@ -66,6 +66,7 @@ type pages struct {
 	relEvery       time.Duration // Config.RelativeEvery
 	now            func() time.Time
 	log            *slog.Logger
+	epoch          string // Config.PushEpoch
 }
 
 func newPages(cfg Config, deps Deps) *pages {
@@ -78,6 +79,7 @@ func newPages(cfg Config, deps Deps) *pages {
 			Icon: cfg.BasePath + "static/icon.svg?v=" + h,
 		},
 		embed:          cfg.EmbedOrigins,
+		epoch:          cfg.PushEpoch,
 		signedIn:       cfg.secured(),
 		namedOperators: len(cfg.Operators) > 0,
 		canSubmit:      deps.Submitter != nil && !cfg.WatchOnly,
@@ -130,6 +132,7 @@ func (p *pages) page(w http.ResponseWriter, r *http.Request, status int, panel b
 	// Read the seq before the cards: a change racing with the read is
 	// then sent again by push, never lost.
 	opts.Seq = p.in.Seq()
+	opts.Epoch = p.epoch
 	v := view.Page(p.in.Cards(opts.Filter), p.in.Status(), opts)
 	if refused != nil {
 		bannerRefusal(&v, refused)

@@ -90,6 +90,11 @@ type Deps struct {
 
 // Config holds the server's settings. Zero values are the defaults.
 type Config struct {
+	// PushEpoch starts every /push event id ({epoch}-{seq}): a browser
+	// resuming with an id from another replica or an earlier process
+	// (another epoch) is told to reload, as the seqs of two inboxes do
+	// not compare. Default: random per server.
+	PushEpoch string
 	// BasePath is the URL prefix the UI is mounted under, "/" by default;
 	// it always starts and ends with "/".
 	BasePath string
@@ -167,6 +172,9 @@ func (c *Config) secured() bool { return c.OperatorToken != "" || len(c.Operator
 
 func (c *Config) defaults() {
 	c.BasePath = CleanBasePath(c.BasePath)
+	if c.PushEpoch == "" {
+		c.PushEpoch = newPushEpoch()
+	}
 	if c.Heartbeat <= 0 {
 		c.Heartbeat = 15 * time.Second
 	}
