@@ -168,9 +168,12 @@ func TestReplicasAnswerExactlyOnce(t *testing.T) {
 	slices.Sort(ids)
 	for _, rp := range live {
 		for _, sess := range sessions {
-			rp.s.awaitCard(t, sess, "the answer on "+rp.name, func(c *goquery.Selection) bool {
+			card := rp.s.awaitCard(t, sess, "the answer on "+rp.name, func(c *goquery.Selection) bool {
 				return c.AttrOr("data-state", "") == "answered"
 			})
+			// Whichever replica sent it, it is this UI's answer (the
+			// shared source, found in the journal), not another UI's.
+			assert.NotContains(t, card.Find(`[data-testid="state-text"]`).Text(), "elsewhere", "%s, session %s", rp.name, sess)
 		}
 		assert.Equal(t, ids, historyCommands(t, rp.s), "%s: History lists each executed command once", rp.name)
 	}
