@@ -54,6 +54,9 @@ type crashRig struct {
 	base *stack
 	db   string
 	home string
+	// args are more serve flags for every process (the replica tests'
+	// --lease).
+	args []string
 }
 
 func newCrashRig(t *testing.T, bin string, relayArgs ...string) *crashRig {
@@ -84,6 +87,7 @@ func (r *crashRig) exec(t *testing.T, name, point string) *uiProcess {
 	t.Helper()
 	cmd := exec.Command(r.bin, "serve", "--relay", r.base.relayURL, "--addr", "127.0.0.1:0",
 		"--ack-window", "5m", "--db", r.db)
+	cmd.Args = append(cmd.Args, r.args...)
 	cmd.Env = []string{"AEP_TOKEN=" + r.base.token, "HOME=" + r.home}
 	if point != "" {
 		cmd.Env = append(cmd.Env, crashpoint.Env+"="+point)

@@ -135,8 +135,8 @@ func TestPushNewRequestReachesReader(t *testing.T) {
 			card, id = c, it.ID
 		}
 	}
-	_, err := strconv.ParseUint(id, 10, 64)
-	assert.NoError(t, err, "card event id %q, want the inbox change seq", id)
+	_, err := pushSeq(id)
+	assert.NoError(t, err, "card event id %q, want {epoch}-{inbox change seq}", id)
 	cardID := card.AttrOr("data-card", "")
 	require.NotEmpty(t, cardID, "pushed card has no data-card")
 	assert.Equal(t, "card-"+cardID, card.AttrOr("id", ""), "pushed card's element id")
@@ -195,10 +195,10 @@ func TestPushReconnectGetsWhatItMissed(t *testing.T) {
 	upTo := seen.list[len(seen.list)-1].id
 
 	var want []pushed
-	from, _ := strconv.ParseUint(missedFrom, 10, 64)
-	to, _ := strconv.ParseUint(upTo, 10, 64)
+	from, _ := pushSeq(missedFrom)
+	to, _ := pushSeq(upTo)
 	for _, p := range seen.list {
-		n, _ := strconv.ParseUint(p.id, 10, 64)
+		n, _ := pushSeq(p.id)
 		if n > from && n <= to {
 			want = append(want, p)
 		}
@@ -212,11 +212,20 @@ func TestPushReconnectGetsWhatItMissed(t *testing.T) {
 		if !ok {
 			continue
 		}
-		n, _ := strconv.ParseUint(p.id, 10, 64)
+		n, _ := pushSeq(p.id)
 		require.LessOrEqual(t, n, to, "the reconnected reader got id %d past %d before it; got %v, want %v", n, to, got.list, want)
 		if n == to {
 			break
 		}
 	}
 	assert.Equal(t, want, got.list, "changes after Last-Event-ID %s: got (reconnected), want (as the witness saw them)", missedFrom)
+}
+
+// pushSeq is the inbox change seq of a /push event id, {epoch}-{seq}.
+func pushSeq(id string) (uint64, error) {
+	_, seq, ok := strings.Cut(id, "-")
+	if !ok {
+		return 0, fmt.Errorf("push event id %q: no epoch", id)
+	}
+	return strconv.ParseUint(seq, 10, 64)
 }

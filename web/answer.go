@@ -82,6 +82,12 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 			return
 		}
 		if err := card.Closed(pg.now()); err != nil {
+			if in.Posted(id, token) {
+				// Posted first on another replica, whose answer
+				// settled the card: the same answer as there.
+				sent()
+				return
+			}
 			why, _ := view.RefusalOf(err, card)
 			refuse(http.StatusConflict, why)
 			return

@@ -15,6 +15,8 @@ import (
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/journal/postgres"
+	"github.com/aepforms/aepforms/internal/journal/postgres/pgtest"
 	"github.com/aepforms/aepforms/internal/journal/sqlite"
 )
 
@@ -32,6 +34,10 @@ import (
 //     event between its posts; apply-p99-ms is the p99 of those Apply
 //     calls, which wait for the inbox lock: a journal write made under
 //     that lock would hold them up.
+//
+// Since issue 16 a third server journals to PostgreSQL (pgtest's
+// throwaway server over loopback, fsync on), in turn with the other two:
+// pg-p50-ms and pg-p99-ms.
 //
 // Metrics: p50 and p99 of each, in ms, and added-p99-ms, the SQLite p99
 // minus the memory p99: the journal write's cost on the post path.
@@ -55,14 +61,21 @@ func BenchmarkAnswerPost(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.Cleanup(func() { _ = j.Close() })
+			pj, err := postgres.Open(b.Context(), pgtest.Need(b).NewDatabase(b), postgres.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = pj.Close() })
 			n := b.N * posters
 			mem := newBenchPostServer(b, nil, n+benchPostWarmup)
 			disk := newBenchPostServer(b, j, n+benchPostWarmup)
+			shared := newBenchPostServer(b, pj, n+benchPostWarmup)
 			for i := n; i < n+benchPostWarmup; i++ { // the first posts open connections and prepare statements
 				mem.post(b, i)
 				disk.post(b, i)
+				shared.post(b, i)
 			}
-			var memTook, diskTook, syncTook, memApply, diskApply benchDurations
+			var memTook, diskTook, pgTook, syncTook, memApply, diskApply benchDurations
 			floor, err := os.Create(filepath.Join(b.TempDir(), "floor"))
 			if err != nil {
 				b.Fatal(err)
@@ -73,12 +86,19 @@ func BenchmarkAnswerPost(b *testing.B) {
 			for p := range posters {
 				wg.Go(func() {
 					for i := p; i < n; i += posters {
-						if i%2 == 0 {
+						switch i % 3 { // each first, second and third in turn
+						case 0:
 							memTook.add(mem.post(b, i))
 							diskTook.add(disk.post(b, i))
-						} else {
+							pgTook.add(shared.post(b, i))
+						case 1:
 							diskTook.add(disk.post(b, i))
+							pgTook.add(shared.post(b, i))
 							memTook.add(mem.post(b, i))
+						default:
+							pgTook.add(shared.post(b, i))
+							memTook.add(mem.post(b, i))
+							diskTook.add(disk.post(b, i))
 						}
 						if posters > 1 {
 							memApply.add(mem.feed(b, i))
@@ -98,6 +118,9 @@ func BenchmarkAnswerPost(b *testing.B) {
 			b.ReportMetric(benchMillis(dp50), "sqlite-p50-ms")
 			b.ReportMetric(benchMillis(dp99), "sqlite-p99-ms")
 			b.ReportMetric(benchMillis(dp99-mp99), "added-p99-ms")
+			pp50, pp99 := pgTook.quantiles()
+			b.ReportMetric(benchMillis(pp50), "pg-p50-ms")
+			b.ReportMetric(benchMillis(pp99), "pg-p99-ms")
 			if posters == 1 {
 				_, sp99 := syncTook.quantiles()
 				b.ReportMetric(benchMillis(sp99), "fsync-p99-ms")
@@ -107,12 +130,14 @@ func BenchmarkAnswerPost(b *testing.B) {
 				b.ReportMetric(benchMillis(ma99), "mem-apply-p99-ms")
 				b.ReportMetric(benchMillis(da99), "sqlite-apply-p99-ms")
 			}
-			waiting, err := j.Unsettled()
-			if err != nil {
-				b.Fatal(err)
-			}
-			if len(waiting) != n+benchPostWarmup {
-				b.Fatalf("the journal holds %d answers, want %d", len(waiting), n+benchPostWarmup)
+			for _, jr := range []inbox.Journal{j, pj} {
+				waiting, err := jr.Unsettled()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(waiting) != n+benchPostWarmup {
+					b.Fatalf("the journal holds %d answers, want %d", len(waiting), n+benchPostWarmup)
+				}
 			}
 		})
 	}

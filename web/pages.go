@@ -72,6 +72,7 @@ type pages struct {
 	// push render; connect is Config.Connect, for the empty inbox.
 	prompts *markdown.Cache
 	connect view.Connect
+	epoch   string // Config.PushEpoch
 }
 
 func newPages(cfg Config, deps Deps) *pages {
@@ -84,6 +85,7 @@ func newPages(cfg Config, deps Deps) *pages {
 			Icon: cfg.BasePath + "static/icon.svg?v=" + h,
 		},
 		embed:          cfg.EmbedOrigins,
+		epoch:          cfg.PushEpoch,
 		signedIn:       cfg.secured(),
 		namedOperators: len(cfg.Operators) > 0,
 		canSubmit:      deps.Submitter != nil && !cfg.WatchOnly,
@@ -146,6 +148,7 @@ func (p *pages) page(w http.ResponseWriter, r *http.Request, status int, panel b
 	// Read the seq before the cards: a change racing with the read is
 	// then sent again by push, never lost.
 	opts.Seq = p.in.Seq()
+	opts.Epoch = p.epoch
 	// The page is chosen from heads (no request bodies) and reads whole
 	// only the cards it renders in full: its cost stays that of one page
 	// however many requests wait.

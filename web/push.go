@@ -1,10 +1,13 @@
 package web
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aepforms/aepforms/internal/inbox"
@@ -31,13 +34,19 @@ type pushSettings struct {
 
 func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		since, hasSince := resumePoint(r)
+		since, hasSince, foreign := resumePoint(r, pg.epoch)
 		// The stream lives for hours: no deadline on the whole response,
 		// one on each write (the writer's).
 		optOutOfResponseDeadline(w)
 		sw, err := sse.NewWriter(w, cfg.WriteTimeout)
 		if err != nil {
 			pg.internalError(w, r, err)
+			return
+		}
+		if foreign {
+			// Another replica's (or an earlier process's) position: its
+			// seq says nothing about this inbox.
+			_ = sw.Event(sse.Message{Event: "reload", Data: "another server"})
 			return
 		}
 		var (
@@ -65,14 +74,24 @@ func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings) http.HandlerF
 }
 
 // resumePoint is where a browser resumes: its Last-Event-ID, else the
-// ?since= its page was rendered at.
-func resumePoint(r *http.Request) (uint64, bool) {
+// ?since= its page was rendered at, each {epoch}-{seq}. foreign is a
+// position of another epoch (another replica, an earlier process, or an
+// id without one): the browser must reload.
+func resumePoint(r *http.Request, epoch string) (since uint64, ok, foreign bool) {
 	for _, v := range []string{r.Header.Get("Last-Event-ID"), r.URL.Query().Get("since")} {
-		if n, err := strconv.ParseUint(v, 10, 64); err == nil {
-			return n, true
+		if v == "" {
+			continue
 		}
+		e, seq, cut := strings.Cut(v, "-")
+		if !cut || e != epoch {
+			return 0, false, true
+		}
+		if n, err := strconv.ParseUint(seq, 10, 64); err == nil {
+			return n, true, false
+		}
+		return 0, false, true
 	}
-	return 0, false
+	return 0, false, false
 }
 
 // stream writes the catch-up, the current status, then every change and a
@@ -143,7 +162,7 @@ func (p *pusher) send(c inbox.Change) error {
 		return nil
 	}
 	p.last = c.Seq
-	id := strconv.FormatUint(c.Seq, 10)
+	id := view.PushID(p.pg.epoch, c.Seq)
 	if c.Kind == inbox.ChangeStatus {
 		return p.status(id)
 	}
@@ -169,4 +188,11 @@ func (p *pusher) status(id string) error {
 		return err
 	}
 	return p.w.Event(sse.Message{ID: id, Event: "status", Data: html})
+}
+
+// newPushEpoch is a random push epoch: 12 hex digits.
+func newPushEpoch() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

@@ -131,7 +131,13 @@ func cardMsg(t *testing.T, m sse.Message) *goquery.Selection {
 }
 
 // seqID is the SSE id of the inbox's latest change.
-func seqID(in *inbox.Inbox) string { return strconv.FormatUint(in.Seq(), 10) }
+func seqID(in *inbox.Inbox) string { return pushID(in.Seq()) }
+
+// testEpoch is the harness's push epoch (Config.PushEpoch).
+const testEpoch = "e1"
+
+// pushID is the harness's push event id of change seq.
+func pushID(seq uint64) string { return testEpoch + "-" + strconv.FormatUint(seq, 10) }
 
 func TestPushSendsChangedCardsAsFragments(t *testing.T) {
 	t.Parallel()
@@ -200,8 +206,8 @@ func TestPushReconnectGetsExactlyWhatItMissed(t *testing.T) {
 	h.lifecycle("s1", "r1", "attention.timeout", nil)
 	h.in.FeedState(false, errors.New("relay gone"))
 
-	again := h.openPush("?since=1", "Last-Event-ID", last.ID) // Last-Event-ID wins over the page's since
-	base, err := strconv.ParseUint(last.ID, 10, 64)
+	again := h.openPush("?since="+pushID(1), "Last-Event-ID", last.ID) // Last-Event-ID wins over the page's since
+	base, err := strconv.ParseUint(strings.TrimPrefix(last.ID, testEpoch+"-"), 10, 64)
 	require.NoError(t, err)
 	want := []struct {
 		event string
@@ -209,7 +215,7 @@ func TestPushReconnectGetsExactlyWhatItMissed(t *testing.T) {
 	}{{"card", r2}, {"card", r3}, {"card", r1}, {"status", ""}}
 	for i, w := range want {
 		m := again.next()
-		assert.Equal(t, strconv.FormatUint(base+uint64(i)+1, 10), m.ID, "missed change %d: id", i)
+		assert.Equal(t, pushID(base+uint64(i)+1), m.ID, "missed change %d: id", i)
 		require.Equal(t, w.event, m.Event, "missed change %d: event", i)
 		if w.event == "card" {
 			assert.Equal(t, domID(w.card), attr(cardMsg(t, m), "id"), "missed change %d: card", i)
@@ -217,7 +223,7 @@ func TestPushReconnectGetsExactlyWhatItMissed(t *testing.T) {
 	}
 	st := again.next()
 	assert.Equal(t, "status", st.Event, "after the catch-up: the current status")
-	assert.Equal(t, strconv.FormatUint(base+4, 10), st.ID, "the current status sets no id: the last id stays the last change's")
+	assert.Equal(t, pushID(base+4), st.ID, "the current status sets no id: the last id stays the last change's")
 
 	// Nothing else was queued: the next message is the next change.
 	r4 := h.ask("s1", "r4", nameForm())
@@ -248,9 +254,15 @@ func TestPushTooFarBehindReloads(t *testing.T) {
 		h.ask("s1", "r"+strconv.Itoa(i), nameForm())
 	}
 	cases := map[string][]string{
-		"older than the history":          {"?since=2"},
-		"Last-Event-ID older":             {"", "Last-Event-ID", "3"},
-		"ahead (an earlier process's id)": {"?since=999"},
+		"older than the history": {"?since=" + pushID(2)},
+		"Last-Event-ID older":    {"", "Last-Event-ID", pushID(3)},
+		"ahead":                  {"?since=" + pushID(999)},
+		// Another replica's id, or an earlier process's, however its
+		// seq compares with this inbox's: never caught up from it.
+		"another epoch, seq within the history": {"?since=e2-" + strconv.FormatUint(h.in.Seq()-3, 10)},
+		"Last-Event-ID of another epoch":        {"?since=" + pushID(h.in.Seq()-3), "Last-Event-ID", "e2-" + strconv.FormatUint(h.in.Seq()-1, 10)},
+		"a bare seq (before epochs)":            {"?since=" + strconv.FormatUint(h.in.Seq()-3, 10)},
+		"no seq":                                {"?since=" + testEpoch + "-x"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -261,7 +273,7 @@ func TestPushTooFarBehindReloads(t *testing.T) {
 		})
 	}
 	// Within the history: caught up, no reload.
-	ps := h.openPush("?since=" + strconv.FormatUint(h.in.Seq()-3, 10))
+	ps := h.openPush("?since=" + pushID(h.in.Seq()-3))
 	for range 3 {
 		assert.Equal(t, "card", ps.next().Event)
 	}
@@ -344,7 +356,7 @@ func TestPushNeverWritesAnEmptyID(t *testing.T) {
 	for _, b := range got {
 		for _, line := range strings.Split(strings.TrimSuffix(b, "\n"), "\n") {
 			if strings.HasPrefix(line, "id") {
-				assert.Regexp(t, `^id: [0-9]+$`, line, "an id line must carry an id (an empty one resets the browser's Last-Event-ID)")
+				assert.Regexp(t, `^id: `+testEpoch+`-[0-9]+$`, line, "an id line must carry an id (an empty one resets the browser's Last-Event-ID)")
 			}
 		}
 	}

@@ -24,6 +24,9 @@ type Inbox interface {
 	Card(inbox.CardID) (inbox.Card, bool)
 	Status() inbox.Status
 	BeginSubmission(inbox.CardID, inbox.Submission) (inbox.Submission, error)
+	// Posted reports whether the form token was posted on the card, here
+	// or on another replica sharing the journal.
+	Posted(id inbox.CardID, token string) bool
 	SettleSubmission(id inbox.CardID, commandID string, state inbox.SubmissionState, reason, detail string)
 	// Seq is the number of the latest change (0 before any).
 	Seq() uint64
@@ -97,6 +100,11 @@ type Deps struct {
 
 // Config holds the server's settings. Zero values are the defaults.
 type Config struct {
+	// PushEpoch starts every /push event id ({epoch}-{seq}): a browser
+	// resuming with an id from another replica or an earlier process
+	// (another epoch) is told to reload, as the seqs of two inboxes do
+	// not compare. Default: random per server.
+	PushEpoch string
 	// BasePath is the URL prefix the UI is mounted under, "/" by default;
 	// it always starts and ends with "/".
 	BasePath string
@@ -182,6 +190,9 @@ func (c *Config) secured() bool { return c.OperatorToken != "" || len(c.Operator
 
 func (c *Config) defaults() {
 	c.BasePath = CleanBasePath(c.BasePath)
+	if c.PushEpoch == "" {
+		c.PushEpoch = newPushEpoch()
+	}
 	if c.Heartbeat <= 0 {
 		c.Heartbeat = 15 * time.Second
 	}

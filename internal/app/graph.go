@@ -62,13 +62,14 @@ type serveGraph struct {
 	reporter     *liveReporter   // the respond path's outcomes to the inbox
 	pusher       *webpush.Pusher // nil: Web Push is off
 	pushTick     time.Duration
+	lease        time.Duration // --lease
 }
 
 // newServeGraph builds the parts against the relay at relayURL, keeping
 // the operator's answers in jr. Without a control token the UI is
 // watch-only: no respond path.
 func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, logger *slog.Logger) *serveGraph {
-	g := &serveGraph{journal: jr, retention: cfg.retention, logger: logger, resendMaxAge: cfg.resendMaxAge}
+	g := &serveGraph{journal: jr, retention: cfg.retention, logger: logger, resendMaxAge: cfg.resendMaxAge, lease: cfg.lease}
 	// The UI's commands carry the journal's source, made once with the
 	// journal (targets dedupe on (source, id), so it must not change when
 	// the host name does). The inbox knows it, and the host-derived source
@@ -158,10 +159,16 @@ func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func()
 			g.logger.Error("answer journal: the answers waiting for the agent could not be read", "err", err)
 		} else if n > 0 {
 			g.logger.Info("answer journal: answers waiting for the agent before the restart", "count", n)
-			goRun("resume", func() error {
-				return resume(ctx, g.in, g.catch, g.respond, g.resendMaxAge, g.logger.With("part", "journal"))
-			})
 		}
+		// Resume first, then keep the leases: one goroutine, so the
+		// two never decide about one answer at once.
+		goRun("resume", func() error {
+			logger := g.logger.With("part", "journal")
+			if err := resume(ctx, g.in, g.catch, g.respond, g.resendMaxAge, logger); err != nil {
+				return err
+			}
+			return reclaim(ctx, g.in, g.catch, g.respond, g.resendMaxAge, g.lease, logger)
+		})
 	}
 	if g.pusher != nil {
 		// Subscribed before the feed starts: every question is seen.

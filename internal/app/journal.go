@@ -27,6 +27,7 @@ type journalStore interface {
 	web.Sessions
 	web.Database
 	journal.Pruner
+	inbox.Leases
 	Identity() journal.Identity
 	Close() error
 	webpush.Store
@@ -52,19 +53,19 @@ func isPostgresURL(db string) bool {
 // for a postgres:// URL, shared by replicas, else the embedded SQLite
 // file. Its errors name the file or database (never a password), the
 // way out, and the flag that chooses it.
-func openJournal(ctx context.Context, db string, logger *slog.Logger) (journalStore, error) {
+func openJournal(ctx context.Context, db string, lease leaseConfig, logger *slog.Logger) (journalStore, error) {
 	if db == "" {
 		return nil, errors.New("no place for the answer journal: set --db, AEPFORMS_DB, XDG_STATE_HOME or HOME")
 	}
 	if isPostgresURL(db) {
-		j, err := postgres.Open(ctx, db, postgres.Options{})
+		j, err := postgres.Open(ctx, db, postgres.Options{Replica: lease.replica, Lease: lease.lease})
 		if err != nil {
 			return nil, fmt.Errorf("%w (the journal's database is chosen with --db or AEPFORMS_DB)", err)
 		}
-		logger.Info("answer journal: PostgreSQL "+j.Name(), "source", j.Identity().Source)
+		logger.Info("answer journal: PostgreSQL "+j.Name(), "source", j.Identity().Source, "replica", j.Replica())
 		return j, nil
 	}
-	j, err := sqlite.Open(db, sqlite.Options{})
+	j, err := sqlite.Open(db, sqlite.Options{Replica: lease.replica, Lease: lease.lease})
 	switch {
 	case errors.Is(err, sqlite.ErrLocked):
 		return nil, fmt.Errorf("%w. Stop that one, or give this one its own journal with --db FILE (env AEPFORMS_DB); replicas share a PostgreSQL database instead (--db postgres://…)", err)
@@ -73,6 +74,12 @@ func openJournal(ctx context.Context, db string, logger *slog.Logger) (journalSt
 	}
 	logger.Info("answer journal: "+j.Path(), "source", j.Identity().Source)
 	return j, nil
+}
+
+// leaseConfig is --replica and --lease.
+type leaseConfig struct {
+	replica string
+	lease   time.Duration
 }
 
 // flagSet reports whether name was given on the command line.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/journal"
 	"github.com/aepforms/aepforms/internal/respond"
 )
 
@@ -97,24 +98,68 @@ func resume(ctx context.Context, in *inbox.Inbox, feed *catchUp, rc *respond.Cli
 	if loaded, _ := in.Restoring(); loaded == 0 {
 		return nil
 	}
+	if !waitCaughtUp(ctx, feed) {
+		return nil
+	}
+	again := in.Resume(maxAge)
+	logger.Info("answer journal: resuming after a restart", "sending_again", len(again), "resend_max_age", maxAge)
+	sendAgain(ctx, in, rc, again, "not sent again after the restart", logger)
+	return nil
+}
+
+// waitCaughtUp waits for the feed to catch up with the relay's history;
+// false when ctx ended first.
+func waitCaughtUp(ctx context.Context, feed *catchUp) bool {
 	t := time.NewTicker(catchUpTick)
 	defer t.Stop()
 	for !feed.caughtUp(catchUpQuiet, catchUpMost) {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
+	return true
+}
+
+// sendAgain queues answers handed back by the journal with their
+// original command ids and bytes.
+func sendAgain(ctx context.Context, in *inbox.Inbox, rc *respond.Client, again []inbox.Submission, failed string, logger *slog.Logger) {
+	for _, s := range again {
+		if err := rc.Submit(context.WithoutCancel(ctx), s); err != nil {
+			logger.Warn("answer journal: an answer to send again was not queued", "card", string(s.Card), "command", s.CommandID, "err", err)
+			in.SettleSubmission(s.Card, s.CommandID, inbox.SubmissionFailed, inbox.ReasonUnreachable, failed)
+		}
+	}
+}
+
+// reclaim keeps this replica's resend leases and takes over those another
+// replica let lapse (it died between journaling an answer and the
+// agent's ack), every third of the lease, once the feed has caught up
+// (the cards must be there to judge the answers) and after resume
+// (which claims this replica's own first, so nothing is sent twice from
+// here). On a journal only this process opens, other replicas' leases
+// are those of earlier processes under another name.
+func reclaim(ctx context.Context, in *inbox.Inbox, feed *catchUp, rc *respond.Client, maxAge, lease time.Duration, logger *slog.Logger) error {
+	if !waitCaughtUp(ctx, feed) {
+		return nil
+	}
+	if lease <= 0 {
+		lease = journal.DefaultLease
+	}
+	t := time.NewTicker(lease / 3)
+	defer t.Stop()
+	for {
+		if again := in.Reclaim(maxAge); len(again) > 0 {
+			logger.Info("answer journal: taking over answers whose replica stopped renewing them", "sending_again", len(again))
+			sendAgain(ctx, in, rc, again, "not sent again after its replica stopped", logger)
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 		}
 	}
-	again := in.Resume(maxAge)
-	logger.Info("answer journal: resuming after a restart", "sending_again", len(again), "resend_max_age", maxAge)
-	for _, s := range again {
-		if err := rc.Submit(context.WithoutCancel(ctx), s); err != nil {
-			logger.Warn("answer journal: a resumed answer was not queued", "card", string(s.Card), "command", s.CommandID, "err", err)
-			in.SettleSubmission(s.Card, s.CommandID, inbox.SubmissionFailed, inbox.ReasonUnreachable, "not sent again after the restart")
-		}
-	}
-	return nil
 }
 
 // liveReporter hands the respond path's outcomes to the inbox while the

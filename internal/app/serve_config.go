@@ -69,6 +69,12 @@ type serveConfig struct {
 	// resendMaxAge is the oldest a journaled answer may be to be sent
 	// again after a restart; 0 sends none again.
 	resendMaxAge time.Duration
+	// replica names this process's resend leases on a shared journal
+	// (--replica; default random); lease is how long one lasts unrenewed
+	// (--lease): a replica that dies holding one has its answers sent
+	// again by another once it lapses.
+	replica string
+	lease   time.Duration
 	// settledKept is how many of this UI's settled answers the inbox
 	// shows again after a restart, from the journal; older ones are in
 	// the history.
@@ -190,9 +196,14 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	// Testing only, never a flag: lets pushes go to an http: endpoint on
 	// loopback (a fake push service in a test).
 	c.pushAllowLoopback = env("AEPFORMS_PUSH_ALLOW_LOOPBACK") == "1"
+	fs.StringVar(&c.replica, "replica", envOr("AEPFORMS_REPLICA", ""), "this replica's name on a shared PostgreSQL journal, under which it holds its answers' resend leases; a replica restarted under the same name resends its own at once, another waits for --lease. Default: random (a SQLite journal: the journal's own) (env AEPFORMS_REPLICA)")
+	fs.DurationVar(&c.lease, "lease", envDur("AEPFORMS_LEASE", 30*time.Second), "how long a replica holds the resend lease of an answer waiting for the agent without renewing it (it renews every third of it); once lapsed, another replica sends the answer again (env AEPFORMS_LEASE)")
 	err = fs.Parse(args)
 	if err != nil {
 		return c, err
+	}
+	if c.lease <= 0 {
+		return c, fmt.Errorf("%w: --lease %v: must be positive", ErrUsage, c.lease)
 	}
 	// Secrets come from env after parsing, so -h never prints them.
 	if isPostgresURL(dbEnv) && !flagSet(fs, "db") {

@@ -50,6 +50,8 @@ func TestServeUsageErrors(t *testing.T) {
 		"retention not a span":  {"--history-retention", "forever"},
 		"negative resend age":   {"--resend-max-age", "-1m"},
 		"negative settled kept": {"--settled-kept", "-1"},
+		"no lease":              {"--lease", "0s"},
+		"negative lease":        {"--lease", "-1s"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {

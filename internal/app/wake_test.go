@@ -53,7 +53,7 @@ func TestServeGraphFeedReconnectWakesTheRespondPath(t *testing.T) {
 	require.NoError(t, err)
 	logs := newNotifyBuffer()
 	logger := slog.New(slog.NewTextHandler(logs, nil))
-	jr, err := openJournal(t.Context(), db, logger)
+	jr, err := openJournal(t.Context(), db, leaseConfig{lease: time.Minute}, logger)
 	require.NoError(t, err)
 	g := newServeGraph(cfg, proxy.URL, "tok", jr, logger)
 	require.NotNil(t, g.respond)

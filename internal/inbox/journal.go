@@ -135,3 +135,40 @@ func (j *MemoryJournal) Recent(n int) ([]Submission, error) {
 	}
 	return out, nil
 }
+
+// TokenJournal is a Journal that finds a submission by its form token: a
+// journal replicas share, where a form posted again may reach another
+// replica than the one that took it first (BeginSubmission, Posted).
+type TokenJournal interface {
+	// LookupToken returns the latest submission posted on card with
+	// form token token, by any replica, and whether there is one.
+	LookupToken(card CardID, token string) (Submission, bool, error)
+}
+
+// Leases are the resend leases of a journal replicas share: each live
+// submission is held by one replica (the one that recorded it, until it
+// lets the lease lapse), so after a restart or a replica's death exactly
+// one replica sends it again (Resume, Reclaim).
+type Leases interface {
+	// Claim takes command commandID's lease for this replica when it is
+	// this replica's already or has lapsed at now, and reports whether
+	// this replica holds it.
+	Claim(commandID string, now time.Time) (bool, error)
+	// Renew extends the leases this replica holds on live submissions.
+	Renew(now time.Time) error
+	// Lapsed lists the live submissions whose lease another replica let
+	// lapse by now, oldest first.
+	Lapsed(now time.Time) ([]Submission, error)
+}
+
+// LookupToken returns the latest submission posted on card with token.
+func (j *MemoryJournal) LookupToken(card CardID, token string) (Submission, bool, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for i := len(j.order) - 1; i >= 0; i-- {
+		if s := j.subs[j.order[i]]; s.Card == card && s.Token == token {
+			return cloneSubmission(*s), true, nil
+		}
+	}
+	return Submission{}, false, nil
+}

@@ -116,37 +116,26 @@ func (in *Inbox) Resume(maxAge time.Duration) []Submission {
 		en := in.ours[id]
 		if en == nil {
 			// Its card left the inbox (its bounds) before the feed caught up.
-			in.settleGone(rs, now)
+			if in.claim(rs, now) {
+				in.settleGone(rs, now)
+			}
 			continue
 		}
 		if en.card.Submission != rs {
 			continue // a newer post replaced it
 		}
-		in.touch(en, in.derive(en, now))
-		s := en.card.Submission
-		switch {
-		case !s.InFlight():
-			// The replayed acks already settled it (rejected).
-		case en.card.Recorded != nil && en.ownOutcome():
-			// The agent recorded this very answer; its ack was lost.
-			in.touch(en, in.settle(s, SubmissionAccepted, "", ""))
-		case en.card.Closed(now) != nil:
-			in.touch(en, in.settle(s, SubmissionSuperseded, "", ""))
-		case maxAge <= 0 || now.Sub(s.At) > maxAge:
-			in.touch(en, in.settle(s, SubmissionNotSent, ReasonTooOld, ""))
-		default:
-			if s.State == SubmissionQueued {
-				// Queued when the last serve stopped: it goes to the
-				// respond path now, which says "queued" again if the
-				// relay is still away.
-				in.touch(en, in.settle(s, SubmissionSending, "", ""))
-			}
-			out = append(out, cloneSubmission(*s))
+		if rs.InFlight() && !in.claim(rs, now) {
+			continue // another replica holds its lease: that one resends it
+		}
+		if in.resumeOne(en, maxAge, now) {
+			out = append(out, cloneSubmission(*en.card.Submission))
 		}
 	}
 	// What never found its card: the relay no longer holds the request.
 	for _, s := range in.restored {
-		in.settleGone(s, now)
+		if in.claim(s, now) {
+			in.settleGone(s, now)
+		}
 	}
 	clear(in.restored)
 	in.resumable = nil
@@ -311,4 +300,117 @@ func (in *Inbox) keepRecorded(en *entry) {
 		return
 	}
 	s.Recorded, s.RecordedAt = &r, now
+}
+
+// resumeOne decides what becomes of the in-flight submission on en's card
+// after a restart or a lapsed lease, and reports whether it is to be sent
+// again: settled accepted when the agent recorded it, superseded when its
+// request closed, not sent when older than maxAge (zero or less sends
+// none again), else sent again (sending, if it was queued). The caller
+// holds the lock.
+func (in *Inbox) resumeOne(en *entry, maxAge time.Duration, now time.Time) bool {
+	in.touch(en, in.derive(en, now))
+	s := en.card.Submission
+	switch {
+	case !s.InFlight():
+		// The replayed acks already settled it (rejected).
+	case en.card.Recorded != nil && en.ownOutcome():
+		// The agent recorded this very answer; its ack was lost.
+		in.touch(en, in.settle(s, SubmissionAccepted, "", ""))
+	case en.card.Closed(now) != nil:
+		in.touch(en, in.settle(s, SubmissionSuperseded, "", ""))
+	case maxAge <= 0 || now.Sub(s.At) > maxAge:
+		in.touch(en, in.settle(s, SubmissionNotSent, ReasonTooOld, ""))
+	default:
+		if s.State == SubmissionQueued {
+			// Queued when the last serve stopped: it goes to the
+			// respond path now, which says "queued" again if the
+			// relay is still away.
+			in.touch(en, in.settle(s, SubmissionSending, "", ""))
+		}
+		return true
+	}
+	return false
+}
+
+// claim takes s's resend lease on a journal replicas share (Leases), and
+// reports whether this replica may decide s's fate: always, on a journal
+// with no leases. A journal that cannot answer is noted, and s left to
+// whichever replica next claims it. The caller holds the lock.
+func (in *Inbox) claim(s *Submission, now time.Time) bool {
+	leases, ok := in.opts.Journal.(Leases)
+	if !ok {
+		return true
+	}
+	held, err := leases.Claim(s.CommandID, now)
+	if err != nil {
+		in.noteJournalError(err)
+		return false
+	}
+	return held
+}
+
+// Reclaim is Resume for a replica that stays up, on a journal replicas
+// share (Leases; elsewhere it does nothing): it renews the leases this
+// replica holds, then takes over each live submission whose replica let
+// its lease lapse (it died after journaling the answer and before the
+// agent's ack), puts it on its card, and decides its fate as Resume does.
+// It returns those to send again, with their original command id and
+// bytes. Call it every fraction of the lease, once the feed has caught
+// up (the cards must be in the inbox to be judged).
+func (in *Inbox) Reclaim(maxAge time.Duration) []Submission {
+	leases, ok := in.opts.Journal.(Leases)
+	if !ok {
+		return nil
+	}
+	now := in.opts.Now()
+	if err := leases.Renew(now); err != nil {
+		in.mu.Lock()
+		in.noteJournalError(err)
+		in.mu.Unlock()
+		return nil // without our own leases renewed, take none over
+	}
+	lapsed, err := leases.Lapsed(now)
+	if err != nil {
+		in.mu.Lock()
+		in.noteJournalError(err)
+		in.mu.Unlock()
+		return nil
+	}
+	var out []Submission
+	for _, s := range lapsed {
+		held, err := leases.Claim(s.CommandID, now)
+		if err != nil || !held {
+			continue // another replica took it first
+		}
+		if send, ok := in.reclaimOne(s, maxAge, now); ok {
+			out = append(out, send)
+		}
+	}
+	return out
+}
+
+// reclaimOne puts the lapsed submission s, whose lease this replica now
+// holds, on its card and decides its fate; it returns it when it is to
+// be sent again.
+func (in *Inbox) reclaimOne(s Submission, maxAge time.Duration, now time.Time) (Submission, bool) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	defer in.commit()
+	en, ok := in.byID[s.Card]
+	if !ok {
+		in.settleGone(&s, now) // the relay no longer holds its request
+		return Submission{}, false
+	}
+	in.touch(en, in.adopt(en, s))
+	cur := en.card.Submission
+	if cur == nil || cur.CommandID != s.CommandID {
+		// A later answer is on the card: this one is not sent again.
+		in.journalSettle(s.CommandID, SubmissionSuperseded, "", "", now)
+		return Submission{}, false
+	}
+	if !in.resumeOne(en, maxAge, now) {
+		return Submission{}, false
+	}
+	return cloneSubmission(*cur), true
 }

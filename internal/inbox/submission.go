@@ -60,12 +60,75 @@ func (in *Inbox) BeginSubmission(id CardID, s Submission) (Submission, error) {
 		sub.Command = raw
 	}
 	// Write ahead: the submission is kept before anything is sent.
+	var posted *Submission
 	if err == nil {
 		if jerr := in.opts.Journal.Record(sub); jerr != nil {
-			err = fmt.Errorf("%w: %w", ErrNotRecorded, jerr)
+			posted, err = in.notRecorded(sub, jerr)
 		}
 	}
-	return in.confirm(en, sub, err)
+	out, err := in.confirm(en, sub, err)
+	if posted != nil {
+		return in.adoptPosted(*posted), err
+	}
+	return out, err
+}
+
+// notRecorded says why the journal refused to record sub. A second live
+// answer to the request (ErrInFlight) can only be another replica's on a
+// shared journal, this inbox having reserved the card: the same form
+// posted there first is ErrDuplicate, with that submission (the same 303
+// on every replica); another form is ErrInFlight. Anything else is
+// ErrNotRecorded.
+func (in *Inbox) notRecorded(sub Submission, jerr error) (*Submission, error) {
+	if !errors.Is(jerr, ErrInFlight) {
+		return nil, fmt.Errorf("%w: %w", ErrNotRecorded, jerr)
+	}
+	if tj, ok := in.opts.Journal.(TokenJournal); ok {
+		prev, found, lerr := tj.LookupToken(sub.Card, sub.Token)
+		if lerr == nil && found {
+			return &prev, ErrDuplicate
+		}
+	}
+	return nil, fmt.Errorf("%w (another replica's): %w", ErrInFlight, jerr)
+}
+
+// adoptPosted puts another replica's submission of the same form on its
+// card, as the feed will when its command arrives, and returns it.
+func (in *Inbox) adoptPosted(s Submission) Submission {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if en, ok := in.byID[s.Card]; ok {
+		in.touch(en, in.adopt(en, s))
+		in.commit()
+	}
+	return s
+}
+
+// Posted reports whether form token token was posted on card id, here
+// or, on a journal replicas share (TokenJournal), on another replica: the
+// same form posted again is answered as the first post was, even once
+// its answer settled the card.
+func (in *Inbox) Posted(id CardID, token string) bool {
+	if token == "" {
+		return false
+	}
+	in.mu.Lock()
+	en, ok := in.byID[id]
+	here := ok && en.tokens[token]
+	in.mu.Unlock()
+	if here || !ok {
+		return here
+	}
+	tj, ok := in.opts.Journal.(TokenJournal)
+	if !ok {
+		return false
+	}
+	s, found, err := tj.LookupToken(id, token)
+	if err != nil || !found {
+		return false
+	}
+	in.adoptPosted(s)
+	return true
 }
 
 // reserve checks, under the lock, that card id takes s now, and marks the

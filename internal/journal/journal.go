@@ -7,6 +7,8 @@
 package journal
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -153,3 +155,16 @@ func ParseCursor(c string) (posted, seq int64, err error) {
 
 // Fold is the case folding of SearchText and HistoryQuery.Text.
 func Fold(s string) string { return strings.ToLower(s) }
+
+// DefaultLease is how long a replica holds a live submission's resend
+// lease (inbox.Leases) when its backend's Options set none: another
+// replica on the database resends it once the lease lapses unrenewed.
+const DefaultLease = 30 * time.Second
+
+// NewReplica is a replica name for a process that was given none: random,
+// so two processes never hold one lease.
+func NewReplica() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "replica-" + hex.EncodeToString(b[:])
+}

@@ -25,6 +25,8 @@ import (
 // Backend is an open journal as the app uses it.
 type Backend interface {
 	inbox.Journal
+	inbox.TokenJournal
+	inbox.Leases
 	journal.Pruner
 	History(ctx context.Context, q journal.HistoryQuery) (journal.HistoryPage, error)
 	CreateSession(ctx context.Context, s journal.Session) error
@@ -58,6 +60,9 @@ type Store struct {
 	// restarted process would; each journal it opens is closed when the
 	// test ends (the suite closes it earlier where a test restarts).
 	Open func() Backend
+	// OpenAs opens the journal as replica replica, holding resend leases
+	// for lease (the backend's Options.Replica and Options.Lease).
+	OpenAs func(replica string, lease time.Duration) Backend
 	// Shared is true when the store may be open more than once at a
 	// time, as replicas share one database (not a locked file).
 	Shared bool
@@ -115,6 +120,10 @@ func Run(t *testing.T, fresh Fresh) {
 		{"PushSubscriptions", testPushSubscriptions},
 		{"PushClaimedOnce", testPushClaims},
 		{"PageVisibility", testPageVisibility},
+		{"LookupToken", testLookupToken},
+		{"ResendLeases", testLeases},
+		{"ReplicasGiveOneAnswer", testReplicasOneAnswer},
+		{"ReplicasResendOnceAfterALapse", testReplicasReclaim},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -669,4 +678,214 @@ func testQueued(t *testing.T, st Store) {
 	require.Len(t, resent, 1)
 	assert.Equal(t, "c1", resent[0].CommandID)
 	assert.Equal(t, inbox.SubmissionSending, resent[0].State, "handed to the respond path, which says queued again if the relay is away")
+}
+
+// A submission is found by its card and form token, the latest first; by
+// a second replica on a shared store too.
+func testLookupToken(t *testing.T, st Store) {
+	j := st.Open()
+	first := Submission("t1", T0)
+	require.NoError(t, j.Record(first))
+	require.NoError(t, j.Settle("t1", inbox.SubmissionFailed, inbox.ReasonTimeout, "", T0.Add(time.Second)))
+	again := Submission("t2", T0.Add(2*time.Second))
+	again.Card, again.Key, again.Token = first.Card, first.Key, first.Token
+	require.NoError(t, j.Record(again))
+
+	got, ok, err := j.LookupToken(first.Card, first.Token)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, "t2", got.CommandID, "the latest post of the token")
+	assert.Equal(t, inbox.SubmissionSending, got.State)
+	assert.Equal(t, first.Key, got.Key)
+
+	_, ok, err = j.LookupToken(first.Card, "tok-other")
+	require.NoError(t, err)
+	assert.False(t, ok, "another token")
+	_, ok, err = j.LookupToken("card-other", first.Token)
+	require.NoError(t, err)
+	assert.False(t, ok, "the token on another card")
+
+	if st.Shared {
+		two := st.Open()
+		got, ok, err := two.LookupToken(first.Card, first.Token)
+		require.NoError(t, err)
+		require.True(t, ok, "a second replica finds it")
+		assert.Equal(t, "t2", got.CommandID)
+		require.NoError(t, two.Close())
+	}
+}
+
+// Resend leases: the replica that records a submission holds its lease
+// for the lease duration from its post; others cannot claim it until it
+// lapses, renewing extends it, and once lapsed exactly one other replica
+// takes it. Settled submissions are no one's to resend. On a store that
+// only one process opens at a time, the next process is the other
+// replica, and one under the same name holds its leases again.
+func testLeases(t *testing.T, st Store) {
+	const lease = time.Minute
+	a := st.OpenAs("a", lease)
+	live, done := Submission("l1", T0), Submission("l2", T0)
+	require.NoError(t, a.Record(live))
+	require.NoError(t, a.Record(done))
+	require.NoError(t, a.Settle("l2", inbox.SubmissionRejected, "invalid", "", T0.Add(time.Second)))
+
+	lapsed, err := a.Lapsed(T0.Add(2 * lease))
+	require.NoError(t, err)
+	assert.Empty(t, lapsed, "a replica's own leases are not lapsed to it")
+	held, err := a.Claim("l1", T0.Add(time.Second))
+	require.NoError(t, err)
+	assert.True(t, held, "its own lease")
+	require.NoError(t, a.Renew(T0.Add(50*time.Second)), "held until 50s + lease")
+
+	var b Backend
+	if st.Shared {
+		b = st.OpenAs("b", lease)
+		t.Cleanup(func() { _ = a.Close() })
+	} else {
+		require.NoError(t, a.Close())
+		b = st.OpenAs("b", lease)
+	}
+	at := T0.Add(50*time.Second + lease - time.Second)
+	lapsed, err = b.Lapsed(at)
+	require.NoError(t, err)
+	assert.Empty(t, lapsed, "renewed: not lapsed yet")
+	held, err = b.Claim("l1", at)
+	require.NoError(t, err)
+	assert.False(t, held, "another replica's lease that has not lapsed")
+
+	at = T0.Add(50*time.Second + lease)
+	lapsed, err = b.Lapsed(at)
+	require.NoError(t, err)
+	require.Len(t, lapsed, 1, "only the live one")
+	assert.Equal(t, "l1", lapsed[0].CommandID)
+	held, err = b.Claim("l1", at)
+	require.NoError(t, err)
+	assert.True(t, held, "lapsed: taken over")
+	if st.Shared {
+		held, err = a.Claim("l1", at)
+		require.NoError(t, err)
+		assert.False(t, held, "taken over: the first replica no longer holds it")
+	}
+	lapsed, err = b.Lapsed(at.Add(2 * lease))
+	require.NoError(t, err)
+	assert.Empty(t, lapsed, "its own now")
+	require.NoError(t, b.Close())
+
+	if !st.Shared {
+		b = st.OpenAs("b", lease)
+		held, err = b.Claim("l1", at)
+		require.NoError(t, err)
+		assert.True(t, held, "the same replica restarted holds its leases")
+		require.NoError(t, b.Close())
+	}
+}
+
+// askOn makes request r1 (a permission) on in and returns its card.
+func askOn(t *testing.T, in *inbox.Inbox) inbox.CardID {
+	t.Helper()
+	req, err := aep.Build(aep.Envelope{ID: "r1", Type: "attention.requested", Time: T0.Format(time.RFC3339Nano), Source: "aep://h/agent", Agent: "builder",
+		Session: "s1", Seq: aep.Int64(1), Capture: "full", Data: aep.Request{Kind: aep.KindPermission, Prompt: "Deploy?",
+			Options: []aep.Option{{ID: "yes", Label: "Yes"}, {ID: "no", Label: "No"}}}})
+	require.NoError(t, err)
+	in.Apply(req)
+	return inbox.RequestKey{Source: "aep://h/agent", Session: "s1", RequestID: "r1"}.CardID()
+}
+
+// Replicas on one journal (inboxes sharing it; on a store only one
+// process opens, one journal value, as the database's rule is the same)
+// give one answer per request, and the same answer for the same form
+// wherever it is posted: the form posted first on one and again on
+// another is a duplicate there, with the first's submission on the card;
+// another form while that answer is live is refused as in flight (409),
+// not as a journal failure (503); and once the answer settled the card,
+// the same form is still known as posted everywhere.
+func testReplicasOneAnswer(t *testing.T, st Store) {
+	now := T0
+	clock := func() time.Time { return now }
+	ja := st.Open()
+	jb, jc := ja, ja
+	if st.Shared {
+		jb, jc = st.Open(), st.Open()
+	}
+	a := inbox.New(inbox.Options{Journal: ja, Now: clock})
+	b := inbox.New(inbox.Options{Journal: jb, Now: clock})
+	c := inbox.New(inbox.Options{Journal: jc, Now: clock})
+	id := askOn(t, a)
+	askOn(t, b)
+	askOn(t, c)
+
+	first, err := a.BeginSubmission(id, inbox.Submission{Token: "tok-1", CommandID: "c1", By: "alice", Answer: aep.Answer{Option: "yes"}})
+	require.NoError(t, err)
+
+	now = now.Add(time.Second)
+	got, err := b.BeginSubmission(id, inbox.Submission{Token: "tok-1", CommandID: "c2", By: "alice", Answer: aep.Answer{Option: "yes"}})
+	require.ErrorIs(t, err, inbox.ErrDuplicate, "the same form posted on a second replica")
+	assert.NotErrorIs(t, err, inbox.ErrNotRecorded)
+	assert.Equal(t, first.CommandID, got.CommandID, "the first post's submission")
+	card, ok := b.Card(id)
+	require.True(t, ok)
+	require.NotNil(t, card.Submission, "the second replica shows the first's answer")
+	assert.Equal(t, "c1", card.Submission.CommandID)
+	assert.True(t, card.Submission.InFlight())
+
+	_, err = c.BeginSubmission(id, inbox.Submission{Token: "tok-2", CommandID: "c3", By: "bob", Answer: aep.Answer{Option: "no"}})
+	require.ErrorIs(t, err, inbox.ErrInFlight, "another form while the first answer is live")
+	assert.NotErrorIs(t, err, inbox.ErrNotRecorded, "not a journal failure")
+	assert.NotErrorIs(t, err, inbox.ErrDuplicate)
+	_, found, err := jc.Lookup("c3")
+	require.NoError(t, err)
+	assert.False(t, found, "nothing recorded for the refused post")
+
+	assert.True(t, c.Posted(id, "tok-1"), "a replica that never saw the form knows it was posted")
+	assert.False(t, c.Posted(id, "tok-2"), "the refused form was not")
+	assert.False(t, c.Posted(id, "tok-never"))
+	card, _ = c.Card(id)
+	require.NotNil(t, card.Submission, "and shows the answer it found")
+	assert.Equal(t, "c1", card.Submission.CommandID)
+}
+
+// A replica that journaled an answer and died before the agent's ack
+// (its lease is not renewed) has it sent again by exactly one other
+// replica once the lease lapses, with the same command id; a replica
+// that restarts while the first one lives resends nothing of it.
+func testReplicasReclaim(t *testing.T, st Store) {
+	const lease = time.Minute
+	now := T0
+	clock := func() time.Time { return now }
+	ja := st.OpenAs("a", lease)
+	a := inbox.New(inbox.Options{Journal: ja, Now: clock})
+	id := askOn(t, a)
+	sent, err := a.BeginSubmission(id, inbox.Submission{Token: "tok-1", CommandID: "c1", By: "alice", Answer: aep.Answer{Option: "yes"}})
+	require.NoError(t, err)
+	if !st.Shared {
+		require.NoError(t, ja.Close()) // a dies; b is the next process on the file
+	}
+
+	var jb, jc inbox.Journal
+	jb = st.OpenAs("b", lease)
+	jc = jb
+	if st.Shared {
+		jc = st.OpenAs("c", lease)
+	}
+	b := inbox.New(inbox.Options{Journal: jb, Now: clock})
+	c := inbox.New(inbox.Options{Journal: jc, Now: clock})
+	n, err := b.Restore()
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	askOn(t, b)
+	askOn(t, c)
+	now = T0.Add(lease / 2)
+	assert.Empty(t, b.Resume(10*time.Minute), "a restart while a's lease holds resends nothing")
+	assert.Empty(t, b.Reclaim(10*time.Minute), "nor does a replica that stays up")
+	card, _ := b.Card(id)
+	require.NotNil(t, card.Submission)
+	assert.True(t, card.Submission.InFlight(), "the card shows the answer on its way, not settled by b")
+
+	now = T0.Add(lease)
+	again := b.Reclaim(10 * time.Minute)
+	require.Len(t, again, 1, "the lease lapsed: b sends it again")
+	assert.Equal(t, sent.CommandID, again[0].CommandID, "with the same command id")
+	assert.Equal(t, string(sent.Command), string(again[0].Command), "and the same bytes")
+	assert.Empty(t, c.Reclaim(10*time.Minute), "exactly one replica resends it")
+	assert.Empty(t, b.Reclaim(10*time.Minute), "once")
 }

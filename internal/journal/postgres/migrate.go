@@ -117,6 +117,12 @@ var migrations = []string{
 		updated_at bigint NOT NULL
 	);
 	CREATE INDEX page_visibility_operator ON page_visibility (operator, updated_at);`,
+	// 4 (issue 16, replicas): the replica holding each live
+	// submission's resend lease and until when (SQLite's step 7), and a
+	// submission found by its form token.
+	`ALTER TABLE submissions ADD COLUMN lease_owner text NOT NULL DEFAULT '';
+	ALTER TABLE submissions ADD COLUMN lease_until bigint NOT NULL DEFAULT 0; -- unix nanoseconds
+	CREATE INDEX submissions_token ON submissions (card_id, token);`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -47,6 +47,14 @@ type Options struct {
 	// stops answering fails a post instead of holding every card. Default
 	// 10s.
 	WriteTimeout time.Duration
+	// Replica is the name this process holds resend leases under
+	// (inbox.Leases). Default: for SQLite, one serve per file, the
+	// journal's instance id, so a restarted serve holds its own leases
+	// again; for PostgreSQL a random one (journal.NewReplica).
+	Replica string
+	// Lease is how long a resend lease lasts unrenewed. Default
+	// journal.DefaultLease.
+	Lease time.Duration
 }
 
 // Journal is an answer journal in a PostgreSQL database. Its methods are
@@ -58,6 +66,9 @@ type Journal struct {
 	// write is Options.WriteTimeout.
 	write time.Duration
 	id    journal.Identity
+	// replica and lease are Options.Replica and Options.Lease.
+	replica string
+	lease   time.Duration
 }
 
 // Open connects to the database at dbURL (postgres://…), applies the
@@ -89,7 +100,13 @@ func Open(ctx context.Context, dbURL string, opts Options) (*Journal, error) {
 	if opts.WriteTimeout <= 0 {
 		opts.WriteTimeout = 10 * time.Second
 	}
-	j := &Journal{pool: pool, name: name, write: opts.WriteTimeout}
+	if opts.Replica == "" {
+		opts.Replica = journal.NewReplica()
+	}
+	if opts.Lease <= 0 {
+		opts.Lease = journal.DefaultLease
+	}
+	j := &Journal{pool: pool, name: name, write: opts.WriteTimeout, replica: opts.Replica, lease: opts.Lease}
 	if err := migrate(ctx, pool, opts.Now); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("answer journal %s: %w", name, err)

@@ -37,7 +37,15 @@ func TestJournalSuite(t *testing.T) {
 	c := pgtest.Need(t)
 	journaltest.Run(t, func(t *testing.T) journaltest.Store {
 		db := c.NewDatabase(t)
-		return journaltest.Store{Open: func() journaltest.Backend { return openURL(t, db, Options{}) }, Shared: true}
+		return journaltest.Store{
+			// One replica, restarted under its name (serve --replica),
+			// unless a test asks for another (OpenAs).
+			Open: func() journaltest.Backend { return openURL(t, db, Options{Replica: "replica-1"}) },
+			OpenAs: func(replica string, lease time.Duration) journaltest.Backend {
+				return openURL(t, db, Options{Replica: replica, Lease: lease})
+			},
+			Shared: true,
+		}
 	})
 }
 

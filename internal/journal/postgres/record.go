@@ -29,13 +29,13 @@ func (j *Journal) Record(s inbox.Submission) error {
 	err = pgx.BeginFunc(ctx, j.pool, func(tx pgx.Tx) error {
 		var seq int64
 		err := tx.QueryRow(ctx, `INSERT INTO submissions
-			(command_id, card_id, token, source, session, request_id, agent, question, fields, operator, form, answer, search, posted_at, state, reason, detail, settled_at, command, kind, options, capture)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
+			(command_id, card_id, token, source, session, request_id, agent, question, fields, operator, form, answer, search, posted_at, state, reason, detail, settled_at, command, kind, options, capture, lease_owner, lease_until)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)
 			ON CONFLICT (command_id) DO NOTHING RETURNING seq`,
 			s.CommandID, string(s.Card), s.Token, s.Key.Source, s.Key.Session, s.Key.RequestID, s.Agent, s.Question,
 			fields, s.By, form, answer, journal.SearchText(s), journal.Nanos(s.At),
 			string(s.State), s.Reason, s.Detail, journal.Nanos(s.SettledAt), command(s.Command),
-			s.Kind, options, s.Capture.String()).Scan(&seq)
+			s.Kind, options, s.Capture.String(), j.replica, journal.Nanos(s.At.Add(j.lease))).Scan(&seq)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return journal.ErrDuplicate
 		}

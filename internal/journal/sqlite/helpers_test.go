@@ -3,6 +3,7 @@ package sqlite
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -41,7 +42,12 @@ func TestJournalSuite(t *testing.T) {
 	t.Parallel()
 	journaltest.Run(t, func(t *testing.T) journaltest.Store {
 		path := tempPath(t)
-		return journaltest.Store{Open: func() journaltest.Backend { return openAt(t, path, Options{}) }}
+		return journaltest.Store{
+			Open: func() journaltest.Backend { return openAt(t, path, Options{}) },
+			OpenAs: func(replica string, lease time.Duration) journaltest.Backend {
+				return openAt(t, path, Options{Replica: replica, Lease: lease})
+			},
+		}
 	})
 }
 
@@ -49,12 +55,19 @@ func TestJournalSuite(t *testing.T) {
 // push tables dropped).
 const undoMigration6 = `DROP TABLE push_keys; DROP TABLE push_subscriptions; DROP TABLE push_claims; DROP TABLE page_visibility; `
 
-// undoMigration4 takes a journal's schema back from version 4 to 3 (its
+// undoMigration4 takes a journal's schema back from version 4 to 3, with
+// the lease step after it (its
 // schema_migrations row is the caller's to delete).
-const undoMigration4 = `DROP INDEX submissions_recorded;
+const undoMigration4 = undoLease + `DROP INDEX submissions_recorded;
 	ALTER TABLE submissions DROP COLUMN kind;
 	ALTER TABLE submissions DROP COLUMN options;
 	ALTER TABLE submissions DROP COLUMN capture;
 	ALTER TABLE submissions DROP COLUMN recorded;
 	ALTER TABLE submissions DROP COLUMN recorded_at;
+`
+
+// undoLease takes back the resend lease step (7, issue 16), the newest.
+const undoLease = `DROP INDEX submissions_token;
+	ALTER TABLE submissions DROP COLUMN lease_owner;
+	ALTER TABLE submissions DROP COLUMN lease_until;
 `

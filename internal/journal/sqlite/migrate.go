@@ -98,6 +98,14 @@ var migrations = []string{
 	// so of several replicas one sends each push; which pages are visible,
 	// so no push goes to an operator who is looking.
 	pushSchema("INTEGER", "INTEGER"),
+	// 7 (issue 16, replicas): the replica holding each live
+	// submission's resend lease and until when (Journal.Claim, Renew,
+	// Lapsed), and a submission found by its form token (LookupToken),
+	// for a post repeated on another replica. Older rows hold no lease
+	// (lapsed): the next serve claims them as before.
+	`ALTER TABLE submissions ADD COLUMN lease_owner TEXT NOT NULL DEFAULT '';
+	ALTER TABLE submissions ADD COLUMN lease_until INTEGER NOT NULL DEFAULT 0; -- unix nanoseconds
+	CREATE INDEX submissions_token ON submissions (card_id, token);`,
 }
 
 // pushSchema is step 6, written once for both column types of a time

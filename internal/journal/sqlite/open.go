@@ -58,6 +58,14 @@ type Options struct {
 	// BusyTimeout is how long a statement waits for another connection's
 	// write. Default 5s.
 	BusyTimeout time.Duration
+	// Replica is the name this process holds resend leases under
+	// (inbox.Leases). Default: for SQLite, one serve per file, the
+	// journal's instance id, so a restarted serve holds its own leases
+	// again; for PostgreSQL a random one (journal.NewReplica).
+	Replica string
+	// Lease is how long a resend lease lasts unrenewed. Default
+	// journal.DefaultLease.
+	Lease time.Duration
 }
 
 // Journal is an answer journal in one SQLite file. Its methods are safe
@@ -68,6 +76,9 @@ type Journal struct {
 	lock *os.File
 	now  func() time.Time
 	id   journal.Identity
+	// replica and lease are Options.Replica and Options.Lease.
+	replica string
+	lease   time.Duration
 
 	// writeMu serialises the answer writes (Record, Settle) in this
 	// process, so they queue here rather than poll SQLite's busy handler,
@@ -149,6 +160,13 @@ func (j *Journal) open(opts Options) error {
 	}
 	if j.id, err = loadIdentity(ctx, db, opts.Host, opts.Now()); err != nil {
 		return j.describe(err)
+	}
+	j.replica, j.lease = opts.Replica, opts.Lease
+	if j.replica == "" {
+		j.replica = j.id.InstanceID // one serve per file: a restart is the same replica
+	}
+	if j.lease <= 0 {
+		j.lease = journal.DefaultLease
 	}
 	// The files SQLite made follow the database file's mode; make sure.
 	for _, p := range j.files() {

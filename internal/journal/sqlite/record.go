@@ -107,13 +107,13 @@ func (j *Journal) insertRecords(rows []*recordRow) ([]error, error) {
 		s := row.s
 		var seq int64
 		err = tx.QueryRowContext(ctx, `INSERT INTO submissions
-			(command_id, card_id, token, source, session, request_id, agent, question, fields, operator, form, answer, search, posted_at, state, reason, detail, settled_at, command, kind, options, capture)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			(command_id, card_id, token, source, session, request_id, agent, question, fields, operator, form, answer, search, posted_at, state, reason, detail, settled_at, command, kind, options, capture, lease_owner, lease_until)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (command_id) DO NOTHING RETURNING seq`,
 			s.CommandID, string(s.Card), s.Token, s.Key.Source, s.Key.Session, s.Key.RequestID, s.Agent, s.Question,
 			row.fields, s.By, row.form, row.answer, journal.SearchText(s), journal.Nanos(s.At),
 			string(s.State), s.Reason, s.Detail, journal.Nanos(s.SettledAt), command(s.Command),
-			s.Kind, row.options, s.Capture.String()).Scan(&seq)
+			s.Kind, row.options, s.Capture.String(), j.replica, journal.Nanos(s.At.Add(j.lease))).Scan(&seq)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			results[i] = ErrDuplicate

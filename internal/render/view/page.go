@@ -45,6 +45,11 @@ type PageOptions struct {
 	// Seq is the inbox change seq the cards were read at: the push URL
 	// carries it as ?since= so the first connect catches up from there.
 	Seq uint64
+	// Epoch is the server process's push epoch: ?since= is
+	// {Epoch}-{Seq}, so a page loaded from one replica and connecting to
+	// another (or to a restarted one) is told to reload, never caught
+	// up from another process's seq.
+	Epoch string
 	// SignedIn is true when the request carries an operator session (an
 	// operator secret is set and the operator signed in): the header then
 	// offers a sign-out. Operator is the name given at sign-in ("" when none).
@@ -228,7 +233,7 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 			q.Set(t.Name, t.Value)
 		}
 	}
-	q.Set("since", strconv.FormatUint(opts.Seq, 10))
+	q.Set("since", PushID(opts.Epoch, opts.Seq))
 	v.PushURL = base + "/push?" + q.Encode()
 	v.ClearURL = v.HomeURL
 	if opts.Panel {
@@ -332,4 +337,13 @@ func theme(t string) string {
 		return t
 	}
 	return ""
+}
+
+// PushID is a push event id: the server process's epoch and the inbox
+// change seq, {epoch}-{seq} (the bare seq without an epoch).
+func PushID(epoch string, seq uint64) string {
+	if epoch == "" {
+		return strconv.FormatUint(seq, 10)
+	}
+	return epoch + "-" + strconv.FormatUint(seq, 10)
 }
