@@ -182,7 +182,10 @@ type entry struct {
 	// reserved is the post being journaled outside the lock
 	// (BeginSubmission): the card takes no other answer meanwhile.
 	reserved *Submission
-	links    []subjKey // keys in Inbox.links pointing here
+	// journaledDone is closed when the reservation ends (confirm), so the
+	// same form posted again meanwhile waits for the first post's fate.
+	journaledDone chan struct{}
+	links         []subjKey // keys in Inbox.links pointing here
 
 	size         int64      // raw bytes of the attention.requested (Options.MaxBytes)
 	load         *agentLoad // the agent's share of the inbox this card counts in

@@ -179,17 +179,26 @@ func TestAJournalWriteHoldsUpNothingElse(t *testing.T) {
 		_, err := in.BeginSubmission(r1, sub("t2", "c2"))
 		assert.ErrorIs(t, err, ErrInFlight)
 	})
-	within(t, "the same form again", func() {
+	// The same form again (a double click) waits for the first post's
+	// fate: it is told the answer was taken only once it is kept.
+	again := make(chan Submission, 1)
+	go func() {
 		s, err := in.BeginSubmission(r1, sub("t1", "c3"))
 		assert.ErrorIs(t, err, ErrDuplicate)
-		assert.Equal(t, "c1", s.CommandID, "the answer being journaled")
-	})
+		again <- s
+	}()
 	second := beginAsync(t, in, j, r2, sub("t4", "c4"))
 
 	j.release <- struct{}{}
 	j.release <- struct{}{}
 	require.NoError(t, <-first)
 	require.NoError(t, <-second)
+	select {
+	case s := <-again:
+		assert.Equal(t, "c1", s.CommandID, "the answer journaled")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the same form posted again never got its answer")
+	}
 	c, _ := in.Card(r1)
 	require.NotNil(t, c.Submission)
 	assert.Equal(t, "c1", c.Submission.CommandID)
@@ -220,6 +229,39 @@ func TestAFailedJournalWriteReleasesTheCard(t *testing.T) {
 	res = beginAsync(t, in, j, id, sub("t2", "c2"))
 	j.release <- struct{}{}
 	require.NoError(t, <-res)
+}
+
+// The same form posted twice while its first post is being journaled (a
+// double click), and the journal refuses the first: the second is not
+// told "sent" for an answer never kept; it is journaled itself.
+func TestASecondPostOfAFormWhoseFirstWasNotKeptIsKept(t *testing.T) {
+	t.Parallel()
+	j := newSlowJournal()
+	j.fail = errors.New("disk full")
+	in := New(Options{Journal: j})
+	in.Apply(request(t, "r1", 0, formData("")))
+	id := cardIDOf("r1")
+
+	first := beginAsync(t, in, j, id, sub("t1", "c1"))
+	again := make(chan error, 1)
+	go func() {
+		_, err := in.BeginSubmission(id, sub("t1", "c2"))
+		again <- err
+	}()
+	j.release <- struct{}{} // the first post's write fails
+	require.ErrorIs(t, <-first, ErrNotRecorded)
+	j.fail = nil
+	select {
+	case got := <-j.started:
+		assert.Equal(t, "c2", got, "the second post is journaled in its own right")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second post never reached the journal")
+	}
+	j.release <- struct{}{}
+	require.NoError(t, <-again)
+	c, _ := in.Card(id)
+	require.NotNil(t, c.Submission)
+	assert.Equal(t, "c2", c.Submission.CommandID)
 }
 
 // A card whose answer is being journaled is never evicted to make room:

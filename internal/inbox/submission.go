@@ -49,6 +49,14 @@ var ErrOtherInFlight = fmt.Errorf("%w: sent by another sender, or by this UI bef
 // Settle of the same command.
 func (in *Inbox) BeginSubmission(id CardID, s Submission) (Submission, error) {
 	en, sub, err := in.reserve(id, s)
+	for errors.Is(err, errBeingJournaled) {
+		// The same form, posted again while its first post is being
+		// journaled (a double click): its answer is that post's fate, so
+		// wait for it. Kept: ErrDuplicate next time round; not kept: this
+		// post is the first to be kept.
+		<-en.journaledDone
+		en, sub, err = in.reserve(id, s)
+	}
 	if err != nil {
 		return sub, err
 	}
@@ -91,6 +99,10 @@ func (in *Inbox) notRecorded(sub Submission, jerr error) (*Submission, error) {
 	}
 	return nil, fmt.Errorf("%w (another replica's): %w", ErrInFlight, jerr)
 }
+
+// errBeingJournaled is reserve's answer to the same form posted again
+// while its first post is being journaled: BeginSubmission waits for it.
+var errBeingJournaled = errors.New("inbox: this form's answer is being journaled")
 
 // adoptPosted puts another replica's submission of the same form on its
 // card, as the feed will when its command arrives, and returns it.
@@ -144,7 +156,7 @@ func (in *Inbox) reserve(id CardID, s Submission) (*entry, Submission, error) {
 	}
 	c := &en.card
 	if s.Token != "" && en.reserved != nil && en.reserved.Token == s.Token {
-		return nil, cloneSubmission(*en.reserved), ErrDuplicate
+		return en, Submission{}, errBeingJournaled
 	}
 	if s.Token != "" && en.tokens[s.Token] && c.Submission != nil {
 		return nil, cloneSubmission(*c.Submission), ErrDuplicate
@@ -178,6 +190,7 @@ func (in *Inbox) reserve(id CardID, s Submission) (*entry, Submission, error) {
 	sub.Resumed = false
 	held := cloneSubmission(sub)
 	en.reserved = &held
+	en.journaledDone = make(chan struct{})
 	if in.reserving == nil {
 		in.reserving = make(map[string]*entry)
 	}
@@ -192,6 +205,7 @@ func (in *Inbox) confirm(en *entry, sub Submission, err error) (Submission, erro
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	en.reserved = nil
+	close(en.journaledDone)
 	delete(in.reserving, sub.CommandID)
 	if err != nil {
 		return Submission{}, err
