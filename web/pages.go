@@ -266,7 +266,9 @@ func (p *pages) redirectBack(w http.ResponseWriter, r *http.Request, id inbox.Ca
 func (p *pages) redirectNext(w http.ResponseWriter, r *http.Request, id inbox.CardID, panel bool) {
 	opts := p.options(r, panel)
 	heads := p.in.Heads(opts.Filter)
-	if next := view.NextPending(heads, id, view.WindowOptions{Cards: p.pageCards, Rows: p.pageRows, Now: opts.Now}); next != "" {
+	if next := view.NextPending(heads, id, view.WindowOptions{
+		After: viewQuery(r).Get("after"), Cards: p.pageCards, Rows: p.pageRows, Now: opts.Now,
+	}); next != "" {
 		id = next
 	}
 	p.redirectBack(w, r, id, panel)

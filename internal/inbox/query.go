@@ -126,6 +126,7 @@ func head(c *Card) Card {
 		ExpiresAt:     c.ExpiresAt,
 		Informational: c.Informational,
 		Malformed:     c.Malformed,
+		OverBudget:    c.OverBudget,
 		Capture:       c.Capture,
 		Request:       aep.Request{Kind: c.Request.Kind, Prompt: p, RespondVia: slices.Clone(c.Request.RespondVia)},
 	}

@@ -402,11 +402,19 @@ func NextPending(heads []inbox.Card, id inbox.CardID, o WindowOptions) inbox.Car
 		if !c.State.Open() {
 			continue
 		}
+		k := sortKey(*c)
+		if o.After != "" && k <= o.After {
+			continue // on an earlier page
+		}
 		g, _ := groupOf(*c)
-		open = append(open, keyed{sortKey(*c), g, c})
+		open = append(open, keyed{k, g, c})
 	}
 	slices.SortFunc(open, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
-	open = open[:min(len(open), o.Cards+o.Rows)]
+	limit := o.Cards + o.Rows
+	if o.After != "" {
+		limit = o.Rows // later pages are rows only
+	}
+	open = open[:min(len(open), limit)]
 	first := map[string]string{} // group -> its most urgent key
 	for _, k := range open {
 		if _, ok := first[k.group]; !ok {
