@@ -3,9 +3,10 @@
  *
  * Browser push protocol (also in docs/DESIGN.md, "Browser push protocol"):
  * the page's <body data-push> names the UI's SSE endpoint,
- * {base}/push?{agent,session,kind filter}&since={seq the page was rendered at}.
- * Every message's SSE id is the inbox change seq, so EventSource resumes
- * with Last-Event-ID. Events:
+ * {base}/push?{agent,session,kind filter}&since={epoch}-{seq the page was
+ * rendered at}. Every message's SSE id is "{epoch}-{inbox change seq}" (the
+ * epoch names the server process, so a replica never reads another's
+ * seq), and EventSource resumes with Last-Event-ID. Events:
  *   card    data: the HTML of one card (components.CardFragment): one
  *           <article id="card-{cardID}" data-card data-version data-open
  *           data-settled data-group data-group-label data-sort>. Replaces
@@ -15,7 +16,9 @@
  *   status  data: the HTML of components.StatusFragment: top-level
  *           elements with ids (#banners, data-relay="up|connecting|lost") that replace
  *           the elements with the same ids.
- *   reload  data ignored: the server cannot catch this page up; reload it.
+ *   reload  the server cannot catch this page up: reload it; "another
+ *           server" (a replica that did not draw the page) is tried again
+ *           a few times first, as the next stream may reach the one that did.
  * Comments (": ping") are heartbeats and are not seen here.
  *
  * A page of many requests (#inbox data-page-cards="N") keeps the N most
@@ -930,8 +933,11 @@
   var source = null;
   var lastId = '';
   var retry = 1000;
+  var reconnectTimer = 0;
+  var foreign = 0; // reconnects in a row answered by another server
   function connect() {
     if (!ds.push || !window.EventSource) return;
+    if (source) source.close(); // never two streams
     var url = ds.push;
     if (lastId) url = url.replace(/([?&])since=[^&]*/, '$1since=' + encodeURIComponent(lastId));
     source = new EventSource(url);
@@ -942,12 +948,13 @@
       probe();
       if (source.readyState === EventSource.CLOSED) {
         // The browser gave up (an HTTP error): try again, slower each time.
-        window.setTimeout(connect, retry);
+        reconnect(retry);
         retry = Math.min(retry * 2, 30000);
       }
     };
     function track(fn) {
       return function (e) {
+        foreign = 0;
         if (e.lastEventId) lastId = e.lastEventId;
         fn(e.data);
       };
@@ -955,7 +962,24 @@
     source.addEventListener('card', track(onCard));
     source.addEventListener('remove', track(onRemove));
     source.addEventListener('status', track(onStatus));
-    source.addEventListener('reload', function () { source.close(); window.location.reload(); });
+    source.addEventListener('reload', function (e) {
+      source.close();
+      if (e.data === 'another server' && foreign < 4) {
+        // Behind a load balancer, another replica took the stream: its
+        // positions say nothing of this page's. The next connection may
+        // reach the replica that drew the page, which catches it up; a
+        // few tries before the page is drawn again.
+        foreign++;
+        reconnect(200 * Math.pow(2, foreign));
+        return;
+      }
+      window.location.reload();
+    });
+  }
+  // reconnect opens the stream again after wait, once however many ask.
+  function reconnect(wait) {
+    if (reconnectTimer) return;
+    reconnectTimer = window.setTimeout(function () { reconnectTimer = 0; connect(); }, wait);
   }
 
   /* ---------- this UI's own server, reachable or not ---------- */
@@ -987,7 +1011,7 @@
       probing = false;
       probeWait = 1000;
       setReachable(true);
-      if (source && source.readyState === EventSource.CLOSED) connect();
+      if (source && source.readyState === EventSource.CLOSED) reconnect(0);
       return r;
     }, function () {
       probing = false;

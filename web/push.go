@@ -16,10 +16,11 @@ import (
 )
 
 // handlePush streams rendered card fragments to one browser (the protocol
-// is described at the top of static/app.js). Each card message's id is the
-// inbox change seq, so a reconnecting EventSource resumes with
-// Last-Event-ID; the page passes the seq it was rendered at as ?since= for
-// its first connect. The catch-up and the subscription are taken
+// is described at the top of static/app.js). Each card message's id is
+// "{epoch}-{inbox change seq}" (view.PushID), so a reconnecting
+// EventSource resumes with Last-Event-ID; the page passes the position it
+// was rendered at as ?since= for its first connect, and a position of
+// another epoch (another replica, an earlier process) gets `reload`. The catch-up and the subscription are taken
 // atomically (Inbox.SubscribeSince), so no change falls between them. A
 // browser too far behind gets `reload`; one that reads too slowly (its
 // queue overflows, or a write outlasts Config.WriteTimeout) is dropped,
