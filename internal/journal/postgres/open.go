@@ -134,12 +134,24 @@ func (j *Journal) Close() error {
 	return nil
 }
 
-// Redact is dbURL with its password replaced by "xxxxx", for messages
-// and logs.
+// Redact is dbURL with its passwords replaced by "xxxxx", for messages
+// and logs: the userinfo's, and the password and sslpassword parameters
+// libpq and pgx also take from the query.
 func Redact(dbURL string) string {
 	u, err := url.Parse(dbURL)
 	if err != nil {
 		return "(a PostgreSQL URL that does not parse)"
+	}
+	q := u.Query()
+	changed := false
+	for k := range q {
+		if k == "password" || k == "sslpassword" {
+			q.Set(k, "xxxxx")
+			changed = true
+		}
+	}
+	if changed {
+		u.RawQuery = q.Encode()
 	}
 	return u.Redacted()
 }
