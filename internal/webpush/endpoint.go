@@ -71,7 +71,9 @@ var reserved = []netip.Prefix{
 	netip.MustParsePrefix("192.0.0.0/24"),
 	netip.MustParsePrefix("198.18.0.0/15"), // benchmarking
 	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("64:ff9b::/96"), // NAT64: an IPv4 address (a private one, maybe) behind it
 	netip.MustParsePrefix("64:ff9b:1::/48"),
+	netip.MustParsePrefix("2002::/16"), // 6to4: the same
 	netip.MustParsePrefix("2001:db8::/32"),
 }
 

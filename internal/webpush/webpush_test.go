@@ -417,7 +417,7 @@ func TestSubjectAndEndpointRules(t *testing.T) {
 		assert.NoError(t, CheckEndpoint(e, false), e)
 	}
 	for _, e := range []string{"http://push.example/x", "https://127.0.0.1/x", "https://localhost/x", "https://10.0.0.1/x",
-		"https://192.168.1.1/x", "https://[::1]/x", "https://169.254.169.254/x", "https://100.64.0.1/x", "https://[fd00::1]/x", "https://u:p@push.example/x", "ftp://x"} {
+		"https://192.168.1.1/x", "https://[::1]/x", "https://169.254.169.254/x", "https://100.64.0.1/x", "https://[fd00::1]/x", "https://[64:ff9b::a00:1]/x", "https://[2002:a00:1::1]/x", "https://u:p@push.example/x", "ftp://x"} {
 		assert.ErrorIs(t, CheckEndpoint(e, false), ErrEndpoint, e)
 	}
 	assert.NoError(t, CheckEndpoint("http://127.0.0.1:9/x", true))
