@@ -162,6 +162,7 @@ func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func()
 		}
 		// Resume first, then keep the leases: one goroutine, so the
 		// two never decide about one answer at once.
+		goRun("leases", func() error { renewUntilCaughtUp(ctx, g.in, g.catch, g.lease); return nil })
 		goRun("resume", func() error {
 			logger := g.logger.With("part", "journal")
 			if err := resume(ctx, g.in, g.catch, g.respond, g.resendMaxAge, logger); err != nil {

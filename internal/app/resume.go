@@ -141,11 +141,11 @@ func sendAgain(ctx context.Context, in *inbox.Inbox, rc *respond.Client, again [
 // here). On a journal only this process opens, other replicas' leases
 // are those of earlier processes under another name.
 func reclaim(ctx context.Context, in *inbox.Inbox, feed *catchUp, rc *respond.Client, maxAge, lease time.Duration, logger *slog.Logger) error {
-	if !waitCaughtUp(ctx, feed) {
-		return nil
-	}
 	if lease <= 0 {
 		lease = journal.DefaultLease
+	}
+	if !waitCaughtUp(ctx, feed) {
+		return nil
 	}
 	t := time.NewTicker(lease / 3)
 	defer t.Stop()
@@ -157,6 +157,29 @@ func reclaim(ctx context.Context, in *inbox.Inbox, feed *catchUp, rc *respond.Cl
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// renewUntilCaughtUp keeps this replica's resend leases from the start
+// until the feed has caught up, when reclaim takes over: resume and
+// reclaim wait for the catch-up, and the answers posted meanwhile (queued
+// while the relay is away, for as long as it is) must stay this
+// replica's, not lapse to another's.
+func renewUntilCaughtUp(ctx context.Context, in *inbox.Inbox, feed *catchUp, lease time.Duration) {
+	if lease <= 0 {
+		lease = journal.DefaultLease
+	}
+	caught := make(chan struct{})
+	go func() { waitCaughtUp(ctx, feed); close(caught) }()
+	t := time.NewTicker(lease / 3)
+	defer t.Stop()
+	for {
+		in.RenewLeases()
+		select {
+		case <-caught:
+			return
 		case <-t.C:
 		}
 	}

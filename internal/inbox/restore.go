@@ -364,10 +364,7 @@ func (in *Inbox) Reclaim(maxAge time.Duration) []Submission {
 		return nil
 	}
 	now := in.opts.Now()
-	if err := leases.Renew(now); err != nil {
-		in.mu.Lock()
-		in.noteJournalError(err)
-		in.mu.Unlock()
+	if !in.RenewLeases() {
 		return nil // without our own leases renewed, take none over
 	}
 	lapsed, err := leases.Lapsed(now)
@@ -388,6 +385,25 @@ func (in *Inbox) Reclaim(maxAge time.Duration) []Submission {
 		}
 	}
 	return out
+}
+
+// RenewLeases keeps this replica's resend leases (on a journal with
+// leases), and reports whether it could. Call it every fraction of the
+// lease from the start, before the feed has caught up too: answers posted
+// while the relay is away are held here all that time, and another
+// replica must not take them over.
+func (in *Inbox) RenewLeases() bool {
+	leases, ok := in.opts.Journal.(Leases)
+	if !ok {
+		return true
+	}
+	if err := leases.Renew(in.opts.Now()); err != nil {
+		in.mu.Lock()
+		in.noteJournalError(err)
+		in.mu.Unlock()
+		return false
+	}
+	return true
 }
 
 // reclaimOne puts the lapsed submission s, whose lease this replica now
