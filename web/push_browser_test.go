@@ -29,7 +29,9 @@ func TestServiceWorkerShowsPushedNotification(t *testing.T) {
 	tab, cancel := chromedp.NewContext(browsertest.New(t))
 	t.Cleanup(cancel)
 	console := browsertest.WatchConsole(tab)
-	ctx, stop := context.WithTimeout(tab, 30*time.Second)
+	// A deadline, not a wait: under CI's load (the race detector in
+	// parallel packages) Chromium and its worker can take a while.
+	ctx, stop := context.WithTimeout(tab, 90*time.Second)
 	t.Cleanup(stop)
 
 	// Registrations, as DevTools reports them.
@@ -123,7 +125,10 @@ func TestServiceWorkerShowsPushedNotification(t *testing.T) {
 	var got string
 	for ctx.Err() == nil && got != `[["o0=Allow once","o1=Deny"]]` {
 		got, err = chromedp.Run(ctx, chromedp.Evaluate[string](actions, chromedp.EvalAwaitPromise))
-		require.NoError(t, err)
+		require.NoError(t, err, "the notification's actions, last seen: %s", got)
+		// Showing is asynchronous in the worker: the next frame, not a
+		// fixed time.
+		_, _ = chromedp.Run(ctx, chromedp.Evaluate[bool](`new Promise(r => requestAnimationFrame(() => r(true)))`, chromedp.EvalAwaitPromise))
 	}
 	require.Equal(t, `[["o0=Allow once","o1=Deny"]]`, got)
 

@@ -25,7 +25,8 @@ type Journal interface {
 	// Settle keeps what became of command commandID at time at.
 	Settle(commandID string, state SubmissionState, reason, detail string, at time.Time) error
 	// Unsettled lists the submissions whose command still waits for the
-	// agent (sending or accepted), oldest first.
+	// agent (queued, sending, or accepted with nothing recorded yet),
+	// oldest first.
 	Unsettled() ([]Submission, error)
 	// Lookup returns the submission of command commandID, in its latest
 	// state, and whether the journal holds it: a command from this UI's

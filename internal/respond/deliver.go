@@ -178,7 +178,9 @@ func (d *delivery) on(ctx context.Context, cn *conn) (o outcome, done bool) {
 			}
 			return d.ended(ctx)
 		}
-		crashpoint.Hit(crashpoint.Unsent)
+		if d.sent == 0 {
+			crashpoint.Hit(crashpoint.Unsent) // before the first write only
+		}
 		if err := cn.writeRaw(cmd.raw); err != nil {
 			return d.ended(ctx)
 		}
