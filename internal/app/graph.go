@@ -120,7 +120,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 	g.feed = feed.New(feedCfg)
 	deps.Upstream = upstream{in: g.in, feed: g.feed, respond: g.respond}
 	deps.PushDevices = jr
-	pusher, err := webpush.New(webpush.Config{Subject: cfg.vapidSubject, AllowLoopback: cfg.pushAllowLoopback, HideText: cfg.pushHideText, Coalesce: cfg.pushEvery,
+	pusher, err := webpush.New(webpush.Config{Subject: cfg.vapidSubject, AllowLoopback: cfg.pushAllowLoopback, HideText: cfg.pushHideText, Coalesce: cfg.pushEvery, WatchOnly: token == "",
 		BasePath: web.CleanBasePath(cfg.basePath), Logger: logger.With("part", "webpush")}, jr)
 	if err == nil {
 		g.pusher, deps.Notifier = pusher, pusher

@@ -60,7 +60,7 @@ func answerable(c inbox.Card) bool {
 // withActions adds to m the card's options as actions and a token bound
 // to the card and the device's sign-in session.
 func (p *Pusher) withActions(ctx context.Context, m Message, c inbox.Card, session string, now time.Time) Message {
-	if !answerable(c) {
+	if p.cfg.WatchOnly || !answerable(c) {
 		return m
 	}
 	until := now.Add(AnswerFor)

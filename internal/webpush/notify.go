@@ -96,13 +96,22 @@ func (p *Pusher) follow(ctx context.Context, cards Cards, sub *inbox.Subscriptio
 func (p *Pusher) Observe(ctx context.Context, c inbox.Card) {
 	now := p.cfg.Now()
 	id := string(c.ID)
+	closed := c.Closed(now) != nil
 	p.mu.Lock()
 	_, pushed := p.shown[id]
+	decided := p.decided[id]
+	if closed {
+		delete(p.decided, id)
+	} else if !decided && c.CanAnswer(now) == nil && c.Submission == nil {
+		p.decided[id] = true
+	} else {
+		decided = true // nothing to announce
+	}
 	p.mu.Unlock()
 	switch {
-	case pushed && c.Closed(now) != nil:
+	case pushed && closed:
 		p.settle(ctx, c, now)
-	case !pushed && c.CanAnswer(now) == nil && c.Submission == nil:
+	case !closed && !decided:
 		p.announce(ctx, c, now)
 	}
 }
@@ -226,8 +235,23 @@ func (p *Pusher) Flush(ctx context.Context) {
 	if !some {
 		return
 	}
-	// Who is looking, read once (outside the lock: it is the journal).
+	// Who is looking, read once (outside the lock: it is the journal),
+	// and which devices are still subscribed: one removed (its owner
+	// stopped it, or signed out) gets nothing more.
 	looking := p.looking(ctx, now)
+	if subs, err := p.store.PushSubscriptions(ctx); err == nil {
+		live := make(map[string]bool, len(subs))
+		for _, s := range subs {
+			live[s.Endpoint] = true
+		}
+		p.mu.Lock()
+		for endpoint := range p.devices {
+			if !live[endpoint] {
+				delete(p.devices, endpoint)
+			}
+		}
+		p.mu.Unlock()
+	}
 	var sends []send
 	p.mu.Lock()
 	for _, d := range p.devices {

@@ -81,6 +81,9 @@ type Config struct {
 	// HideText keeps the question's text off the notification (lock
 	// screens): it says only what kind of request waits.
 	HideText bool
+	// WatchOnly is true when this UI sends no answers (no relay token):
+	// a notification then offers no option to answer with.
+	WatchOnly bool
 	// Timeout bounds one push's request, 10 s by default.
 	Timeout time.Duration
 	// Coalesce is the least time between two pushes to one device, 10 s
@@ -152,7 +155,11 @@ type Pusher struct {
 	mu      sync.Mutex
 	devices map[string]*device         // by endpoint
 	shown   map[string]map[string]bool // card id -> endpoints its push went (or is going) to
-	pruned  time.Time                  // when claims were last pruned
+	// decided are the open cards whose arrival was judged (pushed, or
+	// not: someone was looking, no device, another replica's claim): a
+	// question is pushed when it arrives, never on a later update.
+	decided map[string]bool
+	pruned  time.Time // when claims were last pruned
 }
 
 // New returns a Pusher, or why push is off (CheckSubject's error).
@@ -161,7 +168,7 @@ func New(cfg Config, store Store) (*Pusher, error) {
 		return nil, err
 	}
 	cfg.defaults()
-	return &Pusher{cfg: cfg, store: store, devices: map[string]*device{}, shown: map[string]map[string]bool{}}, nil
+	return &Pusher{cfg: cfg, store: store, devices: map[string]*device{}, shown: map[string]map[string]bool{}, decided: map[string]bool{}}, nil
 }
 
 // GenerateKeys makes a new VAPID key pair.

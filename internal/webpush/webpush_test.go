@@ -336,6 +336,44 @@ func TestNoPushWhileAPageIsVisible(t *testing.T) {
 	assert.Equal(t, map[string]bool{"/alice": true, "/bob": true}, got)
 }
 
+// A question is judged when it arrives: one that came while its operator
+// was looking is not pushed later, when they look away and the card
+// changes (a roster refresh republishes every card); nor does a question
+// another device pushed come back as new.
+func TestAQuestionIsPushedWhenItArrivesNotOnALaterUpdate(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	alice := f.subscribe(t, "/alice", "alice")
+	require.NoError(t, f.store.SetPageVisible(ctx, "page-1", "alice", true, t0))
+	c1 := card("c1", "Deploy?", time.Time{})
+	f.pusher.Observe(ctx, c1)
+	require.NoError(t, f.store.SetPageVisible(ctx, "page-1", "alice", false, t0))
+	f.clock.add(time.Minute)
+	c1.Version++
+	f.pusher.Observe(ctx, c1) // the same question, updated
+	f.pusher.Observe(ctx, card("c2", "Again?", time.Time{}))
+	r := f.ps.next(t, alice)
+	assert.Equal(t, "c2", r.message.Tag, "only the question that arrived while no page was looked at")
+	f.ps.none(t)
+}
+
+// A device whose subscription was removed (stopped, or its session
+// signed out) is sent nothing more, not even what was queued for it.
+func TestARemovedDeviceGetsNothingMore(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	d := f.subscribe(t, "/p", "alice")
+	f.pusher.Observe(ctx, card("c1", "One?", time.Time{}))
+	f.ps.next(t, d)
+	f.pusher.Observe(ctx, card("c2", "Two?", time.Time{})) // queued: the device's turn is in 10 s
+	gone, err := f.store.DeletePushSubscription(ctx, "alice", d.sub.Endpoint)
+	require.NoError(t, err)
+	require.True(t, gone)
+	f.clock.add(time.Minute)
+	f.pusher.Flush(ctx)
+	f.ps.none(t)
+}
+
 // A subscription the push service reports gone (410, 404) is deleted
 // and counted; another failure is kept on the device (in words, not the
 // service's body) and counted.
@@ -464,6 +502,18 @@ func TestActionsForAPermission(t *testing.T) {
 	assert.ErrorIs(t, f.pusher.CheckAnswerToken(ctx, m.Answer.Token+"x", "c1", "s-alice"), ErrAnswerToken, "changed")
 	f.clock.add(5 * time.Minute)
 	assert.ErrorIs(t, f.pusher.CheckAnswerToken(ctx, m.Answer.Token, "c1", "s-alice"), ErrAnswerToken, "past the card's deadline")
+
+	// A watch-only UI sends no answers: its notifications offer none.
+	f.pusher.cfg.WatchOnly = true
+	w := card("cw", "Run `make release`?", time.Time{})
+	w.Request.Options = c.Request.Options
+	f.clock.add(time.Minute)
+	f.pusher.Observe(ctx, w)
+	m = f.ps.next(t, d).message
+	assert.Equal(t, "cw", m.Tag)
+	assert.Empty(t, m.Actions, "watch-only: nothing to answer with")
+	assert.Nil(t, m.Answer)
+	f.pusher.cfg.WatchOnly = false
 
 	for name, c := range map[string]inbox.Card{
 		"three options": func() inbox.Card {
