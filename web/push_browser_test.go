@@ -103,9 +103,10 @@ func TestServiceWorkerShowsPushedNotification(t *testing.T) {
 			if got == want {
 				return
 			}
-			// Showing is asynchronous in the worker: wait for the
-			// browser's next frame, not a fixed time.
-			_, _ = chromedp.Run(ctx, chromedp.Evaluate[bool](`new Promise(r => requestAnimationFrame(() => r(true)))`, chromedp.EvalAwaitPromise))
+			// Showing is asynchronous in the worker: let the page's
+			// event loop turn once (a message to itself: unlike a frame,
+			// never held back in a background tab), not a fixed time.
+			_, _ = chromedp.Run(ctx, chromedp.Evaluate[bool](yieldJS, chromedp.EvalAwaitPromise))
 		}
 		t.Fatalf("notifications: got %s, want %s", got, want)
 	}
@@ -126,9 +127,7 @@ func TestServiceWorkerShowsPushedNotification(t *testing.T) {
 	for ctx.Err() == nil && got != `[["o0=Allow once","o1=Deny"]]` {
 		got, err = chromedp.Run(ctx, chromedp.Evaluate[string](actions, chromedp.EvalAwaitPromise))
 		require.NoError(t, err, "the notification's actions, last seen: %s", got)
-		// Showing is asynchronous in the worker: the next frame, not a
-		// fixed time.
-		_, _ = chromedp.Run(ctx, chromedp.Evaluate[bool](`new Promise(r => requestAnimationFrame(() => r(true)))`, chromedp.EvalAwaitPromise))
+		_, _ = chromedp.Run(ctx, chromedp.Evaluate[bool](yieldJS, chromedp.EvalAwaitPromise))
 	}
 	require.Equal(t, `[["o0=Allow once","o1=Deny"]]`, got)
 
@@ -156,3 +155,7 @@ func TestServiceWorkerShowsPushedNotification(t *testing.T) {
 	console.Wait()
 	assert.Empty(t, console.Problems(), "no CSP violation or script error")
 }
+
+// yieldJS resolves once the page's event loop has turned: a message the
+// page posts to itself (a frame would wait forever in a background tab).
+const yieldJS = `new Promise(r => { const c = new MessageChannel(); c.port1.onmessage = () => r(true); c.port2.postMessage(0); })`
