@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/aepforms/aepforms/internal/aep"
@@ -24,6 +25,9 @@ func FuzzParseAnswer(f *testing.F) {
 	f.Add("f0=x&f2=3&f5=1&f6=1&f6-other=pg&f7=0&f8-other=A")
 	f.Add("f0=%ff&f2=0x10&f5=01&f7=-1&f9=z&option=0")
 	f.Add("f0=ok&f2=2500&f5=0&f7=1&f8=0&f8=1&f8=other&f8-other=b")
+	f.Add("text=0")       // a note alone, on the permission
+	f.Add("text=%20Deny") // a note alone naming an option: refused
+	f.Add("option=1&text=because")
 	form := answerEveryType()
 	permission := aep.Request{Kind: aep.KindPermission, Prompt: "Allow?", Options: []aep.Option{{ID: "allow", Label: "Allow"}, {ID: "deny", Label: "Deny"}}}
 	f.Fuzz(func(t *testing.T, body string) {
@@ -41,8 +45,22 @@ func FuzzParseAnswer(f *testing.F) {
 		}
 
 		ans, problems = ParseAnswer(permission, post)
-		if len(problems) == 0 && ans.Option != "allow" && ans.Option != "deny" {
-			t.Fatalf("permission answer %q is not one of the options", ans.Option)
+		if len(problems) > 0 {
+			return
+		}
+		switch {
+		case ans.Option == "allow" || ans.Option == "deny":
+		case ans.Option == "" && ans.Text != nil && strings.TrimSpace(*ans.Text) != "":
+			// A note sent alone (the agent may refuse it): never one
+			// that names an option, which the agent would apply as it.
+			note := strings.ToLower(strings.TrimSpace(*ans.Text))
+			for _, o := range permission.Options {
+				if note == strings.ToLower(o.ID) || note == strings.ToLower(o.Label) {
+					t.Fatalf("a note alone %q names option %q", *ans.Text, o.ID)
+				}
+			}
+		default:
+			t.Fatalf("permission answer %#v is neither an option nor a note", ans)
 		}
 	})
 }
