@@ -56,6 +56,7 @@ func TestPermissionNoteReachesTheAgent(t *testing.T) {
 
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(alone+` [data-testid="note-summary"]`),
+		chromedp.WaitVisible(alone+` textarea[name="text"]`),
 		chromedp.SendKeys(alone+` textarea[name="text"]`, "Not now: ask me after the release"),
 		chromedp.Click(alone+` button[data-testid="note-only"]`),
 	))

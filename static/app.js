@@ -792,6 +792,7 @@
       } else {
         var wasHeld = old.dataset.held === 'true';
         var wasOpened = old.dataset.opened === 'true';
+        keepOpen(old, fresh);
         old.replaceWith(fresh);
         if (wasHeld) { fresh.hidden = true; fresh.dataset.held = 'true'; }
         if (wasOpened) fresh.dataset.opened = 'true';
@@ -812,6 +813,22 @@
     tidyGroups();
     refresh();
     balance();
+  }
+
+  /* keepOpen carries what the operator opened on a card (the note box,
+   * Details) and the focus on a disclosure over to the card's new
+   * version, so a push does not close the note they are about to write. */
+  function keepOpen(old, fresh) {
+    var a = doc.activeElement;
+    old.querySelectorAll('details[data-testid]').forEach(function (d) {
+      var same = fresh.querySelector('details[data-testid="' + d.dataset.testid + '"]');
+      if (!same) return;
+      if (d.open) same.open = true;
+      if (a && d.contains(a) && a.tagName === 'SUMMARY') {
+        var sum = same.querySelector('summary');
+        if (sum) window.setTimeout(function () { sum.focus({ preventScroll: true }); }, 0);
+      }
+    });
   }
 
   function onRemove(id) {

@@ -309,3 +309,25 @@ func TestRelativeTimesAge(t *testing.T) {
 	assert.Contains(t, eval[string](t, ctx, `document.querySelector('`+card+` time[data-deadline]').textContent`), "left", "the countdown is the countdown's")
 	stopTab(t, ctx, console)
 }
+
+// A push bringing a new version of a card does not close the note the
+// operator opened on it: before, the card was replaced whole and the note
+// box shut under their hand (CI caught it as an e2e click on a hidden
+// textarea).
+func TestAPushKeepsANoteOpen(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: starts Chromium")
+	}
+	h := newHarness(t)
+	id := h.ask("s1", "r1", permissionReq())
+	ctx, _ := flowTab(t, h, "")
+	card := `#card-` + string(id)
+	note := `document.querySelector('` + card + ` details[data-testid="note"]')`
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(card+` [data-testid="note-summary"]`)))
+	waitFor(t, ctx, note+`.open`, "the note open")
+	version := eval[string](t, ctx, `document.querySelector('`+card+`').dataset.version`)
+	h.lifecycle("s1", "r1", "attention.routed", aep.Routed{To: "someone"})
+	waitFor(t, ctx, `document.querySelector('`+card+`').dataset.version !== '`+version+`'`, "the card's new version")
+	assert.True(t, eval[bool](t, ctx, note+`.open`), "the note stays open")
+	waitFor(t, ctx, `document.activeElement === document.querySelector('`+card+` [data-testid="note-summary"]')`, "focus back on the note's summary")
+}
