@@ -21,6 +21,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -79,6 +80,14 @@ type Journal struct {
 	// replica and lease are Options.Replica and Options.Lease.
 	replica string
 	lease   time.Duration
+
+	// lazy is the same file through connections whose commits do not
+	// wait for the disk (synchronous=NORMAL): for the writes a power loss
+	// may lose without harm (Settle, KeepRecorded): they become durable
+	// with the next Record's sync, which covers the whole write-ahead log;
+	// a state lost only makes the next start send the same command again,
+	// which the agent dedupes by its id.
+	lazy *sql.DB
 
 	// writeMu serialises the answer writes (Record, Settle) in this
 	// process, so they queue here rather than poll SQLite's busy handler,
@@ -151,6 +160,11 @@ func (j *Journal) open(opts Options) error {
 		return fmt.Errorf("journal %s: %w", j.path, err)
 	}
 	j.db = db
+	lazy := slices.Clone(q)
+	lazy[2] = "_pragma=synchronous(NORMAL)"
+	if j.lazy, err = sql.Open("sqlite", "file:"+uriPath(j.path)+"?"+strings.Join(lazy, "&")); err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
 	ctx := context.Background()
 	if err := j.check(ctx); err != nil {
 		return err
@@ -253,6 +267,10 @@ func (j *Journal) Ping(ctx context.Context) error { return j.db.PingContext(ctx)
 // Close closes the database and releases the lock.
 func (j *Journal) Close() error {
 	var err error
+	if j.lazy != nil {
+		_ = j.lazy.Close()
+		j.lazy = nil
+	}
 	if j.db != nil {
 		err = j.db.Close()
 		j.db = nil

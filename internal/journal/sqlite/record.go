@@ -145,7 +145,7 @@ func (j *Journal) Settle(commandID string, state inbox.SubmissionState, reason, 
 	j.writeMu.Lock() // after the Records in progress, without contending for SQLite's lock
 	defer j.writeMu.Unlock()
 	ctx := context.Background()
-	tx, err := j.db.BeginTx(ctx, nil)
+	tx, err := j.lazy.BeginTx(ctx, nil) // no sync of its own (lazy)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
@@ -233,7 +233,7 @@ func (j *Journal) KeepRecorded(commandID string, r inbox.Recorded, at time.Time)
 	}
 	j.writeMu.Lock() // after the Records in progress, as Settle
 	defer j.writeMu.Unlock()
-	if _, err := j.db.ExecContext(context.Background(), `UPDATE submissions SET recorded = ?, recorded_at = ? WHERE command_id = ?`,
+	if _, err := j.lazy.ExecContext(context.Background(), `UPDATE submissions SET recorded = ?, recorded_at = ? WHERE command_id = ?`,
 		raw, at.UnixNano(), commandID); err != nil {
 		return fmt.Errorf("journal: recorded: %w", err)
 	}
