@@ -214,19 +214,24 @@
     }
 
     function say(text) { status.textContent = text || ''; }
-    if (!cfg.enabled) {
+    // Push off here: say why, and offer nothing that needs it (answering
+    // from a notification); the sound for this tab stays.
+    function off(text) {
       button.hidden = true;
-      say(cfg.off);
+      allowLabel.hidden = true;
+      status.classList.add('push-status--off');
+      say(text);
+    }
+    if (!cfg.enabled) {
+      off(cfg.off);
       return;
     }
     if (!window.isSecureContext) {
-      button.hidden = true;
-      say(w['off-insecure']);
+      off(w['off-insecure']);
       return;
     }
     if (!registration || !('PushManager' in window) || !('Notification' in window)) {
-      button.hidden = true;
-      say(w['off-unsupported']);
+      off(w['off-unsupported']);
       return;
     }
 
