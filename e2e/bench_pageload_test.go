@@ -217,32 +217,50 @@ func benchPageLoadStack(b *testing.B, bin string, n int) benchPageLoadUI {
 }
 
 // benchWatchPush reads the UI's /push stream until ctx ends and signals
-// on the channel it returns after each message (heartbeats included).
+// on the channel it returns after each message (heartbeats included),
+// and each time the stream ends (a flood of cards can overflow a
+// browser's queue, and the server drops it): it opens it again.
 func benchWatchPush(ctx context.Context, b *testing.B, s *benchStack, uiURL string) <-chan struct{} {
 	b.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, uiURL+"push", nil)
+	changed := make(chan struct{}, 1)
+	signal := func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
+	open := func() (io.ReadCloser, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, uiURL+"push", nil)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := s.client.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+			return nil, fmt.Errorf("GET /push: %s", resp.Status)
+		}
+		return resp.Body, nil
+	}
+	body, err := open() // before anything is posted: no change is missed
 	if err != nil {
 		b.Fatal(err)
 	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		b.Fatalf("GET /push: %v", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		resp.Body.Close()
-		b.Fatalf("GET /push: %s", resp.Status)
-	}
-	changed := make(chan struct{}, 1)
 	go func() {
-		defer resp.Body.Close()
-		rd := sse.NewReader(resp.Body, 0)
 		for {
-			if _, err := rd.Next(); err != nil {
-				return
+			rd := sse.NewReader(body, 0)
+			for {
+				if _, err := rd.Next(); err != nil {
+					break
+				}
+				signal()
 			}
-			select {
-			case changed <- struct{}{}:
-			default:
+			body.Close()
+			signal() // the stream ended: read the count again
+			if body, err = open(); err != nil {
+				return // ctx ended (or the UI is gone: the caller's deadline says so)
 			}
 		}
 	}()
