@@ -118,6 +118,7 @@ func (f *fakeRoster) Reach(session string) inbox.Reach {
 type fakeReady struct {
 	feed, respond atomic.Bool
 	dbDown        atomic.Bool
+	dbFull        atomic.Bool
 	reconnects    atomic.Int64
 	mu            sync.Mutex
 	outcomes      map[inbox.SubmissionState]int64
@@ -129,12 +130,27 @@ func (f *fakeReady) FeedReconnects() int64  { return f.reconnects.Load() }
 
 // Ping fails while dbDown; a hung database is one that waits for ctx.
 func (f *fakeReady) Ping(ctx context.Context) error {
+	if f.dbFull.Load() {
+		return fullDisk{}
+	}
 	if f.dbDown.Load() {
 		<-ctx.Done()
 		return ctx.Err()
 	}
 	return nil
 }
+
+// fullDisk is a journal's error on a full disk: the detail names the
+// file, Explain does not.
+type fullDisk struct{}
+
+func (fullDisk) Error() string {
+	return "journal: record: /var/lib/aepforms/aepforms.db: database or disk is full (13)"
+}
+func (fullDisk) Explain() string {
+	return "The disk that holds the answer journal is full: new answers cannot be kept until space is freed."
+}
+
 func (f *fakeReady) Outcomes() map[inbox.SubmissionState]int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -2,7 +2,10 @@ package web
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net/http"
 	"slices"
@@ -23,18 +26,23 @@ func handleHealthz() http.HandlerFunc {
 }
 
 // handleReadyz answers 200 when the feed and the respond path are
-// connected and the database answers within timeout, 503 otherwise,
-// naming which is down: a load balancer sends no operator to a replica
-// that cannot keep an answer.
-func handleReadyz(up Upstream, db Database, timeout time.Duration) http.HandlerFunc {
+// connected and the database answers within timeout and takes writes,
+// 503 otherwise, naming which is down and, for the database, why in the
+// operator's words ("reason"; the detail is logged): a load balancer
+// sends no operator to a replica that cannot keep an answer.
+func handleReadyz(up Upstream, db Database, timeout time.Duration, log *slog.Logger) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		feed, respond, database := true, true, true
+		reason := ""
 		if up != nil {
 			feed, respond = up.FeedConnected(), up.RespondConnected()
 		}
 		if db != nil {
 			ctx, cancel := context.WithTimeout(r.Context(), timeout)
-			database = db.Ping(ctx) == nil
+			if err := db.Ping(ctx); err != nil {
+				database, reason = false, databaseWords(err)
+				log.Warn("web: readyz: database not ready", "err", err)
+			}
 			cancel()
 		}
 		ok := feed && respond && database
@@ -42,8 +50,24 @@ func handleReadyz(up Upstream, db Database, timeout time.Duration) http.HandlerF
 		if !ok {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
-		fmt.Fprintf(w, `{"ok":%t,"feed":%t,"respond":%t,"database":%t}`+"\n", ok, feed, respond, database)
+		why := ""
+		if reason != "" {
+			b, _ := json.Marshal(reason)
+			why = `,"reason":` + string(b)
+		}
+		fmt.Fprintf(w, `{"ok":%t,"feed":%t,"respond":%t,"database":%t%s}`+"\n", ok, feed, respond, database, why)
 	}
+}
+
+// databaseWords is a database error in the operator's words: its own
+// Explain when it has one (the disk full), else that the database does
+// not answer.
+func databaseWords(err error) string {
+	var e interface{ Explain() string }
+	if errors.As(err, &e) {
+		return e.Explain()
+	}
+	return "The answer journal's database does not answer."
 }
 
 // handleStatic serves the embedded CSS, JS and icons. Asset URLs carry a

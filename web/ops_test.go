@@ -30,10 +30,10 @@ func TestHealthz(t *testing.T) {
 func TestReadyzReflectsFeedRespondPathAndDatabase(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, withToken(secret), func(s *setup) { s.cfg.ReadyTimeout = 10 * time.Millisecond })
-	ready := func() (int, map[string]bool) {
+	ready := func() (int, map[string]any) {
 		t.Helper()
 		r := h.do(nil, h.request(http.MethodGet, h.url("readyz"), nil))
-		var body map[string]bool
+		var body map[string]any
 		require.NoError(t, json.Unmarshal([]byte(r.body), &body), "readyz body %q", r.body)
 		return r.StatusCode, body
 	}
@@ -56,8 +56,27 @@ func TestReadyzReflectsFeedRespondPathAndDatabase(t *testing.T) {
 		h.ready.dbDown.Store(!s.database)
 		status, body := ready()
 		assert.Equal(t, s.status, status, "%s: status", s.name)
-		assert.Equal(t, map[string]bool{"ok": s.feed && s.respond && s.database, "feed": s.feed, "respond": s.respond, "database": s.database}, body, "%s: body", s.name)
+		want := map[string]any{"ok": s.feed && s.respond && s.database, "feed": s.feed, "respond": s.respond, "database": s.database}
+		if !s.database {
+			want["reason"] = "The answer journal's database does not answer."
+		}
+		assert.Equal(t, want, body, "%s: body", s.name)
 	}
+}
+
+// A journal on a full disk makes the replica unready, saying why in the
+// operator's words; the file stays in the log.
+func TestReadyzSaysTheDiskIsFull(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withToken(secret))
+	h.ready.dbFull.Store(true)
+	r := h.do(nil, h.request(http.MethodGet, h.url("readyz"), nil))
+	assert.Equal(t, http.StatusServiceUnavailable, r.StatusCode)
+	var body map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.body), &body), "readyz body %q", r.body)
+	assert.Equal(t, false, body["database"])
+	assert.Equal(t, fullDisk{}.Explain(), body["reason"])
+	assert.NotContains(t, r.body, "aepforms.db", "no file name on an unauthenticated route")
 }
 
 // promSample is one line of the Prometheus text format.

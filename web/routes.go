@@ -18,7 +18,7 @@ func (s *server) routes() http.Handler {
 	// when written, and not the exports, which stream as they are read.
 	gz := middleware.Compress(5, "text/html", "text/css", "text/javascript", "application/javascript", "image/svg+xml")
 	r.Get("/healthz", handleHealthz())
-	r.Get("/readyz", handleReadyz(s.deps.Upstream, s.deps.Database, s.cfg.ReadyTimeout))
+	r.Get("/readyz", handleReadyz(s.deps.Upstream, s.deps.Database, s.cfg.ReadyTimeout, s.cfg.Logger))
 	r.With(gz).Handle("/static/*", handleStatic())
 	r.Get("/sw.js", handleServiceWorker())
 	r.Get("/manifest.webmanifest", handleManifest(s.cfg.BasePath))

@@ -186,7 +186,8 @@ func (in *Inbox) journalSettle(commandID string, state SubmissionState, reason, 
 func (in *Inbox) journaled(id string) (Submission, bool) {
 	s, ok, err := in.opts.Journal.Lookup(id)
 	if err != nil {
-		in.addNotice(Notice{Message: "the answer journal could not be read: " + err.Error(), At: in.opts.Now()})
+		in.opts.Logger.Error("inbox: journal lookup", "command", id, "err", err)
+		in.addNotice(Notice{Message: "The answer journal could not be read. " + journalWords(err), At: in.opts.Now()})
 		return Submission{}, false
 	}
 	return s, ok

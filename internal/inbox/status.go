@@ -1,6 +1,7 @@
 package inbox
 
 import (
+	"errors"
 	"time"
 
 	"github.com/aepforms/aepforms/internal/aep"
@@ -113,10 +114,23 @@ func (in *Inbox) addNotice(n Notice) {
 // journal: the card still shows it, but it would not outlast a restart.
 // The caller holds the lock.
 func (in *Inbox) noteJournalError(err error) {
+	in.opts.Logger.Error("inbox: an answer's state not journaled", "err", err)
 	in.addNotice(Notice{
-		Message: "an answer's state could not be recorded: " + err.Error(),
+		Message: "An answer's state could not be recorded. " + journalWords(err),
 		At:      in.opts.Now(),
 	})
+}
+
+// journalWords is a journal error in the operator's words: the error's
+// own Explain when it has one (the disk full, the database down),
+// else a general sentence. The detail (file, database, user, host) is
+// for the log only.
+func journalWords(err error) string {
+	var e interface{ Explain() string }
+	if errors.As(err, &e) {
+		return e.Explain()
+	}
+	return "The details are in the server's log."
 }
 
 // connectingLocked reports whether the feed is still connecting for the

@@ -69,6 +69,9 @@ type Journal struct {
 	// replica and lease are Options.Replica and Options.Lease.
 	replica string
 	lease   time.Duration
+	// health is the database's ability to write, as the writes find it,
+	// and the state changes it refused (Ping, Settle).
+	health journal.Health
 }
 
 // Open connects to the database at dbURL (postgres://…), applies the
@@ -106,7 +109,7 @@ func Open(ctx context.Context, dbURL string, opts Options) (*Journal, error) {
 	if opts.Lease <= 0 {
 		opts.Lease = journal.DefaultLease
 	}
-	j := &Journal{pool: pool, name: name, write: opts.WriteTimeout, replica: opts.Replica, lease: opts.Lease}
+	j := &Journal{pool: pool, name: name, write: opts.WriteTimeout, replica: opts.Replica, lease: opts.Lease, health: journal.Health{Classify: classify}}
 	if err := migrate(ctx, pool, opts.Now); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("answer journal %s: %w", name, err)
@@ -125,11 +128,26 @@ func (j *Journal) Name() string { return j.name }
 // database.
 func (j *Journal) Identity() journal.Identity { return j.id }
 
-// Ping reports whether the database answers (for /readyz).
-func (j *Journal) Ping(ctx context.Context) error { return j.pool.Ping(ctx) }
+// Ping reports whether the journal takes answers (for /readyz): the
+// database answers and, when a write met a storage fault (the server
+// down, its disk full), a small write succeeds again; then the state
+// changes the fault refused are written. Its error is a *journal.Fault.
+func (j *Journal) Ping(ctx context.Context) error {
+	if err := j.pool.Ping(ctx); err != nil {
+		return j.health.Wrap("ping", err)
+	}
+	return j.health.Check(ctx, j.probe)
+}
 
-// Close closes the connections. It may be called more than once.
+// Close writes the state changes a storage fault refused, if the
+// database takes writes again, and closes the connections. It may be
+// called more than once.
 func (j *Journal) Close() error {
+	if waiting, _ := j.health.Backlog(); waiting > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), j.write)
+		_ = j.Ping(ctx)
+		cancel()
+	}
 	j.pool.Close()
 	return nil
 }

@@ -184,3 +184,38 @@ func TestRecordIsBoundedWhenTheDatabaseHangs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, got, 1)
 }
+
+// A state change the database cannot take (here: its table locked past
+// WriteTimeout, as when the server is down) is kept: Ping, /readyz's
+// check, says the database does not answer, in the operator's words,
+// until the change is written; then it is, and Ping is nil.
+func TestASettleTheDatabaseRefusedIsWrittenWhenItIsBack(t *testing.T) {
+	t.Parallel()
+	db := pgtest.Need(t).NewDatabase(t)
+	j := openURL(t, db, Options{WriteTimeout: 200 * time.Millisecond})
+	ctx := context.Background()
+	require.NoError(t, j.Record(journaltest.Submission("c1", journaltest.T0)))
+	other := openURL(t, db, Options{})
+	tx, err := other.pool.Begin(ctx)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, `LOCK TABLE submissions IN ACCESS EXCLUSIVE MODE`)
+	require.NoError(t, err)
+
+	err = j.Settle("c1", inbox.SubmissionAccepted, "", "", journaltest.T0.Add(time.Second))
+	var f *journal.Fault
+	require.ErrorAs(t, err, &f)
+	assert.Equal(t, journal.FaultUnavailable, f.Kind)
+	pctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	err = j.Ping(pctx)
+	cancel()
+	require.Error(t, err, "not ready while the change waits")
+	assert.Equal(t, "The answer journal's database does not answer: new answers cannot be kept until it is back.", journal.Explain(err))
+	assert.NotContains(t, journal.Explain(err), db, "no URL on the page")
+
+	require.NoError(t, tx.Rollback(ctx))
+	require.NoError(t, j.Ping(ctx), "ready once the database takes writes")
+	s, ok, err := j.Lookup("c1")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, inbox.SubmissionAccepted, s.State, "the refused change was written")
+}

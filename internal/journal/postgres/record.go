@@ -51,17 +51,23 @@ func (j *Journal) Record(s inbox.Submission) error {
 		return err
 	case isLive(err):
 		return fmt.Errorf("journal: record %s: %w", s.CommandID, journal.ErrLive)
-	case err != nil:
-		return fmt.Errorf("journal: record: %w", err)
 	}
-	return nil
+	return j.health.Wrote("record", err)
 }
 
 // Settle keeps the new state of command commandID at time at, and the
 // change itself; an unknown command is ignored. Moving one back to
 // sending while another submission for its request is live is
 // journal.ErrLive.
+//
+// A storage fault (the server down) keeps the change, to be written in
+// order once the database takes writes again (journal.Health), and is
+// returned.
 func (j *Journal) Settle(commandID string, state inbox.SubmissionState, reason, detail string, at time.Time) error {
+	return j.health.Change("settle", func() error { return j.settle(commandID, state, reason, detail, at) })
+}
+
+func (j *Journal) settle(commandID string, state inbox.SubmissionState, reason, detail string, at time.Time) error {
 	settled := journal.Nanos(at)
 	if state == inbox.SubmissionSending || state == inbox.SubmissionQueued {
 		settled = 0
@@ -86,7 +92,7 @@ func (j *Journal) Settle(commandID string, state inbox.SubmissionState, reason, 
 	case isLive(err):
 		return fmt.Errorf("journal: settle %s: %w", commandID, journal.ErrLive)
 	case err != nil:
-		return fmt.Errorf("journal: settle: %w", err)
+		return err
 	}
 	return nil
 }
@@ -169,7 +175,8 @@ func (j *Journal) Lookup(commandID string) (inbox.Submission, bool, error) {
 
 // KeepRecorded keeps what the agent recorded for command commandID, seen
 // at time at: the submission is settled for good (Unsettled no longer
-// lists it). An unknown command is ignored.
+// lists it). An unknown command is ignored. A storage fault keeps it to
+// be written later, as Settle's.
 func (j *Journal) KeepRecorded(commandID string, r inbox.Recorded, at time.Time) error {
 	raw, err := journal.EncodeRecorded(r)
 	if err != nil {
@@ -178,13 +185,13 @@ func (j *Journal) KeepRecorded(commandID string, r inbox.Recorded, at time.Time)
 	if at.IsZero() {
 		at = time.Unix(0, 1) // recorded_at 0 means "nothing recorded"
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), j.write)
-	defer cancel()
-	if _, err := j.pool.Exec(ctx, `UPDATE submissions SET recorded = $1, recorded_at = $2 WHERE command_id = $3`,
-		raw, at.UnixNano(), commandID); err != nil {
-		return fmt.Errorf("journal: recorded: %w", err)
-	}
-	return nil
+	return j.health.Change("recorded", func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), j.write)
+		defer cancel()
+		_, err := j.pool.Exec(ctx, `UPDATE submissions SET recorded = $1, recorded_at = $2 WHERE command_id = $3`,
+			raw, at.UnixNano(), commandID)
+		return err
+	})
 }
 
 // Recent lists the latest n submissions the agent recorded, newest

@@ -67,7 +67,17 @@ type Options struct {
 	// Lease is how long a resend lease lasts unrenewed. Default
 	// journal.DefaultLease.
 	Lease time.Duration
+	// MinFree is the free space, in bytes, under which the disk holding
+	// the journal counts as full: Ping (/readyz) says so before a post
+	// is refused for it. A small write can still succeed on a full disk
+	// (SQLite reuses its log), so a write's success alone does not tell.
+	// Default DefaultMinFree; negative: not checked.
+	MinFree int64
 }
+
+// DefaultMinFree is Options.MinFree's default: 1 MiB, room for some
+// hundred answers and the log's checkpoint.
+const DefaultMinFree = 1 << 20
 
 // Journal is an answer journal in one SQLite file. Its methods are safe
 // for concurrent use.
@@ -97,6 +107,12 @@ type Journal struct {
 	// commit (Record).
 	recordMu    sync.Mutex
 	recordQueue []*recordRow
+
+	// minFree is Options.MinFree.
+	minFree int64
+	// health is the journal's ability to write, as its writes find it,
+	// and the state changes a full disk refused (Ping, Settle).
+	health journal.Health
 }
 
 // Open opens the journal at path, creating it (and its directory, 0700)
@@ -111,6 +127,9 @@ func Open(path string, opts Options) (*Journal, error) {
 	}
 	if opts.Host == "" {
 		opts.Host = hostname()
+	}
+	if opts.MinFree == 0 {
+		opts.MinFree = DefaultMinFree
 	}
 	if path == "" {
 		return nil, errors.New("journal: no file named")
@@ -130,7 +149,7 @@ func Open(path string, opts Options) (*Journal, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := &Journal{path: path, lock: lock, now: opts.Now}
+	j := &Journal{path: path, lock: lock, now: opts.Now, minFree: opts.MinFree, health: journal.Health{Classify: classify}}
 	if err := j.open(opts); err != nil {
 		_ = j.Close()
 		return nil, err
@@ -261,12 +280,27 @@ func (j *Journal) Path() string { return j.path }
 // Identity is the journal's identity, as created when the journal was.
 func (j *Journal) Identity() journal.Identity { return j.id }
 
-// Ping reports whether the database answers (for /readyz).
-func (j *Journal) Ping(ctx context.Context) error { return j.db.PingContext(ctx) }
+// Ping reports whether the journal takes answers (for /readyz): the
+// database answers, its disk has Options.MinFree left and, when a write
+// met a storage fault, a small write succeeds again; then the state
+// changes the fault refused are written. Its error is a *journal.Fault.
+func (j *Journal) Ping(ctx context.Context) error {
+	if err := j.db.PingContext(ctx); err != nil {
+		return j.health.Wrap("ping", err)
+	}
+	if err := j.roomLeft(); err != nil {
+		return err
+	}
+	return j.health.Check(ctx, j.probe)
+}
 
-// Close closes the database and releases the lock.
+// Close writes the state changes a storage fault refused, if the
+// journal takes writes again, closes the database and releases the lock.
 func (j *Journal) Close() error {
 	var err error
+	if waiting, _ := j.health.Backlog(); waiting > 0 && j.db != nil {
+		_ = j.health.Check(context.Background(), j.probe)
+	}
 	if j.lazy != nil {
 		_ = j.lazy.Close()
 		j.lazy = nil

@@ -47,7 +47,7 @@ func (j *Journal) Record(s inbox.Submission) error {
 		j.commitRecords(batch)
 	}
 	j.writeMu.Unlock()
-	return <-row.done
+	return j.health.Wrote("record", <-row.done)
 }
 
 // recordRow is one Record waiting to be committed: its values, encoded,
@@ -99,7 +99,7 @@ func (j *Journal) insertRecords(rows []*recordRow) ([]error, error) {
 	ctx := context.Background()
 	tx, err := j.db.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("journal: %w", err)
+		return nil, err
 	}
 	defer func() { _ = tx.Rollback() }()
 	results := make([]error, len(rows))
@@ -122,22 +122,30 @@ func (j *Journal) insertRecords(rows []*recordRow) ([]error, error) {
 			results[i] = fmt.Errorf("journal: record %s: %w", s.CommandID, journal.ErrLive)
 			continue
 		case err != nil:
-			return nil, fmt.Errorf("journal: record: %w", err)
+			return nil, err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO submission_states (submission, state, reason, detail, at) VALUES (?, ?, ?, ?, ?)`,
 			seq, string(s.State), s.Reason, s.Detail, journal.Nanos(s.At)); err != nil {
-			return nil, fmt.Errorf("journal: record: %w", err)
+			return nil, err
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("journal: record: %w", err)
+		return nil, err
 	}
 	return results, nil
 }
 
 // Settle keeps the new state of command commandID at time at, and the
 // change itself; an unknown command is ignored.
+//
+// A storage fault (the disk full) keeps the change, to be written in
+// order once the journal takes writes again (journal.Health), and is
+// returned.
 func (j *Journal) Settle(commandID string, state inbox.SubmissionState, reason, detail string, at time.Time) error {
+	return j.health.Change("settle", func() error { return j.settle(commandID, state, reason, detail, at) })
+}
+
+func (j *Journal) settle(commandID string, state inbox.SubmissionState, reason, detail string, at time.Time) error {
 	settled := journal.Nanos(at)
 	if state == inbox.SubmissionSending || state == inbox.SubmissionQueued {
 		settled = 0
@@ -147,7 +155,7 @@ func (j *Journal) Settle(commandID string, state inbox.SubmissionState, reason, 
 	ctx := context.Background()
 	tx, err := j.lazy.BeginTx(ctx, nil) // no sync of its own (lazy)
 	if err != nil {
-		return fmt.Errorf("journal: %w", err)
+		return err
 	}
 	defer func() { _ = tx.Rollback() }()
 	var seq int64
@@ -160,14 +168,14 @@ func (j *Journal) Settle(commandID string, state inbox.SubmissionState, reason, 
 		return fmt.Errorf("journal: settle %s: %w", commandID, journal.ErrLive)
 	}
 	if err != nil {
-		return fmt.Errorf("journal: settle: %w", err)
+		return err
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO submission_states (submission, state, reason, detail, at) VALUES (?, ?, ?, ?, ?)`,
 		seq, string(state), reason, detail, journal.Nanos(at)); err != nil {
-		return fmt.Errorf("journal: settle: %w", err)
+		return err
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("journal: settle: %w", err)
+		return err
 	}
 	return nil
 }
@@ -223,6 +231,7 @@ func (j *Journal) Lookup(commandID string) (inbox.Submission, bool, error) {
 // KeepRecorded keeps what the agent recorded for command commandID, seen
 // at time at: the submission is settled for good (Unsettled no longer
 // lists it). An unknown command is ignored.
+// A storage fault keeps it to be written later, as Settle's.
 func (j *Journal) KeepRecorded(commandID string, r inbox.Recorded, at time.Time) error {
 	raw, err := journal.EncodeRecorded(r)
 	if err != nil {
@@ -231,13 +240,13 @@ func (j *Journal) KeepRecorded(commandID string, r inbox.Recorded, at time.Time)
 	if at.IsZero() {
 		at = time.Unix(0, 1) // recorded_at 0 means "nothing recorded"
 	}
-	j.writeMu.Lock() // after the Records in progress, as Settle
-	defer j.writeMu.Unlock()
-	if _, err := j.lazy.ExecContext(context.Background(), `UPDATE submissions SET recorded = ?, recorded_at = ? WHERE command_id = ?`,
-		raw, at.UnixNano(), commandID); err != nil {
-		return fmt.Errorf("journal: recorded: %w", err)
-	}
-	return nil
+	return j.health.Change("recorded", func() error {
+		j.writeMu.Lock() // after the Records in progress, as Settle
+		defer j.writeMu.Unlock()
+		_, err := j.lazy.ExecContext(context.Background(), `UPDATE submissions SET recorded = ?, recorded_at = ? WHERE command_id = ?`,
+			raw, at.UnixNano(), commandID)
+		return err
+	})
 }
 
 // Recent lists the latest n submissions the agent recorded, newest
