@@ -21,7 +21,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -44,6 +43,12 @@ var (
 	ErrDamaged = errors.New("journal: damaged or not an aepforms journal")
 	// ErrTooNew: the journal was written by a newer aepforms.
 	ErrTooNew = errors.New("journal: written by a newer aepforms")
+	// ErrForeign: the file is empty (0 bytes) or a database that is not
+	// an aepforms journal. aepforms never leaves either behind (a new
+	// journal is made aside and renamed into place whole), so it was
+	// truncated, replaced or named by mistake; a new journal in its
+	// place would give the UI a new identity and lose its history.
+	ErrForeign = errors.New("journal: empty or not an aepforms journal")
 )
 
 // Options configures Open. Zero values take the documented defaults.
@@ -150,6 +155,10 @@ func Open(path string, opts Options) (*Journal, error) {
 		return nil, err
 	}
 	j := &Journal{path: path, lock: lock, now: opts.Now, minFree: opts.MinFree, health: journal.Health{Classify: classify}}
+	if err := j.create(opts); err != nil {
+		_ = j.Close()
+		return nil, err
+	}
 	if err := j.open(opts); err != nil {
 		_ = j.Close()
 		return nil, err
@@ -158,36 +167,24 @@ func Open(path string, opts Options) (*Journal, error) {
 }
 
 func (j *Journal) open(opts Options) error {
-	// Create the file ourselves, 0600: SQLite gives its -wal and -shm
-	// files the database file's mode.
-	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE, 0o600)
+	st, err := os.Stat(j.path)
 	if err != nil {
 		return fmt.Errorf("journal %s: %w", j.path, err)
 	}
-	_ = f.Close()
-
-	q := []string{
-		fmt.Sprintf("_pragma=busy_timeout(%d)", opts.BusyTimeout.Milliseconds()),
-		"_pragma=journal_mode(WAL)",
-		"_pragma=synchronous(FULL)",
-		"_pragma=foreign_keys(ON)",
-		"_pragma=secure_delete(ON)",
-		"_txlock=immediate",
-	}
-	db, err := sql.Open("sqlite", "file:"+uriPath(j.path)+"?"+strings.Join(q, "&"))
-	if err != nil {
-		return fmt.Errorf("journal %s: %w", j.path, err)
-	}
-	j.db = db
-	lazy := slices.Clone(q)
-	lazy[2] = "_pragma=synchronous(NORMAL)"
-	if j.lazy, err = sql.Open("sqlite", "file:"+uriPath(j.path)+"?"+strings.Join(lazy, "&")); err != nil {
-		return fmt.Errorf("journal %s: %w", j.path, err)
+	if st.Size() == 0 {
+		return explain(ErrForeign, nil, "answer journal %s is empty (0 bytes). aepforms never leaves a journal empty, so it was truncated or made by something else; a new journal in its place would give this UI a new identity and lose the answers' history. It was left as it is: restore it from a backup, or move it aside (mv %s %s.empty) to start a new journal", j.path, j.path, j.path)
 	}
 	ctx := context.Background()
-	if err := j.check(ctx); err != nil {
+	if err := j.inspect(ctx, opts.BusyTimeout); err != nil {
 		return err
 	}
+	if j.db, err = sql.Open("sqlite", dsn(j.path, opts.BusyTimeout, "FULL")); err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	if j.lazy, err = sql.Open("sqlite", dsn(j.path, opts.BusyTimeout, "NORMAL")); err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	db := j.db
 	if err := migrate(ctx, db, opts.Now); err != nil {
 		return j.describe(err)
 	}
@@ -210,11 +207,76 @@ func (j *Journal) open(opts Options) error {
 	return nil
 }
 
+// dsn is the database/sql name of the SQLite file at path, with the
+// journal's settings and synchronous mode sync (FULL or NORMAL).
+func dsn(path string, busy time.Duration, sync string) string {
+	q := []string{
+		fmt.Sprintf("_pragma=busy_timeout(%d)", busy.Milliseconds()),
+		"_pragma=journal_mode(WAL)",
+		"_pragma=synchronous(" + sync + ")",
+		"_pragma=foreign_keys(ON)",
+		"_pragma=secure_delete(ON)",
+		"_txlock=immediate",
+	}
+	return "file:" + uriPath(path) + "?" + strings.Join(q, "&")
+}
+
+// inspect checks the file before the journal's settings are applied
+// (which would turn a foreign database to WAL mode, changing it): it
+// reads it through one query-only connection, which runs SQLite's
+// integrity check (check) and looks for the journal's tables (ours).
+func (j *Journal) inspect(ctx context.Context, busy time.Duration) error {
+	db, err := sql.Open("sqlite", "file:"+uriPath(j.path)+fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=query_only(1)", busy.Milliseconds()))
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	defer func() { _ = db.Close() }()
+	db.SetMaxOpenConns(1)
+	if err := j.check(ctx, db); err != nil {
+		return err
+	}
+	return j.ours(ctx, db)
+}
+
+// ours refuses a database that is not an aepforms journal: one without
+// the schema_migrations table every journal has from its creation on
+// (the file of another program, or an empty database), which migrating
+// would change.
+func (j *Journal) ours(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
+	if err != nil {
+		return j.describe(err)
+	}
+	defer rows.Close()
+	var tables []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return j.describe(err)
+		}
+		if name == "schema_migrations" {
+			return nil
+		}
+		tables = append(tables, name)
+	}
+	if err := rows.Err(); err != nil {
+		return j.describe(err)
+	}
+	holds := "no tables at all"
+	if len(tables) > 0 {
+		if len(tables) > 5 {
+			tables = append(tables[:5], "…")
+		}
+		holds = "tables " + strings.Join(tables, ", ")
+	}
+	return explain(ErrForeign, nil, "%s is a SQLite database but not an aepforms journal (it holds %s and no schema_migrations). It was left as it is: name the journal's own file with --db, or move it aside (mv %s %s.foreign) to start a new journal", j.path, holds, j.path, j.path)
+}
+
 // check opens a connection (reading the header and, in WAL mode, the
 // log) and runs SQLite's quick integrity check.
-func (j *Journal) check(ctx context.Context) error {
+func (j *Journal) check(ctx context.Context, db *sql.DB) error {
 	var res string
-	rows, err := j.db.QueryContext(ctx, "PRAGMA quick_check")
+	rows, err := db.QueryContext(ctx, "PRAGMA quick_check")
 	if err != nil {
 		return j.describe(err)
 	}

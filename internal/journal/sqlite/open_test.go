@@ -3,6 +3,8 @@ package sqlite
 import (
 	"bytes"
 	"context"
+	"database/sql"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -36,15 +38,10 @@ func TestOpenCreatesAPrivateJournal(t *testing.T) {
 	assert.Equal(t, "2", sync, "synchronous=FULL")
 }
 
-// Re-opening applies nothing twice and keeps what was recorded; an empty
-// file (made by hand, or by a crash before the first step) is migrated
-// from scratch.
-func TestMigrationsAreAppliedOnceFromEmpty(t *testing.T) {
+// Re-opening applies nothing twice and keeps what was recorded.
+func TestMigrationsAreAppliedOnce(t *testing.T) {
 	t.Parallel()
 	path := tempPath(t)
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
-	require.NoError(t, os.WriteFile(path, nil, 0o600))
-
 	j, err := Open(path, Options{Host: "h"})
 	require.NoError(t, err)
 	require.NoError(t, j.Record(submission("c1", t0)))
@@ -62,6 +59,79 @@ func TestMigrationsAreAppliedOnceFromEmpty(t *testing.T) {
 		assert.Len(t, got, 1, "the recorded submission is still there")
 		require.NoError(t, j.Close())
 	}
+}
+
+// An empty file (0 bytes) or a database that is not an aepforms journal
+// is refused, named, with the way out, and left as it was: never taken
+// for a new journal, which would give the UI a new identity and lose
+// the answers' history.
+func TestAnEmptyOrForeignFileIsRefusedAndLeftAlone(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		make func(t *testing.T, path string)
+		says string
+	}{
+		"empty file": {func(t *testing.T, path string) {
+			require.NoError(t, os.WriteFile(path, nil, 0o600))
+		}, "is empty (0 bytes)"},
+		"another program's database": {func(t *testing.T, path string) {
+			foreignDB(t, path, `CREATE TABLE contacts (name TEXT); INSERT INTO contacts VALUES ('ada')`)
+		}, "holds tables contacts"},
+		"an empty database": {func(t *testing.T, path string) {
+			foreignDB(t, path, `PRAGMA user_version = 7`)
+		}, "holds no tables at all"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			path := tempPath(t)
+			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+			tc.make(t, path)
+			before, err := os.ReadFile(path)
+			require.NoError(t, err)
+
+			_, err = Open(path, Options{Host: "h"})
+			require.ErrorIs(t, err, ErrForeign)
+			assert.Contains(t, err.Error(), path, "the file is named")
+			assert.Contains(t, err.Error(), tc.says)
+			assert.Contains(t, err.Error(), "move it aside", "the way out is named")
+			after, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.True(t, bytes.Equal(before, after), "the file is left as it was")
+			_, err = Open(path, Options{Host: "h"})
+			assert.ErrorIs(t, err, ErrForeign, "and it is refused again: nothing replaced it")
+		})
+	}
+}
+
+// foreignDB makes a SQLite database at path that is not a journal, by
+// running statements.
+func foreignDB(t *testing.T, path, statements string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	require.NoError(t, err)
+	_, err = db.Exec(statements + `; VACUUM`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	require.NoError(t, os.Chmod(path, 0o600))
+}
+
+// A new journal is made aside and renamed into place whole, so no crash
+// can leave an empty journal under its name; what a crash left aside is
+// removed at the next start.
+func TestANewJournalIsMadeWholeAside(t *testing.T) {
+	t.Parallel()
+	path := tempPath(t)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	require.NoError(t, os.WriteFile(path+newSuffix, nil, 0o600), "a crash's leftover")
+	require.NoError(t, os.WriteFile(path+newSuffix+"-wal", []byte("junk"), 0o600))
+
+	j := openAt(t, path, Options{})
+	for _, p := range []string{path + newSuffix, path + newSuffix + "-wal"} {
+		_, err := os.Stat(p)
+		assert.ErrorIs(t, err, fs.ErrNotExist, "%s is removed", p)
+	}
+	assert.Equal(t, SchemaVersion, appliedMigrations(t, j))
+	assert.NotEmpty(t, j.Identity().InstanceID)
 }
 
 // A journal from a newer aepforms is refused, not downgraded.
