@@ -28,6 +28,14 @@ func lockFile(path string) (*os.File, error) {
 	return f, nil
 }
 
+// links is how many names (hard links) the file fi describes has.
+func links(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink) //nolint:unconvert // uint16 on darwin
+	}
+	return 1
+}
+
 func unlockFile(f *os.File) error {
 	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	return f.Close()

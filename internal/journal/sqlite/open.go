@@ -43,6 +43,8 @@ var (
 	ErrDamaged = errors.New("journal: damaged or not an aepforms journal")
 	// ErrTooNew: the journal was written by a newer aepforms.
 	ErrTooNew = errors.New("journal: written by a newer aepforms")
+	// ErrLinked: the journal's file has more than one name (hard links).
+	ErrLinked = errors.New("journal: has more than one name")
 	// ErrForeign: the file is empty (0 bytes) or a database that is not
 	// an aepforms journal. aepforms never leaves either behind (a new
 	// journal is made aside and renamed into place whole), so it was
@@ -143,15 +145,21 @@ func Open(path string, opts Options) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
-	path = abs
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("journal directory %s: %w", filepath.Dir(path), err)
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("journal directory %s: %w", filepath.Dir(abs), err)
+	}
+	if path, err = resolve(abs); err != nil {
+		return nil, err
 	}
 	if err := checkPrivate(path); err != nil {
 		return nil, err
 	}
 	lock, err := lockFile(path + ".lock")
 	if err != nil {
+		return nil, err
+	}
+	if err := checkOneName(path); err != nil {
+		_ = unlockFile(lock)
 		return nil, err
 	}
 	j := &Journal{path: path, lock: lock, now: opts.Now, minFree: opts.MinFree, health: journal.Health{Classify: classify}}
@@ -383,9 +391,57 @@ func (j *Journal) files() []string {
 	return []string{j.path, j.path + "-wal", j.path + "-shm", j.path + ".lock"}
 }
 
+// resolve is the file the journal at abs is, its symbolic links
+// followed (the directory's and the file's own), so that the lock, the
+// -wal and -shm files and every check are the file's whatever name it
+// was reached by.
+func resolve(abs string) (string, error) {
+	dir, err := filepath.EvalSymlinks(filepath.Dir(abs))
+	if err != nil {
+		return "", fmt.Errorf("journal directory %s: %w", filepath.Dir(abs), err)
+	}
+	path := filepath.Join(dir, filepath.Base(abs))
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return path, nil // none yet, or the file itself
+	}
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", fmt.Errorf("answer journal %s is a symbolic link to a file that cannot be reached: %w", abs, err)
+	}
+	return target, nil
+}
+
+// checkOneName refuses a journal file with more than one name (hard
+// links): SQLite names the -wal file after the name it was opened by,
+// so each name would have its own log and lock, and a serve on one name
+// would neither see nor stop another's writes, which corrupts it.
+func checkOneName(path string) error {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("answer journal %s: %w", path, err)
+	}
+	if n := links(fi); n > 1 {
+		return explain(ErrLinked, nil, "answer journal %s has %d names (hard links): each name would get its own -wal file and lock, so two aepforms could write it at once and corrupt it. Remove the other names (find / -xdev -samefile %s), or give this aepforms its own copy with --db", path, n, path)
+	}
+	return nil
+}
+
 // checkPrivate refuses a journal whose files group or others may read or
-// write.
+// write, or whose directory group or others may write (they could put
+// their own file in its place).
 func checkPrivate(path string) error {
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("answer journal directory %s: %w", dir, err)
+	}
+	if st.Mode().Perm()&0o022 != 0 {
+		return explain(ErrExposed, nil, "answer journal directory %s has mode %v, so others may replace the journal's files: chmod 700 %s, or choose another place with --db", dir, st.Mode().Perm(), dir)
+	}
 	for _, p := range []string{path, path + "-wal", path + "-shm", path + ".lock"} {
 		st, err := os.Stat(p)
 		if errors.Is(err, fs.ErrNotExist) {

@@ -264,3 +264,62 @@ func appliedMigrations(t *testing.T, j *Journal) int {
 	require.NoError(t, j.db.QueryRowContext(context.Background(), `SELECT max(version) FROM schema_migrations`).Scan(&v))
 	return v
 }
+
+// One lock per file, whatever name it is reached by: a second Open
+// through a symbolic link to a journal in use (or to its directory) is
+// refused as in use; through a hard link, the file's second name, it is
+// refused for having two names (each would get its own -wal file).
+func TestAJournalInUseCannotBeOpenedByAnotherName(t *testing.T) {
+	t.Parallel()
+	path := tempPath(t)
+	first := openAt(t, path, Options{})
+	require.NoError(t, first.Record(submission("c1", t0)))
+	other := t.TempDir()
+
+	fileLink := filepath.Join(other, "link.db")
+	require.NoError(t, os.Symlink(path, fileLink))
+	_, err := Open(fileLink, Options{Host: "h"})
+	require.ErrorIs(t, err, ErrLocked, "a symbolic link to the file")
+	assert.Contains(t, err.Error(), path, "the file itself is named")
+
+	dirLink := filepath.Join(other, "dir")
+	require.NoError(t, os.Symlink(filepath.Dir(path), dirLink))
+	_, err = Open(filepath.Join(dirLink, filepath.Base(path)), Options{Host: "h"})
+	require.ErrorIs(t, err, ErrLocked, "a symbolic link to its directory")
+
+	hard := filepath.Join(filepath.Dir(path), "second-name.db")
+	require.NoError(t, os.Link(path, hard))
+	_, err = Open(hard, Options{Host: "h"})
+	require.ErrorIs(t, err, ErrLinked, "a hard link")
+	assert.Contains(t, err.Error(), "2 names")
+	_, err = os.Stat(hard + "-wal")
+	assert.ErrorIs(t, err, fs.ErrNotExist, "no second log was made")
+
+	require.NoError(t, os.Remove(hard))
+	require.NoError(t, first.Close())
+	again := openAt(t, fileLink, Options{})
+	assert.Equal(t, path, again.Path(), "opened by its link, it is the file")
+	got, err := again.Unsettled()
+	require.NoError(t, err)
+	assert.Len(t, got, 1)
+}
+
+// A journal directory others may write is refused, as a file others may
+// read is: they could put their own file in the journal's place.
+func TestAJournalDirectoryOthersCanWriteIsRefused(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []os.FileMode{0o777, 0o770, 0o1777} {
+		t.Run(mode.String(), func(t *testing.T) {
+			t.Parallel()
+			path := tempPath(t)
+			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+			require.NoError(t, os.Chmod(filepath.Dir(path), mode))
+			_, err := Open(path, Options{Host: "h"})
+			require.ErrorIs(t, err, ErrExposed)
+			assert.Contains(t, err.Error(), filepath.Dir(path), "the directory is named")
+			assert.Contains(t, err.Error(), "chmod 700", "the fix is named")
+			_, err = os.Stat(path)
+			assert.ErrorIs(t, err, fs.ErrNotExist, "nothing was made there")
+		})
+	}
+}
