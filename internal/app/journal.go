@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/aepforms/aepforms/internal/inbox"
@@ -43,11 +42,11 @@ var (
 // --history-retention.
 const pruneInterval = time.Hour
 
-// isPostgresURL reports whether --db names a PostgreSQL database rather
-// than a SQLite file.
-func isPostgresURL(db string) bool {
-	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
-}
+// isPostgresURL reports whether --db names a PostgreSQL database (a
+// postgres:// URL or a key=value connection string) rather than a
+// SQLite file: a connection string is never taken for a file name, so
+// its password is never logged as one.
+func isPostgresURL(db string) bool { return postgres.IsConnString(db) }
 
 // openJournal opens the answer journal db (--db): a PostgreSQL database
 // for a postgres:// URL, shared by replicas, else the embedded SQLite

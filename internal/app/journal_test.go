@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -77,6 +79,51 @@ func TestServeStopsOnADamagedJournal(t *testing.T) {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, garbage, b[:len(garbage)], "never replaced")
+}
+
+// An empty (0-byte) journal stops serve like a damaged one: it is not
+// taken for a new journal with a new identity.
+func TestServeStopsOnAnEmptyJournal(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "answers.db")
+	require.NoError(t, os.WriteFile(path, nil, 0o600))
+	stderr := newNotifyBuffer()
+	err := Run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--relay-port", "0", "--db", path},
+		envMap(map[string]string{"HOME": t.TempDir()}), nil, stderr, stderr)
+	require.Error(t, err)
+	assert.Contains(t, stderr.String(), path)
+	assert.Contains(t, stderr.String(), "is empty (0 bytes)")
+	assert.NotContains(t, stderr.String(), "listening", "nothing started")
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Zero(t, st.Size(), "left as it was")
+}
+
+// A key=value PostgreSQL connection string in --db or AEPFORMS_DB is
+// PostgreSQL's: never a SQLite file made under that name, and its
+// password is never printed (here the server is unreachable).
+func TestServeTakesAKeyValueConnectionStringAsPostgres(t *testing.T) {
+	t.Parallel()
+	const dsn = "host=127.0.0.1 port=1 user=ui password=hunter2 dbname=answers connect_timeout=2"
+	c, err := parseServe(nil, envMap(map[string]string{"HOME": t.TempDir(), "AEPFORMS_DB": dsn}), io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, dsn, c.db, "taken from the environment as a database")
+
+	for name, args := range map[string][]string{
+		"flag": {"serve", "--addr", "127.0.0.1:0", "--relay-port", "0", "--db", dsn},
+		"env":  {"serve", "--addr", "127.0.0.1:0", "--relay-port", "0"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			out := newNotifyBuffer()
+			err := Run(context.Background(), args, envMap(map[string]string{"HOME": t.TempDir(), "AEPFORMS_DB": dsn}), nil, out, out)
+			require.Error(t, err, "the database does not answer")
+			assert.NotContains(t, out.String(), "hunter2", "the password is never printed")
+			assert.Contains(t, out.String(), "password=xxxxx", "the connection string is named without it")
+			_, err = os.Stat(dsn)
+			assert.ErrorIs(t, err, fs.ErrNotExist, "no SQLite file by that name")
+		})
+	}
 }
 
 func TestParseRetention(t *testing.T) {

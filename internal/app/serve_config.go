@@ -187,7 +187,7 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	if isPostgresURL(dbEnv) {
 		dbDefault = defaultDBFile(env)
 	}
-	fs.StringVar(&c.db, "db", dbDefault, "the answer journal: a SQLite file only you can read, one serve at a time per file; or postgres://user@host/db, a PostgreSQL database several replicas share (env AEPFORMS_DB)")
+	fs.StringVar(&c.db, "db", dbDefault, "the answer journal: a SQLite file only you can read, one serve at a time per file; or postgres://user@host/db (or host=… dbname=…), a PostgreSQL database several replicas share (env AEPFORMS_DB)")
 	retention := fs.String("history-retention", envOr("AEPFORMS_HISTORY_RETENTION", "90d"), "how long the journal keeps an answer, in days like 90d or a duration like 720h; 0 keeps every answer (env AEPFORMS_HISTORY_RETENTION)")
 	fs.DurationVar(&c.resendMaxAge, "resend-max-age", envDur("AEPFORMS_RESEND_MAX_AGE", 10*time.Minute), "after a restart, send again a journaled answer the agent had not settled, if its question is still open and it is younger than this; 0 sends none again. Also the oldest an answer queued while the relay is away may be when it comes back (0: no limit) (env AEPFORMS_RESEND_MAX_AGE)")
 	fs.StringVar(&c.vapidSubject, "vapid-subject", env("AEPFORMS_VAPID_SUBJECT"), "turns on Web Push notifications to the operators' devices: a mailto: or https: address push services can contact about this server, e.g. mailto:ops@example.com (env AEPFORMS_VAPID_SUBJECT)")

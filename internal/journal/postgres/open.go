@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -74,7 +75,8 @@ type Journal struct {
 	health journal.Health
 }
 
-// Open connects to the database at dbURL (postgres://…), applies the
+// Open connects to the database at dbURL (postgres://…, or a libpq
+// key=value connection string, IsConnString), applies the
 // migrations it lacks and reads the journal's identity, creating it if
 // no replica has. The caller must Close it.
 func Open(ctx context.Context, dbURL string, opts Options) (*Journal, error) {
@@ -88,7 +90,7 @@ func Open(ctx context.Context, dbURL string, opts Options) (*Journal, error) {
 	cfg, err := pgxpool.ParseConfig(dbURL)
 	if err != nil {
 		// pgx's message may quote the URL, password and all.
-		return nil, fmt.Errorf("answer journal %s: not a PostgreSQL URL", name)
+		return nil, fmt.Errorf("answer journal %s: not a PostgreSQL URL or connection string", name)
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = opts.ConnectTimeout
@@ -154,8 +156,15 @@ func (j *Journal) Close() error {
 
 // Redact is dbURL with its passwords replaced by "xxxxx", for messages
 // and logs: the userinfo's, and the password and sslpassword parameters
-// libpq and pgx also take from the query.
+// libpq and pgx also take from the query, or from a key=value connection
+// string.
 func Redact(dbURL string) string {
+	if !strings.HasPrefix(dbURL, "postgres://") && !strings.HasPrefix(dbURL, "postgresql://") {
+		if r, ok := redactKeywords(dbURL); ok {
+			return r
+		}
+		return "(a PostgreSQL connection string that does not parse)"
+	}
 	u, err := url.Parse(dbURL)
 	if err != nil {
 		return "(a PostgreSQL URL that does not parse)"
