@@ -171,20 +171,28 @@ func (h *Health) flush() error {
 // backlog is written; the fault is returned while either fails.
 func (h *Health) Check(ctx context.Context, probe func(context.Context) error) error {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.fault == nil && len(h.backlog) == 0 {
+	fault, waiting := h.fault, len(h.backlog)
+	h.mu.Unlock()
+	if fault == nil && waiting == 0 {
 		return nil
 	}
-	if h.fault != nil {
-		err := h.Wrap("probe", probe(ctx))
-		h.note(err)
-		if err != nil {
-			if h.fault != nil {
-				return h.fault
+	if fault != nil {
+		// Not under mu: a probe of a database that does not answer waits
+		// for ctx, and the writes need not wait for it.
+		if err := h.Wrap("probe", probe(ctx)); err != nil {
+			var f *Fault
+			if errors.As(err, &f) && f.Storage() {
+				h.mu.Lock()
+				h.note(err)
+				h.mu.Unlock()
+				return err
 			}
-			return err
+			return fault
 		}
 	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.fault = nil
 	return h.flush()
 }
 

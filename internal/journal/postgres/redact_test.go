@@ -25,18 +25,18 @@ func TestRedactHidesEveryPassword(t *testing.T) {
 func TestIsConnString(t *testing.T) {
 	t.Parallel()
 	for db, want := range map[string]bool{
-		"postgres://u@h/db":                          true,
-		"postgresql://u@h/db":                        true,
-		"host=db.example dbname=aepforms":            true,
-		"dbname=aepforms":                            true,
-		"user=ui password=hunter2 host=/run/pg":      true,
-		"host = db.example":                          true,
-		"  sslmode=require host=h":                   true,
-		"/var/lib/aepforms/aepforms.db":              false,
-		"aepforms.db":                                false,
-		"./host=weird.db":                            false,
-		"/tmp/a=b.db":                                false,
-		"":                                           false,
+		"postgres://u@h/db":                     true,
+		"postgresql://u@h/db":                   true,
+		"host=db.example dbname=aepforms":       true,
+		"dbname=aepforms":                       true,
+		"user=ui password=hunter2 host=/run/pg": true,
+		"host = db.example":                     true,
+		"  sslmode=require host=h":              true,
+		"/var/lib/aepforms/aepforms.db":         false,
+		"aepforms.db":                           false,
+		"./host=weird.db":                       false,
+		"/tmp/a=b.db":                           false,
+		"":                                      false,
 		"file:aepforms.db?_pragma=busy_timeout(100)": false,
 	} {
 		assert.Equal(t, want, IsConnString(db), "%q", db)
