@@ -3,10 +3,10 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"runtime/pprof"
 	"io"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"

@@ -27,7 +27,7 @@ type tracker struct {
 type sessionState struct {
 	seen    map[idDigest]struct{}
 	order   []idDigest // ids in arrival order, a ring once len == window
-	next    int      // ring slot to overwrite next
+	next    int        // ring slot to overwrite next
 	pos     aep.Position
 	hasPos  bool
 	written uint64
