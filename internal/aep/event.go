@@ -132,8 +132,9 @@ func Decode(b []byte) (*Event, error) {
 			e.core[c] = int32(i + 1)
 		}
 	}
-	// Attribute strings are substrings of one copy of the event.
-	rawStr := string(raw)
+	// Attribute strings are substrings of one small string holding them
+	// all, never of the event's bytes: a kept id or session name must not
+	// keep a whole (perhaps megabytes large) event alive.
 	strs := [...]struct {
 		idx int
 		dst *string
@@ -144,19 +145,35 @@ func Decode(b []byte) (*Event, error) {
 		{coreCause, &e.cause}, {coreTraceparent, &e.traceparent},
 		{coreSeverity, &e.severity}, {coreCapture, &e.capture},
 	}
+	plain := func(v []byte) bool {
+		return len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' && bytes.IndexByte(v, '\\') < 0
+	}
+	n := 0
+	for _, s := range strs {
+		if i := e.core[s.idx] - 1; i >= 0 && plain(ms[i].Value) {
+			n += len(ms[i].Value) - 2
+		}
+	}
+	var pack strings.Builder
+	pack.Grow(n)
+	for _, s := range strs {
+		if i := e.core[s.idx] - 1; i >= 0 && plain(ms[i].Value) {
+			pack.Write(ms[i].Value[1 : len(ms[i].Value)-1])
+		}
+	}
+	packed := pack.String()
 	for _, s := range strs {
 		i := e.core[s.idx] - 1
 		if i < 0 {
 			continue
 		}
-		v, off := ms[i].Value, ms[i].off
-		if off >= 0 && len(v) >= 2 && v[0] == '"' && bytes.IndexByte(v, '\\') < 0 {
-			*s.dst = rawStr[off+1 : off+len(v)-1]
+		if v := ms[i].Value; plain(v) {
+			*s.dst, packed = packed[:len(v)-2], packed[len(v)-2:]
 			continue
 		}
-		str, err := rawString(v)
+		str, err := rawString(ms[i].Value)
 		if err != nil {
-			return nil, &ValidationError{Attr: ms[e.core[s.idx]-1].Key, Rule: "must be a string"}
+			return nil, &ValidationError{Attr: ms[i].Key, Rule: "must be a string"}
 		}
 		*s.dst = str
 	}

@@ -33,6 +33,7 @@ type relaySettings struct {
 	port        int
 	token       string
 	buffer      int
+	bufferBytes int64
 	maxSessions int
 	maxBody     int64
 	maxBatch    int
@@ -45,6 +46,7 @@ type relaySettings struct {
 // relayEnv maps each flag to its environment variable.
 var relayEnv = map[string]string{
 	"host": "AEP_HOST", "port": "AEP_PORT", "token": "AEP_TOKEN", "buffer": "AEP_BUFFER",
+	"buffer-bytes": "AEP_BUFFER_BYTES",
 	"max-sessions": "AEP_MAX_SESSIONS", "max-body": "AEP_MAX_BODY", "max-batch": "AEP_MAX_BATCH", "max-from": "AEP_MAX_FROM",
 }
 
@@ -56,6 +58,7 @@ func (s *relaySettings) register(fs *flag.FlagSet) {
 	fs.IntVar(&s.port, "port", 8787, "port, 0 picks a free one (env AEP_PORT)")
 	fs.StringVar(&s.token, "token", "", "bearer token every request but bare /healthz must carry; unset = open and watch-only, commands refused (env AEP_TOKEN)")
 	fs.IntVar(&s.buffer, "buffer", d.Buffer, "replay buffer per session, in events (env AEP_BUFFER)")
+	fs.Int64Var(&s.bufferBytes, "buffer-bytes", d.BufferBytes, "what the replay buffers of every session hold together, in bytes; past it the fullest loses its oldest events (env AEP_BUFFER_BYTES)")
 	fs.IntVar(&s.maxSessions, "max-sessions", d.MaxSessions, "sessions held; the least recently written is evicted (env AEP_MAX_SESSIONS)")
 	fs.Int64Var(&s.maxBody, "max-body", d.MaxBody, "largest POST body or WebSocket frame, in bytes (env AEP_MAX_BODY)")
 	fs.IntVar(&s.maxBatch, "max-batch", d.MaxBatch, "most events in one NDJSON batch (env AEP_MAX_BATCH)")
@@ -85,7 +88,7 @@ func (s *relaySettings) applyEnv(fs *flag.FlagSet, env Env) error {
 	for _, n := range []struct {
 		name string
 		v    int64
-	}{{"buffer", int64(s.buffer)}, {"max-sessions", int64(s.maxSessions)}, {"max-body", s.maxBody}, {"max-batch", int64(s.maxBatch)}, {"max-from", int64(s.maxFrom)}} {
+	}{{"buffer", int64(s.buffer)}, {"buffer-bytes", s.bufferBytes}, {"max-sessions", int64(s.maxSessions)}, {"max-body", s.maxBody}, {"max-batch", int64(s.maxBatch)}, {"max-from", int64(s.maxFrom)}} {
 		if n.v < 0 || (n.v == 0 && n.name != "max-from") {
 			return fmt.Errorf("--%s must be positive, got %d", n.name, n.v)
 		}
@@ -108,6 +111,7 @@ func (s relaySettings) config(logger *slog.Logger) relay.Config {
 	cfg.Token = s.token
 	cfg.Buffer, cfg.MaxSessions, cfg.MaxBody, cfg.MaxBatch = s.buffer, s.maxSessions, s.maxBody, s.maxBatch
 	cfg.MaxFrom = s.maxFrom
+	cfg.BufferBytes = s.bufferBytes
 	cfg.KeepNoCommands = s.noCommands
 	if cfg.MaxFrom == 0 {
 		cfg.MaxFrom = s.maxSessions

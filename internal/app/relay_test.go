@@ -154,3 +154,20 @@ func TestStartRelayForcesAStuckDrain(t *testing.T) {
 	assert.Equal(t, 1, ExitCode(err), "a forced drain exits 1: %v", err)
 	assert.Less(t, time.Since(start), 3*time.Second, "forced at the drain limit, not at the peer's leisure")
 }
+
+// AEP_BUFFER_BYTES bounds the embedded relay's replay buffers in bytes.
+func TestRelayBufferBytesFromEnv(t *testing.T) {
+	t.Parallel()
+	rs, err := embeddedRelaySettings(func(k string) string {
+		return map[string]string{"AEP_BUFFER_BYTES": "1048576"}[k]
+	})
+	require.NoError(t, err)
+	assert.Equal(t, int64(1<<20), rs.config(nil).BufferBytes)
+	d, err := embeddedRelaySettings(func(string) string { return "" })
+	require.NoError(t, err)
+	assert.Equal(t, int64(64<<20), d.config(nil).BufferBytes, "default 64 MiB")
+	_, err = embeddedRelaySettings(func(k string) string {
+		return map[string]string{"AEP_BUFFER_BYTES": "0"}[k]
+	})
+	require.Error(t, err, "a zero bound is refused")
+}

@@ -2,6 +2,7 @@ package feed
 
 import (
 	"cmp"
+	"crypto/sha256"
 	"slices"
 
 	"github.com/aepforms/aepforms/internal/aep"
@@ -13,6 +14,8 @@ import (
 // arrivals forgotten first, as a relay's ring buffer forgets them) and
 // maxSessions sessions (the least recently written forgotten first, as a
 // relay evicts them). Agent-scoped events share one entry per source.
+// Ids are kept as digests (idDigest), so what the window costs does not
+// depend on how long the agents make their ids.
 // A tracker is owned by one Run goroutine.
 type tracker struct {
 	window, maxSessions int
@@ -22,9 +25,9 @@ type tracker struct {
 
 // sessionState is one (source, session).
 type sessionState struct {
-	seen    map[string]struct{}
-	order   []string // ids in arrival order, a ring once len == window
-	next    int      // ring slot to overwrite next
+	seen    map[idDigest]struct{}
+	order   []idDigest // ids in arrival order, a ring once len == window
+	next    int        // ring slot to overwrite next
 	pos     aep.Position
 	hasPos  bool
 	written uint64
@@ -49,7 +52,7 @@ func (t *tracker) session(k aep.SessionKey) *sessionState {
 		if len(t.sessions) >= t.maxSessions {
 			t.evict()
 		}
-		s = &sessionState{seen: make(map[string]struct{})}
+		s = &sessionState{seen: make(map[idDigest]struct{})}
 		t.sessions[k] = s
 	}
 	s.written = t.clock
@@ -68,8 +71,18 @@ func (t *tracker) evict() {
 	delete(t.sessions, oldest)
 }
 
+// idDigest is an event id as the dedupe keeps it: the first 128 bits of
+// its SHA-256.
+type idDigest [16]byte
+
+func digestOf(id string) idDigest {
+	sum := sha256.Sum256([]byte(id))
+	return idDigest(sum[:16])
+}
+
 // add records id and reports whether it is new.
-func (s *sessionState) add(id string, window int) bool {
+func (s *sessionState) add(eventID string, window int) bool {
+	id := digestOf(eventID)
 	if _, dup := s.seen[id]; dup {
 		return false
 	}

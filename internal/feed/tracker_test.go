@@ -1,9 +1,13 @@
 package feed
 
 import (
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/aepforms/aepforms/internal/aep"
 )
@@ -49,4 +53,28 @@ func TestTrackerPositions(t *testing.T) {
 		{Session: "own", Epoch: 1, Seq: 2},
 		{Session: "shared", Seq: 4},
 	}, tr.positions(), "one entry per session name, the earlier of two sources")
+}
+
+// The dedupe window keeps digests, not ids: what it costs does not grow
+// with the length of the ids agents send.
+func TestTrackerKeepsDigestsNotIDs(t *testing.T) {
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	tr := newTracker(100, 10)
+	s := tr.session(aep.SessionKey{Source: "aep://t", Session: "s"})
+	long := strings.Repeat("i", 1<<20)
+	before := heap()
+	for i := range 32 {
+		id := long + strconv.Itoa(i)
+		require.True(t, s.add(id, 100))
+		require.False(t, s.add(id, 100), "a repeat is a duplicate")
+	}
+	grown := int64(heap()) - int64(before)
+	assert.Less(t, grown, int64(1<<20), "32 ids of 1 MiB kept %d bytes alive", grown)
+	runtime.KeepAlive(tr)
 }

@@ -18,6 +18,12 @@ type Config struct {
 	// Agent-scoped events (which name no session) share one more buffer of
 	// the same depth, replayed only by from=all.
 	Buffer int
+	// BufferBytes bounds what the replay buffers of every session (and
+	// the agent-scoped one) hold together, in bytes of events (each
+	// counting 256 bytes more for its bookkeeping); past it the buffer
+	// holding the most loses its oldest events, and a resume from before
+	// them is told replay-exhausted (default 64 MiB).
+	BufferBytes int64
 	// MaxSessions caps the sessions held; the least recently written one is
 	// evicted to admit a new one (default 500).
 	MaxSessions int
@@ -70,13 +76,14 @@ type Config struct {
 	Now func() time.Time
 }
 
-// DefaultConfig returns the reference relay's defaults: buffer 10000,
-// sessions 500, body 16 MiB, batch 10000, from = sessions, SSE ping 15 s,
+// DefaultConfig returns the reference relay's defaults: buffer 10000
+// events per session and 64 MiB in all, sessions 500, body 16 MiB, batch 10000, from = sessions, SSE ping 15 s,
 // WS ping 30 s with a 90 s timeout.
 func DefaultConfig() Config {
 	return Config{
 		Buffer:           10000,
 		MaxSessions:      500,
+		BufferBytes:      64 << 20,
 		MaxBody:          16 << 20,
 		MaxBatch:         10000,
 		MaxFrom:          500,
@@ -106,6 +113,9 @@ func (c Config) withDefaults() Config {
 	}
 	setInt(&c.Buffer, d.Buffer)
 	setInt(&c.MaxSessions, d.MaxSessions)
+	if c.BufferBytes <= 0 {
+		c.BufferBytes = d.BufferBytes
+	}
 	if c.MaxBody <= 0 {
 		c.MaxBody = d.MaxBody
 	}

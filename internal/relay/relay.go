@@ -59,7 +59,7 @@ func New(cfg Config) *Relay {
 		cfg:        cfg,
 		log:        cfg.Logger,
 		started:    cfg.Now(),
-		store:      newStore(cfg.Buffer, cfg.MaxSessions),
+		store:      newStore(cfg.Buffer, cfg.MaxSessions, cfg.BufferBytes),
 		subs:       make(map[*subscriber]struct{}),
 		conns:      make(map[*wsConn]struct{}),
 		claims:     make(map[string][]*wsConn),

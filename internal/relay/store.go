@@ -31,7 +31,15 @@ type ring struct {
 	evictedHigh aep.Position
 	evicted     bool
 	lrw         *list.Element // in store.lrw, nil for the agent ring
+	bytes       int64         // what the live entries count (entryBytes)
 }
+
+// entryOverhead is what one buffered event counts besides its bytes: its
+// entry, its dedupe key and the map slot.
+const entryOverhead = 256
+
+// entryBytes is what a buffered event counts against Config.BufferBytes.
+func entryBytes(ev *aep.Event) int64 { return int64(len(ev.Raw())) + entryOverhead }
 
 func newRing(name string) *ring {
 	return &ring{name: name, ids: make(map[aep.Key]struct{})}
@@ -56,6 +64,7 @@ func (b *ring) add(ev *aep.Event, depth int) bool {
 		b.high, b.hasHigh = pos, true
 	}
 	b.ids[k] = struct{}{}
+	b.bytes += entryBytes(ev)
 	live := b.live()
 	if n := len(live); n == 0 || !pos.Less(live[n-1].pos) {
 		b.entries = append(b.entries, entry{ev: ev, pos: pos})
@@ -64,19 +73,26 @@ func (b *ring) add(ev *aep.Event, depth int) bool {
 		b.entries = slices.Insert(b.entries, b.head+i, entry{ev: ev, pos: pos})
 	}
 	for b.len() > depth {
-		old := b.entries[b.head]
-		b.entries[b.head] = entry{}
-		b.head++
-		delete(b.ids, old.ev.Key())
-		if !b.evicted || b.evictedHigh.Less(old.pos) {
-			b.evictedHigh, b.evicted = old.pos, true
-		}
+		b.dropOldest()
+	}
+	return true
+}
+
+// dropOldest trims the ring's oldest entry: a resume from before it
+// is told replay-exhausted.
+func (b *ring) dropOldest() {
+	old := b.entries[b.head]
+	b.entries[b.head] = entry{}
+	b.head++
+	delete(b.ids, old.ev.Key())
+	b.bytes -= entryBytes(old.ev)
+	if !b.evicted || b.evictedHigh.Less(old.pos) {
+		b.evictedHigh, b.evicted = old.pos, true
 	}
 	if b.head > 64 && b.head > len(b.entries)/2 {
 		b.entries = append(b.entries[:0:0], b.entries[b.head:]...)
 		b.head = 0
 	}
-	return true
 }
 
 // upper returns the index in live() of the first entry after p.
@@ -105,9 +121,14 @@ func (b *ring) after(p aep.Position) (out []entry, exhausted bool, earliest aep.
 }
 
 // store holds the per-session rings, at most max of them, evicting the
-// least recently written, plus one ring for agent-scoped events.
+// least recently written, plus one ring for agent-scoped events. What
+// they hold together is bounded by maxBytes: past it, the ring holding
+// the most bytes loses its oldest events (so a session flooded with big
+// events pays for them, not a quiet one).
 type store struct {
 	depth, max int
+	maxBytes   int64
+	bytes      int64 // of every ring
 	sessions   map[string]*ring
 	lrw        *list.List // front = most recently written
 	agent      *ring
@@ -118,8 +139,8 @@ type store struct {
 	tombOrder []string
 }
 
-func newStore(depth, max int) *store {
-	return &store{depth: depth, max: max, sessions: make(map[string]*ring), lrw: list.New(), agent: newRing(""),
+func newStore(depth, max int, maxBytes int64) *store {
+	return &store{depth: depth, max: max, maxBytes: maxBytes, sessions: make(map[string]*ring), lrw: list.New(), agent: newRing(""),
 		tombs: make(map[string]aep.Position)}
 }
 
@@ -142,7 +163,7 @@ func (s *store) bury(b *ring) {
 // whether it was admitted (false: a (source, id) already held).
 func (s *store) add(ev *aep.Event) bool {
 	if !ev.SessionScoped() {
-		return s.agent.add(ev, s.depth)
+		return s.admit(s.agent, ev)
 	}
 	name := ev.Session()
 	b := s.sessions[name]
@@ -152,6 +173,7 @@ func (s *store) add(ev *aep.Event) bool {
 			victim := oldest.Value.(*ring)
 			s.lrw.Remove(oldest)
 			delete(s.sessions, victim.name)
+			s.bytes -= victim.bytes
 			s.bury(victim)
 		}
 		b = newRing(name)
@@ -162,10 +184,34 @@ func (s *store) add(ev *aep.Event) bool {
 		b.lrw = s.lrw.PushFront(b)
 		s.sessions[name] = b
 	}
-	if !b.add(ev, s.depth) {
+	if !s.admit(b, ev) {
 		return false
 	}
 	s.lrw.MoveToFront(b.lrw)
+	return true
+}
+
+// admit adds ev to ring b and trims the rings back within maxBytes.
+func (s *store) admit(b *ring, ev *aep.Event) bool {
+	before := b.bytes
+	if !b.add(ev, s.depth) {
+		return false
+	}
+	s.bytes += b.bytes - before
+	for s.bytes > s.maxBytes {
+		heavy := s.agent
+		for _, r := range s.sessions {
+			if r.bytes > heavy.bytes {
+				heavy = r
+			}
+		}
+		if heavy.len() == 0 {
+			break
+		}
+		before := heavy.bytes
+		heavy.dropOldest()
+		s.bytes -= before - heavy.bytes
+	}
 	return true
 }
 

@@ -19,6 +19,7 @@ package markdown
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"net/url"
 	"strings"
 	"sync"
@@ -583,35 +584,75 @@ func hasBreak(in []Inline) bool {
 	return false
 }
 
-// Cache keeps parsed prompts by their text, so a card's prompt is read
-// once however often the page is drawn; past its size it starts over.
-// Its methods are safe for concurrent use; the Docs it hands out are
-// shared and must not be changed.
+// Cache keeps parsed prompts by the digest of their text, so a card's
+// prompt is read once however often the page is drawn. It is bounded by
+// entries and by bytes (DefaultCacheBytes): each entry counts twice its
+// text plus entryOverhead, past either bound it starts over, and a text
+// too large to fit is parsed and not kept. It keeps no caller's string:
+// a Doc is built from a copy of its text, so a prompt its card has let
+// go of (a request dropped, a card settled and evicted) is not kept
+// alive by the cache. Its methods are safe for concurrent use; the Docs
+// it hands out are shared and must not be changed.
 type Cache struct {
-	mu   sync.Mutex
-	size int
-	m    map[string]*Doc
+	mu       sync.Mutex
+	size     int
+	maxBytes int
+	bytes    int
+	m        map[[sha256.Size]byte]cached
 }
 
-// NewCache returns a cache of at most size parsed prompts.
-func NewCache(size int) *Cache {
-	return &Cache{size: size, m: make(map[string]*Doc)}
+type cached struct {
+	doc  *Doc
+	cost int
+}
+
+// DefaultCacheBytes bounds what a Cache made by NewCache holds: 32 MiB.
+const DefaultCacheBytes = 32 << 20
+
+// entryOverhead is what one entry counts besides its text, in bytes.
+const entryOverhead = 512
+
+// NewCache returns a cache of at most size parsed prompts and
+// DefaultCacheBytes.
+func NewCache(size int) *Cache { return NewCacheWithin(size, DefaultCacheBytes) }
+
+// NewCacheWithin returns a cache of at most size parsed prompts and
+// maxBytes bytes.
+func NewCacheWithin(size, maxBytes int) *Cache {
+	return &Cache{size: size, maxBytes: maxBytes, m: make(map[[sha256.Size]byte]cached)}
 }
 
 // Parse is Parse through the cache. opts must be the same on every call.
 func (c *Cache) Parse(src string, opts Options) *Doc {
+	key := sha256.Sum256([]byte(src))
 	c.mu.Lock()
-	d, ok := c.m[src]
+	e, ok := c.m[key]
 	c.mu.Unlock()
 	if ok {
-		return d
+		return e.doc
 	}
-	d = Parse(src, opts)
+	cost := 2*len(src) + entryOverhead
+	if cost > c.maxBytes {
+		return Parse(src, opts)
+	}
+	d := Parse(strings.Clone(src), opts)
 	c.mu.Lock()
-	if len(c.m) >= c.size {
-		clear(c.m)
+	if old, ok := c.m[key]; ok {
+		c.bytes -= old.cost
 	}
-	c.m[src] = d
+	if len(c.m) >= c.size || c.bytes+cost > c.maxBytes {
+		clear(c.m)
+		c.bytes = 0
+	}
+	c.m[key] = cached{doc: d, cost: cost}
+	c.bytes += cost
 	c.mu.Unlock()
 	return d
+}
+
+// Bytes is what the cache counts it holds, in bytes.
+func (c *Cache) Bytes() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
 }

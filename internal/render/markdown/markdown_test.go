@@ -1,8 +1,10 @@
 package markdown
 
 import (
+	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -152,4 +154,55 @@ func TestNodeBudget(t *testing.T) {
 	last := d.Blocks[len(d.Blocks)-1]
 	assert.Equal(t, Plain, last.Kind)
 	assert.True(t, strings.HasSuffix(last.Text, "next *para*"), "the rest is plain text, as written")
+}
+
+// The cache is bounded by bytes as well as entries, and keeps no
+// caller's string alive: a big prompt a card let go of is freed.
+func TestCacheBoundedByBytes(t *testing.T) {
+	t.Parallel()
+	c := NewCacheWithin(4096, 1<<20)
+	for i := range 64 {
+		c.Parse(strings.Repeat("x", 100<<10)+strconv.Itoa(i), Options{})
+		assert.LessOrEqual(t, c.Bytes(), 1<<20, "after %d prompts of 100 KiB", i+1)
+	}
+	big := strings.Repeat("y", 4<<20)
+	d := c.Parse(big, Options{})
+	require.NotEmpty(t, d.Blocks, "too big to keep, still read")
+	assert.LessOrEqual(t, c.Bytes(), 1<<20)
+}
+
+// A Doc the cache keeps does not point into the text it was asked with.
+func TestCacheKeepsNoCallerText(t *testing.T) {
+	t.Parallel()
+	c := NewCacheWithin(16, 1<<20)
+	src := strings.Repeat("word ", 20<<10)
+	head := src[:24<<10] // a card's shown part: a substring of the prompt, past MaxBytes
+	d := c.Parse(head, Options{})
+	lo, hi := uintptr(unsafe.Pointer(unsafe.StringData(src))), uintptr(unsafe.Pointer(unsafe.StringData(src)))+uintptr(len(src))
+	var walk func([]Block)
+	walk = func(bs []Block) {
+		for _, b := range bs {
+			for _, s := range append([]string{b.Text}, inlineTexts(b.Inlines)...) {
+				if s == "" {
+					continue
+				}
+				p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+				assert.False(t, p >= lo && p < hi, "a cached Doc holds a substring of the caller's prompt")
+			}
+			walk(b.Blocks)
+			for _, it := range b.Items {
+				walk(it.Blocks)
+			}
+		}
+	}
+	walk(d.Blocks)
+}
+
+func inlineTexts(in []Inline) []string {
+	var out []string
+	for _, i := range in {
+		out = append(out, i.Text)
+		out = append(out, inlineTexts(i.Children)...)
+	}
+	return out
 }

@@ -34,13 +34,7 @@ func promptBudget(n int) int {
 func promptView(id, base, text string, budget int, placeholder bool) Prompt {
 	p := Prompt{ID: id + "-prompt", Text: text, Placeholder: placeholder}
 	if len(text) > budget {
-		cut := budget
-		for cut > 0 && !utf8.RuneStart(text[cut]) {
-			cut--
-		}
-		if nl := strings.LastIndexByte(text[:cut], '\n'); nl >= cut*3/4 {
-			cut = nl + 1
-		}
+		cut := cutAt(text, budget)
 		p.Text = text[:cut]
 		p.Cut = &PromptCut{
 			URL:   base + "/cards/" + url.PathEscape(id) + "/prompt",
@@ -50,6 +44,22 @@ func promptView(id, base, text string, budget int, placeholder bool) Prompt {
 	}
 	p.Long = p.Cut != nil || longPrompt(p.Text)
 	return p
+}
+
+// cutAt is where text is cut to at most budget bytes: at a character
+// boundary, at the last line break in its last quarter when there is one.
+func cutAt(text string, budget int) int {
+	if len(text) <= budget {
+		return len(text)
+	}
+	cut := budget
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	if nl := strings.LastIndexByte(text[:cut], '\n'); nl >= cut*3/4 {
+		cut = nl + 1
+	}
+	return cut
 }
 
 // PromptCut says a prompt is shown in part: Shown of Whole ("16 KiB" of

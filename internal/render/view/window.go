@@ -367,8 +367,11 @@ func sprintf3(format, a, b, c string) string {
 }
 
 // gist is a row's one line of the question: the prompt's first line
-// without its Markdown, as a card's heading reads, cut to GistRunes.
+// without its Markdown, as a card's heading reads, cut to GistRunes. Only
+// the part of the prompt a card would read as Markdown is read (a row of
+// an 8 MB prompt costs what one of 16 KiB does).
 func gist(prompt string, cache *markdown.Cache) string {
+	prompt = prompt[:cutAt(prompt, markdown.MaxBytes)]
 	opts := markdown.Options{Clean: Text}
 	var d *markdown.Doc
 	if cache != nil {
