@@ -15,6 +15,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net/url"
@@ -23,8 +24,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/aepforms/aepforms/internal/journal"
+	"github.com/aepforms/aepforms/internal/journal/sqldb"
 )
 
 // ErrTooNew: the database was migrated by a newer aepforms.
@@ -62,14 +65,19 @@ type Options struct {
 // safe for concurrent use; several Journals (processes) may share one
 // database.
 type Journal struct {
+	// The queries, shared with SQLite (sqldb): the answers, the
+	// operators' sessions, the Web Push state.
+	sqldb.Answers
+	sqldb.Sessions
+	sqldb.Push
+
 	pool *pgxpool.Pool
+	// sql is pool as a database/sql handle, for the shared queries.
+	sql  *sql.DB
 	name string // the URL without its password, for messages
 	// write is Options.WriteTimeout.
 	write time.Duration
 	id    journal.Identity
-	// replica and lease are Options.Replica and Options.Lease.
-	replica string
-	lease   time.Duration
 	// health is the database's ability to write, as the writes find it,
 	// and the state changes it refused (Ping, Settle).
 	health journal.Health
@@ -111,13 +119,18 @@ func Open(ctx context.Context, dbURL string, opts Options) (*Journal, error) {
 	if opts.Lease <= 0 {
 		opts.Lease = journal.DefaultLease
 	}
-	j := &Journal{pool: pool, name: name, write: opts.WriteTimeout, replica: opts.Replica, lease: opts.Lease, health: journal.Health{Classify: classify}}
+	j := &Journal{pool: pool, sql: stdlib.OpenDBFromPool(pool), name: name, write: opts.WriteTimeout, health: journal.Health{Classify: classify}}
+	j.Answers = sqldb.Answers{DB: &sqldb.DB{
+		Synced: j.sql, Lazy: j.sql, Timeout: opts.WriteTimeout, Health: &j.health,
+		Dialect: sqldb.Dialect{Numbered: true, Instr: "strpos", IsLive: isLive},
+	}, LeaseOwner: opts.Replica, Lease: opts.Lease}
+	j.Sessions, j.Push = sqldb.Sessions{DB: j.Answers.DB}, sqldb.Push{DB: j.Answers.DB}
 	if err := migrate(ctx, pool, opts.Now); err != nil {
-		pool.Close()
+		_ = j.Close()
 		return nil, fmt.Errorf("answer journal %s: %w", name, err)
 	}
-	if j.id, err = loadIdentity(ctx, pool, opts.Host, opts.Now()); err != nil {
-		pool.Close()
+	if j.id, err = sqldb.LoadIdentity(ctx, j.Answers.DB, opts.Host, opts.Now()); err != nil {
+		_ = j.Close()
 		return nil, fmt.Errorf("answer journal %s: %w", name, err)
 	}
 	return j, nil
@@ -150,6 +163,7 @@ func (j *Journal) Close() error {
 		_ = j.Ping(ctx)
 		cancel()
 	}
+	_ = j.sql.Close()
 	j.pool.Close()
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/aepforms/aepforms/internal/journal/sqldb"
 )
 
 // newSuffix names the file a new journal is made in before it is renamed
@@ -66,7 +68,7 @@ func build(path string, opts Options) error {
 	if err := migrate(ctx, db, opts.Now); err != nil {
 		return err
 	}
-	if _, err := loadIdentity(ctx, db, opts.Host, opts.Now()); err != nil {
+	if _, err := sqldb.LoadIdentity(ctx, &sqldb.DB{Synced: db}, opts.Host, opts.Now()); err != nil {
 		return err
 	}
 	var busy, logged, done int

@@ -29,6 +29,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/aepforms/aepforms/internal/journal"
+	"github.com/aepforms/aepforms/internal/journal/sqldb"
 )
 
 // Sentinel errors of Open; its messages name the file and the way out.
@@ -89,14 +90,17 @@ const DefaultMinFree = 1 << 20
 // Journal is an answer journal in one SQLite file. Its methods are safe
 // for concurrent use.
 type Journal struct {
+	// The queries, shared with PostgreSQL (sqldb): the answers, the
+	// operators' sessions, the Web Push state.
+	sqldb.Answers
+	sqldb.Sessions
+	sqldb.Push
+
 	db   *sql.DB
 	path string
 	lock *os.File
 	now  func() time.Time
 	id   journal.Identity
-	// replica and lease are Options.Replica and Options.Lease.
-	replica string
-	lease   time.Duration
 
 	// lazy is the same file through connections whose commits do not
 	// wait for the disk (synchronous=NORMAL): for the writes a power loss
@@ -192,19 +196,24 @@ func (j *Journal) open(opts Options) error {
 	if j.lazy, err = sql.Open("sqlite", dsn(j.path, opts.BusyTimeout, "NORMAL")); err != nil {
 		return fmt.Errorf("journal %s: %w", j.path, err)
 	}
+	j.Answers = sqldb.Answers{DB: &sqldb.DB{
+		Synced: j.db, Lazy: j.lazy, WriteMu: &j.writeMu, Health: &j.health,
+		Dialect: sqldb.Dialect{Instr: "instr", IsLive: isUnique},
+	}}
+	j.Sessions, j.Push = sqldb.Sessions{DB: j.Answers.DB}, sqldb.Push{DB: j.Answers.DB}
 	db := j.db
 	if err := migrate(ctx, db, opts.Now); err != nil {
 		return j.describe(err)
 	}
-	if j.id, err = loadIdentity(ctx, db, opts.Host, opts.Now()); err != nil {
+	if j.id, err = sqldb.LoadIdentity(ctx, j.Answers.DB, opts.Host, opts.Now()); err != nil {
 		return j.describe(err)
 	}
-	j.replica, j.lease = opts.Replica, opts.Lease
-	if j.replica == "" {
-		j.replica = j.id.InstanceID // one serve per file: a restart is the same replica
+	j.LeaseOwner, j.Lease = opts.Replica, opts.Lease
+	if j.LeaseOwner == "" {
+		j.LeaseOwner = j.id.InstanceID // one serve per file: a restart is the same replica
 	}
-	if j.lease <= 0 {
-		j.lease = journal.DefaultLease
+	if j.Lease <= 0 {
+		j.Lease = journal.DefaultLease
 	}
 	// The files SQLite made follow the database file's mode; make sure.
 	for _, p := range j.files() {

@@ -1,23 +1,22 @@
-package postgres
+package sqldb
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/aepforms/aepforms/internal/journal"
 )
 
 // PushKeys returns the UI's VAPID key pair, made by gen and kept on
 // first use; later calls (and other processes) read the kept pair.
-func (j *Journal) PushKeys(ctx context.Context, gen func() (journal.PushKeys, error)) (journal.PushKeys, error) {
+func (p *Push) PushKeys(ctx context.Context, gen func() (journal.PushKeys, error)) (journal.PushKeys, error) {
 	var k journal.PushKeys
 	var created int64
-	err := j.pool.QueryRow(ctx, `SELECT private_key, public_key, created_at FROM push_keys WHERE id = 1`).Scan(&k.Private, &k.Public, &created)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+	err := p.Synced.QueryRowContext(ctx, p.Q(`SELECT private_key, public_key, created_at FROM push_keys WHERE id = 1`)).Scan(&k.Private, &k.Public, &created)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return journal.PushKeys{}, fmt.Errorf("journal: push keys: %w", err)
 	}
 	if err == nil {
@@ -28,11 +27,11 @@ func (j *Journal) PushKeys(ctx context.Context, gen func() (journal.PushKeys, er
 	if err != nil {
 		return journal.PushKeys{}, err
 	}
-	if _, err := j.pool.Exec(ctx, `INSERT INTO push_keys (id, private_key, public_key, created_at) VALUES (1, $1, $2, $3) ON CONFLICT (id) DO NOTHING`,
+	if _, err := p.Synced.ExecContext(ctx, p.Q(`INSERT INTO push_keys (id, private_key, public_key, created_at) VALUES (1, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
 		fresh.Private, fresh.Public, journal.Nanos(fresh.Created)); err != nil {
 		return journal.PushKeys{}, fmt.Errorf("journal: push keys: %w", err)
 	}
-	if err := j.pool.QueryRow(ctx, `SELECT private_key, public_key, created_at FROM push_keys WHERE id = 1`).Scan(&k.Private, &k.Public, &created); err != nil {
+	if err := p.Synced.QueryRowContext(ctx, p.Q(`SELECT private_key, public_key, created_at FROM push_keys WHERE id = 1`)).Scan(&k.Private, &k.Public, &created); err != nil {
 		return journal.PushKeys{}, fmt.Errorf("journal: push keys: %w", err)
 	}
 	k.Created = journal.FromNanos(created)
@@ -42,11 +41,11 @@ func (j *Journal) PushKeys(ctx context.Context, gen func() (journal.PushKeys, er
 // SavePushSubscription keeps a device's subscription, replacing the one
 // with the same endpoint (a device subscribing again, or another
 // operator signing in on it).
-func (j *Journal) SavePushSubscription(ctx context.Context, s journal.PushSubscription) error {
-	if _, err := j.pool.Exec(ctx, `INSERT INTO push_subscriptions (endpoint, p256dh, auth, operator, session, actions, created_at, last_failure, last_failure_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, '', 0)
+func (p *Push) SavePushSubscription(ctx context.Context, s journal.PushSubscription) error {
+	if _, err := p.Synced.ExecContext(ctx, p.Q(`INSERT INTO push_subscriptions (endpoint, p256dh, auth, operator, session, actions, created_at, last_failure, last_failure_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, '', 0)
 		ON CONFLICT (endpoint) DO UPDATE SET p256dh = excluded.p256dh, auth = excluded.auth, operator = excluded.operator,
-			session = excluded.session, actions = excluded.actions, created_at = excluded.created_at, last_failure = '', last_failure_at = 0`,
+			session = excluded.session, actions = excluded.actions, created_at = excluded.created_at, last_failure = '', last_failure_at = 0`),
 		s.Endpoint, s.P256dh, s.Auth, s.Operator, s.Session, s.Actions, journal.Nanos(s.Created)); err != nil {
 		return fmt.Errorf("journal: save push subscription: %w", err)
 	}
@@ -55,18 +54,19 @@ func (j *Journal) SavePushSubscription(ctx context.Context, s journal.PushSubscr
 
 // DeletePushSubscription removes operator's subscription at endpoint and
 // reports whether there was one.
-func (j *Journal) DeletePushSubscription(ctx context.Context, operator, endpoint string) (bool, error) {
-	res, err := j.pool.Exec(ctx, `DELETE FROM push_subscriptions WHERE operator = $1 AND endpoint = $2`, operator, endpoint)
+func (p *Push) DeletePushSubscription(ctx context.Context, operator, endpoint string) (bool, error) {
+	res, err := p.Synced.ExecContext(ctx, p.Q(`DELETE FROM push_subscriptions WHERE operator = ? AND endpoint = ?`), operator, endpoint)
 	if err != nil {
 		return false, fmt.Errorf("journal: delete push subscription: %w", err)
 	}
-	return res.RowsAffected() > 0, nil
+	n, err := res.RowsAffected()
+	return n > 0, err
 }
 
 // DeleteSessionPushSubscriptions removes the subscriptions made by the
 // sign-in session idHash (its sign-out).
-func (j *Journal) DeleteSessionPushSubscriptions(ctx context.Context, idHash string) error {
-	if _, err := j.pool.Exec(ctx, `DELETE FROM push_subscriptions WHERE session = $1`, idHash); err != nil {
+func (p *Push) DeleteSessionPushSubscriptions(ctx context.Context, idHash string) error {
+	if _, err := p.Synced.ExecContext(ctx, p.Q(`DELETE FROM push_subscriptions WHERE session = ?`), idHash); err != nil {
 		return fmt.Errorf("journal: delete push subscriptions: %w", err)
 	}
 	return nil
@@ -74,9 +74,9 @@ func (j *Journal) DeleteSessionPushSubscriptions(ctx context.Context, idHash str
 
 // PushSubscriptions lists every device's subscription, by operator and
 // then oldest first.
-func (j *Journal) PushSubscriptions(ctx context.Context) ([]journal.PushSubscription, error) {
-	rows, err := j.pool.Query(ctx, `SELECT endpoint, p256dh, auth, operator, session, actions, created_at, last_failure, last_failure_at
-		FROM push_subscriptions ORDER BY operator, created_at, endpoint`)
+func (p *Push) PushSubscriptions(ctx context.Context) ([]journal.PushSubscription, error) {
+	rows, err := p.Synced.QueryContext(ctx, p.Q(`SELECT endpoint, p256dh, auth, operator, session, actions, created_at, last_failure, last_failure_at
+		FROM push_subscriptions ORDER BY operator, created_at, endpoint`))
 	if err != nil {
 		return nil, fmt.Errorf("journal: push subscriptions: %w", err)
 	}
@@ -99,12 +99,12 @@ func (j *Journal) PushSubscriptions(ctx context.Context) ([]journal.PushSubscrip
 
 // PushFailed notes the last failure of the push to endpoint; failure ""
 // clears it (a later push succeeded).
-func (j *Journal) PushFailed(ctx context.Context, endpoint, failure string, at time.Time) error {
+func (p *Push) PushFailed(ctx context.Context, endpoint, failure string, at time.Time) error {
 	n := int64(0)
 	if failure != "" {
 		n = journal.Nanos(at)
 	}
-	if _, err := j.pool.Exec(ctx, `UPDATE push_subscriptions SET last_failure = $1, last_failure_at = $2 WHERE endpoint = $3`, failure, n, endpoint); err != nil {
+	if _, err := p.Synced.ExecContext(ctx, p.Q(`UPDATE push_subscriptions SET last_failure = ?, last_failure_at = ? WHERE endpoint = ?`), failure, n, endpoint); err != nil {
 		return fmt.Errorf("journal: push failure: %w", err)
 	}
 	return nil
@@ -112,18 +112,19 @@ func (j *Journal) PushFailed(ctx context.Context, endpoint, failure string, at t
 
 // ClaimPush claims the push of kind for card: true for the one caller
 // (of every replica sharing the journal) that claimed it first.
-func (j *Journal) ClaimPush(ctx context.Context, card, kind string, at time.Time) (bool, error) {
-	res, err := j.pool.Exec(ctx, `INSERT INTO push_claims (card_id, kind, claimed_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, card, kind, journal.Nanos(at))
+func (p *Push) ClaimPush(ctx context.Context, card, kind string, at time.Time) (bool, error) {
+	res, err := p.Synced.ExecContext(ctx, p.Q(`INSERT INTO push_claims (card_id, kind, claimed_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`), card, kind, journal.Nanos(at))
 	if err != nil {
 		return false, fmt.Errorf("journal: claim push: %w", err)
 	}
-	return res.RowsAffected() == 1, nil
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
 // SetPageVisible keeps whether the operator's page page is visible now.
-func (j *Journal) SetPageVisible(ctx context.Context, page, operator string, visible bool, at time.Time) error {
-	if _, err := j.pool.Exec(ctx, `INSERT INTO page_visibility (page_id, operator, visible, updated_at) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (page_id) DO UPDATE SET operator = excluded.operator, visible = excluded.visible, updated_at = excluded.updated_at`,
+func (p *Push) SetPageVisible(ctx context.Context, page, operator string, visible bool, at time.Time) error {
+	if _, err := p.Synced.ExecContext(ctx, p.Q(`INSERT INTO page_visibility (page_id, operator, visible, updated_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (page_id) DO UPDATE SET operator = excluded.operator, visible = excluded.visible, updated_at = excluded.updated_at`),
 		page, operator, visible, journal.Nanos(at)); err != nil {
 		return fmt.Errorf("journal: page visibility: %w", err)
 	}
@@ -133,11 +134,11 @@ func (j *Journal) SetPageVisible(ctx context.Context, page, operator string, vis
 // VisibleOperators lists the operators with a page reported visible at
 // or after since (a page that closed without saying so stops counting),
 // and forgets the reports older than since.
-func (j *Journal) VisibleOperators(ctx context.Context, since time.Time) ([]string, error) {
-	if _, err := j.pool.Exec(ctx, `DELETE FROM page_visibility WHERE updated_at < $1`, journal.Nanos(since)); err != nil {
+func (p *Push) VisibleOperators(ctx context.Context, since time.Time) ([]string, error) {
+	if _, err := p.Synced.ExecContext(ctx, p.Q(`DELETE FROM page_visibility WHERE updated_at < ?`), journal.Nanos(since)); err != nil {
 		return nil, fmt.Errorf("journal: page visibility: %w", err)
 	}
-	rows, err := j.pool.Query(ctx, `SELECT DISTINCT operator FROM page_visibility WHERE visible AND updated_at >= $1 ORDER BY operator`, journal.Nanos(since))
+	rows, err := p.Synced.QueryContext(ctx, p.Q(`SELECT DISTINCT operator FROM page_visibility WHERE visible AND updated_at >= ? ORDER BY operator`), journal.Nanos(since))
 	if err != nil {
 		return nil, fmt.Errorf("journal: page visibility: %w", err)
 	}
@@ -155,10 +156,15 @@ func (j *Journal) VisibleOperators(ctx context.Context, since time.Time) ([]stri
 
 // PrunePushClaims forgets the push claims made before before (their
 // cards are long settled or gone), and returns how many.
-func (j *Journal) PrunePushClaims(ctx context.Context, before time.Time) (int64, error) {
-	res, err := j.pool.Exec(ctx, `DELETE FROM push_claims WHERE claimed_at < $1`, journal.Nanos(before))
+func (p *Push) PrunePushClaims(ctx context.Context, before time.Time) (int64, error) {
+	res, err := p.Synced.ExecContext(ctx, p.Q(`DELETE FROM push_claims WHERE claimed_at < ?`), journal.Nanos(before))
 	if err != nil {
 		return 0, fmt.Errorf("journal: prune push claims: %w", err)
 	}
-	return res.RowsAffected(), nil
+	return res.RowsAffected()
 }
+
+// Push is the Web Push state: the VAPID key pair, each device's
+// subscription, which replica sends each push (claims), and which
+// operators are looking at a page.
+type Push struct{ *DB }

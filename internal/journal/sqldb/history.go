@@ -1,4 +1,4 @@
-package sqlite
+package sqldb
 
 import (
 	"context"
@@ -10,8 +10,10 @@ import (
 )
 
 // History returns one page of the submissions q selects, newest first
-// (time posted, then insertion order), each with its state changes.
-func (j *Journal) History(ctx context.Context, q journal.HistoryQuery) (journal.HistoryPage, error) {
+// (time posted, then insertion order), each with its state changes. The
+// text search is a literal substring of the folded search column
+// (Dialect.Instr), with no LIKE pattern to escape.
+func (a *Answers) History(ctx context.Context, q journal.HistoryQuery) (journal.HistoryPage, error) {
 	limit := q.Limit
 	if limit <= 0 || limit > journal.PageSize {
 		limit = journal.PageSize
@@ -39,7 +41,7 @@ func (j *Journal) History(ctx context.Context, q journal.HistoryQuery) (journal.
 		args = append(args, q.Until.UnixNano())
 	}
 	if q.Text != "" {
-		where = append(where, "instr(search, ?) > 0")
+		where = append(where, a.Dialect.Instr+"(search, ?) > 0")
 		args = append(args, journal.Fold(q.Text))
 	}
 	if q.After != "" {
@@ -57,7 +59,7 @@ func (j *Journal) History(ctx context.Context, q journal.HistoryQuery) (journal.
 	query += " ORDER BY posted_at DESC, seq DESC LIMIT ?"
 	args = append(args, limit+1)
 
-	rows, err := j.db.QueryContext(ctx, query, args...)
+	rows, err := a.Synced.QueryContext(ctx, a.Q(query), args...)
 	if err != nil {
 		return journal.HistoryPage{}, fmt.Errorf("journal: history: %w", err)
 	}
@@ -83,14 +85,14 @@ func (j *Journal) History(ctx context.Context, q journal.HistoryQuery) (journal.
 		return journal.HistoryPage{}, fmt.Errorf("journal: history: %w", err)
 	}
 	rows.Close()
-	if err := j.changes(ctx, page.Entries, seqs); err != nil {
+	if err := a.changes(ctx, page.Entries, seqs); err != nil {
 		return journal.HistoryPage{}, err
 	}
 	return page, nil
 }
 
 // changes fills entries[i].Changes, the states of submission seqs[i].
-func (j *Journal) changes(ctx context.Context, entries []journal.Entry, seqs []int64) error {
+func (a *Answers) changes(ctx context.Context, entries []journal.Entry, seqs []int64) error {
 	if len(seqs) == 0 {
 		return nil
 	}
@@ -99,8 +101,8 @@ func (j *Journal) changes(ctx context.Context, entries []journal.Entry, seqs []i
 	for i, s := range seqs {
 		idx[s], args[i] = i, s
 	}
-	rows, err := j.db.QueryContext(ctx, `SELECT submission, state, reason, detail, at FROM submission_states
-		WHERE submission IN (?`+strings.Repeat(", ?", len(seqs)-1)+`) ORDER BY id`, args...)
+	rows, err := a.Synced.QueryContext(ctx, a.Q(`SELECT submission, state, reason, detail, at FROM submission_states
+		WHERE submission IN (?`+strings.Repeat(", ?", len(seqs)-1)+`) ORDER BY id`), args...)
 	if err != nil {
 		return fmt.Errorf("journal: history: %w", err)
 	}
