@@ -103,6 +103,11 @@ type Config struct {
 	// Notify, when set, is called after the connection state or the roster
 	// changed (so the UI can re-render reachability). It must not block.
 	Notify func()
+	// Connected, when set, is called each time a connection to the relay
+	// completes its hello (the app wakes the event feed with it, so the
+	// feed follows the relay's return within this path's backoff). It
+	// must not block.
+	Connected func()
 	// HTTPClient is used for the WebSocket handshake. Nil uses the default.
 	HTTPClient *http.Client
 	// Logger receives connection and delivery logs. Nil discards. The token
@@ -180,6 +185,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Notify == nil {
 		c.Notify = func() {}
+	}
+	if c.Connected == nil {
+		c.Connected = func() {}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
