@@ -196,11 +196,17 @@ func (p *pages) signIn(w http.ResponseWriter, r *http.Request, status int, probl
 // card is card c's fragment for one browser (rendered once per version,
 // with the browser's own form token).
 func (p *pages) card(r *http.Request, c inbox.Card) (string, error) {
-	return p.frags.Card(r.Context(), c, view.Options{
-		BasePath: p.base, Now: p.now(), CanSubmit: p.canSubmit, Reachable: p.reach(c.Key.Session), PromptBytes: p.prompt,
+	return p.frags.Card(r.Context(), c, p.cardOptions(r, c, p.now()))
+}
+
+// cardOptions are the view options of c's pushed fragment for the
+// browser of r, drawn at now.
+func (p *pages) cardOptions(r *http.Request, c inbox.Card, now time.Time) view.Options {
+	return view.Options{
+		BasePath: p.base, Now: now, CanSubmit: p.canSubmit, Reachable: p.reach(c.Key.Session), PromptBytes: p.prompt,
 		NoHistory: p.noHistory,
 		Prompts:   p.prompts, Operator: operatorFrom(r.Context()),
-	})
+	}
 }
 
 // cardFragment writes card id's fragment with status: as it now is

@@ -34,6 +34,7 @@ type pushSettings struct {
 }
 
 func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings) http.HandlerFunc {
+	share := newPushShare()
 	return func(w http.ResponseWriter, r *http.Request) {
 		since, hasSince, foreign := resumePoint(r, pg.epoch)
 		// The stream lives for hours: no deadline on the whole response,
@@ -64,7 +65,7 @@ func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings) http.HandlerF
 		m.Browsers.Add(1)
 		defer m.Browsers.Add(-1)
 
-		p := &pusher{in: in, pg: pg, w: sw, r: r, q: queryOf(r), last: since,
+		p := &pusher{in: in, share: share, pg: pg, w: sw, r: r, q: queryOf(r), last: since,
 			until: r.URL.Query().Get("until"), after: r.URL.Query().Get("after")}
 		err = p.stream(sub, changes, ok, cfg.Heartbeat)
 		if sub.Dropped() || errors.Is(err, os.ErrDeadlineExceeded) {
@@ -133,12 +134,13 @@ func (p *pusher) stream(sub *inbox.Subscription, catchUp []inbox.Change, ok bool
 
 // pusher writes inbox changes to one browser.
 type pusher struct {
-	in   Inbox
-	pg   *pages
-	w    *sse.Writer
-	r    *http.Request
-	q    inbox.Query
-	last uint64
+	in    Inbox
+	share *pushShare // the work on a change shared with the other browsers
+	pg    *pages
+	w     *sse.Writer
+	r     *http.Request
+	q     inbox.Query
+	last  uint64
 	// until and after bound the sort keys of the page the browser shows
 	// ("" = unbounded): an update of a waiting request outside them is
 	// not sent (a new one is: the page counts it, and a settled one: the
@@ -167,18 +169,18 @@ func (p *pusher) send(c inbox.Change) error {
 	if c.Kind == inbox.ChangeStatus {
 		return p.status(id)
 	}
-	card, ok := p.in.Card(c.Card)
+	card, ok := p.share.card(p.in, c.Seq, c.Card)
 	if !ok || !p.q.Match(card) {
 		return p.w.Event(sse.Message{ID: id, Event: "remove", Data: domID(c.Card)})
 	}
 	if c.Kind == inbox.ChangeUpdated && p.elsewhere(card) {
 		return nil
 	}
-	html, err := p.pg.card(p.r, card)
+	parts, err := p.pg.cardFrame(p.r, p.share, c.Seq, id, card)
 	if err != nil {
 		return err
 	}
-	return p.w.Event(sse.Message{ID: id, Event: "card", Data: html})
+	return p.share.write(p.w, parts)
 }
 
 // status writes the status fragment (banners, relay state); id is "" for

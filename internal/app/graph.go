@@ -107,6 +107,11 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 			// A roster change (an agent connected or left) re-renders the
 			// open cards whose agent's reach changed.
 			Notify: func() { g.in.RefreshReach(g.respond.Reach) },
+			// The respond path reaching the relay again means it is
+			// back: the feed reconnects now instead of sitting out a
+			// backoff grown over the outage (up to 30 s), so it follows
+			// within this path's backoff cap (--respond-backoff-max).
+			Connected: func() { g.feed.Wake() },
 		})
 		// Session lifecycle and agent.* events: read the roster again, so
 		// a card's reach follows its agent starting, stopping or dying.

@@ -170,6 +170,11 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 	defer scancel()
 	_ = srv.Shutdown(sctx)
 	wg.Wait()
+	// The inbox's last journal writes (made off its lock, in order) are
+	// kept before the journal closes.
+	if err := g.in.Flush(sctx); err != nil {
+		logger.Error("answer journal: the last answer states were not kept", "err", err)
+	}
 	if !relayEnded {
 		relayErr = <-relayDone
 	}

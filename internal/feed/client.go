@@ -80,13 +80,30 @@ var errFromAllRefused = errors.New("feed: relay refused from=all")
 type Client struct {
 	cfg        Config
 	reconnects atomic.Int64
+	wake       chan struct{} // Wake: skip the reconnect wait (buffer 1)
 }
 
 // Reconnects counts the streams opened after the first (for /metrics).
 func (c *Client) Reconnects() int64 { return c.reconnects.Load() }
 
 // New returns a Client for cfg with its defaults applied.
-func New(cfg Config) *Client { return &Client{cfg: cfg.withDefaults()} }
+func New(cfg Config) *Client {
+	return &Client{cfg: cfg.withDefaults(), wake: make(chan struct{}, 1)}
+}
+
+// Wake ends the current reconnect wait at once, so the next attempt
+// starts now: the app calls it when another path (the respond path's
+// WebSocket) has reached the relay again, so the feed does not sit out a
+// backoff that grew during a long outage (up to BackoffMax, 30 s by
+// default). It never blocks; a wake that comes while the stream is open
+// is dropped when the stream next opens, so it never cuts a later
+// outage's backoff short.
+func (c *Client) Wake() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
 
 // Run connects, feeds sink, and reconnects with capped, jittered
 // exponential backoff until ctx ends; then it returns nil, with every
@@ -174,6 +191,9 @@ func (r *run) loop(ctx context.Context) error {
 			t.Stop()
 			return nil
 		case <-t.C:
+		case <-r.client.wake:
+			t.Stop()
+			r.log.Info("feed: reconnect wait cut short: the relay is reachable again")
 		}
 	}
 }

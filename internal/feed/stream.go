@@ -57,6 +57,11 @@ func (r *run) connect(ctx context.Context) (time.Duration, error) {
 		r.client.reconnects.Add(1)
 	}
 	r.everOpened = true
+	// A wake meant for this outage must not cut the next one's wait short.
+	select {
+	case <-r.client.wake:
+	default:
+	}
 	r.sink.FeedState(true, nil)
 	r.log.Info("feed: connected")
 	lived := func() time.Duration { return r.cfg.Now().Sub(opened) }

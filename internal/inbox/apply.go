@@ -20,6 +20,7 @@ func (in *Inbox) Apply(e *aep.Event) {
 	if e == nil {
 		return
 	}
+	in.lookupOwn(e) // the journal is read before the lock is taken
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if !handles(e.Type()) {

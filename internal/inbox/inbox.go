@@ -97,6 +97,11 @@ type Options struct {
 	// ack_window_ms, as the respond path knows it) under the inbox's
 	// lock: it must not call the inbox. Nil: DefaultAckWindow.
 	AckWindow func(session string) time.Duration
+	// JournalQueue bounds the journal writes queued behind a slow journal
+	// (journalwriter.go: they are made off the inbox lock, in order).
+	// Past it a state change is shown on its card but not kept, and
+	// Status notes ErrJournalBehind. Default DefaultJournalQueue (65536).
+	JournalQueue int
 	// Logger receives what the operator does not see on a card (an event
 	// that breaks the envelope rules, once per source). Nil discards.
 	Logger *slog.Logger
@@ -132,6 +137,7 @@ func (o Options) withDefaults() Options {
 	def(&o.MaxOrphans, 4096)
 	def(&o.MaxSeen, 65536)
 	def(&o.MaxFormItems, 1000)
+	def(&o.JournalQueue, DefaultJournalQueue)
 	if o.ConnectGrace <= 0 {
 		o.ConnectGrace = DefaultConnectGrace
 	}
@@ -196,7 +202,14 @@ type entry struct {
 // submissions, and the subscribers to its changes. It is safe for
 // concurrent use.
 type Inbox struct {
-	opts Options
+	opts     Options
+	journalQ *journalWriter // the journal's writes, off the lock, in order
+	// lookups (under mu) are the journal's answers, asked before the
+	// lock is taken (lookup.go).
+	lookups *fifo[string, lookup]
+	// leases (under mu) are the resend leases Resume took, by command id
+	// (claimLeases).
+	leases map[string]bool
 
 	mu        sync.Mutex
 	byID      map[CardID]*entry
@@ -269,6 +282,9 @@ func New(opts Options) *Inbox {
 	in.ended = newFIFO[aep.SessionKey, endMark](opts.MaxSeen, nil)
 	in.orphans = newFIFO(opts.MaxOrphans, in.unindexOrphan).weigh(opts.MaxOrphanBytes, orphanSize)
 	in.invalidLogged = newFIFO[string, struct{}](maxInvalidSources, nil)
+	in.lookups = newFIFO[string, lookup](maxLookups, nil)
+	_, inline := opts.Journal.(*MemoryJournal)
+	in.journalQ = &journalWriter{j: opts.Journal, inline: inline, max: opts.JournalQueue, failed: in.journalFailed}
 	return in
 }
 

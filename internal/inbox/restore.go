@@ -103,13 +103,14 @@ func (in *Inbox) restoreOnto(en *entry) {
 // from its post on the inbox clock; zero or less sends none again. Later
 // calls return nothing.
 func (in *Inbox) Resume(maxAge time.Duration) []Submission {
+	now := in.opts.Now()
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if in.resumed {
 		return nil
 	}
 	in.resumed = true
-	now := in.opts.Now()
+	in.claimLeases(now)
 	var out []Submission
 	for _, rs := range in.resumable {
 		id := rs.CommandID
@@ -139,6 +140,7 @@ func (in *Inbox) Resume(maxAge time.Duration) []Submission {
 	}
 	clear(in.restored)
 	in.resumable = nil
+	in.leases = nil
 	in.commit()
 	return out
 }
@@ -162,11 +164,10 @@ func (in *Inbox) settleGone(s *Submission, now time.Time) {
 	}
 }
 
-// journalSettle keeps a state change of a submission on no card.
+// journalSettle queues a state change of a submission on no card for the
+// journal. The caller holds the lock.
 func (in *Inbox) journalSettle(commandID string, state SubmissionState, reason, detail string, at time.Time) {
-	if err := in.opts.Journal.Settle(commandID, state, reason, detail, at); err != nil {
-		in.noteJournalError(err)
-	}
+	in.queueSettle(commandID, state, reason, detail, at)
 }
 
 // Commands from this UI's own source seen on the feed (restore, cont.).
@@ -179,19 +180,6 @@ func (in *Inbox) journalSettle(commandID string, state SubmissionState, reason, 
 // its card with its journaled state (adopt); one the journal does not
 // hold is still this UI's, but unknown: a Responder marked Own, which
 // locks the form while it is in flight (onCommand).
-
-// journaled returns the journal's submission of command id. A journal
-// that cannot answer is noted (Status) and the command taken as not
-// held: its card is locked while it is in flight, never left open.
-func (in *Inbox) journaled(id string) (Submission, bool) {
-	s, ok, err := in.opts.Journal.Lookup(id)
-	if err != nil {
-		in.opts.Logger.Error("inbox: journal lookup", "command", id, "err", err)
-		in.addNotice(Notice{Message: "The answer journal could not be read. " + journalWords(err), At: in.opts.Now()})
-		return Submission{}, false
-	}
-	return s, ok
-}
 
 // adopt puts the journaled submission s on en's card as its latest
 // submission unless a later one is there, makes its command id this
@@ -278,8 +266,8 @@ func (in *Inbox) restoreSettled(recent []Submission) {
 	in.commit()
 }
 
-// keepRecorded journals, once, what the agent recorded for this UI's own
-// answer on en's card: the submission is then settled for good (not
+// keepRecorded journals (queues for the journal), once, what the agent
+// recorded for this UI's own answer on en's card: the submission is then settled for good (not
 // restored as waiting after a restart) and its card comes back settled
 // after one. The agent recording the answer is its acceptance, whatever
 // became of the ack (lost, late, or the command resent after a restart).
@@ -296,10 +284,10 @@ func (in *Inbox) keepRecorded(en *entry) {
 	now := in.opts.Now()
 	r := *c.Recorded
 	r.Answer = cloneAnswer(r.Answer)
-	if err := in.opts.Journal.KeepRecorded(s.CommandID, r, now); err != nil {
-		in.noteJournalError(err)
-		return
-	}
+	kept := r
+	kept.Answer = cloneAnswer(r.Answer)
+	id := s.CommandID
+	in.queueJournal(func(j Journal) error { return j.KeepRecorded(id, kept, now) })
 	s.Recorded, s.RecordedAt = &r, now
 }
 
@@ -334,21 +322,65 @@ func (in *Inbox) resumeOne(en *entry, maxAge time.Duration, now time.Time) bool 
 	return false
 }
 
-// claim takes s's resend lease on a journal replicas share (Leases), and
-// reports whether this replica may decide s's fate: always, on a journal
-// with no leases. A journal that cannot answer is noted, and s left to
-// whichever replica next claims it. The caller holds the lock.
-func (in *Inbox) claim(s *Submission, now time.Time) bool {
+// claimLeases takes, on a journal replicas share (Leases), the resend
+// lease of every restored submission Resume may decide about, with the
+// lock released while the journal answers (journalwriter.go): the feed
+// may put more restored submissions on their cards meanwhile, so it goes
+// round until every one is asked about. The caller holds the lock; it is
+// held again on return.
+func (in *Inbox) claimLeases(now time.Time) {
 	leases, ok := in.opts.Journal.(Leases)
 	if !ok {
+		return
+	}
+	if in.leases == nil {
+		in.leases = make(map[string]bool)
+	}
+	for {
+		var ids []string
+		ask := func(s *Submission) {
+			if _, done := in.leases[s.CommandID]; !done && !slices.Contains(ids, s.CommandID) {
+				ids = append(ids, s.CommandID)
+			}
+		}
+		for _, rs := range in.resumable {
+			ask(rs)
+		}
+		for _, s := range in.restored {
+			ask(s)
+		}
+		if len(ids) == 0 {
+			return
+		}
+		in.mu.Unlock()
+		held := make([]bool, len(ids))
+		var errs []error
+		for i, id := range ids {
+			h, err := leases.Claim(id, now)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			held[i] = h && err == nil
+		}
+		in.mu.Lock()
+		for i, id := range ids {
+			in.leases[id] = held[i]
+		}
+		for _, err := range errs {
+			in.noteJournalError(err)
+		}
+	}
+}
+
+// claim reports whether this replica may decide s's fate: always on a
+// journal with no leases, else when claimLeases took its lease. A journal
+// that could not answer was noted, and s left to whichever replica next
+// claims it. The caller holds the lock.
+func (in *Inbox) claim(s *Submission, _ time.Time) bool {
+	if _, ok := in.opts.Journal.(Leases); !ok {
 		return true
 	}
-	held, err := leases.Claim(s.CommandID, now)
-	if err != nil {
-		in.noteJournalError(err)
-		return false
-	}
-	return held
+	return in.leases[s.CommandID]
 }
 
 // Reclaim is Resume for a replica that stays up, on a journal replicas

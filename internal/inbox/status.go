@@ -126,6 +126,9 @@ func (in *Inbox) noteJournalError(err error) {
 // else a general sentence. The detail (file, database, user, host) is
 // for the log only.
 func journalWords(err error) string {
+	if errors.Is(err, ErrJournalBehind) {
+		return "The answer journal is not keeping up: the latest states are shown here but would not outlast a restart."
+	}
 	var e interface{ Explain() string }
 	if errors.As(err, &e) {
 		return e.Explain()

@@ -214,9 +214,7 @@ func (in *Inbox) confirm(en *entry, sub Submission, err error) (Submission, erro
 		// Cannot happen while the reservation protects the card from
 		// eviction; if it did, the journaled answer must not wait for a
 		// card that is gone.
-		if jerr := in.opts.Journal.Settle(sub.CommandID, SubmissionFailed, ReasonGone, "", in.opts.Now()); jerr != nil {
-			in.noteJournalError(jerr)
-		}
+		in.queueSettle(sub.CommandID, SubmissionFailed, ReasonGone, "", in.opts.Now())
 		return Submission{}, ErrNotFound
 	}
 	c := &en.card
@@ -256,7 +254,8 @@ func (in *Inbox) SettleSubmission(id CardID, commandID string, state SubmissionS
 	in.commit()
 }
 
-// settle moves s to state, keeps the change in the journal, and reports
+// settle moves s to state, queues the change for the journal (off the
+// lock, in order: journalwriter.go), and reports
 // whether it changed. The agent's decision (accepted, rejected) is final;
 // a failure or resend may still be followed by it, and so may a restored
 // submission's not-sent or superseded (the UI's inference, not the
@@ -284,9 +283,7 @@ func (in *Inbox) settle(s *Submission, state SubmissionState, reason, detail str
 	} else {
 		s.SettledAt = now
 	}
-	if err := in.opts.Journal.Settle(s.CommandID, state, reason, detail, now); err != nil {
-		in.noteJournalError(err)
-	}
+	in.queueSettle(s.CommandID, state, reason, detail, now)
 	return true
 }
 

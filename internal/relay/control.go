@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"encoding/json"
 	"slices"
 	"sort"
 	"strconv"
@@ -62,6 +63,7 @@ func (r *Relay) claimLocked(c *wsConn, session string) {
 		return
 	}
 	r.claims[session] = append(r.claims[session], c)
+	r.rosterJSON = nil
 	c.claimed = append(c.claimed, session)
 	if len(c.claimed) > r.cfg.MaxSessions {
 		r.unclaimLocked(c, c.claimed[0])
@@ -70,6 +72,7 @@ func (r *Relay) claimLocked(c *wsConn, session string) {
 }
 
 func (r *Relay) unclaimLocked(c *wsConn, session string) {
+	r.rosterJSON = nil
 	rest := slices.DeleteFunc(r.claims[session], func(x *wsConn) bool { return x == c })
 	if len(rest) == 0 {
 		delete(r.claims, session)
@@ -98,11 +101,16 @@ func (r *Relay) dropConn(c *wsConn) {
 	delete(r.conns, c)
 }
 
-// rosterEntries lists every live (connection, claimed session) pair with
-// the claimant's hello declarations verbatim, sorted by session.
-func (r *Relay) rosterEntries() []rosterEntry {
+// rosterEntries returns the JSON array of every live (connection, claimed
+// session) pair with the claimant's hello declarations verbatim, sorted by
+// session. It is built once per change of the claims and shared by every
+// reply until the next change (the caller must not modify it).
+func (r *Relay) rosterEntries() json.RawMessage {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.rosterJSON != nil {
+		return r.rosterJSON
+	}
 	out := []rosterEntry{}
 	for session, cs := range r.claims {
 		for _, c := range cs {
@@ -110,7 +118,14 @@ func (r *Relay) rosterEntries() []rosterEntry {
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Session < out[j].Session })
-	return out
+	b, err := json.Marshal(out)
+	if err != nil {
+		// Every member is a string or JSON the peer's hello held.
+		r.log.Error("relay: roster not encodable", "err", err)
+		return json.RawMessage("[]")
+	}
+	r.rosterJSON = b
+	return b
 }
 
 // attachSocket queues a socket subscription's subscribed frame and replay

@@ -58,7 +58,7 @@ type (
 	rosterFrame struct {
 		Type    string          `json:"type"`
 		ID      json.RawMessage `json:"id"`
-		Entries []rosterEntry   `json:"entries"`
+		Entries json.RawMessage `json:"entries"`
 	}
 )
 

@@ -30,6 +30,11 @@ type Relay struct {
 	shutting bool
 	wg       sync.WaitGroup
 
+	// rosterJSON (under mu) is the roster's entries as sent, built on the
+	// first ask after the claims changed (nil: stale), so a burst of asks
+	// over a large fleet costs one build.
+	rosterJSON []byte
+
 	// drain is cancelled when Shutdown starts; closing is its Done channel.
 	drain      context.Context
 	startDrain context.CancelFunc

@@ -359,3 +359,43 @@ func TestSocketRoster(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "claim still listed after its connection closed: %v", f["entries"])
 	}
 }
+
+// The roster reply is built once per change of the claims and reused: a
+// claim made after a reply was built is in the next reply, and a second
+// emitter's claim on the same session shows the ambiguity.
+func TestSocketRosterFollowsNewClaims(t *testing.T) {
+	t.Parallel()
+	tr := startRelay(t, cfg())
+	c := tr.consumer(t)
+	c.send(t, map[string]any{"type": "roster", "id": "r-0"})
+	assert.Empty(t, c.expect(t, "roster")["entries"], "no claim yet")
+
+	sessions := func(id string) []string {
+		c.send(t, map[string]any{"type": "roster", "id": id})
+		var out []string
+		for _, e := range c.expect(t, "roster")["entries"].([]any) {
+			out = append(out, e.(map[string]any)["session"].(string))
+		}
+		return out
+	}
+	claim := func(session string) {
+		em := tr.dial(t)
+		em.send(t, hello("emitter"))
+		em.expect(t, "hello")
+		e := ev(t, "session.started", session, 0)
+		em.send(t, e)
+		// The event and the roster ask race on different sockets; this
+		// event reaching a stream proves the claim was made.
+		var head struct{ ID string }
+		require.NoError(t, json.Unmarshal(e, &head))
+		s := tr.stream(t, url.Values{"from": {"all"}, "filter": {`{"id":"` + head.ID + `"}`}}, nil)
+		s.nextEvent(t)
+	}
+	claim("a")
+	assert.Equal(t, []string{"a"}, sessions("r-1"))
+	assert.Equal(t, []string{"a"}, sessions("r-2"), "unchanged claims, the same reply")
+	claim("b")
+	assert.Equal(t, []string{"a", "b"}, sessions("r-3"))
+	claim("a")
+	assert.Equal(t, []string{"a", "a", "b"}, sessions("r-4"), "two claimants of a: listed twice")
+}

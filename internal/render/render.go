@@ -166,6 +166,18 @@ func (f *Fragments) keep(key fragmentKey, html string) {
 // one card version rendered in the same minute of opts.Now for the same
 // operator are one render.
 func (f *Fragments) Card(ctx context.Context, c inbox.Card, opts view.Options) (string, error) {
+	html, placeholder, err := f.Template(ctx, c, opts)
+	if err != nil {
+		return "", err
+	}
+	return strings.ReplaceAll(html, placeholder, NewToken()), nil
+}
+
+// Template returns the shared render of c's fragment (see Card) with the
+// placeholder standing where each copy's form token goes: a caller that
+// hands the same fragment to many browsers prepares it once and swaps a
+// fresh NewToken in for every placeholder of each copy.
+func (f *Fragments) Template(ctx context.Context, c inbox.Card, opts view.Options) (html, placeholder string, err error) {
 	key := fragmentKey{card: c.ID, version: c.Version, minute: opts.Now.Truncate(time.Minute).Unix(), operator: opts.Operator}
 	f.mu.Lock()
 	html, ok := f.m[key]
@@ -174,12 +186,12 @@ func (f *Fragments) Card(ctx context.Context, c inbox.Card, opts view.Options) (
 		opts.Token = f.placeholder
 		buf, err := Buffer(ctx, components.CardFragment(view.Card(c, opts)), 2*cardBytes)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		html = buf.String()
 		f.keep(key, html)
 	}
-	return strings.ReplaceAll(html, f.placeholder, NewToken()), nil
+	return html, f.placeholder, nil
 }
 
 // Row renders one waiting request as a row of a page of many.

@@ -299,6 +299,7 @@ func (c *Client) connect(ctx context.Context) {
 func (c *Client) serve(ctx context.Context, cn *conn) {
 	c.roster.reset()
 	c.setConn(cn, nil)
+	c.cfg.Connected()
 	cn.askRoster()
 	var wg sync.WaitGroup
 	wg.Go(cn.housekeep)

@@ -84,10 +84,17 @@ type Config struct {
 
 	// RosterInterval is how often the relay's roster is re-read while
 	// connected, so a card's reach follows an agent that went away without
-	// a word. It is also re-read on every connection, on Refresh (session
-	// lifecycle and agent.* events: Observe), after a no-route or
+	// a word. It is also re-read on every connection, on Refresh (a new
+	// session, agent.* events: Observe), after a no-route or
 	// ambiguous error and after an ack window of silence. Default 30 s.
 	RosterInterval time.Duration
+	// RosterCoalesce is the least time between two roster requests: an
+	// ask within it of the last request is sent when it has passed, once
+	// for every ask made meanwhile, so a burst of new sessions (each
+	// reply lists every session) costs one request per RosterCoalesce,
+	// not one per session. The first ask after a quiet spell goes at
+	// once. Default 50 ms.
+	RosterCoalesce time.Duration
 	// Tick makes the RosterInterval ticker: its channel and a stop
 	// function. Nil uses time.NewTicker; tests tick by hand.
 	Tick func(d time.Duration) (<-chan time.Time, func())
@@ -103,6 +110,11 @@ type Config struct {
 	// Notify, when set, is called after the connection state or the roster
 	// changed (so the UI can re-render reachability). It must not block.
 	Notify func()
+	// Connected, when set, is called each time a connection to the relay
+	// completes its hello (the app wakes the event feed with it, so the
+	// feed follows the relay's return within this path's backoff). It
+	// must not block.
+	Connected func()
 	// HTTPClient is used for the WebSocket handshake. Nil uses the default.
 	HTTPClient *http.Client
 	// Logger receives connection and delivery logs. Nil discards. The token
@@ -124,6 +136,8 @@ const (
 	DefaultBackoffMax = 2 * time.Second
 	// DefaultRosterInterval is how often the roster is re-read unasked.
 	DefaultRosterInterval = 30 * time.Second
+	// DefaultRosterCoalesce is the least time between roster requests.
+	DefaultRosterCoalesce = 50 * time.Millisecond
 )
 
 func (c Config) withDefaults() Config {
@@ -164,6 +178,7 @@ func (c Config) withDefaults() Config {
 	setDur(&c.PingInterval, 30*time.Second)
 	setDur(&c.SilenceTimeout, 90*time.Second)
 	setDur(&c.RosterInterval, DefaultRosterInterval)
+	setDur(&c.RosterCoalesce, DefaultRosterCoalesce)
 	if c.Tick == nil {
 		c.Tick = func(d time.Duration) (<-chan time.Time, func()) {
 			t := time.NewTicker(d)
@@ -180,6 +195,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Notify == nil {
 		c.Notify = func() {}
+	}
+	if c.Connected == nil {
+		c.Connected = func() {}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -89,12 +89,13 @@ func TestKilledAgentLeavesWithinTheRosterInterval(t *testing.T) {
 	}
 }
 
-// Session lifecycle and agent liveness events re-read the roster; other
-// events do not.
+// A session starting and agent liveness events re-read the roster
+// whatever the session; other events do not (see
+// TestObserveKeepsTheRosterFromEvents for those of unlisted sessions).
 func TestObserveRereadsTheRosterOnLivenessEvents(t *testing.T) {
 	t.Parallel()
 	for typ, asks := range map[string]bool{
-		"session.started": true, "session.ended": true, "agent.heartbeat": true, "agent.stopped": true,
+		"session.started": true, "session.ended": false, "agent.heartbeat": true, "agent.stopped": true,
 		"attention.requested": false, "run.started": false, "control.accepted": false,
 	} {
 		assert.Equal(t, asks, rosterEvent(typ), typ)

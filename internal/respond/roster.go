@@ -134,23 +134,42 @@ func (c *Client) Roster() ([]RosterEntry, bool) {
 	return out, true
 }
 
-// Observe re-reads the roster (Refresh, coalesced) after an event that may
-// change it: session lifecycle (session.*), agent liveness (agent.*), and
-// a question from a session the last snapshot did not have (an agent may
-// claim a session without a session.started). It is feed.Config.OnEvent;
-// it never blocks.
+// Observe keeps the roster current from the feed's events: it is
+// feed.Config.OnEvent and never blocks. Claims belong to connections
+// (AEP-0003 §4.1: a connection claims the sessions it emits sequenced
+// events on, until it closes), so most events change nothing, and the
+// roster is re-read (Refresh, coalesced over a burst: RosterCoalesce) only
+// for an event that may add or drop a claim:
+//
+//   - session.started: a connection claims a session (maybe a second
+//     claimant of a known one: ambiguous);
+//   - agent.* (liveness): an agent starting, stopping or dying may open or
+//     close its connection;
+//   - any other session.* event or a question from a session the snapshot
+//     does not list: an agent may claim a session without a
+//     session.started.
+//
+// session.ended and the rest of a listed session's events are not asked
+// about: an ending does not end the connection's claim, and each reply
+// lists every session, so re-reading it per ended session made the answer
+// path decode the whole fleet per answer. A claim that lapses without a
+// word is found by the no-route refusal (which re-reads it), the ack
+// window's silence, and RosterInterval.
 func (c *Client) Observe(e *aep.Event) {
+	typ := e.Type()
 	switch {
-	case rosterEvent(e.Type()):
+	case rosterEvent(typ):
 		c.Refresh()
-	case e.Type() == "attention.requested":
+	case typ == "session.ended":
+	case strings.HasPrefix(typ, "session.") || typ == "attention.requested":
 		if r, _ := c.roster.reach(e.Session()); r == inbox.ReachNotConnected {
 			c.Refresh()
 		}
 	}
 }
 
-// rosterEvent reports whether an event of type typ may change the roster.
+// rosterEvent reports whether an event of type typ may change the roster
+// whatever its session: a session starting, or agent liveness.
 func rosterEvent(typ string) bool {
-	return strings.HasPrefix(typ, "session.") || strings.HasPrefix(typ, "agent.")
+	return typ == "session.started" || strings.HasPrefix(typ, "agent.")
 }

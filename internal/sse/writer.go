@@ -71,12 +71,38 @@ func canFlush(w http.ResponseWriter) bool {
 // LF, or an id holding NUL, is refused with ErrInvalidField and nothing is
 // written: a producer-controlled string can never forge fields.
 func (sw *Writer) Event(m Message) error {
-	if strings.ContainsAny(m.ID, "\r\n\x00") || strings.ContainsAny(m.Event, "\r\n") {
-		return ErrInvalidField
-	}
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
-	b := sw.buf[:0]
+	b, err := AppendFrame(sw.buf[:0], m)
+	if err != nil {
+		return err
+	}
+	return sw.write(b)
+}
+
+// Frame writes b, one or more messages as AppendFrame framed them, in one
+// write: a producer sending one message to many streams frames it once.
+func (sw *Writer) Frame(b []byte) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	sw.buf = sw.buf[:0]
+	sw.setDeadline()
+	defer sw.clearDeadline()
+	if _, err := sw.w.Write(b); err != nil {
+		return fmt.Errorf("sse: write: %w", err)
+	}
+	if err := sw.rc.Flush(); err != nil {
+		return fmt.Errorf("sse: flush: %w", err)
+	}
+	return nil
+}
+
+// AppendFrame appends m framed as Event writes it to b; it refuses the
+// fields Event refuses (ErrInvalidField) and then appends nothing.
+func AppendFrame(b []byte, m Message) ([]byte, error) {
+	if strings.ContainsAny(m.ID, "\r\n\x00") || strings.ContainsAny(m.Event, "\r\n") {
+		return b, ErrInvalidField
+	}
 	if m.ID != "" {
 		b = append(b, "id: "...)
 		b = append(b, m.ID...)
@@ -93,8 +119,7 @@ func (sw *Writer) Event(m Message) error {
 		b = append(b, '\n')
 	}
 	b = appendLines(b, "data: ", m.Data)
-	b = append(b, '\n')
-	return sw.write(b)
+	return append(b, '\n'), nil
 }
 
 // Comment writes text as comment lines (": text"), one per line of text, so

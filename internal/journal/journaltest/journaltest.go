@@ -499,6 +499,7 @@ func testInboxWritesAhead(t *testing.T, st Store) {
 
 	now = now.Add(time.Second)
 	in.SettleSubmission(id, "c1", inbox.SubmissionRejected, "invalid", "no such release")
+	require.NoError(t, in.Flush(context.Background()), "the inbox's queued journal writes are made")
 	require.NoError(t, j.Close(), "the process ends")
 
 	j = open()
@@ -556,6 +557,7 @@ func testResumeScan(t *testing.T, st Store) {
 	assert.Equal(t, `{"id":"c1"}`, string(again[0].Command), "the journaled bytes")
 	assert.Equal(t, "alice", again[0].By)
 
+	require.NoError(t, second.Flush(context.Background()), "the inbox's queued journal writes are made")
 	waiting, err := j.Unsettled()
 	require.NoError(t, err)
 	require.Len(t, waiting, 1, "only the resent one still waits")
@@ -658,6 +660,7 @@ func testQueued(t *testing.T, st Store) {
 	_, err := first.BeginSubmission(id, inbox.Submission{Token: "t1", CommandID: "c1", By: "alice", Answer: aep.Answer{Option: "yes"}})
 	require.NoError(t, err)
 	first.SettleSubmission(id, "c1", inbox.SubmissionQueued, "", "")
+	require.NoError(t, first.Flush(t.Context()), "the inbox's queued journal writes are made")
 	page, err := j.History(t.Context(), journal.HistoryQuery{})
 	require.NoError(t, err)
 	require.Len(t, page.Entries, 1)

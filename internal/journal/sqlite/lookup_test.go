@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"context"
 	"net/url"
 	"testing"
 	"time"
@@ -69,6 +70,7 @@ func TestTheInboxRecognisesItsCommandsThroughTheJournal(t *testing.T) {
 	_, err := first.BeginSubmission(r1, inbox.Submission{Token: "t1", CommandID: "cmd-1", Answer: aep.Answer{Text: &text}})
 	require.NoError(t, err)
 	first.SettleSubmission(r1, "cmd-1", inbox.SubmissionRejected, "invalid", "")
+	require.NoError(t, first.Flush(context.Background()), "the inbox's queued journal writes are made")
 	require.NoError(t, j.Close(), "the process ends")
 
 	j = openAt(t, path, Options{Host: "h"})

@@ -53,6 +53,7 @@ func TestWhatTheAgentRecordedIsKept(t *testing.T) {
 	c, _ := in.Card(id)
 	require.Equal(t, inbox.StateAnswered, c.State)
 	require.False(t, c.AnsweredElsewhere)
+	require.NoError(t, in.Flush(context.Background()), "the inbox's queued journal writes are made")
 	require.NoError(t, j.Close(), "the process ends")
 
 	j = openAt(t, path, Options{Host: "h"})
