@@ -53,7 +53,10 @@ type DB struct {
 	Timeout time.Duration
 	// WriteMu, when set, serialises this process's writes to the answers
 	// (SQLite: they queue here rather than poll its busy handler, which
-	// sleeps in steps of milliseconds). nil: none (PostgreSQL).
+	// sleeps in steps of milliseconds). nil: none (PostgreSQL). Lock
+	// order: Health's lock (Settle, KeepRecorded hold it while they
+	// write) before WriteMu, never the other way: a method holding
+	// WriteMu reports to Health only once it has let go of it.
 	WriteMu *sync.Mutex
 	// Health is the database's ability to write, as the writes find it.
 	Health *journal.Health

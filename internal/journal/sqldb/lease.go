@@ -30,6 +30,11 @@ func (a *Answers) LookupToken(card inbox.CardID, token string) (inbox.Submission
 // replicas claiming at once, the row lock lets one through and the other
 // then finds the lease held.
 func (a *Answers) Claim(commandID string, now time.Time) (bool, error) {
+	held, err := a.claim(commandID, now)
+	return held, a.Health.Wrote("claim", err) // not under WriteMu: Health's lock comes first
+}
+
+func (a *Answers) claim(commandID string, now time.Time) (bool, error) {
 	defer a.lockWrites()()
 	ctx, cancel := a.ctx()
 	defer cancel()
@@ -41,7 +46,7 @@ func (a *Answers) Claim(commandID string, now time.Time) (bool, error) {
 	case errors.Is(err, sql.ErrNoRows):
 		return false, nil
 	case err != nil:
-		return false, a.Health.Wrote("claim", err)
+		return false, err
 	}
 	return true, nil
 }
@@ -49,6 +54,10 @@ func (a *Answers) Claim(commandID string, now time.Time) (bool, error) {
 // Renew extends every lease this replica holds on a live submission to
 // now plus Lease.
 func (a *Answers) Renew(now time.Time) error {
+	return a.Health.Wrote("renew", a.renew(now)) // not under WriteMu: Health's lock comes first
+}
+
+func (a *Answers) renew(now time.Time) error {
 	defer a.lockWrites()()
 	ctx, cancel := a.ctx()
 	defer cancel()
@@ -56,7 +65,7 @@ func (a *Answers) Renew(now time.Time) error {
 		WHERE lease_owner = ? AND state IN (?, ?, ?) AND recorded_at = 0`),
 		now.Add(a.Lease).UnixNano(), a.LeaseOwner,
 		string(inbox.SubmissionQueued), string(inbox.SubmissionSending), string(inbox.SubmissionAccepted))
-	return a.Health.Wrote("renew", err)
+	return err
 }
 
 // Lapsed lists the live submissions (as Unsettled) whose lease another
