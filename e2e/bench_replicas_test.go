@@ -15,7 +15,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/aepforms/aepforms/internal/agent"
-	"github.com/aepforms/aepforms/internal/journal/postgres/pgtest"
+	"github.com/aepforms/aepforms/internal/store/postgres/pgtest"
 )
 
 // BenchmarkReplicaAnswer measures the cost of one answer with three UI

@@ -20,7 +20,7 @@ import (
 
 	"github.com/aepforms/aepforms/internal/agent"
 	"github.com/aepforms/aepforms/internal/crashpoint"
-	"github.com/aepforms/aepforms/internal/journal/postgres/pgtest"
+	"github.com/aepforms/aepforms/internal/store/postgres/pgtest"
 )
 
 // TestMain stops the throwaway PostgreSQL server the replica test starts

@@ -16,7 +16,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/aepforms/aepforms/internal/journal"
+	"github.com/aepforms/aepforms/internal/store"
 )
 
 // cookieName is the operator session cookie.
@@ -121,7 +121,7 @@ func (a *auth) issue(ctx context.Context, name, userAgent string) (string, error
 	if len(userAgent) > maxUserAgent {
 		userAgent = strings.ToValidUTF8(userAgent[:maxUserAgent], "")
 	}
-	return id, a.store.CreateSession(ctx, journal.Session{IDHash: hash, Operator: name, Secret: secretFingerprint(key),
+	return id, a.store.CreateSession(ctx, store.Session{IDHash: hash, Operator: name, Secret: secretFingerprint(key),
 		UserAgent: userAgent, Created: now, LastSeen: now})
 }
 
@@ -130,9 +130,9 @@ func (a *auth) issue(ctx context.Context, name, userAgent string) (string, error
 // the idle expiry and opened within the absolute one; a session that no
 // longer counts is deleted. Its last use is written at most once every
 // touchEvery.
-func (a *auth) session(ctx context.Context, id string) (journal.Session, bool, error) {
+func (a *auth) session(ctx context.Context, id string) (store.Session, bool, error) {
 	if id == "" || len(id) > 128 {
-		return journal.Session{}, false, nil
+		return store.Session{}, false, nil
 	}
 	hash := hashSessionID(id)
 	s, ok, err := a.store.LookupSession(ctx, hash)

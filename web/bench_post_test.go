@@ -15,9 +15,9 @@ import (
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
-	"github.com/aepforms/aepforms/internal/journal/postgres"
-	"github.com/aepforms/aepforms/internal/journal/postgres/pgtest"
-	"github.com/aepforms/aepforms/internal/journal/sqlite"
+	"github.com/aepforms/aepforms/internal/store/postgres"
+	"github.com/aepforms/aepforms/internal/store/postgres/pgtest"
+	"github.com/aepforms/aepforms/internal/store/sqlite"
 )
 
 // BenchmarkAnswerPost measures post-to-303: one operator answer through

@@ -8,16 +8,16 @@ import (
 	"time"
 
 	"github.com/aepforms/aepforms/internal/inbox"
-	"github.com/aepforms/aepforms/internal/journal"
 	"github.com/aepforms/aepforms/internal/render"
 	"github.com/aepforms/aepforms/internal/render/view"
+	"github.com/aepforms/aepforms/internal/store"
 )
 
 // History reads the answer journal: one page of the answers sent, newest
-// first (journal.PageSize a page; HistoryPage.Next is the next page's
+// first (store.PageSize a page; HistoryPage.Next is the next page's
 // cursor, stable under inserts).
 type History interface {
-	History(ctx context.Context, q journal.HistoryQuery) (journal.HistoryPage, error)
+	History(ctx context.Context, q store.HistoryQuery) (store.HistoryPage, error)
 }
 
 // historyTimeLayouts are the time forms the history filter reads: RFC
@@ -27,14 +27,14 @@ var historyTimeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006
 // historyQuery reads the history's filter from a request's query: the
 // filter as typed, the journal query, and the problem with it ("" when
 // none; one of view.HistoryProblem's names).
-func historyQuery(r *http.Request) (view.HistoryFilter, journal.HistoryQuery, string) {
+func historyQuery(r *http.Request) (view.HistoryFilter, store.HistoryQuery, string) {
 	q := r.URL.Query()
 	get := func(name string) string { return strings.TrimSpace(q.Get(name)) }
 	f := view.HistoryFilter{
 		Agent: get("agent"), Session: get("session"), Operator: get("operator"), Outcome: get("outcome"),
 		Since: get("since"), Until: get("until"), Text: q.Get("q"),
 	}
-	hq := journal.HistoryQuery{
+	hq := store.HistoryQuery{
 		Agent: f.Agent, Session: f.Session, Operator: f.Operator, Outcome: inbox.SubmissionState(f.Outcome),
 		Text: strings.TrimSpace(f.Text), After: q.Get("after"),
 	}
@@ -85,12 +85,12 @@ func handleHistory(h History, pg *pages) http.HandlerFunc {
 			Filter: filter, After: q.After, Off: h == nil, NamedOperators: pg.namedOperators,
 		}
 		status := http.StatusOK
-		var page journal.HistoryPage
+		var page store.HistoryPage
 		if h != nil && problem == "" {
 			var err error
 			page, err = h.History(r.Context(), q)
 			switch {
-			case errors.Is(err, journal.ErrBadCursor):
+			case errors.Is(err, store.ErrBadCursor):
 				problem = "cursor"
 			case err != nil:
 				pg.internalError(w, r, err)
@@ -99,7 +99,7 @@ func handleHistory(h History, pg *pages) http.HandlerFunc {
 		}
 		if problem != "" {
 			opts.Problem, status = problem, http.StatusBadRequest
-			page = journal.HistoryPage{}
+			page = store.HistoryPage{}
 		}
 		buf, err := render.History(r.Context(), view.History(page, opts))
 		if err != nil {

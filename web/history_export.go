@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/aepforms/aepforms/internal/aep"
-	"github.com/aepforms/aepforms/internal/journal"
 	"github.com/aepforms/aepforms/internal/render/view"
+	"github.com/aepforms/aepforms/internal/store"
 )
 
 // Export formats of the history.
@@ -32,12 +32,12 @@ func handleHistoryExport(h History, pg *pages, format string, pageTimeout time.D
 			return
 		}
 		_, q, problem := historyQuery(r)
-		var page journal.HistoryPage
+		var page store.HistoryPage
 		if problem == "" {
 			var err error
 			page, err = h.History(r.Context(), q)
 			switch {
-			case errors.Is(err, journal.ErrBadCursor):
+			case errors.Is(err, store.ErrBadCursor):
 				problem = "cursor"
 			case err != nil:
 				pg.internalError(w, r, err)
@@ -57,11 +57,11 @@ func handleHistoryExport(h History, pg *pages, format string, pageTimeout time.D
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		rc := http.NewResponseController(w)
-		var write func(journal.Entry) error
+		var write func(store.Entry) error
 		var flush func() error
 		if format == exportCSV {
 			cw := csv.NewWriter(w)
-			write = func(e journal.Entry) error { return cw.Write(csvRecord(e)) }
+			write = func(e store.Entry) error { return cw.Write(csvRecord(e)) }
 			flush = func() error { cw.Flush(); return cw.Error() }
 			if err := cw.Write(csvHeader); err != nil {
 				return
@@ -69,10 +69,10 @@ func handleHistoryExport(h History, pg *pages, format string, pageTimeout time.D
 		} else {
 			enc := json.NewEncoder(w)
 			enc.SetEscapeHTML(false)
-			write = func(e journal.Entry) error { return enc.Encode(exportOf(e)) }
+			write = func(e store.Entry) error { return enc.Encode(exportOf(e)) }
 			flush = func() error { return nil }
 		}
-		err := exportPages(r.Context(), h, q, page, func(p journal.HistoryPage) error {
+		err := exportPages(r.Context(), h, q, page, func(p store.HistoryPage) error {
 			_ = rc.SetWriteDeadline(time.Now().Add(pageTimeout))
 			for _, e := range p.Entries {
 				if err := write(e); err != nil {
@@ -95,7 +95,7 @@ func handleHistoryExport(h History, pg *pages, format string, pageTimeout time.D
 
 // exportPages hands first and every later page of q to each, until the
 // last page, an error, or ctx ends.
-func exportPages(ctx context.Context, h History, q journal.HistoryQuery, first journal.HistoryPage, each func(journal.HistoryPage) error) error {
+func exportPages(ctx context.Context, h History, q store.HistoryQuery, first store.HistoryPage, each func(store.HistoryPage) error) error {
 	page := first
 	for {
 		if err := each(page); err != nil {
@@ -152,7 +152,7 @@ type exportChange struct {
 	At     time.Time `json:"at"`
 }
 
-func exportOf(e journal.Entry) exportEntry {
+func exportOf(e store.Entry) exportEntry {
 	s := e.Submission
 	x := exportEntry{
 		CommandID: s.CommandID, PostedAt: s.At.UTC(), Agent: s.Agent, Source: s.Key.Source, Session: s.Key.Session,
@@ -179,7 +179,7 @@ var csvHeader = []string{"posted_at", "agent", "session", "request_id", "operato
 
 // csvRecord is one answer sent as a CSV row, every cell escaped against
 // spreadsheet formulas (csvCell).
-func csvRecord(e journal.Entry) []string {
+func csvRecord(e store.Entry) []string {
 	s := e.Submission
 	settled := ""
 	option, text, values := answerCells(s.Answer)

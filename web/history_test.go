@@ -18,8 +18,8 @@ import (
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
-	"github.com/aepforms/aepforms/internal/journal"
-	"github.com/aepforms/aepforms/internal/journal/sqlite"
+	"github.com/aepforms/aepforms/internal/store"
+	"github.com/aepforms/aepforms/internal/store/sqlite"
 )
 
 // withHistory gives the server a history to read.
@@ -337,7 +337,7 @@ func TestHistoryCSVEscapesFormulas(t *testing.T) {
 func TestHistoryExportsEveryPage(t *testing.T) {
 	t.Parallel()
 	j := openJournal(t)
-	for i := range 2*journal.PageSize + 7 {
+	for i := range 2*store.PageSize + 7 {
 		record(t, j, sent{cmd: fmt.Sprintf("cmd-%03d", i), answer: values("v"), at: testNow.Add(time.Duration(i) * time.Second)})
 	}
 	h := newHarness(t, withHistory(j))
@@ -345,7 +345,7 @@ func TestHistoryExportsEveryPage(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.StatusCode)
 	assert.Equal(t, "no-store", r.Header.Get("Cache-Control"))
 	lines := jsonLines(t, r.body)
-	require.Len(t, lines, 2*journal.PageSize+7)
+	require.Len(t, lines, 2*store.PageSize+7)
 	assert.Equal(t, "cmd-106", lines[0].CommandID)
 	assert.Equal(t, "cmd-000", lines[len(lines)-1].CommandID)
 	assert.Equal(t, "v", lines[0].Answer.Values["release"])
@@ -354,7 +354,7 @@ func TestHistoryExportsEveryPage(t *testing.T) {
 	c := h.do(nil, h.request(http.MethodGet, h.url("history.csv"), nil))
 	recs, err := csv.NewReader(strings.NewReader(c.body)).ReadAll()
 	require.NoError(t, err)
-	assert.Len(t, recs, 2*journal.PageSize+7+1, "a header and every answer")
+	assert.Len(t, recs, 2*store.PageSize+7+1, "a header and every answer")
 }
 
 func TestPageLinksToHistory(t *testing.T) {

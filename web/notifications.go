@@ -16,8 +16,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/aepforms/aepforms/internal/journal"
 	"github.com/aepforms/aepforms/internal/render/view"
+	"github.com/aepforms/aepforms/internal/store"
 	"github.com/aepforms/aepforms/static"
 )
 
@@ -38,10 +38,10 @@ type Notifier interface {
 // PushDevices is where the operators' devices and their pages'
 // visibility are kept (the answer journal).
 type PushDevices interface {
-	SavePushSubscription(ctx context.Context, s journal.PushSubscription) error
+	SavePushSubscription(ctx context.Context, s store.PushSubscription) error
 	DeletePushSubscription(ctx context.Context, operator, endpoint string) (bool, error)
 	DeleteSessionPushSubscriptions(ctx context.Context, idHash string) error
-	PushSubscriptions(ctx context.Context) ([]journal.PushSubscription, error)
+	PushSubscriptions(ctx context.Context) ([]store.PushSubscription, error)
 	SetPageVisible(ctx context.Context, page, operator string, visible bool, at time.Time) error
 }
 
@@ -155,7 +155,7 @@ func handleSubscribe(n Notifier, devs PushDevices, now func() time.Time) http.Ha
 			http.Error(w, view.PushWord("subscribe-refused"), http.StatusUnprocessableEntity)
 			return
 		}
-		s := journal.PushSubscription{Endpoint: b.Endpoint, P256dh: b.Keys.P256dh, Auth: b.Keys.Auth,
+		s := store.PushSubscription{Endpoint: b.Endpoint, P256dh: b.Keys.P256dh, Auth: b.Keys.Auth,
 			Operator: operatorFrom(r.Context()), Session: sessionFrom(r.Context()), Actions: b.Actions, Created: now()}
 		if err := devs.SavePushSubscription(r.Context(), s); err != nil {
 			http.Error(w, "The subscription could not be kept: the answer journal could not be written.", http.StatusServiceUnavailable)

@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/aepforms/aepforms/internal/journal/sqlite"
 	"github.com/aepforms/aepforms/internal/render/view"
+	"github.com/aepforms/aepforms/internal/store/sqlite"
 )
 
 // fakeNotifier is Web Push turned on, with a fixed key; it accepts

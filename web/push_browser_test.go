@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aepforms/aepforms/e2e/browsertest"
-	"github.com/aepforms/aepforms/internal/journal"
+	"github.com/aepforms/aepforms/internal/store"
 )
 
 // The service worker registers under the page's CSP at the base path's
@@ -61,7 +61,7 @@ func TestServiceWorkerShowsPushedNotification(t *testing.T) {
 	// Another device of this operator whose last push failed: the page
 	// lists it with the failure.
 	bg := context.Background()
-	require.NoError(t, j.SavePushSubscription(bg, journal.PushSubscription{Endpoint: "https://push.example/phone", P256dh: "p", Auth: "a", Created: testNow}))
+	require.NoError(t, j.SavePushSubscription(bg, store.PushSubscription{Endpoint: "https://push.example/phone", P256dh: "p", Auth: "a", Created: testNow}))
 	require.NoError(t, j.PushFailed(bg, "https://push.example/phone", "The push service refused the last notification (HTTP 500).", testNow.Add(time.Minute)))
 
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(h.url("")), chromedp.WaitVisible(`[data-testid="push-toggle"]`)))

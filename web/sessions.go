@@ -10,16 +10,16 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aepforms/aepforms/internal/journal"
+	"github.com/aepforms/aepforms/internal/store"
 )
 
 // Sessions keeps the operators' signed-in sessions (the answer journal
 // does: *sqlite.Journal). Sessions are found by the SHA-256 of the
 // cookie's random id, so the store never holds what signs one in.
 type Sessions interface {
-	CreateSession(ctx context.Context, s journal.Session) error
+	CreateSession(ctx context.Context, s store.Session) error
 	// LookupSession reads a session; false when there is none.
-	LookupSession(ctx context.Context, idHash string) (journal.Session, bool, error)
+	LookupSession(ctx context.Context, idHash string) (store.Session, bool, error)
 	// TouchSession sets a session's last use.
 	TouchSession(ctx context.Context, idHash string, at time.Time) error
 	// DeleteSession ends a session; one that is gone is not an error.
@@ -67,19 +67,19 @@ func secretFingerprint(key []byte) string {
 // within the process, forgotten when it ends.
 type memorySessions struct {
 	mu sync.Mutex
-	m  map[string]journal.Session // guarded by mu
+	m  map[string]store.Session // guarded by mu
 }
 
-func newMemorySessions() *memorySessions { return &memorySessions{m: map[string]journal.Session{}} }
+func newMemorySessions() *memorySessions { return &memorySessions{m: map[string]store.Session{}} }
 
-func (s *memorySessions) CreateSession(_ context.Context, ss journal.Session) error {
+func (s *memorySessions) CreateSession(_ context.Context, ss store.Session) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.m[ss.IDHash] = ss
 	return nil
 }
 
-func (s *memorySessions) LookupSession(_ context.Context, idHash string) (journal.Session, bool, error) {
+func (s *memorySessions) LookupSession(_ context.Context, idHash string) (store.Session, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ss, ok := s.m[idHash]
@@ -104,16 +104,16 @@ func (s *memorySessions) DeleteSession(_ context.Context, idHash string) error {
 }
 
 func (s *memorySessions) DeleteOtherSessions(_ context.Context, operator, keepHash string) (int, error) {
-	return s.deleteWhere(func(ss journal.Session) bool { return ss.Operator == operator && ss.IDHash != keepHash }), nil
+	return s.deleteWhere(func(ss store.Session) bool { return ss.Operator == operator && ss.IDHash != keepHash }), nil
 }
 
 func (s *memorySessions) DeleteExpiredSessions(_ context.Context, idleBefore, createdBefore time.Time) (int, error) {
-	return s.deleteWhere(func(ss journal.Session) bool {
+	return s.deleteWhere(func(ss store.Session) bool {
 		return ss.LastSeen.Before(idleBefore) || ss.Created.Before(createdBefore)
 	}), nil
 }
 
-func (s *memorySessions) deleteWhere(match func(journal.Session) bool) int {
+func (s *memorySessions) deleteWhere(match func(store.Session) bool) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0

@@ -12,9 +12,9 @@ import (
 	"github.com/aepforms/aepforms/internal/agent"
 	"github.com/aepforms/aepforms/internal/feed"
 	"github.com/aepforms/aepforms/internal/inbox"
-	"github.com/aepforms/aepforms/internal/journal"
 	"github.com/aepforms/aepforms/internal/render/view"
 	"github.com/aepforms/aepforms/internal/respond"
+	"github.com/aepforms/aepforms/internal/store"
 	"github.com/aepforms/aepforms/internal/webpush"
 	"github.com/aepforms/aepforms/web"
 )
@@ -198,7 +198,7 @@ func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func()
 		}
 	})
 	goRun("journal retention", func() error {
-		return journal.RunRetention(ctx, g.journal, journal.Retention{
+		return store.RunRetention(ctx, g.journal, store.Retention{
 			Keep: g.retention, Every: pruneInterval,
 			Pruned: func(n int64, err error) {
 				if err != nil {

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/aepforms/aepforms/internal/inbox"
-	"github.com/aepforms/aepforms/internal/journal"
-	"github.com/aepforms/aepforms/internal/journal/postgres"
-	"github.com/aepforms/aepforms/internal/journal/sqlite"
+	"github.com/aepforms/aepforms/internal/store"
+	"github.com/aepforms/aepforms/internal/store/postgres"
+	"github.com/aepforms/aepforms/internal/store/sqlite"
 	"github.com/aepforms/aepforms/internal/webpush"
 	"github.com/aepforms/aepforms/web"
 )
@@ -25,9 +25,9 @@ type journalStore interface {
 	web.History
 	web.Sessions
 	web.Database
-	journal.Pruner
+	store.Pruner
 	inbox.Leases
-	Identity() journal.Identity
+	Identity() store.Identity
 	Close() error
 	webpush.Store
 	web.PushDevices

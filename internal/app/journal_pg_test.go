@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/aepforms/aepforms/internal/journal/postgres/pgtest"
+	"github.com/aepforms/aepforms/internal/store/postgres/pgtest"
 )
 
 // --db (or AEPFORMS_DB) with a postgres:// URL picks the PostgreSQL

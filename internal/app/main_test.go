@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/aepforms/aepforms/internal/journal/postgres/pgtest"
+	"github.com/aepforms/aepforms/internal/store/postgres/pgtest"
 )
 
 // A throwaway PostgreSQL cluster, started by the first test that needs

@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aepforms/aepforms/e2e/samples"
-	"github.com/aepforms/aepforms/internal/journal/postgres/pgtest"
+	"github.com/aepforms/aepforms/internal/store/postgres/pgtest"
 )
 
 // pushConfigOf reads GET {ui}subscriptions.

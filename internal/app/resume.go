@@ -8,8 +8,8 @@ import (
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
-	"github.com/aepforms/aepforms/internal/journal"
 	"github.com/aepforms/aepforms/internal/respond"
+	"github.com/aepforms/aepforms/internal/store"
 )
 
 // Resuming the journal's answers after a restart (inbox/restore.go has
@@ -142,7 +142,7 @@ func sendAgain(ctx context.Context, in *inbox.Inbox, rc *respond.Client, again [
 // are those of earlier processes under another name.
 func reclaim(ctx context.Context, in *inbox.Inbox, feed *catchUp, rc *respond.Client, maxAge, lease time.Duration, logger *slog.Logger) error {
 	if lease <= 0 {
-		lease = journal.DefaultLease
+		lease = store.DefaultLease
 	}
 	if !waitCaughtUp(ctx, feed) {
 		return nil
@@ -169,7 +169,7 @@ func reclaim(ctx context.Context, in *inbox.Inbox, feed *catchUp, rc *respond.Cl
 // replica's, not lapse to another's.
 func renewUntilCaughtUp(ctx context.Context, in *inbox.Inbox, feed *catchUp, lease time.Duration) {
 	if lease <= 0 {
-		lease = journal.DefaultLease
+		lease = store.DefaultLease
 	}
 	caught := make(chan struct{})
 	go func() { waitCaughtUp(ctx, feed); close(caught) }()

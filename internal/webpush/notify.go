@@ -7,8 +7,8 @@ import (
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
-	"github.com/aepforms/aepforms/internal/journal"
 	"github.com/aepforms/aepforms/internal/render/view"
+	"github.com/aepforms/aepforms/internal/store"
 )
 
 // Cards is what the notifier reads of the inbox.
@@ -32,7 +32,7 @@ type queued struct {
 // device is one subscription's turn-taking: at most one push per
 // Config.Coalesce; what waits goes out as one.
 type device struct {
-	sub     journal.PushSubscription
+	sub     store.PushSubscription
 	last    time.Time // when the last push went
 	pending []queued
 }
@@ -123,7 +123,7 @@ func (p *Pusher) announce(ctx context.Context, c inbox.Card, now time.Time) {
 		return
 	}
 	looking := p.looking(ctx, now)
-	var to []journal.PushSubscription
+	var to []store.PushSubscription
 	for _, s := range subs {
 		if !looking[s.Operator] {
 			to = append(to, s)
@@ -132,7 +132,7 @@ func (p *Pusher) announce(ctx context.Context, c inbox.Card, now time.Time) {
 	if len(to) == 0 {
 		return
 	}
-	won, err := p.store.ClaimPush(ctx, id, journal.ClaimNew, now)
+	won, err := p.store.ClaimPush(ctx, id, store.ClaimNew, now)
 	if err != nil {
 		p.cfg.Logger.Warn("push: claim", "card", id, "err", err)
 		return
@@ -181,14 +181,14 @@ func (p *Pusher) settle(ctx context.Context, c inbox.Card, now time.Time) {
 		d.pending = append(d.pending, queued{card: id, settled: true, msg: msg, ttl: p.cfg.TTL})
 	}
 	p.mu.Unlock()
-	if _, err := p.store.ClaimPush(ctx, id, journal.ClaimSettled, now); err != nil {
+	if _, err := p.store.ClaimPush(ctx, id, store.ClaimSettled, now); err != nil {
 		p.cfg.Logger.Warn("push: claim", "err", err)
 	}
 	p.Flush(ctx)
 }
 
 // device returns the turn-taking of s (p.mu held).
-func (p *Pusher) device(s journal.PushSubscription) *device {
+func (p *Pusher) device(s store.PushSubscription) *device {
 	d, ok := p.devices[s.Endpoint]
 	if !ok {
 		d = &device{}
@@ -218,7 +218,7 @@ func (p *Pusher) looking(ctx context.Context, now time.Time) map[string]bool {
 func (p *Pusher) Flush(ctx context.Context) {
 	now := p.cfg.Now()
 	type send struct {
-		sub    journal.PushSubscription
+		sub    store.PushSubscription
 		msg    Message
 		ttl    time.Duration
 		urgent bool

@@ -25,14 +25,14 @@ import (
 
 	webpushgo "github.com/SherClockHolmes/webpush-go"
 
-	"github.com/aepforms/aepforms/internal/journal"
 	"github.com/aepforms/aepforms/internal/render/view"
+	"github.com/aepforms/aepforms/internal/store"
 )
 
 // Store is what push keeps in the answer journal (both backends).
 type Store interface {
-	PushKeys(ctx context.Context, gen func() (journal.PushKeys, error)) (journal.PushKeys, error)
-	PushSubscriptions(ctx context.Context) ([]journal.PushSubscription, error)
+	PushKeys(ctx context.Context, gen func() (store.PushKeys, error)) (store.PushKeys, error)
+	PushSubscriptions(ctx context.Context) ([]store.PushSubscription, error)
 	DeletePushSubscription(ctx context.Context, operator, endpoint string) (bool, error)
 	PushFailed(ctx context.Context, endpoint, failure string, at time.Time) error
 	ClaimPush(ctx context.Context, card, kind string, at time.Time) (bool, error)
@@ -148,7 +148,7 @@ type Pusher struct {
 	store Store
 
 	keysOnce sync.Mutex
-	keys     journal.PushKeys
+	keys     store.PushKeys
 
 	sent, failed, gone atomic.Int64
 
@@ -172,31 +172,31 @@ func New(cfg Config, store Store) (*Pusher, error) {
 }
 
 // GenerateKeys makes a new VAPID key pair.
-func GenerateKeys() (journal.PushKeys, error) {
+func GenerateKeys() (store.PushKeys, error) {
 	k, err := ecdh.P256().GenerateKey(rand.Reader)
 	if err != nil {
-		return journal.PushKeys{}, err
+		return store.PushKeys{}, err
 	}
-	return journal.PushKeys{
+	return store.PushKeys{
 		Private: base64.RawURLEncoding.EncodeToString(k.Bytes()),
 		Public:  base64.RawURLEncoding.EncodeToString(k.PublicKey().Bytes()),
 	}, nil
 }
 
 // Keys returns the VAPID key pair, made and journaled on first use.
-func (p *Pusher) Keys(ctx context.Context) (journal.PushKeys, error) {
+func (p *Pusher) Keys(ctx context.Context) (store.PushKeys, error) {
 	p.keysOnce.Lock()
 	defer p.keysOnce.Unlock()
 	if p.keys.Public != "" {
 		return p.keys, nil
 	}
-	k, err := p.store.PushKeys(ctx, func() (journal.PushKeys, error) {
+	k, err := p.store.PushKeys(ctx, func() (store.PushKeys, error) {
 		k, err := GenerateKeys()
 		k.Created = p.cfg.Now()
 		return k, err
 	})
 	if err != nil {
-		return journal.PushKeys{}, err
+		return store.PushKeys{}, err
 	}
 	p.keys = k
 	return k, nil
@@ -262,7 +262,7 @@ const (
 // and journals its outcome: a subscription the push service reports gone
 // (404, 410) is deleted. The push service's response body is never read
 // into anything shown.
-func (p *Pusher) Send(ctx context.Context, sub journal.PushSubscription, msg Message, ttl time.Duration, urgent bool) Outcome {
+func (p *Pusher) Send(ctx context.Context, sub store.PushSubscription, msg Message, ttl time.Duration, urgent bool) Outcome {
 	out, failure := p.send(ctx, sub, msg, ttl, urgent)
 	now := p.cfg.Now()
 	switch out {
@@ -286,7 +286,7 @@ func (p *Pusher) Send(ctx context.Context, sub journal.PushSubscription, msg Mes
 	return out
 }
 
-func (p *Pusher) send(ctx context.Context, sub journal.PushSubscription, msg Message, ttl time.Duration, urgent bool) (Outcome, string) {
+func (p *Pusher) send(ctx context.Context, sub store.PushSubscription, msg Message, ttl time.Duration, urgent bool) (Outcome, string) {
 	if err := CheckEndpoint(sub.Endpoint, p.cfg.AllowLoopback); err != nil {
 		return Gone, ""
 	}

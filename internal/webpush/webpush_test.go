@@ -26,8 +26,8 @@ import (
 	"github.com/aepforms/aepforms/e2e/pushtest"
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
-	"github.com/aepforms/aepforms/internal/journal"
-	"github.com/aepforms/aepforms/internal/journal/sqlite"
+	"github.com/aepforms/aepforms/internal/store"
+	"github.com/aepforms/aepforms/internal/store/sqlite"
 )
 
 var b64 = base64.RawURLEncoding
@@ -99,7 +99,7 @@ func (ps *pushService) answer(path string, code int) {
 type testDevice struct {
 	key  *ecdh.PrivateKey
 	auth []byte
-	sub  journal.PushSubscription
+	sub  store.PushSubscription
 }
 
 func newDevice(t *testing.T, ps *pushService, path, operator string) testDevice {
@@ -107,7 +107,7 @@ func newDevice(t *testing.T, ps *pushService, path, operator string) testDevice 
 	require.NoError(t, err)
 	auth := make([]byte, 16)
 	_, _ = rand.Read(auth)
-	return testDevice{key: k, auth: auth, sub: journal.PushSubscription{
+	return testDevice{key: k, auth: auth, sub: store.PushSubscription{
 		Endpoint: ps.srv.URL + path, P256dh: b64.EncodeToString(k.PublicKey().Bytes()), Auth: b64.EncodeToString(auth),
 		Operator: operator, Session: "s-" + operator, Created: t0,
 	}}
@@ -197,7 +197,7 @@ func card(id string, prompt string, expires time.Time) inbox.Card {
 
 // verifyVAPID checks the Authorization header: a JWT for the push
 // service's origin, expiring within a day, signed by the journal's key.
-func verifyVAPID(t *testing.T, h http.Header, audience string, keys journal.PushKeys) map[string]any {
+func verifyVAPID(t *testing.T, h http.Header, audience string, keys store.PushKeys) map[string]any {
 	t.Helper()
 	auth := h.Get("Authorization")
 	require.True(t, strings.HasPrefix(auth, "vapid t="), auth)
@@ -249,7 +249,7 @@ func TestNewQuestionIsPushedEncryptedAndSigned(t *testing.T) {
 	assert.Equal(t, Message{Tag: "c1", Title: "builder asks", Body: "Deploy v1.2 to prod?\nAnswer by 12:03 UTC", URL: "/forms/#card-c1", Deadline: "2026-03-01T12:03:00Z"}, r.message)
 	assert.Equal(t, "180", r.header.Get("TTL"))
 	assert.Equal(t, "high", r.header.Get("Urgency"))
-	keys, err := f.store.PushKeys(ctx, func() (journal.PushKeys, error) { return journal.PushKeys{}, errors.New("keys should exist") })
+	keys, err := f.store.PushKeys(ctx, func() (store.PushKeys, error) { return store.PushKeys{}, errors.New("keys should exist") })
 	require.NoError(t, err)
 	verifyVAPID(t, r.header, f.ps.srv.URL, keys)
 	assert.Equal(t, Counts{Sent: 1}, f.pusher.Counts())

@@ -12,7 +12,7 @@ import (
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
-	"github.com/aepforms/aepforms/internal/journal"
+	"github.com/aepforms/aepforms/internal/store"
 )
 
 // HistoryQuestionRunes is how much of a question a history row shows; the
@@ -176,7 +176,7 @@ func HistoryOutcomeOK(s string) bool {
 }
 
 // History builds the history page from one page of the journal.
-func History(page journal.HistoryPage, opts HistoryOptions) HistoryView {
+func History(page store.HistoryPage, opts HistoryOptions) HistoryView {
 	base := root(opts.BasePath)
 	title := words.history["title"]
 	problem, field := "", ""
@@ -246,7 +246,7 @@ func withQuery(u string, q url.Values) string {
 }
 
 // historyRow is one entry as the history shows it.
-func historyRow(e journal.Entry) HistoryRow {
+func historyRow(e store.Entry) HistoryRow {
 	s := e.Submission
 	r := HistoryRow{
 		ID:           HistoryAnchor(s.CommandID),

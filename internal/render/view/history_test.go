@@ -10,13 +10,13 @@ import (
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
-	"github.com/aepforms/aepforms/internal/journal"
+	"github.com/aepforms/aepforms/internal/store"
 )
 
-func historyEntry(s inbox.Submission) journal.Entry {
+func historyEntry(s inbox.Submission) store.Entry {
 	s.CommandID, s.At = "cmd-1", viewNow
 	s.Key = inbox.RequestKey{Source: "aep://a", Session: "s_1", RequestID: "r_1"}
-	return journal.Entry{Submission: s, Changes: []journal.Change{{State: inbox.SubmissionSending, At: viewNow}, {State: s.State, Reason: s.Reason, At: viewNow.Add(time.Second)}}}
+	return store.Entry{Submission: s, Changes: []store.Change{{State: inbox.SubmissionSending, At: viewNow}, {State: s.State, Reason: s.Reason, At: viewNow.Add(time.Second)}}}
 }
 
 func TestHistoryRows(t *testing.T) {
@@ -69,7 +69,7 @@ func TestHistoryRows(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			v := History(journal.HistoryPage{Entries: []journal.Entry{historyEntry(tc.sub)}}, HistoryOptions{BasePath: "/"})
+			v := History(store.HistoryPage{Entries: []store.Entry{historyEntry(tc.sub)}}, HistoryOptions{BasePath: "/"})
 			require.Len(t, v.Rows, 1)
 			r := v.Rows[0]
 			assert.Equal(t, tc.wantValues, r.Values)
@@ -86,7 +86,7 @@ func TestHistoryRows(t *testing.T) {
 func TestHistoryAgentText(t *testing.T) {
 	t.Parallel()
 	s := inbox.Submission{By: "ann\u202Eevil", Agent: "bot\x07", Question: "Ship?\u202E" + strings.Repeat("x", HistoryQuestionRunes), State: inbox.SubmissionAccepted}
-	v := History(journal.HistoryPage{Entries: []journal.Entry{historyEntry(s)}}, HistoryOptions{BasePath: "/forms/"})
+	v := History(store.HistoryPage{Entries: []store.Entry{historyEntry(s)}}, HistoryOptions{BasePath: "/forms/"})
 	r := v.Rows[0]
 	assert.Contains(t, r.Operator, "⟨U+202E⟩", "bidi controls are shown as markers")
 	assert.NotContains(t, r.Agent, "\x07")
@@ -98,7 +98,7 @@ func TestHistoryAgentText(t *testing.T) {
 func TestHistoryLinks(t *testing.T) {
 	t.Parallel()
 	f := HistoryFilter{Agent: "a b", Text: "x&y"}
-	v := History(journal.HistoryPage{Next: "5.3"}, HistoryOptions{BasePath: "/forms/", Filter: f, After: "9.9"})
+	v := History(store.HistoryPage{Next: "5.3"}, HistoryOptions{BasePath: "/forms/", Filter: f, After: "9.9"})
 	assert.Equal(t, "/forms/history?after=5.3&agent=a+b&q=x%26y", v.NextURL)
 	assert.Equal(t, "/forms/history?agent=a+b&q=x%26y", v.NewestURL)
 	assert.Equal(t, "/forms/history.csv?agent=a+b&q=x%26y", v.CSVURL)
@@ -107,12 +107,12 @@ func TestHistoryLinks(t *testing.T) {
 	assert.True(t, v.More)
 	assert.Equal(t, words.history["none-match"], v.Empty)
 
-	off := History(journal.HistoryPage{}, HistoryOptions{BasePath: "/", Off: true})
+	off := History(store.HistoryPage{}, HistoryOptions{BasePath: "/", Off: true})
 	assert.Equal(t, words.history["off"], off.Off)
 	assert.Empty(t, off.Rows)
-	only := History(journal.HistoryPage{}, HistoryOptions{BasePath: "/", Filter: HistoryFilter{Text: "x"}})
+	only := History(store.HistoryPage{}, HistoryOptions{BasePath: "/", Filter: HistoryFilter{Text: "x"}})
 	assert.True(t, only.Active)
 	assert.False(t, only.More, "a search alone leaves the other filters closed")
 	assert.Equal(t, words.history["none-match"], only.Empty)
-	assert.Equal(t, words.history["empty"], History(journal.HistoryPage{}, HistoryOptions{BasePath: "/"}).Empty)
+	assert.Equal(t, words.history["empty"], History(store.HistoryPage{}, HistoryOptions{BasePath: "/"}).Empty)
 }

@@ -1,0 +1,41 @@
+package store
+
+import "time"
+
+// PushKeys are the UI's VAPID key pair (RFC 8292), P-256, each
+// base64url without padding: the private key's 32-byte scalar and the
+// public key's 65-byte uncompressed point. They are made once, on first
+// use, and kept so every replica and every restart signs with the same
+// key the browsers subscribed with.
+type PushKeys struct {
+	Private string
+	Public  string
+	Created time.Time
+}
+
+// PushSubscription is one device's Web Push subscription for an
+// operator (PushSubscription.toJSON() in the browser), keyed by its
+// endpoint. An operator may have several devices.
+type PushSubscription struct {
+	Endpoint string
+	// P256dh and Auth are the subscription's keys, base64url.
+	P256dh, Auth string
+	Operator     string
+	// Session is the id hash of the sign-in that subscribed, so signing
+	// out removes the device's subscription.
+	Session string
+	// Actions is true when the operator allowed answering from this
+	// device's notifications.
+	Actions bool
+	Created time.Time
+	// LastFailure is the last failed push in the operator's words ("" when
+	// none, or after a later success); never the push service's body.
+	LastFailure   string
+	LastFailureAt time.Time
+}
+
+// PushClaim kinds: what a claimed push was for.
+const (
+	ClaimNew     = "new"     // the card's request arrived
+	ClaimSettled = "settled" // the card settled or expired: its notification replaced
+)

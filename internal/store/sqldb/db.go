@@ -1,0 +1,99 @@
+// Package sqldb is the store's queries, written once for database/sql
+// and run on both backends (internal/store/sqlite, modernc.org/sqlite;
+// internal/store/postgres, pgx's stdlib driver): the answers (the
+// journal proper: Answers), the operators' sessions (Sessions) and the
+// Web Push state (Push). A query is written with ? placeholders and
+// rebound for the database (Dialect). What truly differs stays in the
+// backends: the schema's types and migrations, how a process holds the
+// database (SQLite's file lock, PostgreSQL's advisory lock), SQLite's
+// group commit of Records and its unsynced connection, and how each
+// driver's errors read (store.Health's classifier).
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aepforms/aepforms/internal/store"
+)
+
+// Dialect is what the shared queries need to know of the database.
+type Dialect struct {
+	// Numbered: placeholders are $1, $2, … (PostgreSQL) rather than ?.
+	Numbered bool
+	// Instr is the function that finds a substring, (haystack, needle)
+	// -> position or 0: "instr" (SQLite) or "strpos" (PostgreSQL).
+	Instr string
+	// IsLive reports the refusal of submissions_live, the unique index
+	// that keeps one live submission per request.
+	IsLive func(error) bool
+}
+
+// DB is one database as the shared queries use it. Its methods are safe
+// for concurrent use.
+type DB struct {
+	// Synced is the connection pool whose commits wait for the disk.
+	Synced *sql.DB
+	// Lazy is the pool for writes a power loss may lose without harm
+	// (Settle, KeepRecorded: they become durable with the next synced
+	// commit, and a state lost only makes a restart send the same
+	// command again, deduped by its id). SQLite: its synchronous=NORMAL
+	// connections; PostgreSQL: Synced.
+	Lazy *sql.DB
+	// Dialect is the database's.
+	Dialect Dialect
+	// Timeout bounds each call made without a context (the inbox's:
+	// Record, Settle, Unsettled, …): a database that stops answering
+	// fails the call instead of holding the inbox. 0: no bound (SQLite,
+	// whose busy timeout bounds a wait).
+	Timeout time.Duration
+	// WriteMu, when set, serialises this process's writes to the answers
+	// (SQLite: they queue here rather than poll its busy handler, which
+	// sleeps in steps of milliseconds). nil: none (PostgreSQL). Lock
+	// order: Health's lock (Settle, KeepRecorded hold it while they
+	// write) before WriteMu, never the other way: a method holding
+	// WriteMu reports to Health only once it has let go of it.
+	WriteMu *sync.Mutex
+	// Health is the database's ability to write, as the writes find it.
+	Health *store.Health
+}
+
+// Q is query rebound for the dialect: each ? becomes $1, $2, … where
+// placeholders are numbered. The queries here hold no ? in a literal.
+func (db *DB) Q(query string) string {
+	if !db.Dialect.Numbered || !strings.Contains(query, "?") {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// ctx is the context of a call made without one, bounded by Timeout.
+func (db *DB) ctx() (context.Context, context.CancelFunc) {
+	if db.Timeout <= 0 {
+		return context.Background(), func() {}
+	}
+	return context.WithTimeout(context.Background(), db.Timeout)
+}
+
+// lockWrites takes WriteMu, if there is one, and returns its unlock.
+func (db *DB) lockWrites() func() {
+	if db.WriteMu == nil {
+		return func() {}
+	}
+	db.WriteMu.Lock()
+	return db.WriteMu.Unlock
+}
