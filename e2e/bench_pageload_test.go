@@ -308,7 +308,14 @@ var benchServeListening = regexp.MustCompile(`aepforms UI listening on (http://[
 func benchServeProcess(b *testing.B, bin string, s *benchStack, args ...string) benchPageLoadUI {
 	b.Helper()
 	home := b.TempDir()
-	cmd := exec.Command(bin, append([]string{"serve", "--relay", s.relayURL, "--addr", "127.0.0.1:0"}, args...)...)
+	argv := append([]string{bin, "serve", "--relay", s.relayURL, "--addr", "127.0.0.1:0"}, args...)
+	if cpus := os.Getenv("AEPFORMS_BENCH_SERVE_CPUS"); cpus != "" {
+		// serve on these CPUs only (taskset execs it: the pid is serve's);
+		// run the benchmark itself under `taskset -c OTHERS` so the
+		// readers' work stays off serve's cores.
+		argv = append([]string{"taskset", "-c", cpus}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = []string{"AEP_TOKEN=" + s.token, "HOME=" + home, "PATH=" + os.Getenv("PATH")}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -395,11 +395,14 @@ func gist(prompt string, cache *markdown.Cache) string {
 func NextPending(heads []inbox.Card, id inbox.CardID, o WindowOptions) inbox.CardID {
 	o.Cards = cmp.Or(o.Cards, DefaultPageCards)
 	o.Rows = cmp.Or(o.Rows, DefaultPageRows)
+	// A group is an (agent, session) pair, as groupOf draws it; only the
+	// window's cards need theirs.
+	type group struct{ agent, session string }
 	type keyed struct {
-		key, group string
-		c          *inbox.Card
+		key string
+		c   *inbox.Card
 	}
-	var open []keyed
+	open := make([]keyed, 0, len(heads))
 	for i := range heads {
 		c := &heads[i]
 		if !c.State.Open() {
@@ -409,8 +412,7 @@ func NextPending(heads []inbox.Card, id inbox.CardID, o WindowOptions) inbox.Car
 		if o.After != "" && k <= o.After {
 			continue // on an earlier page
 		}
-		g, _ := groupOf(*c)
-		open = append(open, keyed{k, g, c})
+		open = append(open, keyed{k, c})
 	}
 	slices.SortFunc(open, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
 	limit := o.Cards + o.Rows
@@ -418,14 +420,15 @@ func NextPending(heads []inbox.Card, id inbox.CardID, o WindowOptions) inbox.Car
 		limit = o.Rows // later pages are rows only
 	}
 	open = open[:min(len(open), limit)]
-	first := map[string]string{} // group -> its most urgent key
+	groupOf := func(k keyed) group { return group{k.c.Agent, k.c.Key.Session} }
+	first := map[group]string{} // group -> its most urgent key
 	for _, k := range open {
-		if _, ok := first[k.group]; !ok {
-			first[k.group] = k.key
+		if _, ok := first[groupOf(k)]; !ok {
+			first[groupOf(k)] = k.key
 		}
 	}
 	slices.SortStableFunc(open, func(a, b keyed) int {
-		return cmp.Or(strings.Compare(first[a.group], first[b.group]), strings.Compare(a.key, b.key))
+		return cmp.Or(strings.Compare(first[groupOf(a)], first[groupOf(b)]), strings.Compare(a.key, b.key))
 	})
 	at := slices.IndexFunc(open, func(k keyed) bool { return k.c.ID == id })
 	for i := 1; i <= len(open); i++ {
