@@ -303,7 +303,11 @@ func (in *Inbox) touch(en *entry, changed bool) {
 // (share.go).
 func (in *Inbox) commit() {
 	now := in.opts.Now()
+	var newest *entry // the newcomer, for the fair share (share.go)
 	for _, en := range in.txn {
+		if en.fresh && (newest == nil || en.arrival > newest.arrival) {
+			newest = en
+		}
 		in.keepRecorded(en)
 		derived := in.derive(en, now)
 		if !derived && !in.txnChanged[en] && !en.fresh {
@@ -320,7 +324,7 @@ func (in *Inbox) commit() {
 	clear(in.txnChanged)
 	clear(in.txn)
 	in.txn = in.txn[:0]
-	in.enforceBounds()
+	in.enforceBounds(newest)
 }
 
 // remove forgets an evicted card and every index pointing at it.
