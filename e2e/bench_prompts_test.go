@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,9 +32,7 @@ import (
 func BenchmarkPromptMemory(b *testing.B) {
 	n, size := 120, 8_000_000
 	bin := ""
-	if os.Getenv("HEAPPROF") != "" {
-		n = 30
-	} else if testing.Short() {
+	if testing.Short() {
 		n, size = 12, 1_000_000
 	} else {
 		bin = benchBuildServe(b)
@@ -80,12 +76,6 @@ func BenchmarkPromptMemory(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	if p := os.Getenv("HEAPPROF"); p != "" {
-		runtime.GC()
-		f, _ := os.Create(p)
-		pprof.WriteHeapProfile(f)
-		f.Close()
-	}
 	if ui.pid != 0 {
 		b.ReportMetric(float64(idle)/(1<<20), "idle-MB")
 		b.ReportMetric(float64(benchPeakRSS(b, ui.pid))/(1<<20), "peak-MB")
