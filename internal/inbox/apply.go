@@ -32,7 +32,7 @@ func (in *Inbox) Apply(e *aep.Event) {
 		return
 	}
 	if e.ID() != "" {
-		k := e.Key()
+		k := seenKeyOf(e.Key())
 		if in.seen.has(k) {
 			return
 		}
@@ -353,7 +353,8 @@ func (in *Inbox) onSessionEnded(e *aep.Event) {
 			return
 		}
 	}
-	in.ended.put(sk, mark)
+	// Its own copy of the names: the mark outlives the event.
+	in.ended.put(aep.SessionKey{Source: strings.Clone(sk.Source), Session: strings.Clone(sk.Session)}, mark)
 	for _, en := range in.byID {
 		if en.card.Key.Source == sk.Source && en.card.Key.Session == sk.Session {
 			in.touch(en, false)

@@ -217,7 +217,7 @@ type Inbox struct {
 	links     map[subjKey]*entry // (session, event id) -> the card that event belongs to
 	ours      map[string]*entry  // our command ids -> card
 	reserving map[string]*entry  // command ids being journaled -> card (BeginSubmission)
-	seen      *fifo[aep.Key, struct{}]
+	seen      *fifo[seenKey, struct{}]
 	ended     *fifo[aep.SessionKey, endMark]
 	orphans   *fifo[aep.Key, orphan]
 	orphanIdx map[subjKey][]aep.Key
@@ -278,7 +278,7 @@ func New(opts Options) *Inbox {
 		dropped:    make(map[string]uint64),
 		started:    opts.Now(),
 	}
-	in.seen = newFIFO[aep.Key, struct{}](opts.MaxSeen, nil)
+	in.seen = newFIFO[seenKey, struct{}](opts.MaxSeen, nil)
 	in.ended = newFIFO[aep.SessionKey, endMark](opts.MaxSeen, nil)
 	in.orphans = newFIFO(opts.MaxOrphans, in.unindexOrphan).weigh(opts.MaxOrphanBytes, orphanSize)
 	in.invalidLogged = newFIFO[string, struct{}](maxInvalidSources, nil)
