@@ -348,13 +348,12 @@ func (in *Inbox) onSessionEnded(e *aep.Event) {
 	sk := e.SessionKey()
 	pos, sequenced := e.Position()
 	mark := endMark{pos: pos, sequenced: sequenced}
-	if old, ok := in.ended.get(sk); ok {
+	if old, ok := in.ended.get(sessionDigest(sk)); ok {
 		if !old.sequenced || (sequenced && !old.pos.Less(pos)) {
 			return
 		}
 	}
-	// Its own copy of the names: the mark outlives the event.
-	in.ended.put(aep.SessionKey{Source: strings.Clone(sk.Source), Session: strings.Clone(sk.Session)}, mark)
+	in.ended.put(sessionDigest(sk), mark)
 	for _, en := range in.byID {
 		if en.card.Key.Source == sk.Source && en.card.Key.Session == sk.Session {
 			in.touch(en, false)

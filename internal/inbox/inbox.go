@@ -218,7 +218,7 @@ type Inbox struct {
 	ours      map[string]*entry  // our command ids -> card
 	reserving map[string]*entry  // command ids being journaled -> card (BeginSubmission)
 	seen      *fifo[seenKey, struct{}]
-	ended     *fifo[aep.SessionKey, endMark]
+	ended     *fifo[seenKey, endMark] // by sessionDigest
 	orphans   *fifo[aep.Key, orphan]
 	orphanIdx map[subjKey][]aep.Key
 	drainQ    []subjKey
@@ -279,7 +279,7 @@ func New(opts Options) *Inbox {
 		started:    opts.Now(),
 	}
 	in.seen = newFIFO[seenKey, struct{}](opts.MaxSeen, nil)
-	in.ended = newFIFO[aep.SessionKey, endMark](opts.MaxSeen, nil)
+	in.ended = newFIFO[seenKey, endMark](opts.MaxSeen, nil)
 	in.orphans = newFIFO(opts.MaxOrphans, in.unindexOrphan).weigh(opts.MaxOrphanBytes, orphanSize)
 	in.invalidLogged = newFIFO[string, struct{}](maxInvalidSources, nil)
 	in.lookups = newFIFO[string, lookup](maxLookups, nil)

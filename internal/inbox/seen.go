@@ -13,13 +13,20 @@ import (
 // ids, and no remembered key keeps any part of an event alive.
 type seenKey [16]byte
 
-func seenKeyOf(k aep.Key) seenKey {
+func seenKeyOf(k aep.Key) seenKey { return digestPair(k.Source, k.ID) }
+
+// sessionDigest is a (source, session) as the ended marks keep it, the
+// same way: an ended session costs a fixed few bytes, whatever its names.
+func sessionDigest(k aep.SessionKey) seenKey { return digestPair(k.Source, k.Session) }
+
+// digestPair is the first 128 bits of the SHA-256 of a, b.
+func digestPair(a, b string) seenKey {
 	h := sha256.New()
 	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], uint64(len(k.Source)))
-	h.Write(n[:]) // the length first: no (source, id) pair reads as another
-	h.Write([]byte(k.Source))
-	h.Write([]byte(k.ID))
+	binary.BigEndian.PutUint64(n[:], uint64(len(a)))
+	h.Write(n[:]) // the length first: no pair reads as another
+	h.Write([]byte(a))
+	h.Write([]byte(b))
 	var out seenKey
 	copy(out[:], h.Sum(nil))
 	return out
