@@ -29,13 +29,20 @@ import (
 // again). A change is wanted only while browsers are sending it.
 const maxShared = 256
 
+// maxSharedCardBytes bounds the request bytes of the cards kept the same
+// way (a card holds its whole request: 256 cards of 8 MB prompts would
+// keep 2 GB): 16 MiB, counting each card's prompt and its size in the
+// inbox's accounting.
+const maxSharedCardBytes = 16 << 20
+
 // pushShare is the per-change work shared among browsers. Safe for
 // concurrent use.
 type pushShare struct {
-	mu     sync.Mutex
-	cards  map[uint64]*sharedCard
-	frames map[frameKey]*sharedFrame
-	pool   sync.Pool // *bytes.Buffer for a browser's copy of a frame
+	mu        sync.Mutex
+	cards     map[uint64]*sharedCard
+	cardBytes int // of the cards read into cards
+	frames    map[frameKey]*sharedFrame
+	pool      sync.Pool // *bytes.Buffer for a browser's copy of a frame
 }
 
 // sharedCard is one change's card, read once.
@@ -72,14 +79,20 @@ func (s *pushShare) card(in Inbox, seq uint64, id inbox.CardID) (inbox.Card, boo
 	s.mu.Lock()
 	e := s.cards[seq]
 	if e == nil {
-		if len(s.cards) >= maxShared {
+		if len(s.cards) >= maxShared || s.cardBytes > maxSharedCardBytes {
 			clear(s.cards)
+			s.cardBytes = 0
 		}
 		e = &sharedCard{}
 		s.cards[seq] = e
 	}
 	s.mu.Unlock()
-	e.once.Do(func() { e.card, e.ok = in.Card(id) })
+	e.once.Do(func() {
+		e.card, e.ok = in.Card(id)
+		s.mu.Lock()
+		s.cardBytes += len(e.card.Request.Prompt) + 1024
+		s.mu.Unlock()
+	})
 	return e.card, e.ok
 }
 

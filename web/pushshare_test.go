@@ -79,3 +79,23 @@ func TestPushedCopiesDifferOnlyInTheirTokens(t *testing.T) {
 	assert.Equal(t, bodies[0], bodies[1])
 	assert.Equal(t, bodies[0], bodies[2])
 }
+
+// The cards the share keeps are bounded by their request bytes, not only
+// by count: changes of cards with 8 MB prompts keep at most about
+// maxSharedCardBytes of them (plus the one being read).
+func TestPushShareCardsBoundedByBytes(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withInbox(func(o *inbox.Options) { o.MaxBytes = 1 << 30 }))
+	big := nameForm()
+	big.Prompt = strings.Repeat("p", 8<<20)
+	id := h.ask("s1", "big", big)
+	share := newPushShare()
+	for seq := range uint64(40) {
+		_, ok := share.card(h.in, seq, id)
+		require.True(t, ok)
+		share.mu.Lock()
+		kept := share.cardBytes
+		share.mu.Unlock()
+		assert.LessOrEqual(t, kept, maxSharedCardBytes+(8<<20)+1024, "after %d changes", seq+1)
+	}
+}

@@ -3,6 +3,8 @@ package aep
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"unicode/utf8"
 )
 
 // ErrInvalidRequest marks every error ValidateRequest returns.
@@ -30,16 +32,16 @@ func ValidateRequest(r Request) error {
 		case o.ID == "":
 			bad("option %d has no id", i+1)
 		case optIDs[o.ID]:
-			bad("option id %q is used twice", o.ID)
+			bad("option id %s is used twice", quoteID(o.ID))
 		}
 		optIDs[o.ID] = true
 		if o.Label == "" {
-			bad("option %q has no label", o.ID)
+			bad("option %s has no label", quoteID(o.ID))
 		}
 	}
 	fieldIDs := make(map[string]bool, len(r.Fields))
 	for i, f := range r.Fields {
-		name := fmt.Sprintf("field %q", f.ID)
+		name := "field " + quoteID(f.ID)
 		switch {
 		case f.ID == "":
 			name = fmt.Sprintf("field %d", i+1)
@@ -56,7 +58,7 @@ func ValidateRequest(r Request) error {
 		case "":
 			bad("%s has no type", name)
 		default:
-			bad("%s has unknown type %q (want string, number, boolean or select)", name, f.Type)
+			bad("%s has unknown type %s (want string, number, boolean or select)", name, quoteID(f.Type))
 		}
 		if f.Type == FieldSelect {
 			if len(f.Choices) == 0 {
@@ -79,11 +81,11 @@ func ValidateRequest(r Request) error {
 			case c.ID == "":
 				bad("%s: choice %d has no id", name, j+1)
 			case choiceIDs[c.ID]:
-				bad("%s: choice id %q is used twice", name, c.ID)
+				bad("%s: choice id %s is used twice", name, quoteID(c.ID))
 			}
 			choiceIDs[c.ID] = true
 			if c.Label == "" {
-				bad("%s: choice %q has no label", name, c.ID)
+				bad("%s: choice %s has no label", name, quoteID(c.ID))
 			}
 		}
 		if f.Type != FieldNumber && (f.Min != nil || f.Max != nil) {
@@ -94,4 +96,23 @@ func ValidateRequest(r Request) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// quotedRunes is how much of an agent's id a validation message quotes.
+const quotedRunes = 64
+
+// quoteID is id quoted as %q does, up to quotedRunes characters (a longer
+// one cut with "…"): a message about a request never grows with the
+// length of the ids in it.
+func quoteID(id string) string {
+	n, i := 0, 0
+	for i < len(id) && n < quotedRunes {
+		_, w := utf8.DecodeRuneInString(id[i:])
+		i += w
+		n++
+	}
+	if i < len(id) {
+		return strconv.Quote(id[:i]) + "…"
+	}
+	return strconv.Quote(id)
 }

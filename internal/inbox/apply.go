@@ -32,7 +32,7 @@ func (in *Inbox) Apply(e *aep.Event) {
 		return
 	}
 	if e.ID() != "" {
-		k := e.Key()
+		k := seenKeyOf(e.Key())
 		if in.seen.has(k) {
 			return
 		}
@@ -348,12 +348,12 @@ func (in *Inbox) onSessionEnded(e *aep.Event) {
 	sk := e.SessionKey()
 	pos, sequenced := e.Position()
 	mark := endMark{pos: pos, sequenced: sequenced}
-	if old, ok := in.ended.get(sk); ok {
+	if old, ok := in.ended.get(sessionDigest(sk)); ok {
 		if !old.sequenced || (sequenced && !old.pos.Less(pos)) {
 			return
 		}
 	}
-	in.ended.put(sk, mark)
+	in.ended.put(sessionDigest(sk), mark)
 	for _, en := range in.byID {
 		if en.card.Key.Source == sk.Source && en.card.Key.Session == sk.Session {
 			in.touch(en, false)

@@ -217,8 +217,8 @@ type Inbox struct {
 	links     map[subjKey]*entry // (session, event id) -> the card that event belongs to
 	ours      map[string]*entry  // our command ids -> card
 	reserving map[string]*entry  // command ids being journaled -> card (BeginSubmission)
-	seen      *fifo[aep.Key, struct{}]
-	ended     *fifo[aep.SessionKey, endMark]
+	seen      *fifo[seenKey, struct{}]
+	ended     *fifo[seenKey, endMark] // by sessionDigest
 	orphans   *fifo[aep.Key, orphan]
 	orphanIdx map[subjKey][]aep.Key
 	drainQ    []subjKey
@@ -278,8 +278,8 @@ func New(opts Options) *Inbox {
 		dropped:    make(map[string]uint64),
 		started:    opts.Now(),
 	}
-	in.seen = newFIFO[aep.Key, struct{}](opts.MaxSeen, nil)
-	in.ended = newFIFO[aep.SessionKey, endMark](opts.MaxSeen, nil)
+	in.seen = newFIFO[seenKey, struct{}](opts.MaxSeen, nil)
+	in.ended = newFIFO[seenKey, endMark](opts.MaxSeen, nil)
 	in.orphans = newFIFO(opts.MaxOrphans, in.unindexOrphan).weigh(opts.MaxOrphanBytes, orphanSize)
 	in.invalidLogged = newFIFO[string, struct{}](maxInvalidSources, nil)
 	in.lookups = newFIFO[string, lookup](maxLookups, nil)
@@ -303,7 +303,11 @@ func (in *Inbox) touch(en *entry, changed bool) {
 // (share.go).
 func (in *Inbox) commit() {
 	now := in.opts.Now()
+	var newest *entry // the newcomer, for the fair share (share.go)
 	for _, en := range in.txn {
+		if en.fresh && (newest == nil || en.arrival > newest.arrival) {
+			newest = en
+		}
 		in.keepRecorded(en)
 		derived := in.derive(en, now)
 		if !derived && !in.txnChanged[en] && !en.fresh {
@@ -320,7 +324,7 @@ func (in *Inbox) commit() {
 	clear(in.txnChanged)
 	clear(in.txn)
 	in.txn = in.txn[:0]
-	in.enforceBounds()
+	in.enforceBounds(newest)
 }
 
 // remove forgets an evicted card and every index pointing at it.

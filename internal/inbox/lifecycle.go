@@ -86,7 +86,7 @@ func (en *entry) waitingAck() bool {
 
 // endedFor reports whether the request's session ended after it was asked.
 func (in *Inbox) endedFor(en *entry) bool {
-	m, ok := in.ended.get(sessionKeyOf(en))
+	m, ok := in.ended.get(sessionDigest(sessionKeyOf(en)))
 	if !ok {
 		return false
 	}

@@ -3,21 +3,38 @@ package inbox
 import (
 	"cmp"
 	"slices"
+	"strings"
 )
 
 // The inbox's bounds and who pays for them. Three bounds hold what the
 // inbox keeps: MaxSettled (settled cards, oldest settled first),
 // MaxPending (open cards) and MaxBytes (raw request bytes of every card).
-// When the last two bind, the agent holding the most (open cards for the
-// count, bytes for the bytes) loses its own oldest card: an agent that
-// floods the inbox pays for its flood, and a quiet agent's question
-// survives it. A card whose answer is in flight is never evicted by any
-// of them: the operator's answer, and its outcome, must find their card.
+// When the last two bind, the rule is the fair share:
+//
+//   - the agent holding the most (open cards for the count, bytes for the
+//     bytes) loses its own oldest card, when it holds more than the
+//     newcomer's agent does, or is the newcomer's agent: an agent that
+//     floods the inbox pays for its flood, and a quiet agent's question
+//     survives it;
+//   - otherwise, when no agent holds more than the newcomer's (a flood
+//     under a new name, source or session for every request), the
+//     newcomer is refused: a request that was pending before the flood
+//     stays, and the refusal is counted as a drop of the newcomer's agent.
+//
+// Under the byte bound, the heaviest agent's settled cards go first (an
+// outcome already seen is worth less than a question still waiting). A
+// card whose answer is in flight is never evicted by any of them: the
+// operator's answer, and its outcome, must find their card.
 
 // maxDroppedAgents bounds the agents whose drops are counted by name
 // (agent names are the emitters' to choose); the rest are counted
 // together as Status.DroppedOthers.
 const maxDroppedAgents = 1024
+
+// maxDroppedName bounds the bytes of a name the drop counts keep (names
+// are the agents' to choose: 1024 names of 1 MiB would be a gigabyte
+// kept for a counter); the page shows even less of one.
+const maxDroppedName = 256
 
 // agentLoad is what one agent holds in the inbox: its cards in arrival
 // order (a list through entry.older/newer) and their count and bytes.
@@ -124,8 +141,9 @@ func (en *entry) settledChanged(settled bool) {
 }
 
 // enforceBounds evicts until the inbox is within its bounds, or only
-// protected cards are left to evict. The caller holds the lock.
-func (in *Inbox) enforceBounds() {
+// protected cards are left to evict. newest is the card that arrived in
+// this transaction (nil when none). The caller holds the lock.
+func (in *Inbox) enforceBounds(newest *entry) {
 	for len(in.settled) > in.opts.MaxSettled {
 		i := slices.IndexFunc(in.settled, func(en *entry) bool { return !en.protected() })
 		if i < 0 {
@@ -135,14 +153,14 @@ func (in *Inbox) enforceBounds() {
 	}
 	dropped := false
 	for len(in.byID)-len(in.settled) > in.opts.MaxPending {
-		v := in.victim(func(l *agentLoad) int64 { return int64(l.open()) }, false)
+		v := in.victim(func(l *agentLoad) int64 { return int64(l.open()) }, false, in.newcomer(newest))
 		if v == nil {
 			break
 		}
 		dropped = in.evict(v) || dropped
 	}
 	for in.bytes > in.opts.MaxBytes {
-		v := in.victim(func(l *agentLoad) int64 { return l.bytes }, true)
+		v := in.victim(func(l *agentLoad) int64 { return l.bytes }, true, in.newcomer(newest))
 		if v == nil {
 			break
 		}
@@ -153,11 +171,22 @@ func (in *Inbox) enforceBounds() {
 	}
 }
 
+// newcomer is en when it is still in the inbox, open and unprotected: a
+// card the fair share may refuse.
+func (in *Inbox) newcomer(en *entry) *entry {
+	if en == nil || en.load == nil || in.byID[en.card.ID] != en || en.settledOrder != 0 || en.protected() {
+		return nil
+	}
+	return en
+}
+
 // victim is the card to evict: of the agents in order of weight (most
 // first; on a tie, the one holding the older card), the first that has
 // an unprotected card gives its oldest one, its oldest settled card first
-// when settledFirst. Nil when every card is protected.
-func (in *Inbox) victim(weight func(*agentLoad) int64, settledFirst bool) *entry {
+// when settledFirst. When that agent's open card would go but it holds no
+// more than the newcomer's agent (and is not it), the newcomer goes
+// instead (the fair share, above). Nil when every card is protected.
+func (in *Inbox) victim(weight func(*agentLoad) int64, settledFirst bool, newest *entry) *entry {
 	var tried map[*agentLoad]bool
 	for {
 		var best *agentLoad
@@ -182,6 +211,9 @@ func (in *Inbox) victim(weight func(*agentLoad) int64, settledFirst bool) *entry
 			}
 		}
 		if best.open() > 0 {
+			if newest != nil && best != newest.load && weight(best) <= weight(newest.load) {
+				return newest
+			}
 			if en := best.oldestWhere(func(en *entry) bool { return en.settledOrder == 0 }); en != nil {
 				return en
 			}
@@ -214,6 +246,9 @@ func (in *Inbox) evict(en *entry) bool {
 		}
 	}
 	name := agentOf(&en.card)
+	if len(name) > maxDroppedName {
+		name = strings.ToValidUTF8(strings.Clone(name[:maxDroppedName]), "") + "…"
+	}
 	in.remove(en)
 	in.publish(Change{Card: en.card.ID, Kind: ChangeRemoved})
 	if !open {

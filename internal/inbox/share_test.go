@@ -67,18 +67,67 @@ func TestCountBoundEvictsTheBiggestAgentsOldest(t *testing.T) {
 	assert.Equal(t, 7, removals(sub), "each dropped card is published as removed")
 }
 
-// On a tie the agent holding the older card pays, so the bound still
-// drops oldest first between equals.
-func TestCountBoundTieTakesTheOlder(t *testing.T) {
+// On a tie nobody holds more than the newcomer's agent: the newcomer is
+// refused and counted, and the requests pending before it stay.
+func TestCountBoundTieRefusesTheNewcomer(t *testing.T) {
 	t.Parallel()
 	in := New(Options{MaxPending: 2})
 	in.Apply(ask(t, "a", "a0", 1))
 	in.Apply(ask(t, "b", "b0", 1))
 	in.Apply(ask(t, "c", "c0", 1))
 	held := heldBy(in)
-	assert.Empty(t, held["a"])
+	assert.Equal(t, []string{"a0"}, held["a"])
 	assert.Equal(t, []string{"b0"}, held["b"])
-	assert.Equal(t, []string{"c0"}, held["c"])
+	assert.Empty(t, held["c"])
+	assert.Equal(t, []Dropped{{Agent: "c", Count: 1}}, in.Status().Dropped, "the refusal is counted")
+}
+
+// A flood under a new agent name, source and session for every request
+// cannot evict a question that was pending before it, under either
+// bound: each newcomer is refused (and counted) instead.
+func TestRotatingFloodKeepsTheQuietQuestion(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		opts   Options
+		prompt int
+	}{
+		{"count", Options{MaxPending: 100}, 10},
+		{"bytes", Options{MaxBytes: 100 * 1200}, 1000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			in := New(tc.opts)
+			in.Apply(ask(t, "quiet", "q0", tc.prompt))
+			const flood = 6000
+			for i := range flood {
+				in.Apply(ask(t, "rot-"+strconv.Itoa(i), "r", tc.prompt))
+			}
+			assert.Equal(t, []string{"q0"}, heldBy(in)["quiet"], "the quiet agent's question survives the rotating flood")
+			st := in.Status()
+			var dropped uint64
+			for _, d := range st.Dropped {
+				dropped += d.Count
+			}
+			dropped += st.DroppedOthers
+			assert.Equal(t, uint64(flood+1-st.Pending), dropped, "every request not kept is counted as dropped")
+			assert.NotContains(t, st.Dropped, Dropped{Agent: "quiet", Count: 1})
+		})
+	}
+}
+
+// A quiet agent's new question still gets in past a one-name flood: the
+// flood, holding more, gives way.
+func TestQuietNewcomerDisplacesTheFlood(t *testing.T) {
+	t.Parallel()
+	in := New(Options{MaxPending: 5})
+	for i := range 5 {
+		in.Apply(ask(t, "flood", "f"+strconv.Itoa(i), 10))
+	}
+	in.Apply(ask(t, "quiet", "q0", 10))
+	held := heldBy(in)
+	assert.Equal(t, []string{"q0"}, held["quiet"])
+	assert.ElementsMatch(t, []string{"f1", "f2", "f3", "f4"}, held["flood"], "the flood's oldest went")
 }
 
 // Past MaxBytes the agent holding the most bytes loses its oldest card,
@@ -244,4 +293,17 @@ func TestSettledAnswersAreStillBounded(t *testing.T) {
 	assert.Equal(t, "r2", cards[0].Key.RequestID)
 	assert.Equal(t, SubmissionAccepted, cards[0].Submission.State)
 	assert.Empty(t, in.Status().Dropped, "outcomes are not dropped questions")
+}
+
+// Drop counts keep at most maxDroppedName bytes of an agent's name.
+func TestDroppedNamesAreBounded(t *testing.T) {
+	t.Parallel()
+	in := New(Options{MaxPending: 1})
+	long := strings.Repeat("n", 64<<10)
+	in.Apply(ask(t, "a", "a0", 1))
+	in.Apply(ask(t, long, "r", 1))
+	st := in.Status()
+	require.Len(t, st.Dropped, 1)
+	assert.LessOrEqual(t, len(st.Dropped[0].Agent), maxDroppedName+len("…"))
+	assert.True(t, strings.HasPrefix(long, strings.TrimSuffix(st.Dropped[0].Agent, "…")))
 }

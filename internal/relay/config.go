@@ -49,6 +49,11 @@ type Config struct {
 	// toward that subscriber; a full queue facing a notice-or-above event
 	// disconnects it so it resumes exactly (AEP-0003 §8.4).
 	Queue int
+	// QueueBytes bounds the same queues by the bytes of the live events
+	// they hold (default 64 MiB): a queue of big events is full as a
+	// queue of many is, with the same rules. A single ingest larger than
+	// it is still queued when the queue is empty.
+	QueueBytes int64
 
 	// SSEPing is the interval of the `: ping` comment on /stream (default 15 s).
 	SSEPing time.Duration
@@ -89,6 +94,7 @@ func DefaultConfig() Config {
 		MaxFrom:          500,
 		MaxSubscriptions: 64,
 		Queue:            1024,
+		QueueBytes:       64 << 20,
 		SSEPing:          15 * time.Second,
 		WSPing:           30 * time.Second,
 		WSPongTimeout:    90 * time.Second,
@@ -123,6 +129,9 @@ func (c Config) withDefaults() Config {
 	setInt(&c.MaxFrom, c.MaxSessions)
 	setInt(&c.MaxSubscriptions, d.MaxSubscriptions)
 	setInt(&c.Queue, d.Queue)
+	if c.QueueBytes <= 0 {
+		c.QueueBytes = d.QueueBytes
+	}
 	setDur(&c.SSEPing, d.SSEPing)
 	setDur(&c.WSPing, d.WSPing)
 	setDur(&c.WSPongTimeout, d.WSPongTimeout)

@@ -63,12 +63,14 @@ func downlevel(ev *aep.Event, c aep.Capture) (*aep.Event, error) {
 type batch struct {
 	ds     []*delivery
 	maxSev aep.Severity
+	bytes  int64 // of its events
 }
 
 func newBatch(evs []*aep.Event) *batch {
 	b := &batch{ds: make([]*delivery, len(evs))}
 	for i, ev := range evs {
 		b.ds[i] = &delivery{ev: ev}
+		b.bytes += int64(len(ev.Raw()))
 		b.maxSev = max(b.maxSev, deliverySeverity(ev))
 	}
 	return b
@@ -109,16 +111,26 @@ type item struct {
 // outbox is the bounded queue between the relay (which never blocks on
 // it) and the one goroutine that writes to a peer.
 type outbox struct {
-	mu      sync.Mutex
-	items   []item
-	limit   int
-	notify  chan struct{} // cap 1: something was queued or the outbox failed
-	failed  bool          // overflowed: the writer ends the stream
-	dropped int           // debug/info events dropped toward this peer
+	mu       sync.Mutex
+	items    []item
+	limit    int
+	maxBytes int64 // of the live events queued (Config.QueueBytes); 0: no bound
+	bytes    int64
+	notify   chan struct{} // cap 1: something was queued or the outbox failed
+	failed   bool          // overflowed: the writer ends the stream
+	dropped  int           // debug/info events dropped toward this peer
 }
 
 func newOutbox(limit int) *outbox {
 	return &outbox{limit: limit, notify: make(chan struct{}, 1)}
+}
+
+// newOutboxWithin is newOutbox whose live events are also bounded by
+// bytes: a queue of big events is as full as one of many.
+func newOutboxWithin(limit int, maxBytes int64) *outbox {
+	o := newOutbox(limit)
+	o.maxBytes = maxBytes
+	return o
 }
 
 func (o *outbox) signal() {
@@ -132,7 +144,8 @@ func (o *outbox) signal() {
 // the limit, a batch of only debug and info events is dropped (counted);
 // at the limit, a batch holding a notice-or-above event fails the outbox
 // so its peer is disconnected and resumes exactly: never a silent loss
-// (AEP-0003 §8.4).
+// (AEP-0003 §8.4). The limit is in items and, when maxBytes is set, in
+// bytes of the events queued: whichever is nearer full counts.
 func (o *outbox) pushEvents(it item) {
 	sev := it.batch.maxSev
 	o.mu.Lock()
@@ -141,16 +154,20 @@ func (o *outbox) pushEvents(it item) {
 		return
 	}
 	n := len(o.items)
-	if sev <= aep.SeverityInfo && n >= o.limit*3/4 {
+	overBytes := func(num, den int64) bool { // past num/den of maxBytes with it
+		return o.maxBytes > 0 && n > 0 && (o.bytes+it.batch.bytes)*den > o.maxBytes*num
+	}
+	if sev <= aep.SeverityInfo && (n >= o.limit*3/4 || overBytes(3, 4)) {
 		o.dropped += len(it.batch.ds)
 		return
 	}
-	if n >= o.limit {
+	if n >= o.limit || overBytes(1, 1) {
 		o.failed = true
 		o.signal()
 		return
 	}
 	o.items = append(o.items, it)
+	o.bytes += it.batch.bytes
 	o.signal()
 }
 
@@ -180,6 +197,7 @@ func (o *outbox) take(buf []item) ([]item, bool) {
 	out := append(buf[:0], o.items...)
 	clear(o.items)
 	o.items = o.items[:0]
+	o.bytes = 0
 	if cap(o.items) > 4*o.limit {
 		o.items = nil
 	}

@@ -1,9 +1,11 @@
 package relay
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/aepforms/aepforms/internal/aep"
 )
@@ -88,4 +90,33 @@ func TestOutboxNeverDropsAttentionOrControl(t *testing.T) {
 	o.pushEvents(build("control.accepted"))
 	_, failed = o.take(nil)
 	assert.True(t, failed, "an ack that does not fit disconnects the subscriber, never a silent loss")
+}
+
+// The outbox is bounded by bytes as well as items: a slow subscriber
+// cannot hold a thousand 8 MB requests. Big info events are dropped past
+// three quarters of the bytes, a big request fails the outbox (its peer
+// resumes exactly), and one ingest larger than the bound still passes an
+// empty queue.
+func TestOutboxBoundedByBytes(t *testing.T) {
+	t.Parallel()
+	build := func(typ string, size int) item {
+		e, err := aep.Build(aep.Envelope{ID: "x", Type: typ, Time: "2026-07-03T10:00:00Z",
+			Source: "aep://t", Agent: "t", Session: "s", Seq: aep.Int64(0), Severity: "info",
+			Data: map[string]any{"text": strings.Repeat("x", size)}})
+		require.NoError(t, err)
+		return item{kind: itemEvents, batch: newBatch([]*aep.Event{e})}
+	}
+	o := newOutboxWithin(1024, 1000)
+	o.pushEvents(build("attention.requested", 5000))
+	items, failed := o.take(nil)
+	assert.Len(t, items, 1, "one ingest bigger than the bound passes an empty queue")
+	assert.False(t, failed)
+
+	o.pushEvents(build("progress.status", 200))
+	o.pushEvents(build("progress.status", 200))
+	o.pushEvents(build("progress.status", 200))
+	assert.Equal(t, 1, o.dropped, "an info event past three quarters of the bytes is dropped")
+	o.pushEvents(build("attention.requested", 600))
+	_, failed = o.take(nil)
+	assert.True(t, failed, "a request past the bytes fails the outbox, never a silent loss")
 }

@@ -68,7 +68,7 @@ func (r *Relay) handleSocket(w http.ResponseWriter, req *http.Request) {
 	}
 	defer ws.CloseNow()
 	ws.SetReadLimit(r.cfg.MaxBody)
-	c := &wsConn{r: r, ws: ws, raw: tap.conn, out: newOutbox(r.cfg.Queue), subs: make(map[string]*subscriber)}
+	c := &wsConn{r: r, ws: ws, raw: tap.conn, out: newOutboxWithin(r.cfg.Queue, r.cfg.QueueBytes), subs: make(map[string]*subscriber)}
 	r.mu.Lock()
 	r.conns[c] = struct{}{}
 	r.mu.Unlock()

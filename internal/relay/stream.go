@@ -88,7 +88,7 @@ func (r *Relay) handleStream(w http.ResponseWriter, req *http.Request) {
 	defer r.wg.Done()
 	// Subscribe before the headers go out, so a client that has seen 200
 	// misses nothing posted after it.
-	sub := &subscriber{filter: sr.filter, ceiling: sr.ceiling, out: newOutbox(r.cfg.Queue)}
+	sub := &subscriber{filter: sr.filter, ceiling: sr.ceiling, out: newOutboxWithin(r.cfg.Queue, r.cfg.QueueBytes)}
 	var rp *replay
 	if sr.live {
 		rp = r.attach(sub, sr.from)

@@ -142,7 +142,7 @@ func quoteLabel(f *aep.FieldSpec) string {
 	if l == "" {
 		l = f.ID
 	}
-	return "“" + l + "”"
+	return "“" + Label(l) + "”"
 }
 
 func numberRangeSuffix(f aep.FieldSpec) string {
@@ -234,8 +234,8 @@ func (b formBuilder) field(i int, spec aep.FieldSpec) Field {
 		Index:       i,
 		Name:        name,
 		ID:          id,
-		Label:       spec.Label,
-		AgentID:     spec.ID,
+		Label:       Label(spec.Label),
+		AgentID:     Label(spec.ID),
 		Placeholder: b.placeholder,
 		Required:    spec.Required && spec.Type != aep.FieldBoolean,
 		HintID:      id + "-hint",
@@ -244,7 +244,7 @@ func (b formBuilder) field(i int, spec aep.FieldSpec) Field {
 		Disabled:    b.disabled,
 	}
 	if f.Label == "" {
-		f.Label = spec.ID
+		f.Label = Label(spec.ID)
 	}
 	switch spec.Type {
 	case aep.FieldNumber:
@@ -295,13 +295,13 @@ func (b formBuilder) selectField(f *Field, spec aep.FieldSpec) {
 			Index:       j,
 			Value:       ChoiceValue(j),
 			ID:          f.ID + "-c" + strconv.Itoa(j),
-			Label:       c.Label,
-			AgentID:     c.ID,
+			Label:       Label(c.Label),
+			AgentID:     Label(c.ID),
 			Placeholder: b.placeholder,
 			Checked:     slices.Contains(picked, ChoiceValue(j)),
 		}
 		if cv.Label == "" {
-			cv.Label = c.ID
+			cv.Label = Label(c.ID)
 		}
 		f.Choices = append(f.Choices, cv)
 	}
@@ -359,13 +359,13 @@ func (b formBuilder) options() []Option {
 		ov := Option{
 			Index:       j,
 			Value:       strconv.Itoa(j),
-			Label:       o.Label,
-			AgentID:     o.ID,
+			Label:       Label(o.Label),
+			AgentID:     Label(o.ID),
 			Placeholder: b.placeholder,
 			Style:       "secondary",
 		}
 		if ov.Label == "" {
-			ov.Label = o.ID
+			ov.Label = Label(o.ID)
 		}
 		switch {
 		case j == refusing:
@@ -431,9 +431,9 @@ func (fp fieldProblems) unlinked(req aep.Request, placeholder bool) []ErrorLink 
 	var out []ErrorLink
 	for i, f := range req.Fields {
 		if msg, ok := fp.byField[i]; ok {
-			label := f.Label
+			label := Label(f.Label)
 			if placeholder || label == "" {
-				label = "Field " + f.ID
+				label = "Field " + Label(f.ID)
 			}
 			out = append(out, ErrorLink{Message: msg, Field: fieldNameFor(label, msg)})
 		}

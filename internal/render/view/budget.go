@@ -89,7 +89,7 @@ func dropLine(st inbox.Status) string {
 			rest += d.Count
 			continue
 		}
-		parts = append(parts, fmt.Sprintf(words.status["dropped"], d.Agent, formatCount(d.Count), plural(d.Count, "question", "questions")))
+		parts = append(parts, fmt.Sprintf(words.status["dropped"], Name(d.Agent), formatCount(d.Count), plural(d.Count, "question", "questions")))
 	}
 	rest += st.DroppedOthers
 	if rest > 0 {

@@ -292,9 +292,9 @@ func cardNotes(c inbox.Card, opts Options, open, inFlight bool) []Note {
 // it names no one.
 func senderOf(r *inbox.Responder) string {
 	if r.By != "" {
-		return r.By
+		return Name(r.By)
 	}
-	return r.Agent
+	return Name(r.Agent)
 }
 
 // questionOf reads the prompt as Markdown: its first line, without

@@ -15,16 +15,16 @@ import (
 // provenance builds the card's origin line at opts.Now.
 func provenance(c inbox.Card, opts Options) Provenance {
 	p := Provenance{
-		Agent:        c.Agent,
-		Session:      c.Key.Session,
-		SessionShort: shortenID(c.Key.Session, idRunes),
-		Run:          c.Run,
-		RunShort:     shortenID(c.Run, idRunes),
-		Source:       c.Key.Source,
-		SourceShort:  shorten(c.Key.Source, 32),
+		Agent:        Name(c.Agent),
+		Session:      Name(c.Key.Session),
+		SessionShort: shortenID(Name(c.Key.Session), idRunes),
+		Run:          Name(c.Run),
+		RunShort:     shortenID(Name(c.Run), idRunes),
+		Source:       Name(c.Key.Source),
+		SourceShort:  shorten(Name(c.Key.Source), 32),
 		Capture:      c.Capture.String(),
-		Request:      c.Key.RequestID,
-		RequestShort: shortenID(c.Key.RequestID, idRunes),
+		Request:      Name(c.Key.RequestID),
+		RequestShort: shortenID(Name(c.Key.RequestID), idRunes),
 		Card:         string(c.ID),
 		Reach:        opts.Reachable,
 	}
@@ -201,13 +201,13 @@ func groupOf(c inbox.Card) (id, label string) {
 	h.Write([]byte(c.Agent))
 	h.Write([]byte{0})
 	h.Write([]byte(c.Key.Session))
-	agent := c.Agent
+	agent := Name(c.Agent)
 	if agent == "" {
 		agent = "unnamed agent"
 	}
 	label = agent
 	if c.Key.Session != "" {
-		label += " · session " + shortenID(c.Key.Session, idRunes)
+		label += " · session " + shortenID(Name(c.Key.Session), idRunes)
 	}
 	return fmt.Sprintf("group-%016x", h.Sum64()), label
 }

@@ -337,7 +337,7 @@ func facetOf(name, key string, terms []FacetTerm, link func(...string) string) F
 	for _, t := range terms {
 		t.Count = formatCount(uint64(t.N))
 		t.URL = link(key, t.Value)
-		t.Label = t.Value
+		t.Label = Name(t.Value)
 		if t.Label == "" {
 			t.Label = "unnamed " + key
 		}
