@@ -261,7 +261,7 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 	if cfg.BasePath != "/" {
 		h = mountAt(cfg.BasePath, h)
 	}
-	return s.responseDeadline(h)
+	return s.responseDeadline(s.readBody(h))
 }
 
 // mountAt serves h under base ("/forms/"): the prefix is stripped before
