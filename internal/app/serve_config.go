@@ -56,6 +56,8 @@ type serveConfig struct {
 	sessionIdle    time.Duration // --session-idle
 	sessionMax     time.Duration // --session-max
 	maxConns       int
+	headerTimeout  time.Duration // --header-timeout
+	idleTimeout    time.Duration // --idle-timeout
 	demoPending    int
 	// The inbox's bounds and each card's budgets (issue 14).
 	maxPending  int
@@ -162,7 +164,7 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.DurationVar(&c.respondBackoff, "respond-backoff-max", envDur("AEPFORMS_RESPOND_BACKOFF_MAX", respond.DefaultBackoffMax), "the longest wait between the respond path's attempts to reconnect to the relay; answers queued while it is away wait on it (env AEPFORMS_RESPOND_BACKOFF_MAX)")
 	fs.IntVar(&c.demoPending, "demo-max-pending", envInt(env, "AEPFORMS_DEMO_MAX_PENDING", agent.DefaultConfig().MaxExtra), "with --demo: most of its periodic questions left pending; an older one is dismissed first (env AEPFORMS_DEMO_MAX_PENDING)")
 	fs.DurationVar(&c.demoEvery, "demo-every", envDur("AEPFORMS_DEMO_EVERY", 30*time.Second), "with --demo: ask one more question this often, 0 = never (env AEPFORMS_DEMO_EVERY)")
-	fs.DurationVar(&c.bodyTimeout, "body-timeout", envDur("AEPFORMS_BODY_TIMEOUT", 30*time.Second), "cut a client that takes longer to send a post's body (env AEPFORMS_BODY_TIMEOUT)")
+	fs.DurationVar(&c.bodyTimeout, "body-timeout", envDur("AEPFORMS_BODY_TIMEOUT", 30*time.Second), "cut a client that takes longer to send a request's body, with 408 (env AEPFORMS_BODY_TIMEOUT)")
 	fs.DurationVar(&c.sessionIdle, "session-idle", envDur("AEPFORMS_SESSION_IDLE", 12*time.Hour), "sign an operator's browser out after this long unused (env AEPFORMS_SESSION_IDLE)")
 	fs.DurationVar(&c.sessionMax, "session-max", envDur("AEPFORMS_SESSION_MAX", 7*24*time.Hour), "sign an operator's browser out this long after signing in, however used (env AEPFORMS_SESSION_MAX)")
 	fs.DurationVar(&c.respTimeout, "response-timeout", envDur("AEPFORMS_RESPONSE_TIMEOUT", 30*time.Second), "cut a client that takes longer to read a response; the push stream bounds each write instead (env AEPFORMS_RESPONSE_TIMEOUT)")
@@ -170,7 +172,9 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	if err != nil {
 		maxConns = 512
 	}
-	fs.IntVar(&c.maxConns, "max-conns", maxConns, "most connections the UI holds open at once; more wait their turn (env AEPFORMS_MAX_CONNS)")
+	fs.IntVar(&c.maxConns, "max-conns", maxConns, "most connections the UI holds open at once; past it the one waiting longest for its request (idle or slow) is closed, or, when all serve one, new ones wait (env AEPFORMS_MAX_CONNS)")
+	fs.DurationVar(&c.headerTimeout, "header-timeout", envDur("AEPFORMS_HEADER_TIMEOUT", defaultHeaderTimeout), "cut a client that takes longer to send a request's header (env AEPFORMS_HEADER_TIMEOUT)")
+	fs.DurationVar(&c.idleTimeout, "idle-timeout", envDur("AEPFORMS_IDLE_TIMEOUT", defaultIdleTimeout), "close a kept-alive connection idle this long (env AEPFORMS_IDLE_TIMEOUT)")
 	fs.IntVar(&c.maxPending, "max-pending", envInt(env, "AEPFORMS_MAX_PENDING", 5000), "open questions kept; past it the agent holding the most loses its oldest (env AEPFORMS_MAX_PENDING)")
 	c.maxBytes = envSize(env, "AEPFORMS_MAX_INBOX_BYTES", 64<<20)
 	fs.Var(&c.maxBytes, "max-inbox-bytes", "raw request bytes kept, e.g. 64MiB; past it the agent holding the most bytes loses its oldest (env AEPFORMS_MAX_INBOX_BYTES)")
@@ -240,6 +244,9 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	}
 	if c.rosterIntvl <= 0 {
 		return c, fmt.Errorf("%w: --roster-interval %v: must be positive", ErrUsage, c.rosterIntvl)
+	}
+	if c.headerTimeout <= 0 || c.idleTimeout <= 0 {
+		return c, fmt.Errorf("%w: --header-timeout and --idle-timeout must be positive", ErrUsage)
 	}
 	if c.maxConns < 1 {
 		return c, fmt.Errorf("%w: --max-conns %d: at least 1", ErrUsage, c.maxConns)
