@@ -48,7 +48,7 @@ func (s *server) routes() http.Handler {
 		r.Get("/history.jsonl", handleHistoryExport(s.deps.History, pg, exportJSONL, s.cfg.ResponseTimeout))
 		r.Get("/history.csv", handleHistoryExport(s.deps.History, pg, exportCSV, s.cfg.ResponseTimeout))
 		r.Get("/subscriptions", handlePushConfig(s.deps.Notifier, s.deps.PushDevices, s.deps.PushOff))
-		r.Post("/subscriptions", handleSubscribe(s.deps.Notifier, s.deps.PushDevices, s.cfg.Now))
+		r.Post("/subscriptions", handleSubscribe(s.deps.Notifier, s.deps.PushDevices, s.cfg.Now, s.cfg.MaxPushDevices, s.cfg.Logger))
 		r.Delete("/subscriptions", handleUnsubscribe(s.deps.PushDevices))
 		r.Post("/visibility", handleVisibility(s.deps.PushDevices, s.cfg.Now))
 	})

@@ -145,6 +145,9 @@ type Config struct {
 	// ResponseTimeout bounds writing any response but the push stream
 	// (which bounds each write by WriteTimeout instead), 30 s by default.
 	ResponseTimeout time.Duration
+	// MaxPushDevices is the most Web Push devices one operator keeps
+	// subscribed, 20 by default; a new one replaces their oldest.
+	MaxPushDevices int
 	// ReadyTimeout bounds /readyz's check of the Database, 2 s by default.
 	ReadyTimeout time.Duration
 	// PromptBytes is how much of a prompt a card shows; "Show all" fetches
@@ -210,6 +213,9 @@ func (c *Config) defaults() {
 	}
 	if c.ResponseTimeout <= 0 {
 		c.ResponseTimeout = 30 * time.Second
+	}
+	if c.MaxPushDevices <= 0 {
+		c.MaxPushDevices = 20
 	}
 	if c.ReadyTimeout <= 0 {
 		c.ReadyTimeout = 2 * time.Second
