@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -128,6 +129,10 @@ type Config struct {
 	// guessing limits count is the last X-Forwarded-For hop, which the
 	// proxy added, not the connection's peer (the proxy).
 	TrustProxy bool
+	// TrustedProxies are the peers whose X-Forwarded-For TrustProxy
+	// believes; a request from any other peer is counted by the peer's
+	// own address. Empty: DefaultTrustedProxies (loopback and private).
+	TrustedProxies []netip.Prefix
 	// WatchOnly is true when the UI has no control token for the relay:
 	// every card says so and offers no submit.
 	WatchOnly bool

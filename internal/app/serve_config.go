@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -39,6 +40,7 @@ type serveConfig struct {
 	tlsCert       string
 	tlsKey        string
 	trustProxy    bool
+	trustedProxy  []netip.Prefix // --trusted-proxy; empty: web.DefaultTrustedProxies
 	agentName     string
 	logFormat     string
 	logLevel      string
@@ -154,7 +156,9 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.basePath, "base-path", envOr("AEPFORMS_BASE_PATH", "/"), "URL prefix the UI is served under, e.g. /forms/ (env AEPFORMS_BASE_PATH)")
 	fs.StringVar(&c.tlsCert, "tls-cert", env("AEPFORMS_TLS_CERT"), "TLS certificate file (env AEPFORMS_TLS_CERT)")
 	fs.StringVar(&c.tlsKey, "tls-key", env("AEPFORMS_TLS_KEY"), "TLS key file (env AEPFORMS_TLS_KEY)")
-	fs.BoolVar(&c.trustProxy, "trust-proxy", envBool("AEPFORMS_TRUST_PROXY"), "served behind a TLS-terminating proxy: mark cookies Secure, and take the last X-Forwarded-For hop as the client's address for the guessing limits (env AEPFORMS_TRUST_PROXY)")
+	fs.BoolVar(&c.trustProxy, "trust-proxy", envBool("AEPFORMS_TRUST_PROXY"), "served behind a TLS-terminating proxy: mark cookies Secure, and take the last X-Forwarded-For hop as the client's address for the guessing limits, from a --trusted-proxy peer only (env AEPFORMS_TRUST_PROXY)")
+	proxies := listFromEnv(env("AEPFORMS_TRUSTED_PROXIES"))
+	fs.Var((*listFlag)(&proxies), "trusted-proxy", "with --trust-proxy: an address or prefix (like 10.0.0.0/8) the proxy connects from, repeatable; X-Forwarded-For from any other peer is ignored. Default: loopback and the private ranges (env AEPFORMS_TRUSTED_PROXIES, comma-separated)")
 	fs.StringVar(&c.agentName, "agent", envOr("AEPFORMS_AGENT", "aepforms"), "identity this UI sends commands as (env AEPFORMS_AGENT)")
 	fs.StringVar(&c.logFormat, "log-format", envOr("AEPFORMS_LOG_FORMAT", "text"), "log format: text or json (env AEPFORMS_LOG_FORMAT)")
 	fs.StringVar(&c.logLevel, "log-level", envOr("AEPFORMS_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env AEPFORMS_LOG_LEVEL)")
@@ -207,6 +211,9 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	err = fs.Parse(args)
 	if err != nil {
 		return c, err
+	}
+	if c.trustedProxy, err = web.ParseTrustedProxies(proxies); err != nil {
+		return c, fmt.Errorf("%w: --trusted-proxy %v", ErrUsage, err)
 	}
 	if c.lease <= 0 {
 		return c, fmt.Errorf("%w: --lease %v: must be positive", ErrUsage, c.lease)
