@@ -254,10 +254,10 @@ func (s *server) requireOperator(next http.Handler) http.Handler {
 		}
 		// A Bearer secret counts against the guessing limits; a cookie's
 		// signature is not a secret one can guess.
-		client := ""
+		var keys []string
 		if _, tried := bearer(r.Header.Get("Authorization")); tried {
-			client = s.guard.key(r)
-			if wait := s.guard.refused(client); wait > 0 {
+			keys = []string{s.guard.key(r), nameKey(operatorName(r.Header.Get("X-Operator-Name")))}
+			if wait := s.guard.refused(keys...); wait > 0 {
 				tooManyGuesses(w, wait)
 				return
 			}
@@ -268,10 +268,10 @@ func (s *server) requireOperator(next http.Handler) http.Handler {
 			http.Error(w, "The sign-in could not be checked. Try again in a moment.", http.StatusServiceUnavailable)
 			return
 		}
-		if client != "" {
+		if keys != nil {
 			if ok {
-				s.guard.succeeded(client)
-			} else if wait := s.guard.failed(client, "bearer"); wait > 0 {
+				s.guard.succeeded(keys...)
+			} else if wait := s.guard.failed("bearer", keys...); wait > 0 {
 				tooManyGuesses(w, wait)
 				return
 			}

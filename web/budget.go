@@ -8,6 +8,7 @@ import (
 	"github.com/aepforms/aepforms/components"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render"
+	"github.com/aepforms/aepforms/internal/render/view"
 )
 
 // handlePrompt answers the whole of a card's prompt, as an escaped
@@ -21,7 +22,8 @@ func handlePrompt(in Inbox, pg *pages) http.HandlerFunc {
 			http.Error(w, "This question is not in the inbox (it may have been cleared).", http.StatusNotFound)
 			return
 		}
-		text := card.Request.Prompt
+		// Control characters become U+FFFD, as in every other response.
+		text := view.Text(card.Request.Prompt)
 		buf, err := render.Buffer(r.Context(), components.PromptFull(text), len(text)+len(text)/8+128)
 		if err != nil {
 			pg.internalError(w, r, err)

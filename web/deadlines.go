@@ -68,20 +68,23 @@ func optOutOfResponseDeadline(w http.ResponseWriter) {
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 }
 
-// readBody reads a post's whole body, at most Config.MaxBody bytes,
-// within Config.BodyTimeout, before the handler runs. A client that
-// trickles its body is cut at the deadline: 408, the connection closed,
-// counted as a slow client. A body over the limit reaches the handler as
-// the *http.MaxBytesError its reading returns, so the handler can say
-// what was too large. Requests without a body (GET, HEAD) pass untouched
-// but for the size limit.
+// readBody reads a request's whole body, at most Config.MaxBody bytes,
+// within Config.BodyTimeout, before any route runs: it wraps the whole UI
+// (NewServer), so a body trickled to any path (/healthz, /static/*, an
+// unknown path, a PUT, a GET with a body) is bounded like an answer's. A
+// client that trickles its body is cut at the deadline: 408 (written under
+// a fresh write deadline of Config.WriteTimeout, since the response's own
+// may have run out with the body's), the connection closed, counted as a
+// slow client. A body over the limit reaches the handler as the
+// *http.MaxBytesError its reading returns, so the handler can say what
+// was too large. A request without a body passes untouched.
 func (s *server) readBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
-		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		if r.Body == nil || r.Body == http.NoBody {
 			next.ServeHTTP(w, r)
 			return
 		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
 		rc := http.NewResponseController(w)
 		_ = rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
 		body, err := io.ReadAll(r.Body)
@@ -90,6 +93,7 @@ func (s *server) readBody(next http.Handler) http.Handler {
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			s.metrics.SlowClients.Add(1)
 			s.cfg.Logger.Debug("web: cut a client that sent its body too slowly", "remote", r.RemoteAddr, "path", r.URL.Path, "after", s.cfg.BodyTimeout)
+			_ = rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
 			w.Header().Set("Connection", "close")
 			http.Error(w, "The request took too long to arrive. Send it again.", http.StatusRequestTimeout)
 			return

@@ -2,10 +2,12 @@ package web
 
 import (
 	"container/list"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,8 +17,15 @@ import (
 )
 
 // Guessing limits: wrong operator secrets (sign-in form and Bearer) are
-// limited per client address.
+// limited per client address, and per operator name as well, so guesses
+// from many addresses (or forged ones) at one name are limited too.
 const (
+	// nameBurst wrong secrets for one operator name are let through at
+	// once, from any addresses, refilled at nameRate: 10 a minute. Looser
+	// than an address's, since every guesser shares it, and while it is
+	// refused the name's own operator is refused too (with the same wait).
+	nameBurst = 20
+	nameRate  = rate.Limit(10.0 / 60)
 	// guessBurst wrong secrets are let through at once, refilled at
 	// guessRate: 5 a minute.
 	guessBurst = 5
@@ -45,7 +54,8 @@ type guard struct {
 	mu      sync.Mutex
 	now     func() time.Time
 	log     *slog.Logger
-	proxied bool // Config.TrustProxy
+	proxied bool           // Config.TrustProxy
+	proxies []netip.Prefix // Config.TrustedProxies
 	m       *Metrics
 	max     int
 	entries map[string]*list.Element // of *guessEntry
@@ -64,66 +74,91 @@ type guessEntry struct {
 }
 
 func newGuard(cfg Config, m *Metrics) *guard {
-	return &guard{now: cfg.Now, log: cfg.Logger, proxied: cfg.TrustProxy, m: m, max: guessTable, entries: map[string]*list.Element{}, lru: list.New()}
+	return &guard{now: cfg.Now, log: cfg.Logger, proxied: cfg.TrustProxy, proxies: cfg.TrustedProxies, m: m, max: guessTable, entries: map[string]*list.Element{}, lru: list.New()}
 }
 
 // key is the address r's wrong secrets count under (clientKey).
-func (g *guard) key(r *http.Request) string { return clientKey(r, g.proxied) }
+func (g *guard) key(r *http.Request) string { return clientKey(r, g.proxied, g.proxies...) }
 
-// refused returns how long the address is still refused (0: not); a
-// refusal is counted.
-func (g *guard) refused(key string) time.Duration {
+// nameKey is the key an operator name's wrong secrets count under
+// (case folded; never an address's).
+func nameKey(name string) string { return namePrefix + strings.ToLower(name) }
+
+const namePrefix = "name:"
+
+// refused returns how long the longest refused of keys (an address, a
+// name) is still refused (0: none is); a refusal is counted once.
+func (g *guard) refused(keys ...string) time.Duration {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	el, ok := g.entries[key]
-	if !ok {
-		return 0
+	var left time.Duration
+	for _, key := range keys {
+		el, ok := g.entries[key]
+		if !ok {
+			continue
+		}
+		g.lru.MoveToFront(el)
+		left = max(left, el.Value.(*guessEntry).until.Sub(g.now()))
 	}
-	g.lru.MoveToFront(el)
-	if left := el.Value.(*guessEntry).until.Sub(g.now()); left > 0 {
+	if left > 0 {
 		g.m.GuessRefusals.Add(1)
 		return left
 	}
 	return 0
 }
 
-// failed records a wrong secret from the address (via: "sign-in" or
-// "bearer") and returns how long it is now refused (0: not yet).
-func (g *guard) failed(key, via string) time.Duration {
+// failed records a wrong secret under each of keys (the address, and the
+// name when one was given; via: "sign-in" or "bearer") and returns how
+// long the request's sender is now refused (0: not yet), the longest.
+func (g *guard) failed(via string, keys ...string) time.Duration {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := g.now()
-	e := g.entry(key)
-	if now.Sub(e.lastFail) >= guessForget && now.Sub(e.until) >= guessForget {
-		e.wait = 0 // quiet long enough: the doubling starts again
-	}
-	e.lastFail = now
-	e.unlogged++
 	g.m.WrongSecrets.Add(1)
-	var wait time.Duration
-	if !e.lim.AllowN(now, 1) {
-		wait = min(max(2*e.wait, firstWait), maxWait)
-		e.wait, e.until = wait, now.Add(wait)
+	var longest time.Duration
+	for _, key := range keys {
+		e := g.entry(key)
+		if now.Sub(e.lastFail) >= guessForget && now.Sub(e.until) >= guessForget {
+			e.wait = 0 // quiet long enough: the doubling starts again
+		}
+		e.lastFail = now
+		e.unlogged++
+		var wait time.Duration
+		if !e.lim.AllowN(now, 1) {
+			wait = min(max(2*e.wait, firstWait), maxWait)
+			e.wait, e.until = wait, now.Add(wait)
+		}
+		longest = max(longest, wait)
+		// An address's failures are logged once a minute; a name's only
+		// when it starts being refused (the address line says the rest).
+		_, isName := strings.CutPrefix(key, namePrefix)
+		if now.Sub(e.logged) >= guessLogEvery && (!isName || wait > 0) {
+			attrs := []any{"client", key, "via", via, "failures", e.unlogged}
+			if name, ok := strings.CutPrefix(key, namePrefix); ok {
+				attrs[0], attrs[1] = "operator", name
+			}
+			if wait > 0 {
+				attrs = append(attrs, "refused_for", wait)
+			}
+			g.log.Warn("web: wrong operator secret", attrs...)
+			e.logged, e.unlogged = now, 0
+		}
+	}
+	if longest > 0 {
 		g.m.GuessRefusals.Add(1)
 	}
-	if now.Sub(e.logged) >= guessLogEvery {
-		attrs := []any{"client", key, "via", via, "failures", e.unlogged}
-		if wait > 0 {
-			attrs = append(attrs, "refused_for", wait)
-		}
-		g.log.Warn("web: wrong operator secret", attrs...)
-		e.logged, e.unlogged = now, 0
-	}
-	return wait
+	return longest
 }
 
-// succeeded forgets the address: the right secret ends its count.
-func (g *guard) succeeded(key string) {
+// succeeded forgets keys: the right secret ends their count.
+func (g *guard) succeeded(keys ...string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if el, ok := g.entries[key]; ok {
-		g.lru.Remove(el)
-		delete(g.entries, key)
+	for _, key := range keys {
+		if el, ok := g.entries[key]; ok {
+			g.lru.Remove(el)
+			delete(g.entries, key)
+		}
 	}
 }
 
@@ -140,6 +175,9 @@ func (g *guard) entry(key string) *guessEntry {
 		delete(g.entries, old.Value.(*guessEntry).key)
 	}
 	e := &guessEntry{key: key, lim: rate.NewLimiter(guessRate, guessBurst)}
+	if strings.HasPrefix(key, namePrefix) {
+		e.lim = rate.NewLimiter(nameRate, nameBurst)
+	}
 	g.entries[key] = g.lru.PushFront(e)
 	return e
 }
@@ -149,23 +187,58 @@ func retryAfter(d time.Duration) string {
 	return strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10)
 }
 
+// DefaultTrustedProxies are the peers whose X-Forwarded-For is believed
+// with --trust-proxy when no --trusted-proxy is given: loopback and the
+// private ranges, where a reverse proxy in front of the UI sits.
+var DefaultTrustedProxies = []netip.Prefix{
+	netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"),
+	netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("172.16.0.0/12"),
+	netip.MustParsePrefix("192.168.0.0/16"), netip.MustParsePrefix("fc00::/7"),
+}
+
+// ParseTrustedProxies reads --trusted-proxy values: addresses (one host)
+// or CIDR prefixes.
+func ParseTrustedProxies(vs []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, v := range vs {
+		if p, err := netip.ParsePrefix(v); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(v)
+		if err != nil {
+			return nil, fmt.Errorf("%q: want an address or a prefix like 10.0.0.0/8", v)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
+}
+
 // clientKey is the address the guessing limits count a request under:
-// with trustProxy, the last X-Forwarded-For hop (the one the proxy added:
-// earlier hops are the client's to forge), else the connection's peer;
-// an IPv6 address is keyed by its /64.
-func clientKey(r *http.Request, trustProxy bool) string {
+// with trustProxy and a peer in proxies (DefaultTrustedProxies when none
+// are given), the last X-Forwarded-For hop (the one the proxy added:
+// earlier hops are the client's to forge), else the connection's peer. A
+// client that reaches the port directly, not through the proxy, is
+// counted by its own address whatever header it forges. An IPv6 address
+// is keyed by its /64.
+func clientKey(r *http.Request, trustProxy bool, proxies ...netip.Prefix) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	peer, peerOK := parseHop(host)
+	if len(proxies) == 0 {
+		proxies = DefaultTrustedProxies
+	}
 	addr, ok := netip.Addr{}, false
-	if trustProxy {
+	if trustProxy && peerOK && slices.ContainsFunc(proxies, func(p netip.Prefix) bool { return p.Contains(peer) }) {
 		addr, ok = lastForwardedHop(r.Header.Values("X-Forwarded-For"))
 	}
 	if !ok {
-		host, _, err := net.SplitHostPort(r.RemoteAddr)
-		if err != nil {
-			host = r.RemoteAddr
-		}
-		if addr, ok = parseHop(host); !ok {
+		if !peerOK {
 			return r.RemoteAddr
 		}
+		addr = peer
 	}
 	if addr.Is6() {
 		return netip.PrefixFrom(addr, 64).Masked().String()

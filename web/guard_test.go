@@ -153,13 +153,13 @@ func TestGuessingTableForgetsTheLeastRecentlySeen(t *testing.T) {
 	g := newGuard(Config{Now: clk.Now, Logger: discardLogger()}, &Metrics{})
 	g.max = 3
 	for range guessBurst + 1 {
-		g.failed("a", "bearer")
+		g.failed("bearer", "a")
 	}
 	require.Positive(t, g.refused("a"))
-	g.failed("b", "bearer")
-	g.failed("c", "bearer")
+	g.failed("bearer", "b")
+	g.failed("bearer", "c")
 	assert.Positive(t, g.refused("a"), "a was seen last: kept")
-	g.failed("d", "bearer") // the table is full: b, seen least recently, goes
+	g.failed("bearer", "d") // the table is full: b, seen least recently, goes
 	assert.Equal(t, 3, g.lru.Len())
 	assert.NotContains(t, g.entries, "b")
 	assert.Positive(t, g.refused("a"))

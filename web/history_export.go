@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/render/view"
@@ -218,11 +220,16 @@ func answerCells(a aep.Answer) (option, text, values string) {
 }
 
 // csvCell escapes a cell a spreadsheet would read as a formula: one that
-// starts with '=', '+', '-' or '@' (or a tab or carriage return, which
-// some spreadsheets skip before reading one) gets a leading single quote.
-// The export's own times and ids never start with one.
+// starts with '=', '+', '-' or '@', their full-width and small forms
+// (＝ ＋ － ＠ ﹦ ﹢ ﹣ ﹫) or the minus sign, or with any whitespace or
+// invisible format character (newline, tab, space, NBSP, ZWSP, BOM…),
+// which some spreadsheets skip before reading one, gets a leading single
+// quote. Control characters become U+FFFD first (view.Text), as in every
+// response. The export's own times and ids never start with one.
 func csvCell(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+	s = view.Text(s)
+	r, _ := utf8.DecodeRuneInString(s)
+	if s != "" && (strings.ContainsRune("=+-@＝＋－＠﹦﹢﹣﹫−", r) || unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) || unicode.IsControl(r)) {
 		return "'" + s
 	}
 	return s

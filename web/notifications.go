@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -9,8 +10,10 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -132,7 +135,7 @@ func keyBytes(s string) []byte {
 	return b
 }
 
-func handleSubscribe(n Notifier, devs PushDevices, now func() time.Time) http.HandlerFunc {
+func handleSubscribe(n Notifier, devs PushDevices, now func() time.Time, most int, log *slog.Logger) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if n == nil || devs == nil {
 			http.Error(w, "Notifications are off on this server.", http.StatusNotFound)
@@ -161,10 +164,41 @@ func handleSubscribe(n Notifier, devs PushDevices, now func() time.Time) http.Ha
 			http.Error(w, "The subscription could not be kept: the answer journal could not be written.", http.StatusServiceUnavailable)
 			return
 		}
+		if err := capDevices(r.Context(), devs, s.Operator, s.Endpoint, most); err != nil {
+			log.Warn("web: replacing an operator's oldest push devices", "err", err)
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
 		_ = json.NewEncoder(w).Encode(map[string]string{"id": DeviceID(b.Endpoint)})
 	}
+}
+
+// capDevices keeps at most most push devices of operator, removing the
+// oldest (by when subscribed) but keep, the one just subscribed.
+func capDevices(ctx context.Context, devs PushDevices, operator, keep string, most int) error {
+	all, err := devs.PushSubscriptions(ctx)
+	if err != nil {
+		return err
+	}
+	var mine []journal.PushSubscription
+	for _, d := range all {
+		if d.Operator == operator && d.Endpoint != keep {
+			mine = append(mine, d)
+		}
+	}
+	if len(mine) < most {
+		return nil
+	}
+	slices.SortFunc(mine, func(a, b journal.PushSubscription) int {
+		return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.Endpoint, b.Endpoint))
+	})
+	var errs []error
+	for _, d := range mine[:len(mine)-(most-1)] {
+		if _, err := devs.DeletePushSubscription(ctx, operator, d.Endpoint); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func handleUnsubscribe(devs PushDevices) http.HandlerFunc {

@@ -24,14 +24,14 @@ func (s *server) routes() http.Handler {
 	r.Get("/manifest.webmanifest", handleManifest(s.cfg.BasePath))
 
 	r.Group(func(r chi.Router) {
-		r.Use(s.crossOrigin, s.readBody)
+		r.Use(s.crossOrigin)
 		r.Get("/signin", handleSignInPage(s.auth, pg))
 		r.Post("/signin", handleSignIn(s.auth, s.guard, pg))
 		r.Post("/signout", handleSignOut(s.auth, pg, s.deps.PushDevices))
 	})
 
 	r.Group(func(r chi.Router) {
-		r.Use(s.crossOrigin, s.readBody, s.requireOperator)
+		r.Use(s.crossOrigin, s.requireOperator)
 		r.With(gz).Get("/", handlePage(pg, false))
 		r.With(gz).Get("/panel", handlePage(pg, true))
 		r.Post("/signout/others", handleSignOutOthers(s.auth, pg))
@@ -48,7 +48,7 @@ func (s *server) routes() http.Handler {
 		r.Get("/history.jsonl", handleHistoryExport(s.deps.History, pg, exportJSONL, s.cfg.ResponseTimeout))
 		r.Get("/history.csv", handleHistoryExport(s.deps.History, pg, exportCSV, s.cfg.ResponseTimeout))
 		r.Get("/subscriptions", handlePushConfig(s.deps.Notifier, s.deps.PushDevices, s.deps.PushOff))
-		r.Post("/subscriptions", handleSubscribe(s.deps.Notifier, s.deps.PushDevices, s.cfg.Now))
+		r.Post("/subscriptions", handleSubscribe(s.deps.Notifier, s.deps.PushDevices, s.cfg.Now, s.cfg.MaxPushDevices, s.cfg.Logger))
 		r.Delete("/subscriptions", handleUnsubscribe(s.deps.PushDevices))
 		r.Post("/visibility", handleVisibility(s.deps.PushDevices, s.cfg.Now))
 	})

@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -128,6 +129,10 @@ type Config struct {
 	// guessing limits count is the last X-Forwarded-For hop, which the
 	// proxy added, not the connection's peer (the proxy).
 	TrustProxy bool
+	// TrustedProxies are the peers whose X-Forwarded-For TrustProxy
+	// believes; a request from any other peer is counted by the peer's
+	// own address. Empty: DefaultTrustedProxies (loopback and private).
+	TrustedProxies []netip.Prefix
 	// WatchOnly is true when the UI has no control token for the relay:
 	// every card says so and offers no submit.
 	WatchOnly bool
@@ -145,6 +150,9 @@ type Config struct {
 	// ResponseTimeout bounds writing any response but the push stream
 	// (which bounds each write by WriteTimeout instead), 30 s by default.
 	ResponseTimeout time.Duration
+	// MaxPushDevices is the most Web Push devices one operator keeps
+	// subscribed, 20 by default; a new one replaces their oldest.
+	MaxPushDevices int
 	// ReadyTimeout bounds /readyz's check of the Database, 2 s by default.
 	ReadyTimeout time.Duration
 	// PromptBytes is how much of a prompt a card shows; "Show all" fetches
@@ -211,6 +219,9 @@ func (c *Config) defaults() {
 	if c.ResponseTimeout <= 0 {
 		c.ResponseTimeout = 30 * time.Second
 	}
+	if c.MaxPushDevices <= 0 {
+		c.MaxPushDevices = 20
+	}
 	if c.ReadyTimeout <= 0 {
 		c.ReadyTimeout = 2 * time.Second
 	}
@@ -261,7 +272,7 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 	if cfg.BasePath != "/" {
 		h = mountAt(cfg.BasePath, h)
 	}
-	return s.responseDeadline(h)
+	return s.responseDeadline(s.readBody(h))
 }
 
 // mountAt serves h under base ("/forms/"): the prefix is stripped before

@@ -79,19 +79,19 @@ func handleSignIn(a *auth, g *guard, pg *pages) http.HandlerFunc {
 			return
 		}
 		name := operatorName(r.PostForm.Get(form.NameOperator))
-		client := g.key(r)
+		keys := []string{g.key(r), nameKey(name)}
 		tooMany := func(wait time.Duration) {
 			w.Header().Set("Retry-After", retryAfter(wait))
 			pg.signIn(w, r, http.StatusTooManyRequests,
-				"Too many wrong secrets were tried from your address. Try again in "+waitWords(wait)+".", name)
+				"Too many wrong secrets were tried from your address or for this name. Try again in "+waitWords(wait)+".", name)
 		}
-		if wait := g.refused(client); wait > 0 {
+		if wait := g.refused(keys...); wait > 0 {
 			tooMany(wait)
 			return
 		}
 		name, ok := a.authenticate(name, r.PostForm.Get(form.NameSecret))
 		if !ok {
-			if wait := g.failed(client, "sign-in"); wait > 0 {
+			if wait := g.failed("sign-in", keys...); wait > 0 {
 				tooMany(wait)
 				return
 			}
@@ -102,7 +102,7 @@ func handleSignIn(a *auth, g *guard, pg *pages) http.HandlerFunc {
 			pg.signIn(w, r, http.StatusUnauthorized, problem, name)
 			return
 		}
-		g.succeeded(client)
+		g.succeeded(keys...)
 		id, err := a.issue(r.Context(), name, r.UserAgent())
 		if err != nil {
 			pg.internalError(w, r, fmt.Errorf("web: open a session: %w", err))

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"regexp"
@@ -15,21 +16,22 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// At the cap a new connection waits in the kernel's queue until one of
-// those held is closed; then it is taken.
-func TestLimitListenerHoldsAtMostNConnections(t *testing.T) {
+// At the cap a new connection takes the place of the one that has waited
+// longest for its request; when every connection serves a request, the
+// new one waits in the kernel's queue until one is closed.
+func TestLimitListenerShedsTheLongestWaitingAndHoldsTheServing(t *testing.T) {
 	t.Parallel()
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	full := make(chan struct{}, 1)
+	full, shed := make(chan struct{}, 1), make(chan struct{}, 8)
 	ln := newLimitListener(inner, 2, func() {
 		select {
 		case full <- struct{}{}:
 		default:
 		}
-	})
+	}, func() { shed <- struct{}{} })
 	t.Cleanup(func() { ln.Close() })
-	accepted := make(chan net.Conn, 3)
+	accepted := make(chan *limitConn, 4)
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -37,16 +39,17 @@ func TestLimitListenerHoldsAtMostNConnections(t *testing.T) {
 				close(accepted)
 				return
 			}
-			accepted <- c
+			accepted <- c.(*limitConn)
 		}
 	}()
 	dial := func() net.Conn {
 		c, err := net.Dial("tcp", inner.Addr().String())
 		require.NoError(t, err)
 		t.Cleanup(func() { c.Close() })
+		require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
 		return c
 	}
-	wait := func(what string) net.Conn {
+	wait := func(what string) *limitConn {
 		t.Helper()
 		select {
 		case c := <-accepted:
@@ -56,25 +59,39 @@ func TestLimitListenerHoldsAtMostNConnections(t *testing.T) {
 			return nil
 		}
 	}
+	// Two connections waiting for their request; a third sheds the first.
+	oldest := dial()
+	first := wait("first")
 	dial()
+	second := wait("second")
 	dial()
-	first, _ := wait("first"), wait("second")
+	third := wait("third, in the place of the oldest waiting")
+	<-shed
+	_, err = oldest.Read(make([]byte, 1))
+	assert.ErrorIs(t, err, io.EOF, "the oldest waiting connection is closed")
+	_ = first
+
+	// Both now serve a request: a fourth waits for one to close.
+	ln.serving(second)
+	ln.serving(third)
+	dial()
 	select {
 	case <-full:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the listener did not report the cap reached")
 	}
-	dial() // queued by the kernel, not taken
 	select {
 	case c := <-accepted:
-		t.Fatalf("a third connection was taken at the cap: %v", c.RemoteAddr())
+		t.Fatalf("a connection serving a request was shed for a new one: %v", c.RemoteAddr())
 	default:
 	}
-	require.NoError(t, first.Close())
-	third := wait("third, after one closed")
-	assert.NotNil(t, third)
-	_ = first.Close()
-	assert.Len(t, ln.sem, 2, "closing twice gives back one slot only")
+	require.NoError(t, second.Close())
+	fourth := wait("fourth, after one closed")
+	assert.NotNil(t, fourth)
+	_ = second.Close()
+	ln.mu.Lock()
+	assert.Equal(t, 2, ln.open, "closing twice gives back one slot only")
+	ln.mu.Unlock()
 
 	require.NoError(t, ln.Close())
 	for range accepted { // the accept loop ends with the listener
@@ -82,12 +99,12 @@ func TestLimitListenerHoldsAtMostNConnections(t *testing.T) {
 }
 
 // The attack run: a crowd of clients trickling sign-in bodies took every
-// connection, and /healthz stopped answering. Now the crowd fills the cap
-// (--max-conns), each is cut at the body deadline (--body-timeout) with
-// 408, and /healthz, waiting its turn, is answered.
+// connection, and /healthz stopped answering. Now /healthz takes the place
+// of the slow client that has waited longest, at once; the rest of the
+// crowd is cut at the body deadline (--body-timeout) with 408.
 func TestServeCutsACrowdOfSlowBodiesAndAnswersAgain(t *testing.T) {
 	t.Parallel()
-	const crowd, deadline = 3, 300 * time.Millisecond
+	const crowd, deadline = 3, 2 * time.Second
 	stderr := newNotifyBuffer()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -112,29 +129,25 @@ func TestServeCutsACrowdOfSlowBodiesAndAnswersAgain(t *testing.T) {
 		go func() {
 			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 			if err != nil {
-				cut <- err.Error()
+				cut <- "closed"
 				return
 			}
 			resp.Body.Close()
 			cut <- resp.Status
 		}()
 	}
-	stderr.waitFor(t, "connection cap reached")
 
-	health := make(chan int, 1)
-	go func() {
-		c := &http.Client{Timeout: 10 * time.Second}
-		resp, err := c.Get("http://" + base + "/healthz")
-		if err != nil {
-			health <- 0
-			return
-		}
-		resp.Body.Close()
-		health <- resp.StatusCode
-	}()
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get("http://" + base + "/healthz")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Less(t, time.Since(start), deadline, "/healthz is answered before the slow clients' deadline")
+	stderr.waitFor(t, "UI connection cap reached: the connections that waited longest")
+
+	got := map[string]int{}
 	for range crowd {
-		assert.Equal(t, "408 Request Timeout", <-cut, "each slow client is cut with 408")
+		got[<-cut]++
 	}
-	assert.GreaterOrEqual(t, time.Since(start), deadline)
-	assert.Equal(t, http.StatusOK, <-health, "/healthz is answered once the slow clients are cut")
+	assert.Equal(t, map[string]int{"closed": 1, "408 Request Timeout": crowd - 1}, got, "the one shed for /healthz is closed, the others cut with 408")
 }

@@ -139,7 +139,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 		WatchOnly: token == "", Heartbeat: cfg.heartbeat, Logger: logger.With("part", "web"),
 		BodyTimeout: cfg.bodyTimeout, ResponseTimeout: cfg.respTimeout, TrustProxy: cfg.trustProxy, Operators: cfg.operators,
 		PromptBytes: int(cfg.promptBytes), PageCards: cfg.pageCards, PageRows: cfg.pageRows, SessionIdle: cfg.sessionIdle, SessionMax: cfg.sessionMax,
-		Connect: connectInfo(relayURL, cfg.tokenPath),
+		Connect: connectInfo(relayURL, cfg.tokenPath), MaxPushDevices: cfg.pushMaxDevices, TrustedProxies: cfg.trustedProxy,
 	}, deps)
 	if cfg.demo {
 		ac := agent.DefaultConfig()

@@ -41,13 +41,27 @@ type relaySettings struct {
 	ssePing     time.Duration
 	wsPing      time.Duration
 	noCommands  bool
+	// The relay's own connection budget and deadlines (issue 23): a crowd
+	// on its port cannot take what the UI needs.
+	maxConns      int
+	idleTimeout   time.Duration
+	headerTimeout time.Duration
+	bodyTimeout   time.Duration
 }
+
+// Defaults of the relay's connection budget and deadlines.
+const (
+	defaultRelayMaxConns = 1024
+	defaultIdleTimeout   = 2 * time.Minute
+	defaultHeaderTimeout = 10 * time.Second
+)
 
 // relayEnv maps each flag to its environment variable.
 var relayEnv = map[string]string{
 	"host": "AEP_HOST", "port": "AEP_PORT", "token": "AEP_TOKEN", "buffer": "AEP_BUFFER",
 	"buffer-bytes": "AEP_BUFFER_BYTES",
 	"max-sessions": "AEP_MAX_SESSIONS", "max-body": "AEP_MAX_BODY", "max-batch": "AEP_MAX_BATCH", "max-from": "AEP_MAX_FROM",
+	"max-conns": "AEP_MAX_CONNS", "idle-timeout": "AEP_IDLE_TIMEOUT", "header-timeout": "AEP_HEADER_TIMEOUT", "body-timeout": "AEP_BODY_TIMEOUT",
 }
 
 // register declares the relay flags with the reference defaults. The env
@@ -65,6 +79,10 @@ func (s *relaySettings) register(fs *flag.FlagSet) {
 	fs.IntVar(&s.maxFrom, "max-from", 0, "most resume positions in one from; 0 = the session cap (env AEP_MAX_FROM)")
 	fs.DurationVar(&s.ssePing, "sse-ping", d.SSEPing, "interval of the \": ping\" comment on /stream")
 	fs.BoolVar(&s.noCommands, "keep-no-commands", false, "route commands but keep none in the sessions' history (as a relay may: AEP-0004 §4 says SHOULD keep); replays show only their acks")
+	fs.IntVar(&s.maxConns, "max-conns", defaultRelayMaxConns, "most connections held open at once; past it the one waiting longest for its request (idle or slow) is closed, or, when all serve one, new ones wait (env AEP_MAX_CONNS)")
+	fs.DurationVar(&s.idleTimeout, "idle-timeout", defaultIdleTimeout, "close a kept-alive connection idle this long (env AEP_IDLE_TIMEOUT)")
+	fs.DurationVar(&s.headerTimeout, "header-timeout", defaultHeaderTimeout, "cut a client that takes longer to send a request's header (env AEP_HEADER_TIMEOUT)")
+	fs.DurationVar(&s.bodyTimeout, "body-timeout", d.ReadTimeout, "cut a client that takes longer to send a request's body, with 408 (env AEP_BODY_TIMEOUT)")
 	fs.DurationVar(&s.wsPing, "ws-ping", d.WSPing, "interval of the ping frame on /socket (a silent peer is dropped after 3 intervals)")
 }
 
@@ -88,7 +106,8 @@ func (s *relaySettings) applyEnv(fs *flag.FlagSet, env Env) error {
 	for _, n := range []struct {
 		name string
 		v    int64
-	}{{"buffer", int64(s.buffer)}, {"buffer-bytes", s.bufferBytes}, {"max-sessions", int64(s.maxSessions)}, {"max-body", s.maxBody}, {"max-batch", int64(s.maxBatch)}, {"max-from", int64(s.maxFrom)}} {
+	}{{"buffer", int64(s.buffer)}, {"buffer-bytes", s.bufferBytes}, {"max-sessions", int64(s.maxSessions)}, {"max-body", s.maxBody}, {"max-batch", int64(s.maxBatch)}, {"max-from", int64(s.maxFrom)}, {"max-conns", int64(s.maxConns)},
+		{"idle-timeout", int64(s.idleTimeout)}, {"header-timeout", int64(s.headerTimeout)}, {"body-timeout", int64(s.bodyTimeout)}} {
 		if n.v < 0 || (n.v == 0 && n.name != "max-from") {
 			return fmt.Errorf("--%s must be positive, got %d", n.name, n.v)
 		}
@@ -113,6 +132,7 @@ func (s relaySettings) config(logger *slog.Logger) relay.Config {
 	cfg.MaxFrom = s.maxFrom
 	cfg.BufferBytes = s.bufferBytes
 	cfg.KeepNoCommands = s.noCommands
+	cfg.ReadTimeout = s.bodyTimeout
 	if cfg.MaxFrom == 0 {
 		cfg.MaxFrom = s.maxSessions
 	}
@@ -126,6 +146,12 @@ func (s relaySettings) config(logger *slog.Logger) relay.Config {
 	return cfg
 }
 
+// serverConfig is how startRelay serves the relay these settings describe.
+func (s relaySettings) serverConfig(logger *slog.Logger, drain time.Duration) relayServerConfig {
+	return relayServerConfig{Addr: s.addr(), Relay: s.config(logger), Drain: drain,
+		MaxConns: s.maxConns, IdleTimeout: s.idleTimeout, HeaderTimeout: s.headerTimeout}
+}
+
 // relayServerConfig says where and how startRelay serves a relay.
 type relayServerConfig struct {
 	Addr  string        // listen address; port 0 picks a free port
@@ -133,6 +159,12 @@ type relayServerConfig struct {
 	Drain time.Duration // drain time on shutdown before forcing; 0 = 5 s
 	// Started, when set, is given the relay once it serves (for healthz counts).
 	Started func(*relay.Relay)
+	// MaxConns caps the connections held open (limitListener); 0 = 1024.
+	MaxConns int
+	// IdleTimeout closes a kept-alive connection idle this long; 0 = 2 min.
+	IdleTimeout time.Duration
+	// HeaderTimeout cuts a client slower to send a header; 0 = 10 s.
+	HeaderTimeout time.Duration
 }
 
 // startRelay listens on cfg.Addr and serves a relay until ctx ends. It
@@ -146,17 +178,29 @@ func startRelay(ctx context.Context, cfg relayServerConfig, logger *slog.Logger)
 	if cfg.Drain <= 0 {
 		cfg.Drain = relayDrain
 	}
-	ln, err := net.Listen("tcp", cfg.Addr)
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = defaultRelayMaxConns
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = defaultIdleTimeout
+	}
+	if cfg.HeaderTimeout <= 0 {
+		cfg.HeaderTimeout = defaultHeaderTimeout
+	}
+	inner, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return "", nil, fmt.Errorf("relay: listen: %w", err)
 	}
+	onFull, onShed := capWarning(logger, "relay", "AEP_MAX_CONNS", cfg.MaxConns)
+	ln := newLimitListener(inner, cfg.MaxConns, onFull, onShed)
 	rl := relay.New(cfg.Relay)
 	srv := &http.Server{
 		Handler:           rl.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: cfg.HeaderTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	ln.govern(srv)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	addr = ln.Addr().String()
@@ -223,7 +267,10 @@ func runRelay(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 		return fmt.Errorf("%w: %v", ErrUsage, err)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	_, wait, err := startRelay(ctx, relayServerConfig{Addr: s.addr(), Relay: s.config(logger)}, logger)
+	if soft, hard, ok := raiseOpenFiles(); ok {
+		logger.Info("open files limit", "soft", soft, "hard", hard, "max_conns", s.maxConns)
+	}
+	_, wait, err := startRelay(ctx, s.serverConfig(logger, relayDrain), logger)
 	if err != nil {
 		return err
 	}

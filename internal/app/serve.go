@@ -54,7 +54,9 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 		return err
 	}
 	defer ln.Close()
-	ln = newLimitListener(ln, cfg.maxConns, capWarning(logger, cfg.maxConns))
+	onFull, onShed := capWarning(logger, "UI", "--max-conns", cfg.maxConns)
+	uiLn := newLimitListener(ln, cfg.maxConns, onFull, onShed)
+	ln = uiLn
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -75,7 +77,8 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 			return err
 		}
 		rs.host, rs.port, rs.token = cfg.relayHost, cfg.relayPort, token
-		addr, wait, err := startRelay(ctx, relayServerConfig{Addr: rs.addr(), Relay: rs.config(logger.With("part", "relay")), Drain: embeddedRelayDrain}, logger.With("part", "relay"))
+		rs.maxConns = connBudgets(logger, cfg.maxConns, rs.maxConns)
+		addr, wait, err := startRelay(ctx, rs.serverConfig(logger.With("part", "relay"), embeddedRelayDrain), logger.With("part", "relay"))
 		if err != nil {
 			if errors.Is(err, syscall.EADDRINUSE) {
 				return fmt.Errorf("%s is taken (another relay?). Either use it: aepforms serve --relay http://%s (with its AEP_TOKEN), or move the embedded relay: aepforms serve --relay-port 0", rs.addr(), rs.addr())
@@ -83,8 +86,11 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 			return err
 		}
 		relayURL, relayWait = "http://"+addr, wait
-	} else if token == "" {
-		logger.Warn("no AEP_TOKEN for the external relay: watch-only, answers cannot be sent")
+	} else {
+		connBudgets(logger, cfg.maxConns, 0)
+		if token == "" {
+			logger.Warn("no AEP_TOKEN for the external relay: watch-only, answers cannot be sent")
+		}
 	}
 
 	g := newServeGraph(cfg, relayURL, token, jr, logger)
@@ -129,11 +135,12 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 	})
 	srv := &http.Server{
 		Handler:           g.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: cfg.headerTimeout,
+		IdleTimeout:       cfg.idleTimeout,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
+	uiLn.govern(srv)
 	served := make(chan error, 1)
 	go func() {
 		if tlsConfig != nil {

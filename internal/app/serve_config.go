@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -39,6 +40,7 @@ type serveConfig struct {
 	tlsCert       string
 	tlsKey        string
 	trustProxy    bool
+	trustedProxy  []netip.Prefix // --trusted-proxy; empty: web.DefaultTrustedProxies
 	agentName     string
 	logFormat     string
 	logLevel      string
@@ -56,6 +58,8 @@ type serveConfig struct {
 	sessionIdle    time.Duration // --session-idle
 	sessionMax     time.Duration // --session-max
 	maxConns       int
+	headerTimeout  time.Duration // --header-timeout
+	idleTimeout    time.Duration // --idle-timeout
 	demoPending    int
 	// The inbox's bounds and each card's budgets (issue 14).
 	maxPending  int
@@ -93,6 +97,7 @@ type serveConfig struct {
 	pushAllowLoopback bool
 	pushHideText      bool
 	pushEvery         time.Duration // the least time between two pushes to one device
+	pushMaxDevices    int           // --push-max-devices
 }
 
 // listFlag is a repeatable flag whose env form is comma-separated.
@@ -151,7 +156,9 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.basePath, "base-path", envOr("AEPFORMS_BASE_PATH", "/"), "URL prefix the UI is served under, e.g. /forms/ (env AEPFORMS_BASE_PATH)")
 	fs.StringVar(&c.tlsCert, "tls-cert", env("AEPFORMS_TLS_CERT"), "TLS certificate file (env AEPFORMS_TLS_CERT)")
 	fs.StringVar(&c.tlsKey, "tls-key", env("AEPFORMS_TLS_KEY"), "TLS key file (env AEPFORMS_TLS_KEY)")
-	fs.BoolVar(&c.trustProxy, "trust-proxy", envBool("AEPFORMS_TRUST_PROXY"), "served behind a TLS-terminating proxy: mark cookies Secure, and take the last X-Forwarded-For hop as the client's address for the guessing limits (env AEPFORMS_TRUST_PROXY)")
+	fs.BoolVar(&c.trustProxy, "trust-proxy", envBool("AEPFORMS_TRUST_PROXY"), "served behind a TLS-terminating proxy: mark cookies Secure, and take the last X-Forwarded-For hop as the client's address for the guessing limits, from a --trusted-proxy peer only (env AEPFORMS_TRUST_PROXY)")
+	proxies := listFromEnv(env("AEPFORMS_TRUSTED_PROXIES"))
+	fs.Var((*listFlag)(&proxies), "trusted-proxy", "with --trust-proxy: an address or prefix (like 10.0.0.0/8) the proxy connects from, repeatable; X-Forwarded-For from any other peer is ignored. Default: loopback and the private ranges (env AEPFORMS_TRUSTED_PROXIES, comma-separated)")
 	fs.StringVar(&c.agentName, "agent", envOr("AEPFORMS_AGENT", "aepforms"), "identity this UI sends commands as (env AEPFORMS_AGENT)")
 	fs.StringVar(&c.logFormat, "log-format", envOr("AEPFORMS_LOG_FORMAT", "text"), "log format: text or json (env AEPFORMS_LOG_FORMAT)")
 	fs.StringVar(&c.logLevel, "log-level", envOr("AEPFORMS_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env AEPFORMS_LOG_LEVEL)")
@@ -162,7 +169,7 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.DurationVar(&c.respondBackoff, "respond-backoff-max", envDur("AEPFORMS_RESPOND_BACKOFF_MAX", respond.DefaultBackoffMax), "the longest wait between the respond path's attempts to reconnect to the relay; answers queued while it is away wait on it (env AEPFORMS_RESPOND_BACKOFF_MAX)")
 	fs.IntVar(&c.demoPending, "demo-max-pending", envInt(env, "AEPFORMS_DEMO_MAX_PENDING", agent.DefaultConfig().MaxExtra), "with --demo: most of its periodic questions left pending; an older one is dismissed first (env AEPFORMS_DEMO_MAX_PENDING)")
 	fs.DurationVar(&c.demoEvery, "demo-every", envDur("AEPFORMS_DEMO_EVERY", 30*time.Second), "with --demo: ask one more question this often, 0 = never (env AEPFORMS_DEMO_EVERY)")
-	fs.DurationVar(&c.bodyTimeout, "body-timeout", envDur("AEPFORMS_BODY_TIMEOUT", 30*time.Second), "cut a client that takes longer to send a post's body (env AEPFORMS_BODY_TIMEOUT)")
+	fs.DurationVar(&c.bodyTimeout, "body-timeout", envDur("AEPFORMS_BODY_TIMEOUT", 30*time.Second), "cut a client that takes longer to send a request's body, with 408 (env AEPFORMS_BODY_TIMEOUT)")
 	fs.DurationVar(&c.sessionIdle, "session-idle", envDur("AEPFORMS_SESSION_IDLE", 12*time.Hour), "sign an operator's browser out after this long unused (env AEPFORMS_SESSION_IDLE)")
 	fs.DurationVar(&c.sessionMax, "session-max", envDur("AEPFORMS_SESSION_MAX", 7*24*time.Hour), "sign an operator's browser out this long after signing in, however used (env AEPFORMS_SESSION_MAX)")
 	fs.DurationVar(&c.respTimeout, "response-timeout", envDur("AEPFORMS_RESPONSE_TIMEOUT", 30*time.Second), "cut a client that takes longer to read a response; the push stream bounds each write instead (env AEPFORMS_RESPONSE_TIMEOUT)")
@@ -170,7 +177,9 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	if err != nil {
 		maxConns = 512
 	}
-	fs.IntVar(&c.maxConns, "max-conns", maxConns, "most connections the UI holds open at once; more wait their turn (env AEPFORMS_MAX_CONNS)")
+	fs.IntVar(&c.maxConns, "max-conns", maxConns, "most connections the UI holds open at once; past it the one waiting longest for its request (idle or slow) is closed, or, when all serve one, new ones wait (env AEPFORMS_MAX_CONNS)")
+	fs.DurationVar(&c.headerTimeout, "header-timeout", envDur("AEPFORMS_HEADER_TIMEOUT", defaultHeaderTimeout), "cut a client that takes longer to send a request's header (env AEPFORMS_HEADER_TIMEOUT)")
+	fs.DurationVar(&c.idleTimeout, "idle-timeout", envDur("AEPFORMS_IDLE_TIMEOUT", defaultIdleTimeout), "close a kept-alive connection idle this long (env AEPFORMS_IDLE_TIMEOUT)")
 	fs.IntVar(&c.maxPending, "max-pending", envInt(env, "AEPFORMS_MAX_PENDING", 5000), "open questions kept; past it the agent holding the most loses its oldest (env AEPFORMS_MAX_PENDING)")
 	c.maxBytes = envSize(env, "AEPFORMS_MAX_INBOX_BYTES", 64<<20)
 	fs.Var(&c.maxBytes, "max-inbox-bytes", "raw request bytes kept, e.g. 64MiB; past it the agent holding the most bytes loses its oldest (env AEPFORMS_MAX_INBOX_BYTES)")
@@ -192,6 +201,7 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.DurationVar(&c.resendMaxAge, "resend-max-age", envDur("AEPFORMS_RESEND_MAX_AGE", 10*time.Minute), "after a restart, send again a journaled answer the agent had not settled, if its question is still open and it is younger than this; 0 sends none again. Also the oldest an answer queued while the relay is away may be when it comes back (0: no limit) (env AEPFORMS_RESEND_MAX_AGE)")
 	fs.StringVar(&c.vapidSubject, "vapid-subject", env("AEPFORMS_VAPID_SUBJECT"), "turns on Web Push notifications to the operators' devices: a mailto: or https: address push services can contact about this server, e.g. mailto:ops@example.com (env AEPFORMS_VAPID_SUBJECT)")
 	fs.DurationVar(&c.pushEvery, "push-every", envDur("AEPFORMS_PUSH_EVERY", 10*time.Second), "at most one push to a device this often; questions arriving meanwhile go out as one \"N new questions\" (env AEPFORMS_PUSH_EVERY)")
+	fs.IntVar(&c.pushMaxDevices, "push-max-devices", envInt(env, "AEPFORMS_PUSH_MAX_DEVICES", 20), "most devices one operator keeps subscribed to notifications; a new one replaces their oldest (env AEPFORMS_PUSH_MAX_DEVICES)")
 	fs.BoolVar(&c.pushHideText, "push-hide-text", envBool("AEPFORMS_PUSH_HIDE_TEXT"), "notifications say only that a question waits, never its text (lock screens) (env AEPFORMS_PUSH_HIDE_TEXT)")
 	// Testing only, never a flag: lets pushes go to an http: endpoint on
 	// loopback (a fake push service in a test).
@@ -201,6 +211,9 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	err = fs.Parse(args)
 	if err != nil {
 		return c, err
+	}
+	if c.trustedProxy, err = web.ParseTrustedProxies(proxies); err != nil {
+		return c, fmt.Errorf("%w: --trusted-proxy %v", ErrUsage, err)
 	}
 	if c.lease <= 0 {
 		return c, fmt.Errorf("%w: --lease %v: must be positive", ErrUsage, c.lease)
@@ -241,6 +254,9 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	if c.rosterIntvl <= 0 {
 		return c, fmt.Errorf("%w: --roster-interval %v: must be positive", ErrUsage, c.rosterIntvl)
 	}
+	if c.headerTimeout <= 0 || c.idleTimeout <= 0 {
+		return c, fmt.Errorf("%w: --header-timeout and --idle-timeout must be positive", ErrUsage)
+	}
 	if c.maxConns < 1 {
 		return c, fmt.Errorf("%w: --max-conns %d: at least 1", ErrUsage, c.maxConns)
 	}
@@ -261,6 +277,9 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	}
 	if c.retention, err = parseRetention(*retention); err != nil {
 		return c, fmt.Errorf("%w: --history-retention %q: %v", ErrUsage, *retention, err)
+	}
+	if c.pushMaxDevices <= 0 {
+		return c, fmt.Errorf("%w: --push-max-devices %d: at least 1", ErrUsage, c.pushMaxDevices)
 	}
 	if c.pushEvery <= 0 {
 		return c, fmt.Errorf("%w: --push-every %v: must be positive", ErrUsage, c.pushEvery)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -83,6 +84,10 @@ func (r *Relay) handleIngest(w http.ResponseWriter, req *http.Request) {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			writeJSON(w, http.StatusRequestEntityTooLarge, tooBig)
+			return
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			writeTimedOut(w, r.cfg.WriteTimeout)
 			return
 		}
 		writeJSON(w, http.StatusBadRequest, errorBody{Error: "unreadable-body", Detail: "the body could not be read"})

@@ -82,7 +82,7 @@ func (r *Relay) Handler() http.Handler {
 	mux.Handle("POST /events", r.authed(http.HandlerFunc(r.handleIngest)))
 	mux.Handle("GET /stream", r.authed(http.HandlerFunc(r.handleStream)))
 	mux.Handle("GET /socket", r.authed(http.HandlerFunc(r.handleSocket)))
-	return mux
+	return r.bodyDeadline(mux)
 }
 
 // Stats counts what the relay holds: sessions buffered, subscribers (SSE

@@ -75,6 +75,37 @@ var reserved = []netip.Prefix{
 	netip.MustParsePrefix("64:ff9b:1::/48"),
 	netip.MustParsePrefix("2002::/16"), // 6to4: the same
 	netip.MustParsePrefix("2001:db8::/32"),
+	// IPv6 forms that carry an IPv4 address, which may be loopback or
+	// private: IPv4-compatible (::a.b.c.d, deprecated; :: and ::1 too),
+	// IPv4-translated (::ffff:0:a.b.c.d), Teredo.
+	netip.MustParsePrefix("::/96"),
+	netip.MustParsePrefix("::ffff:0:0:0/96"),
+	netip.MustParsePrefix("2001::/32"),
+	netip.MustParsePrefix("100::/64"), // discard-only
+}
+
+// Origin is an endpoint as it may be logged: scheme and host only. Its
+// path is the push service's capability token for the device, a secret.
+func Origin(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" {
+		return "(not a URL)"
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// redactEndpoint is err's text with endpoint (and its path) replaced by
+// its origin, for the log: a client error quotes the URL it failed on.
+func redactEndpoint(err error, endpoint string) string {
+	msg := strings.ReplaceAll(err.Error(), endpoint, Origin(endpoint))
+	if u, perr := url.Parse(endpoint); perr == nil {
+		for _, p := range []string{u.EscapedPath(), u.Path, u.RawQuery} {
+			if len(p) > 1 {
+				msg = strings.ReplaceAll(msg, p, "/…")
+			}
+		}
+	}
+	return msg
 }
 
 // dialControl refuses a connection to an address CheckEndpoint would

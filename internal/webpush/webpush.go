@@ -274,13 +274,13 @@ func (p *Pusher) Send(ctx context.Context, sub store.PushSubscription, msg Messa
 	case Gone:
 		p.gone.Add(1)
 		if _, err := p.store.DeletePushSubscription(ctx, sub.Operator, sub.Endpoint); err != nil {
-			p.cfg.Logger.Warn("push: removing a gone subscription", "err", err)
+			p.cfg.Logger.Warn("push: removing a gone subscription", "endpoint", Origin(sub.Endpoint), "err", redactEndpoint(err, sub.Endpoint))
 		}
 		p.forget(sub.Endpoint)
 	default:
 		p.failed.Add(1)
 		if err := p.store.PushFailed(ctx, sub.Endpoint, failure, now); err != nil {
-			p.cfg.Logger.Warn("push: noting a failure", "err", err)
+			p.cfg.Logger.Warn("push: noting a failure", "endpoint", Origin(sub.Endpoint), "err", redactEndpoint(err, sub.Endpoint))
 		}
 	}
 	return out
@@ -320,7 +320,7 @@ func (p *Pusher) send(ctx context.Context, sub store.PushSubscription, msg Messa
 		VAPIDPrivateKey: keys.Private,
 	})
 	if err != nil {
-		p.cfg.Logger.Warn("push: not delivered", "err", err)
+		p.cfg.Logger.Warn("push: not delivered", "endpoint", Origin(sub.Endpoint), "err", redactEndpoint(err, sub.Endpoint))
 		return Failed, view.PushWord("failed-network")
 	}
 	// Drain a little so the connection is reused; never keep it.
@@ -332,7 +332,7 @@ func (p *Pusher) send(ctx context.Context, sub store.PushSubscription, msg Messa
 	case res.StatusCode == http.StatusNotFound || res.StatusCode == http.StatusGone:
 		return Gone, ""
 	default:
-		p.cfg.Logger.Warn("push: refused", "status", res.StatusCode)
+		p.cfg.Logger.Warn("push: refused", "endpoint", Origin(sub.Endpoint), "status", res.StatusCode)
 		return Failed, view.PushWord("failed-status", res.StatusCode)
 	}
 }
