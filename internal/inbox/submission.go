@@ -219,6 +219,7 @@ func (in *Inbox) confirm(en *entry, sub Submission, err error) (Submission, erro
 	}
 	c := &en.card
 	c.Submission = &sub
+	in.keepSub(en, c.Submission)
 	if en.ownIDs == nil {
 		en.ownIDs = make(map[string]bool)
 		en.tokens = make(map[string]bool)
@@ -235,9 +236,11 @@ func (in *Inbox) confirm(en *entry, sub Submission, err error) (Submission, erro
 // state SubmissionAccepted, SubmissionRejected or SubmissionFailed with
 // the reason and detail, SubmissionQueued when the respond path holds it
 // for want of a relay connection, or SubmissionSending again for a
-// resend. It is
-// ignored unless commandID is the card's latest submission, and once the
-// agent decided (accepted or rejected) that decision stands.
+// resend (with ReasonTimeout or ReasonRelayLost: sent, no reply yet, owed
+// and sent again when a relay connection is back). It settles exactly
+// the command it names, the card's latest or an earlier one of this
+// inbox's (outcome.go), and once the agent decided (accepted or
+// rejected) that decision stands.
 func (in *Inbox) SettleSubmission(id CardID, commandID string, state SubmissionState, reason, detail string) {
 	switch state {
 	case SubmissionQueued, SubmissionSending, SubmissionAccepted, SubmissionRejected, SubmissionFailed:
@@ -247,10 +250,17 @@ func (in *Inbox) SettleSubmission(id CardID, commandID string, state SubmissionS
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	en, ok := in.byID[id]
-	if !ok || en.card.Submission == nil || en.card.Submission.CommandID != commandID {
+	if !ok {
 		return
 	}
-	in.touch(en, in.settle(en.card.Submission, state, reason, detail))
+	s := en.sub(commandID)
+	if s == nil {
+		return
+	}
+	if s != en.card.Submission && (state == SubmissionQueued || state == SubmissionSending) {
+		return // an earlier answer is never put back on its way
+	}
+	in.touch(en, in.settle(s, state, reason, detail))
 	in.commit()
 }
 
@@ -265,7 +275,7 @@ func (in *Inbox) settle(s *Submission, state SubmissionState, reason, detail str
 	if s.State == SubmissionAccepted || s.State == SubmissionRejected {
 		return false
 	}
-	if (s.State == SubmissionNotSent || s.State == SubmissionSuperseded) &&
+	if (s.State == SubmissionNotSent || s.State == SubmissionSuperseded || s.State == SubmissionUnknown) &&
 		state != SubmissionAccepted && state != SubmissionRejected {
 		return false // restored and not sent again: only the agent's own decision changes that
 	}
@@ -287,16 +297,19 @@ func (in *Inbox) settle(s *Submission, state SubmissionState, reason, detail str
 	return true
 }
 
-// ReleaseQueued is asked by the respond path right before it first writes
-// a queued command (one it held for want of a relay connection): true
-// means send it now, and the submission is sending again. It is false, and
-// nothing may be sent, when the command is no longer the card's latest
-// answer or is no longer queued (it was superseded or found too old
-// meanwhile), when the request settled, expired or its session ended
-// (SubmissionSuperseded), or when the answer is older than
-// Options.QueueMaxAge (SubmissionNotSent, ReasonTooOld): the agent may
-// not remember a command id that old, and the operator's answer may no
-// longer apply. The card says which.
+// ReleaseQueued is asked by the respond path right before it writes a
+// command it held: one queued for want of a relay connection, or one
+// owed (sent, no reply yet: Submission.Owed, or restored after a
+// restart) that it sends again now a relay connection is back. True
+// means send it now, and the submission is sending again. It is false,
+// and nothing may be sent, when the command is no longer the card's
+// latest answer or no longer waits (the agent decided, or it was
+// superseded, replaced or found too old meanwhile), when the request
+// settled, expired or its session ended (SubmissionSuperseded), or when
+// the answer is older than Options.QueueMaxAge: the agent may not
+// remember a command id that old, and the operator's answer may no
+// longer apply (SubmissionNotSent for one never sent, SubmissionUnknown
+// for one that was). The card says which.
 func (in *Inbox) ReleaseQueued(id CardID, commandID string) bool {
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -306,9 +319,7 @@ func (in *Inbox) ReleaseQueued(id CardID, commandID string) bool {
 	}
 	s := en.card.Submission
 	switch s.State {
-	case SubmissionQueued:
-	case SubmissionSending:
-		return true // never held back (it went out before the drop)
+	case SubmissionQueued, SubmissionSending:
 	default:
 		return false
 	}
@@ -316,15 +327,30 @@ func (in *Inbox) ReleaseQueued(id CardID, commandID string) bool {
 	in.touch(en, in.derive(en, now))
 	defer in.commit()
 	switch {
+	case s.State != SubmissionQueued && s.State != SubmissionSending:
+		return false // derive settled it (its request closed)
 	case en.card.Closed(now) != nil:
-		in.touch(en, in.settle(s, SubmissionSuperseded, "", ""))
+		reason := ""
+		if s.Owed() {
+			reason = s.Reason // sent: its words say so
+		}
+		in.touch(en, in.settle(s, SubmissionSuperseded, reason, ""))
 		return false
 	case in.queueTooOld(s, now):
-		in.touch(en, in.settle(s, SubmissionNotSent, ReasonTooOld, ""))
+		in.touch(en, in.settleTooOld(s))
 		return false
 	}
 	in.touch(en, in.settle(s, SubmissionSending, "", ""))
 	return true
+}
+
+// settleTooOld ends a waiting submission older than the resend limit:
+// not sent when it never left (queued), unknown when it may have.
+func (in *Inbox) settleTooOld(s *Submission) bool {
+	if s.State == SubmissionQueued {
+		return in.settle(s, SubmissionNotSent, ReasonTooOld, "")
+	}
+	return in.settle(s, SubmissionUnknown, ReasonTooOld, "")
 }
 
 // queueTooOld reports whether a queued submission has waited past
@@ -335,18 +361,33 @@ func (in *Inbox) queueTooOld(s *Submission, now time.Time) bool {
 
 // settleQueued ends a queued submission the relay did not come back for
 // in time: superseded when its request closed (settled, expired, session
-// ended), not sent when it passed Options.QueueMaxAge. It reports whether
-// it changed. The caller holds the lock, after derive.
+// ended), not sent when it passed Options.QueueMaxAge. An owed one
+// (Submission.Owed, sent and waiting for a relay connection to send it
+// again), of the card's or replaced, is superseded when its request
+// closed without the agent's record crediting it. It reports whether
+// anything changed. The caller holds the lock, after derive.
 func (in *Inbox) settleQueued(en *entry, now time.Time) bool {
+	changed := false
+	if !en.card.State.Open() {
+		for _, s := range en.subs {
+			if s.Owed() && s != en.card.Submission {
+				changed = in.settle(s, SubmissionSuperseded, s.Reason, "") || changed
+			}
+		}
+	}
 	s := en.card.Submission
-	if s == nil || s.State != SubmissionQueued {
-		return false
-	}
 	switch {
+	case s == nil:
+	case s.Owed() && !en.card.State.Open():
+		// Sent and owed: the reason stays, so its words say it was sent.
+		changed = in.settle(s, SubmissionSuperseded, s.Reason, "") || changed
+	case s.Owed() && in.queueTooOld(s, now):
+		changed = in.settle(s, SubmissionUnknown, ReasonTooOld, "") || changed
+	case s.State != SubmissionQueued:
 	case !en.card.State.Open():
-		return in.settle(s, SubmissionSuperseded, "", "")
+		changed = in.settle(s, SubmissionSuperseded, "", "") || changed
 	case in.queueTooOld(s, now):
-		return in.settle(s, SubmissionNotSent, ReasonTooOld, "")
+		changed = in.settle(s, SubmissionNotSent, ReasonTooOld, "") || changed
 	}
-	return false
+	return changed
 }
