@@ -34,18 +34,21 @@ const (
 
 // deliver works cmd until it is settled and returns its outcome. A
 // command written at least once is owed until the agent decides: when
-// its connection is lost it is reported sending with
-// inbox.ReasonRelayLost and waits for the relay with no limit of its
-// own, then, released again (Config.Release: its request still open, the
-// answer young enough), is written again on the new connection, whose
-// relay may hold none of the old one's commands. After an ack window of
-// silence on every send it is reported sending with inbox.ReasonTimeout
-// and kept owed by the client (owed.go).
+// its connection is lost (or none is up for it) its outcome is sending
+// with inbox.ReasonRelayLost, after an ack window of silence on every
+// send sending with inbox.ReasonTimeout, and the client keeps it (owed.go)
+// to work it again on the next connection, whose relay may hold none of
+// the old one's commands: released again (Config.Release: its request
+// still open, the answer young enough), then written again. An owed
+// command holds no worker while it waits.
 func (c *Client) deliver(ctx context.Context, cmd *command) outcome {
 	d := &delivery{c: c, cmd: cmd}
 	for {
 		cn, err := d.connection(ctx)
 		if cn == nil {
+			if (d.sent > 0 || cmd.sentBefore) && ctx.Err() == nil && !errors.Is(err, ErrUnauthorized) {
+				return owedLost
+			}
 			return d.gone(ctx, err)
 		}
 		if d.held() && !d.released {
@@ -73,11 +76,14 @@ func (c *Client) deliver(ctx context.Context, cmd *command) outcome {
 		if d.sent > 0 && ctx.Err() == nil {
 			// Owed: the card says so, and the next connection releases
 			// it again (checks and all) before writing it again.
-			d.released = false
-			c.cfg.Reporter.SettleSubmission(cmd.sub.Card, cmd.id, inbox.SubmissionSending, inbox.ReasonRelayLost, detailLost)
+			return owedLost
 		}
 	}
 }
+
+// owedLost is the outcome of a command that may have reached a relay and
+// has no connection now: owed, worked again on the next one.
+var owedLost = outcome{State: inbox.SubmissionSending, Reason: inbox.ReasonRelayLost, Detail: detailLost}
 
 // held reports whether the command must be released (Config.Release)
 // before its next write: queued, or it may have reached a relay before.
@@ -85,21 +91,15 @@ func (d *delivery) held() bool {
 	return d.cmd.queued || d.cmd.sentBefore || d.sent > 0
 }
 
-// connection waits for a live connection: for a command never written,
-// as unsent says; for one that may have reached a relay, with no limit
-// of its own (it is owed, and the card says so) until ctx ends or the
-// relay refuses this UI's token.
+// connection returns a live connection: for a command never written, as
+// unsent says (it waits, queued); for one that may have reached a relay,
+// the one up now, or nil (it goes back to the client's owed commands,
+// holding no worker, and the card says so).
 func (d *delivery) connection(ctx context.Context) (*conn, error) {
-	c := d.c
 	if d.sent == 0 && !d.cmd.sentBefore {
 		return d.unsent(ctx)
 	}
-	for {
-		cn, err := c.awaitConn(ctx, time.Now().Add(c.cfg.ConnectWait))
-		if cn != nil || ctx.Err() != nil || errors.Is(err, ErrUnauthorized) {
-			return cn, err
-		}
-	}
+	return d.c.awaitConn(ctx, time.Now())
 }
 
 // awaitAgent waits, for a queued command now that the relay is back, until

@@ -156,7 +156,8 @@ func TestTimeoutAfterRetries(t *testing.T) {
 			assert.Equal(t, inbox.SubmissionSending, o.State, "no reply in time is not an end: still owed")
 			assert.Equal(t, inbox.ReasonTimeout, o.Reason)
 			assert.Contains(t, o.Detail, "may still act", "the timeout says the agent may still act")
-			assert.Equal(t, 1, c.Owed(), "kept to be sent again on the next relay connection")
+			assert.Eventually(t, func() bool { return c.Owed() == 1 }, 10*time.Second, time.Millisecond,
+				"kept to be sent again on the next relay connection")
 			sent := raws(fr.frames(typeRespond))
 			require.Len(t, sent, tc.sends, "sends: got, want")
 			for i := range sent {

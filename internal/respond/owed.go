@@ -24,13 +24,24 @@ import (
 // hold as owed (settled, already on its way, or never sent).
 var ErrNotOwed = errors.New("respond: no such answer waiting to be sent again")
 
-// owe keeps cmd to be sent again on the next relay connection. At most
+// owe keeps cmd to be sent again on the next relay connection. One whose
+// connection was lost (lost) is queued at once when a new one is up
+// already (it came up before the command ended); one that got no reply
+// on a live connection waits for the next one, or for SendAgain. At most
 // Config.Queue commands are kept; past that one is not kept here (the
 // journal still holds it owed, and a restart sends it again).
-func (c *Client) owe(cmd *command) {
+func (c *Client) owe(cmd *command, lost bool) {
 	cmd.sentBefore, cmd.queued = true, false
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if lost && c.cur != nil && !c.cur.ended() && !c.closed {
+		select {
+		case c.queue <- cmd:
+			c.pending[cmd.id] = struct{}{}
+			return
+		default:
+		}
+	}
 	if c.owed == nil {
 		c.owed = make(map[string]*command)
 	}
@@ -109,5 +120,5 @@ func (c *Client) forgetOwed(e *aep.Event) {
 
 // owedOutcome reports whether o leaves its command owed.
 func owedOutcome(o outcome) bool {
-	return o.State == inbox.SubmissionSending && o.Reason == inbox.ReasonTimeout
+	return o.State == inbox.SubmissionSending && (o.Reason == inbox.ReasonTimeout || o.Reason == inbox.ReasonRelayLost)
 }

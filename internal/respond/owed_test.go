@@ -39,7 +39,7 @@ func TestOwedAnswerSentAgainOnTheNextConnection(t *testing.T) {
 	o := rep.nextOwed(t)
 	assert.Equal(t, inbox.SubmissionSending, o.State)
 	assert.Equal(t, inbox.ReasonTimeout, o.Reason)
-	require.Equal(t, 1, c.Owed(), "owed: kept for the next connection")
+	require.Eventually(t, func() bool { return c.Owed() == 1 }, 10*time.Second, time.Millisecond, "owed: kept for the next connection")
 	require.Len(t, fr.frames(typeRespond), 1)
 
 	silent.Store(false)
@@ -139,6 +139,7 @@ func TestSendAgainOwedAnswer(t *testing.T) {
 	require.ErrorIs(t, c.SendAgain(t.Context(), "nothing-owed"), ErrNotOwed)
 	require.NoError(t, c.Submit(t.Context(), submission("s1", "card-1")))
 	o := rep.nextOwed(t)
+	require.Eventually(t, func() bool { return c.Owed() == 1 }, 10*time.Second, time.Millisecond)
 	silent.Store(false)
 	require.NoError(t, c.SendAgain(t.Context(), o.CommandID))
 	assert.Equal(t, inbox.SubmissionAccepted, rep.next(t).State)

@@ -1,0 +1,25 @@
+package agent
+
+// Stall makes the agent deaf to commands until the returned resume is
+// called: each command that arrives meanwhile is dropped unread, neither
+// recorded, acknowledged nor executed, as commands are lost with a relay
+// that dies holding them for a stalled agent. It lets a test hold
+// answers in flight (no ack) across a relay outage; Stalled counts what
+// was dropped. Connection, pings and the agent's own events go on.
+func (a *Agent) Stall() (resume func()) {
+	a.mu.Lock()
+	a.stalled = true
+	a.mu.Unlock()
+	return func() {
+		a.mu.Lock()
+		a.stalled = false
+		a.mu.Unlock()
+	}
+}
+
+// Stalled returns how many commands the agent dropped while stalled.
+func (a *Agent) Stalled() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.dropped
+}
