@@ -66,10 +66,10 @@ var words = struct {
 	flow map[string]string
 }{
 	state: map[string]string{
-		"malformed":     "This request is malformed and cannot be answered: ",
-		"over-budget":   "Too many options to show safely: %s; answer it in the agent's own interface.",
-		"info":          "For information: the agent takes its answer another way (%s), not from here.",
-		"sending":       "Sent, waiting for the agent",
+		"malformed":   "This request is malformed and cannot be answered: ",
+		"over-budget": "Too many options to show safely: %s; answer it in the agent's own interface.",
+		"info":        "For information: the agent takes its answer another way (%s), not from here.",
+		"sending":     "Sent, waiting for the agent",
 		// An owed answer (inbox.Submission.Owed): sent, no reply yet, and
 		// sent again (same answer, same command) when the relay is back.
 		"relay-lost": "Sent, no reply yet; will send again when the relay is back",
@@ -83,18 +83,18 @@ var words = struct {
 		"unknown-too-old": "Sent by %s at %s with no reply from the agent, and not sent again: it got older than the resend limit (--resend-max-age). The agent may or may not have acted on it; answer again only if it still applies.",
 		"sent-superseded": "The answer sent by %s at %s got no reply, and was not sent again: this question settled first. The agent may still have acted on it.",
 		"replaced":        "Sent by %s at %s with no reply, then replaced by a different answer; the agent may still act on it.",
-		"queued":        "Queued: will be sent when the relay is back",
-		"accepted":      "The agent accepted the answer; waiting for it to record it",
-		"expired-open":  "The deadline has passed: this can no longer be answered.",
-		"removed":       "This question is no longer shown here: it left the inbox.",
-		"routed":        "Routed%s%s; still open",
-		"answered":      "Answered",
-		"elsewhere":     "Answered elsewhere",
-		"timed-out":     "Timed out: the agent stopped waiting",
-		"expired":       "Expired: the deadline passed without an answer",
-		"session-ended": "The session ended before this was answered",
-		"settled":       "Settled (%s)",
-		"other-sent-as": "Other “%s” was sent as the choice “%s”",
+		"queued":          "Queued: will be sent when the relay is back",
+		"accepted":        "The agent accepted the answer; waiting for it to record it",
+		"expired-open":    "The deadline has passed: this can no longer be answered.",
+		"removed":         "This question is no longer shown here: it left the inbox.",
+		"routed":          "Routed%s%s; still open",
+		"answered":        "Answered",
+		"elsewhere":       "Answered elsewhere",
+		"timed-out":       "Timed out: the agent stopped waiting",
+		"expired":         "Expired: the deadline passed without an answer",
+		"session-ended":   "The session ended before this was answered",
+		"settled":         "Settled (%s)",
+		"other-sent-as":   "Other “%s” was sent as the choice “%s”",
 		// An answer journaled before a restart (inbox.Submission.Resumed):
 		// who sent it and when, then what became of it.
 		"resumed":          "Sent by %s at %s, before aepforms restarted; sent again, waiting for the agent",
