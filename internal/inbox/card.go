@@ -179,6 +179,13 @@ type Submission struct {
 	// Resumed is true for a submission restored from the journal after a
 	// restart (Inbox.Restore): its card shows who sent it and when.
 	Resumed bool
+	// Replaces is, on a post, the command id of the card's owed answer
+	// (Owed: sent, no reply) that the operator explicitly replaces with
+	// this different one ("Answer differently"): BeginSubmission then
+	// takes it although that answer is in flight, and settles that one
+	// failed, ReasonReplaced (not sent again; the agent may still act on
+	// it). Without it a second answer is refused (ErrInFlight).
+	Replaces string
 }
 
 // InFlight reports whether the submission still waits for the agent:

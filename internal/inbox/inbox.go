@@ -195,6 +195,11 @@ type entry struct {
 	// reserved is the post being journaled outside the lock
 	// (BeginSubmission): the card takes no other answer meanwhile.
 	reserved *Submission
+	// replacing is the owed answer the reserved post replaces ("Answer
+	// differently"), settled failed/replaced while it is journaled, and
+	// was its state before, put back if the journal refuses the post.
+	replacing *Submission
+	was       Submission
 	// journaledDone is closed when the reservation ends (confirm), so the
 	// same form posted again meanwhile waits for the first post's fate.
 	journaledDone chan struct{}

@@ -173,11 +173,12 @@ func (in *Inbox) reserve(id CardID, s Submission) (*entry, Submission, error) {
 	now := in.opts.Now()
 	in.touch(en, in.derive(en, now)) // the deadline may have passed since the last Sweep
 	defer in.commit()
-	if err := c.CanAnswer(now); err != nil {
-		return nil, Submission{}, err
-	}
 	if en.reserved != nil {
 		return nil, Submission{}, ErrInFlight // another post is being journaled
+	}
+	replacing, err := in.replaceable(c, s, now)
+	if err != nil {
+		return nil, Submission{}, err
 	}
 
 	sub := cloneSubmission(s)
@@ -190,12 +191,36 @@ func (in *Inbox) reserve(id CardID, s Submission) (*entry, Submission, error) {
 	sub.Resumed = false
 	held := cloneSubmission(sub)
 	en.reserved = &held
+	en.replacing = replacing
+	if replacing != nil {
+		// Out of the live answers before the new one is journaled (the
+		// journal's one-live-answer-per-request rule holds): never sent
+		// again, its own ack or record still settles it.
+		en.was = *replacing
+		in.touch(en, in.settle(replacing, SubmissionFailed, ReasonReplaced, "replaced by a different answer; the agent may still act on it"))
+	}
 	en.journaledDone = make(chan struct{})
 	if in.reserving == nil {
 		in.reserving = make(map[string]*entry)
 	}
 	in.reserving[sub.CommandID] = en
 	return en, sub, nil
+}
+
+// replaceable is CanAnswer for post s on card c, with the one explicit
+// exception: a post that names (Submission.Replaces) the card's owed
+// answer (sent, no reply in time or the relay lost) replaces it, and that
+// answer is returned. Any other post while an answer is in flight is
+// ErrInFlight: no second answer by accident. The caller holds the lock.
+func (in *Inbox) replaceable(c *Card, s Submission, now time.Time) (*Submission, error) {
+	err := c.CanAnswer(now)
+	if err == nil || s.Replaces == "" || !errors.Is(err, ErrInFlight) || errors.Is(err, ErrOtherInFlight) {
+		return nil, err
+	}
+	if cur := c.Submission; cur.Owed() && cur.CommandID == s.Replaces {
+		return cur, nil
+	}
+	return nil, err
 }
 
 // confirm ends en's reservation: with err nil it puts the journaled sub on
@@ -207,7 +232,14 @@ func (in *Inbox) confirm(en *entry, sub Submission, err error) (Submission, erro
 	en.reserved = nil
 	close(en.journaledDone)
 	delete(in.reserving, sub.CommandID)
+	replaced := en.replacing
+	en.replacing = nil
 	if err != nil {
+		if replaced != nil && replaced.State == SubmissionFailed && replaced.Reason == ReasonReplaced {
+			// Not replaced after all: owed again, as it was.
+			in.touch(en, in.settle(replaced, en.was.State, en.was.Reason, en.was.Detail))
+			in.commit()
+		}
 		return Submission{}, err
 	}
 	if in.byID[sub.Card] != en {
