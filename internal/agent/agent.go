@@ -55,6 +55,8 @@ type Agent struct {
 	changed    chan struct{}
 	stalled    bool // Stall: commands are dropped unread
 	dropped    int  // commands dropped while stalled
+	holding    bool // Hold: commands are set aside
+	held       []heldCommand
 
 	wake     chan struct{} // the writer: the queue grew
 	taskWake chan struct{} // the scheduler: a task was added
