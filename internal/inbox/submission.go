@@ -1,6 +1,7 @@
 package inbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -67,6 +68,16 @@ func (in *Inbox) BeginSubmission(id CardID, s Submission) (Submission, error) {
 		}
 		sub.Command = raw
 	}
+	if err == nil && s.Replaces != "" {
+		// "Answer differently": the replaced answer's way out of the live
+		// answers (queued under the lock in reserve) is written first, or
+		// the journal's one-live-answer rule refuses this one.
+		ctx, cancel := context.WithTimeout(context.Background(), replaceFlushWait)
+		if ferr := in.journalQ.flush(ctx); ferr != nil {
+			err = fmt.Errorf("%w: %w", ErrNotRecorded, ferr)
+		}
+		cancel()
+	}
 	// Write ahead: the submission is kept before anything is sent.
 	var posted *Submission
 	if err == nil {
@@ -80,6 +91,10 @@ func (in *Inbox) BeginSubmission(id CardID, s Submission) (Submission, error) {
 	}
 	return out, err
 }
+
+// replaceFlushWait bounds how long "Answer differently" waits for the
+// journal to write the replaced answer's state before the new one.
+const replaceFlushWait = 10 * time.Second
 
 // notRecorded says why the journal refused to record sub. A second live
 // answer to the request (ErrInFlight) can only be another replica's on a
