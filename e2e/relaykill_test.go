@@ -132,7 +132,10 @@ func TestRelayKilledWithAnswersInFlight(t *testing.T) {
 	for i, sess := range sessions {
 		card := s.getPage(t, "?session="+url.QueryEscape(sess)).cardOf(t, sess)
 		state := card.Find(`[data-testid="state"]`)
-		assert.Zero(t, card.Find(`form[data-testid="answer-form"] button[name="option"]:not([disabled])`).Length(),
+		// No second answer by accident: a form only behind the
+		// explicit "Answer differently" of an owed answer.
+		assert.Zero(t, card.Find(`form[data-testid="answer-form"]`).Not(`details[data-testid="answer-differently"] form`).
+			Find(`button[name="option"]:not([disabled])`).Length(),
 			"session %s: no second answer while the first is owed", sess)
 		switch got := state.AttrOr("data-state", ""); {
 		case i < inFlight && got == "sending":
