@@ -30,13 +30,19 @@ func (a *Answers) LookupToken(card inbox.CardID, token string) (inbox.Submission
 // replicas claiming at once, the row lock lets one through and the other
 // then finds the lease held.
 func (a *Answers) Claim(commandID string, now time.Time) (bool, error) {
-	defer a.lockWrites()()
-	ctx, cancel := a.ctx()
-	defer cancel()
-	var seq int64
-	err := a.Synced.QueryRowContext(ctx, a.Q(`UPDATE submissions SET lease_owner = ?, lease_until = ?
+	// Health.Wrote takes Health's lock: never while holding the write
+	// lock, which Health.Change takes under its own (lock order: Health,
+	// then writes; the other order deadlocked a restart's resume against
+	// its lease renewal).
+	err := func() error {
+		defer a.lockWrites()()
+		ctx, cancel := a.ctx()
+		defer cancel()
+		var seq int64
+		return a.Synced.QueryRowContext(ctx, a.Q(`UPDATE submissions SET lease_owner = ?, lease_until = ?
 		WHERE command_id = ? AND (lease_owner = ? OR lease_until <= ?) RETURNING seq`),
-		a.LeaseOwner, now.Add(a.Lease).UnixNano(), commandID, a.LeaseOwner, now.UnixNano()).Scan(&seq)
+			a.LeaseOwner, now.Add(a.Lease).UnixNano(), commandID, a.LeaseOwner, now.UnixNano()).Scan(&seq)
+	}()
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return false, nil
@@ -49,13 +55,16 @@ func (a *Answers) Claim(commandID string, now time.Time) (bool, error) {
 // Renew extends every lease this replica holds on a live submission to
 // now plus Lease.
 func (a *Answers) Renew(now time.Time) error {
-	defer a.lockWrites()()
-	ctx, cancel := a.ctx()
-	defer cancel()
-	_, err := a.Synced.ExecContext(ctx, a.Q(`UPDATE submissions SET lease_until = ?
+	err := func() error { // the write lock released before Health's (Claim)
+		defer a.lockWrites()()
+		ctx, cancel := a.ctx()
+		defer cancel()
+		_, err := a.Synced.ExecContext(ctx, a.Q(`UPDATE submissions SET lease_until = ?
 		WHERE lease_owner = ? AND state IN (?, ?, ?) AND recorded_at = 0`),
-		now.Add(a.Lease).UnixNano(), a.LeaseOwner,
-		string(inbox.SubmissionQueued), string(inbox.SubmissionSending), string(inbox.SubmissionAccepted))
+			now.Add(a.Lease).UnixNano(), a.LeaseOwner,
+			string(inbox.SubmissionQueued), string(inbox.SubmissionSending), string(inbox.SubmissionAccepted))
+		return err
+	}()
 	return a.Health.Wrote("renew", err)
 }
 
