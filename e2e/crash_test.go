@@ -283,6 +283,15 @@ func TestServeProcessCrashesAndJournal(t *testing.T) {
 				assert.Equal(t, req.ID, got[0].Subject)
 				assert.Equal(t, 0, got[0].Differing, "every transmission is the journaled bytes")
 				assert.Equal(t, `{"option":"deny"}`, answerOf(t, got[0].Raw), "the answer posted before the kill")
+				// History is honest after the restart: the command the
+				// agent ran is accepted and recorded, never "not sent".
+				awaitHistory(t, second, func(rows []historyRow) bool {
+					return len(rows) == 1 && rows[0].Recorded
+				})
+				rows := historyRows(t, second)
+				require.Len(t, rows, 1, "one History entry: %+v", rows)
+				assert.Equal(t, got[0].ID, rows[0].CommandID)
+				assert.Equal(t, "accepted", rows[0].State, "%+v", rows[0])
 
 				// The restarted UI holds the journal: another serve on it is refused.
 				other := r.exec(t, "ui (second on the same journal)", "")

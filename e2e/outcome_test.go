@@ -173,14 +173,17 @@ func TestAnswerOutcomes(t *testing.T) {
 		assert.Empty(t, commandsTo(ag, sess.ID), "the agent received a command for an expired card")
 	})
 
-	t.Run("ack timeout: two retries with the same id, then a local timeout", func(t *testing.T) {
+	t.Run("ack timeout: two retries with the same id, then owed (no reply in time), not failed", func(t *testing.T) {
 		t.Parallel()
 		ag := s.startAgent(t, agentOptions{scenarios: []string{agent.ScenarioPermission}, neverAck: true})
 		sess, _ := askedRequest(t, ag, agent.ScenarioPermission)
 		_, _, f := s.openForm(t, sess.ID)
 		s.follow(t, s.submit(t, f, f.button(t, "Allow once"), ""))
 
-		final := s.awaitCard(t, sess.ID, "the local timeout", inState("failed"))
+		final := s.awaitCard(t, sess.ID, "no reply in time", func(c *goquery.Selection) bool {
+			return strings.Contains(c.Find(`[data-testid="state-text"]`).Text(), "no reply from the agent in time")
+		})
+		assert.Equal(t, "sending", stateOf(final), "owed: sent again when the relay reconnects, never given up")
 		cmds := commandsTo(ag, sess.ID)
 		require.Len(t, cmds, 1, "distinct commands")
 		assert.Equal(t, 3, cmds[0].Count, "transmissions of the command: the original and two retries")

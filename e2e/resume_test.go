@@ -152,8 +152,9 @@ func TestResumeAfterRestartSendsWhatWasNeverSent(t *testing.T) {
 }
 
 // A journaled answer older than --resend-max-age is not sent again after
-// the restart (the agent may no longer remember its command id): its card
-// says so, shows what was sent, and takes an answer again.
+// the restart (the agent may no longer remember its command id): it had
+// left, so its outcome is unknown (never "not sent"); its card says so,
+// shows what was sent, and takes an answer again.
 func TestResumeAfterRestartLeavesAnOverAgeAnswerUnsent(t *testing.T) {
 	t.Parallel()
 	r := newResumeStack(t)
@@ -171,7 +172,7 @@ func TestResumeAfterRestartLeavesAnOverAgeAnswerUnsent(t *testing.T) {
 	r.extra = []string{"--resend-max-age", "0"}
 	second, _ := r.serve(t, "ui (restarted)")
 	card := second.awaitCard(t, sess.ID, "the answer not sent again", func(c *goquery.Selection) bool {
-		return c.Find(`[data-testid="state"]`).AttrOr("data-state", "") == "not-sent"
+		return c.Find(`[data-testid="state"]`).AttrOr("data-state", "") == "unknown"
 	})
 	text := card.Find(`[data-testid="state-text"]`).Text()
 	assert.Contains(t, text, "not sent again", "the card says the answer was not sent again")

@@ -100,6 +100,9 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 		}
 		s, err := in.BeginSubmission(id, inbox.Submission{
 			Token: token, CommandID: ulid.Make().String(), Answer: answer, Form: post, By: operatorFrom(r.Context()),
+			// Set only by the form under "Answer differently": this post
+			// replaces the card's owed answer (inbox decides if it may).
+			Replaces: post.Get(form.NameReplaces),
 		})
 		switch {
 		case errors.Is(err, inbox.ErrDuplicate):

@@ -180,7 +180,7 @@ func capDevices(ctx context.Context, devs PushDevices, operator, keep string, mo
 	if err != nil {
 		return err
 	}
-	var mine []journal.PushSubscription
+	var mine []store.PushSubscription
 	for _, d := range all {
 		if d.Operator == operator && d.Endpoint != keep {
 			mine = append(mine, d)
@@ -189,7 +189,7 @@ func capDevices(ctx context.Context, devs PushDevices, operator, keep string, mo
 	if len(mine) < most {
 		return nil
 	}
-	slices.SortFunc(mine, func(a, b journal.PushSubscription) int {
+	slices.SortFunc(mine, func(a, b store.PushSubscription) int {
 		return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.Endpoint, b.Endpoint))
 	})
 	var errs []error

@@ -27,6 +27,7 @@ var (
 	_ respond.Releaser = (*inbox.Inbox)(nil)
 	_ web.Inbox        = (*inbox.Inbox)(nil)
 	_ web.Submitter    = (*respond.Client)(nil)
+	_ web.Resender     = (*respond.Client)(nil)
 	_ web.Roster       = (*respond.Client)(nil)
 	_ web.Upstream     = upstream{}
 	_ web.Notifier     = (*webpush.Pusher)(nil)

@@ -311,9 +311,10 @@ func (in *Inbox) onAck(e *aep.Event) {
 			return
 		}
 		en.ownIDs[e.ID()] = true
+		en.noteAck(e.ID(), cause)
 		in.link(e.Session(), e.ID(), en)
 		changed := false
-		if s := en.card.Submission; s != nil && s.CommandID == cause {
+		if s := en.sub(cause); s != nil {
 			changed = in.settle(s, state, d.Reason, d.Detail)
 		}
 		in.touch(en, changed)

@@ -120,6 +120,13 @@ const (
 	// SubmissionSuperseded: restored after a restart, but the request had
 	// settled, expired or its session ended first: nothing more is sent.
 	SubmissionSuperseded SubmissionState = "superseded"
+	// SubmissionUnknown: the command may have left (it was sent, or
+	// journaled as sending when the process died) and nothing says what
+	// the agent did with it, and it is not sent again: its request is no
+	// longer in the relay after a restart (ReasonRestart), or it got
+	// older than Options.QueueMaxAge while owed (ReasonTooOld). The
+	// agent's own record or ack still settles it.
+	SubmissionUnknown SubmissionState = "unknown"
 )
 
 // Submission is one operator post that becomes exactly one command. It is
@@ -172,6 +179,13 @@ type Submission struct {
 	// Resumed is true for a submission restored from the journal after a
 	// restart (Inbox.Restore): its card shows who sent it and when.
 	Resumed bool
+	// Replaces is, on a post, the command id of the card's owed answer
+	// (Owed: sent, no reply) that the operator explicitly replaces with
+	// this different one ("Answer differently"): BeginSubmission then
+	// takes it although that answer is in flight, and settles that one
+	// failed, ReasonReplaced (not sent again; the agent may still act on
+	// it). Without it a second answer is refused (ErrInFlight).
+	Replaces string
 }
 
 // InFlight reports whether the submission still waits for the agent:
@@ -195,7 +209,29 @@ const (
 	// ReasonGone: a restored submission whose request the relay no
 	// longer holds (no card after the feed caught up).
 	ReasonGone = "gone"
+	// ReasonRelayLost: with SubmissionSending, the command was sent and
+	// the relay connection ended before the agent's reply: it is owed,
+	// and sent again (same id, same bytes) when a connection is back.
+	ReasonRelayLost = "relay-lost"
+	// ReasonRestart: with SubmissionSending, a submission restored after
+	// a restart that Resume has not sent again yet (in memory only, never
+	// journaled); with SubmissionUnknown, one sent before the restart
+	// whose request the relay no longer holds.
+	ReasonRestart = "restart"
+	// ReasonReplaced: with SubmissionFailed, an owed answer the operator
+	// replaced by a different one ("Answer differently"): it is not sent
+	// again, and the agent may still act on it.
+	ReasonReplaced = "replaced"
 )
+
+// Owed reports whether the submission was sent and waits for the
+// agent's reply with none in time (ReasonTimeout) or with the relay
+// connection lost (ReasonRelayLost): it is sent again whenever a relay
+// connection comes back, and only "Answer differently" lets another
+// answer go.
+func (s *Submission) Owed() bool {
+	return s != nil && s.State == SubmissionSending && (s.Reason == ReasonTimeout || s.Reason == ReasonRelayLost)
+}
 
 // Card is one request as the operator sees it. Cards returned by the Inbox
 // are copies; changing them changes nothing.

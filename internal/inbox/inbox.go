@@ -184,10 +184,22 @@ type entry struct {
 
 	applied map[aep.Key]bool // lifecycle events applied (idempotence past dedupe eviction)
 	ownIDs  map[string]bool  // our command ids and their acks' ids
-	tokens  map[string]bool  // form tokens of every submission made
+	// subs are every submission of this inbox on the card by command id,
+	// the latest (card.Submission) among them: an ack or record settles
+	// the command it names, not whichever is latest (outcome.go).
+	subs map[string]*Submission
+	// ackOf maps our commands' acks' ids to their command ids, so a
+	// record caused by an ack credits that command.
+	ackOf  map[string]string
+	tokens map[string]bool // form tokens of every submission made
 	// reserved is the post being journaled outside the lock
 	// (BeginSubmission): the card takes no other answer meanwhile.
 	reserved *Submission
+	// replacing is the owed answer the reserved post replaces ("Answer
+	// differently"), settled failed/replaced while it is journaled, and
+	// was its state before, put back if the journal refuses the post.
+	replacing *Submission
+	was       Submission
 	// journaledDone is closed when the reservation ends (confirm), so the
 	// same form posted again meanwhile waits for the first post's fate.
 	journaledDone chan struct{}

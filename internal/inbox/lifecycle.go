@@ -98,12 +98,11 @@ func (in *Inbox) endedFor(en *entry) bool {
 
 // ownOutcome reports whether the recorded answer came from one of our
 // submissions: its cause is our command or our command's ack, or it names
-// no cause while our latest submission was accepted.
+// no cause while one of our submissions was accepted.
 func (en *entry) ownOutcome() bool {
 	cause := en.card.Recorded.Cause
 	if cause != "" {
 		return en.ownIDs[cause]
 	}
-	s := en.card.Submission
-	return s != nil && s.State == SubmissionAccepted
+	return en.recordedCommand() != nil
 }

@@ -63,6 +63,11 @@ func (in *Inbox) Restore() (int, error) {
 	for i := range subs {
 		s := cloneSubmission(subs[i])
 		s.Resumed = true
+		if s.State == SubmissionSending && s.Reason == "" {
+			// Not sent again yet: Resume decides, once the feed has
+			// caught up (in memory only; the journal keeps "sending").
+			s.Reason = ReasonRestart
+		}
 		if old, ok := in.restored[s.Card]; ok {
 			in.journalSettle(old.CommandID, SubmissionSuperseded, "", "", now)
 		}
@@ -82,6 +87,7 @@ func (in *Inbox) restoreOnto(en *entry) {
 	}
 	delete(in.restored, en.card.ID)
 	en.card.Submission = s
+	in.keepSub(en, s)
 	if en.ownIDs == nil {
 		en.ownIDs = make(map[string]bool)
 		en.tokens = make(map[string]bool)
@@ -159,8 +165,13 @@ func (in *Inbox) Restoring() (loaded int, resumed bool) {
 // recorded long ago: the relay no longer holds its question), never
 // rewritten as not sent.
 func (in *Inbox) settleGone(s *Submission, now time.Time) {
-	if s.State == SubmissionSending || s.State == SubmissionQueued {
+	switch s.State {
+	case SubmissionQueued:
 		in.journalSettle(s.CommandID, SubmissionNotSent, ReasonGone, "", now)
+	case SubmissionSending:
+		// It may have left before the restart, and the agent may have
+		// run it: not "not sent", but unknown until its record says.
+		in.journalSettle(s.CommandID, SubmissionUnknown, ReasonRestart, "", now)
 	}
 }
 
@@ -198,10 +209,15 @@ func (in *Inbox) adopt(en *entry, s Submission) bool {
 	if in.ours[sub.CommandID] == nil {
 		in.ours[sub.CommandID] = en
 	}
+	if en.subs[sub.CommandID] != nil {
+		return false // already ours, in its latest state
+	}
 	if cur := en.card.Submission; cur != nil && !cur.At.Before(sub.At) {
-		return false // a later answer is on the card
+		in.keepSub(en, &sub) // an earlier answer: its acks still settle it
+		return false         // a later answer is on the card
 	}
 	en.card.Submission = &sub
+	in.keepSub(en, &sub)
 	return true
 }
 
@@ -246,6 +262,7 @@ func (in *Inbox) restoreSettled(recent []Submission) {
 		rec.Answer = cloneAnswer(rec.Answer)
 		c.Recorded = &rec
 		c.Submission = &s
+		en.subs = map[string]*Submission{s.CommandID: c.Submission}
 		en.ownIDs = map[string]bool{s.CommandID: true}
 		if rec.Cause != "" {
 			// The journal kept it as this UI's answer: its cause (the
@@ -274,8 +291,11 @@ func (in *Inbox) restoreSettled(recent []Submission) {
 // The caller holds the lock.
 func (in *Inbox) keepRecorded(en *entry) {
 	c := &en.card
-	s := c.Submission
-	if c.Recorded == nil || s == nil || s.Recorded != nil || s.State == SubmissionRejected || !en.ownOutcome() {
+	if c.Recorded == nil || !en.ownOutcome() {
+		return
+	}
+	s := en.recordedCommand() // the command the record names, not the latest
+	if s == nil || s.Recorded != nil || s.State == SubmissionRejected {
 		return
 	}
 	if s.State != SubmissionAccepted {
@@ -309,13 +329,24 @@ func (in *Inbox) resumeOne(en *entry, maxAge time.Duration, now time.Time) bool 
 	case en.card.Closed(now) != nil:
 		in.touch(en, in.settle(s, SubmissionSuperseded, "", ""))
 	case maxAge <= 0 || now.Sub(s.At) > maxAge:
-		in.touch(en, in.settle(s, SubmissionNotSent, ReasonTooOld, ""))
-	default:
 		if s.State == SubmissionQueued {
+			in.touch(en, in.settle(s, SubmissionNotSent, ReasonTooOld, ""))
+		} else {
+			// It may have left before the restart: unknown, not "not sent".
+			in.touch(en, in.settle(s, SubmissionUnknown, ReasonTooOld, ""))
+		}
+	default:
+		switch {
+		case s.State == SubmissionQueued:
 			// Queued when the last serve stopped: it goes to the
 			// respond path now, which says "queued" again if the
 			// relay is still away.
 			in.touch(en, in.settle(s, SubmissionSending, "", ""))
+		case s.Reason == ReasonRestart:
+			// Handed to the respond path now: "sent again" from here on
+			// (the journal already says sending).
+			s.Reason = ""
+			in.touch(en, true)
 		}
 		return true
 	}

@@ -98,7 +98,7 @@ func TestResumeAfterRestart(t *testing.T) {
 		"acked":    {SubmissionAccepted, ""},
 		"answered": {SubmissionSuperseded, ""},
 		"expires":  {SubmissionSuperseded, ""},
-		"old":      {SubmissionNotSent, ReasonTooOld},
+		"old":      {SubmissionUnknown, ReasonTooOld}, // it was sending: it may have left, so not "not sent"
 		"nacked":   {SubmissionRejected, aepInvalid},
 		"mine":     {SubmissionAccepted, ""},
 	} {
@@ -119,7 +119,7 @@ func TestResumeAfterRestart(t *testing.T) {
 		left = append(left, s.CommandID)
 	}
 	assert.Equal(t, []string{"cmd-open", "cmd-acked", "cmd-done"}, left,
-		"the journal keeps the rest settled (gone: not sent), an accepted answer whose question is gone stays accepted, and one the agent recorded is settled for good")
+		"the journal keeps the rest settled (gone: outcome unknown), an accepted answer whose question is gone stays accepted, and one the agent recorded is settled for good")
 	j.mu.Lock()
 	gone := *j.subs["cmd-gone"]
 	mine := cloneSubmission(*j.subs["cmd-mine"])
@@ -127,8 +127,8 @@ func TestResumeAfterRestart(t *testing.T) {
 	require.NotNil(t, mine.Recorded, "what the agent recorded for the restored command is journaled")
 	assert.Equal(t, "yes", *mine.Recorded.Answer.Text)
 	assert.True(t, mine.RecordedAt.Equal(clk.Now().Add(-2*time.Minute)), "kept at the inbox clock, when the answer was seen")
-	assert.Equal(t, SubmissionNotSent, gone.State)
-	assert.Equal(t, ReasonGone, gone.Reason)
+	assert.Equal(t, SubmissionUnknown, gone.State, "sending before the restart: it may have left and run, so unknown, not \"not sent\"")
+	assert.Equal(t, ReasonRestart, gone.Reason)
 }
 
 const aepInvalid = "invalid"

@@ -1,6 +1,7 @@
 package inbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -67,6 +68,16 @@ func (in *Inbox) BeginSubmission(id CardID, s Submission) (Submission, error) {
 		}
 		sub.Command = raw
 	}
+	if err == nil && s.Replaces != "" {
+		// "Answer differently": the replaced answer's way out of the live
+		// answers (queued under the lock in reserve) is written first, or
+		// the journal's one-live-answer rule refuses this one.
+		ctx, cancel := context.WithTimeout(context.Background(), replaceFlushWait)
+		if ferr := in.journalQ.flush(ctx); ferr != nil {
+			err = fmt.Errorf("%w: %w", ErrNotRecorded, ferr)
+		}
+		cancel()
+	}
 	// Write ahead: the submission is kept before anything is sent.
 	var posted *Submission
 	if err == nil {
@@ -80,6 +91,10 @@ func (in *Inbox) BeginSubmission(id CardID, s Submission) (Submission, error) {
 	}
 	return out, err
 }
+
+// replaceFlushWait bounds how long "Answer differently" waits for the
+// journal to write the replaced answer's state before the new one.
+const replaceFlushWait = 10 * time.Second
 
 // notRecorded says why the journal refused to record sub. A second live
 // answer to the request (ErrInFlight) can only be another replica's on a
@@ -173,11 +188,12 @@ func (in *Inbox) reserve(id CardID, s Submission) (*entry, Submission, error) {
 	now := in.opts.Now()
 	in.touch(en, in.derive(en, now)) // the deadline may have passed since the last Sweep
 	defer in.commit()
-	if err := c.CanAnswer(now); err != nil {
-		return nil, Submission{}, err
-	}
 	if en.reserved != nil {
 		return nil, Submission{}, ErrInFlight // another post is being journaled
+	}
+	replacing, err := in.replaceable(c, s, now)
+	if err != nil {
+		return nil, Submission{}, err
 	}
 
 	sub := cloneSubmission(s)
@@ -190,12 +206,36 @@ func (in *Inbox) reserve(id CardID, s Submission) (*entry, Submission, error) {
 	sub.Resumed = false
 	held := cloneSubmission(sub)
 	en.reserved = &held
+	en.replacing = replacing
+	if replacing != nil {
+		// Out of the live answers before the new one is journaled (the
+		// journal's one-live-answer-per-request rule holds): never sent
+		// again, its own ack or record still settles it.
+		en.was = *replacing
+		in.touch(en, in.settle(replacing, SubmissionFailed, ReasonReplaced, "replaced by a different answer; the agent may still act on it"))
+	}
 	en.journaledDone = make(chan struct{})
 	if in.reserving == nil {
 		in.reserving = make(map[string]*entry)
 	}
 	in.reserving[sub.CommandID] = en
 	return en, sub, nil
+}
+
+// replaceable is CanAnswer for post s on card c, with the one explicit
+// exception: a post that names (Submission.Replaces) the card's owed
+// answer (sent, no reply in time or the relay lost) replaces it, and that
+// answer is returned. Any other post while an answer is in flight is
+// ErrInFlight: no second answer by accident. The caller holds the lock.
+func (in *Inbox) replaceable(c *Card, s Submission, now time.Time) (*Submission, error) {
+	err := c.CanAnswer(now)
+	if err == nil || s.Replaces == "" || !errors.Is(err, ErrInFlight) || errors.Is(err, ErrOtherInFlight) {
+		return nil, err
+	}
+	if cur := c.Submission; cur.Owed() && cur.CommandID == s.Replaces {
+		return cur, nil
+	}
+	return nil, err
 }
 
 // confirm ends en's reservation: with err nil it puts the journaled sub on
@@ -207,7 +247,14 @@ func (in *Inbox) confirm(en *entry, sub Submission, err error) (Submission, erro
 	en.reserved = nil
 	close(en.journaledDone)
 	delete(in.reserving, sub.CommandID)
+	replaced := en.replacing
+	en.replacing = nil
 	if err != nil {
+		if replaced != nil && replaced.State == SubmissionFailed && replaced.Reason == ReasonReplaced {
+			// Not replaced after all: owed again, as it was.
+			in.touch(en, in.settle(replaced, en.was.State, en.was.Reason, en.was.Detail))
+			in.commit()
+		}
 		return Submission{}, err
 	}
 	if in.byID[sub.Card] != en {
@@ -219,6 +266,7 @@ func (in *Inbox) confirm(en *entry, sub Submission, err error) (Submission, erro
 	}
 	c := &en.card
 	c.Submission = &sub
+	in.keepSub(en, c.Submission)
 	if en.ownIDs == nil {
 		en.ownIDs = make(map[string]bool)
 		en.tokens = make(map[string]bool)
@@ -235,9 +283,11 @@ func (in *Inbox) confirm(en *entry, sub Submission, err error) (Submission, erro
 // state SubmissionAccepted, SubmissionRejected or SubmissionFailed with
 // the reason and detail, SubmissionQueued when the respond path holds it
 // for want of a relay connection, or SubmissionSending again for a
-// resend. It is
-// ignored unless commandID is the card's latest submission, and once the
-// agent decided (accepted or rejected) that decision stands.
+// resend (with ReasonTimeout or ReasonRelayLost: sent, no reply yet, owed
+// and sent again when a relay connection is back). It settles exactly
+// the command it names, the card's latest or an earlier one of this
+// inbox's (outcome.go), and once the agent decided (accepted or
+// rejected) that decision stands.
 func (in *Inbox) SettleSubmission(id CardID, commandID string, state SubmissionState, reason, detail string) {
 	switch state {
 	case SubmissionQueued, SubmissionSending, SubmissionAccepted, SubmissionRejected, SubmissionFailed:
@@ -247,10 +297,17 @@ func (in *Inbox) SettleSubmission(id CardID, commandID string, state SubmissionS
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	en, ok := in.byID[id]
-	if !ok || en.card.Submission == nil || en.card.Submission.CommandID != commandID {
+	if !ok {
 		return
 	}
-	in.touch(en, in.settle(en.card.Submission, state, reason, detail))
+	s := en.sub(commandID)
+	if s == nil {
+		return
+	}
+	if s != en.card.Submission && (state == SubmissionQueued || state == SubmissionSending) {
+		return // an earlier answer is never put back on its way
+	}
+	in.touch(en, in.settle(s, state, reason, detail))
 	in.commit()
 }
 
@@ -265,7 +322,7 @@ func (in *Inbox) settle(s *Submission, state SubmissionState, reason, detail str
 	if s.State == SubmissionAccepted || s.State == SubmissionRejected {
 		return false
 	}
-	if (s.State == SubmissionNotSent || s.State == SubmissionSuperseded) &&
+	if (s.State == SubmissionNotSent || s.State == SubmissionSuperseded || s.State == SubmissionUnknown) &&
 		state != SubmissionAccepted && state != SubmissionRejected {
 		return false // restored and not sent again: only the agent's own decision changes that
 	}
@@ -287,16 +344,19 @@ func (in *Inbox) settle(s *Submission, state SubmissionState, reason, detail str
 	return true
 }
 
-// ReleaseQueued is asked by the respond path right before it first writes
-// a queued command (one it held for want of a relay connection): true
-// means send it now, and the submission is sending again. It is false, and
-// nothing may be sent, when the command is no longer the card's latest
-// answer or is no longer queued (it was superseded or found too old
-// meanwhile), when the request settled, expired or its session ended
-// (SubmissionSuperseded), or when the answer is older than
-// Options.QueueMaxAge (SubmissionNotSent, ReasonTooOld): the agent may
-// not remember a command id that old, and the operator's answer may no
-// longer apply. The card says which.
+// ReleaseQueued is asked by the respond path right before it writes a
+// command it held: one queued for want of a relay connection, or one
+// owed (sent, no reply yet: Submission.Owed, or restored after a
+// restart) that it sends again now a relay connection is back. True
+// means send it now, and the submission is sending again. It is false,
+// and nothing may be sent, when the command is no longer the card's
+// latest answer or no longer waits (the agent decided, or it was
+// superseded, replaced or found too old meanwhile), when the request
+// settled, expired or its session ended (SubmissionSuperseded), or when
+// the answer is older than Options.QueueMaxAge: the agent may not
+// remember a command id that old, and the operator's answer may no
+// longer apply (SubmissionNotSent for one never sent, SubmissionUnknown
+// for one that was). The card says which.
 func (in *Inbox) ReleaseQueued(id CardID, commandID string) bool {
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -306,9 +366,7 @@ func (in *Inbox) ReleaseQueued(id CardID, commandID string) bool {
 	}
 	s := en.card.Submission
 	switch s.State {
-	case SubmissionQueued:
-	case SubmissionSending:
-		return true // never held back (it went out before the drop)
+	case SubmissionQueued, SubmissionSending:
 	default:
 		return false
 	}
@@ -316,15 +374,30 @@ func (in *Inbox) ReleaseQueued(id CardID, commandID string) bool {
 	in.touch(en, in.derive(en, now))
 	defer in.commit()
 	switch {
+	case s.State != SubmissionQueued && s.State != SubmissionSending:
+		return false // derive settled it (its request closed)
 	case en.card.Closed(now) != nil:
-		in.touch(en, in.settle(s, SubmissionSuperseded, "", ""))
+		reason := ""
+		if s.Owed() {
+			reason = s.Reason // sent: its words say so
+		}
+		in.touch(en, in.settle(s, SubmissionSuperseded, reason, ""))
 		return false
 	case in.queueTooOld(s, now):
-		in.touch(en, in.settle(s, SubmissionNotSent, ReasonTooOld, ""))
+		in.touch(en, in.settleTooOld(s))
 		return false
 	}
 	in.touch(en, in.settle(s, SubmissionSending, "", ""))
 	return true
+}
+
+// settleTooOld ends a waiting submission older than the resend limit:
+// not sent when it never left (queued), unknown when it may have.
+func (in *Inbox) settleTooOld(s *Submission) bool {
+	if s.State == SubmissionQueued {
+		return in.settle(s, SubmissionNotSent, ReasonTooOld, "")
+	}
+	return in.settle(s, SubmissionUnknown, ReasonTooOld, "")
 }
 
 // queueTooOld reports whether a queued submission has waited past
@@ -335,18 +408,33 @@ func (in *Inbox) queueTooOld(s *Submission, now time.Time) bool {
 
 // settleQueued ends a queued submission the relay did not come back for
 // in time: superseded when its request closed (settled, expired, session
-// ended), not sent when it passed Options.QueueMaxAge. It reports whether
-// it changed. The caller holds the lock, after derive.
+// ended), not sent when it passed Options.QueueMaxAge. An owed one
+// (Submission.Owed, sent and waiting for a relay connection to send it
+// again), of the card's or replaced, is superseded when its request
+// closed without the agent's record crediting it. It reports whether
+// anything changed. The caller holds the lock, after derive.
 func (in *Inbox) settleQueued(en *entry, now time.Time) bool {
+	changed := false
+	if !en.card.State.Open() {
+		for _, s := range en.subs {
+			if s.Owed() && s != en.card.Submission {
+				changed = in.settle(s, SubmissionSuperseded, s.Reason, "") || changed
+			}
+		}
+	}
 	s := en.card.Submission
-	if s == nil || s.State != SubmissionQueued {
-		return false
-	}
 	switch {
+	case s == nil:
+	case s.Owed() && !en.card.State.Open():
+		// Sent and owed: the reason stays, so its words say it was sent.
+		changed = in.settle(s, SubmissionSuperseded, s.Reason, "") || changed
+	case s.Owed() && in.queueTooOld(s, now):
+		changed = in.settle(s, SubmissionUnknown, ReasonTooOld, "") || changed
+	case s.State != SubmissionQueued:
 	case !en.card.State.Open():
-		return in.settle(s, SubmissionSuperseded, "", "")
+		changed = in.settle(s, SubmissionSuperseded, "", "") || changed
 	case in.queueTooOld(s, now):
-		return in.settle(s, SubmissionNotSent, ReasonTooOld, "")
+		changed = in.settle(s, SubmissionNotSent, ReasonTooOld, "") || changed
 	}
-	return false
+	return changed
 }

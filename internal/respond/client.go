@@ -49,6 +49,7 @@ type Client struct {
 	changed chan struct{}       // closed and replaced whenever cur changes
 	lastErr error               // why the last connection attempt or connection failed
 	pending map[string]struct{} // ids of commands queued or in flight
+	owed    map[string]*command // sent, no reply in time: queued again on every new connection (owed.go)
 	// outcomes counts what became of the commands, for /metrics.
 	outcomes map[inbox.SubmissionState]int64
 	running  bool
@@ -108,16 +109,24 @@ func (c *Client) Submit(ctx context.Context, s inbox.Submission) error {
 		return ErrQueueFull
 	}
 	c.pending[cmd.id] = struct{}{}
+	delete(c.owed, cmd.id)
+	// A submission restored after a restart may have reached a relay
+	// before it: it is owed, never "queued" (which says nothing left).
+	cmd.sentBefore = s.Resumed && s.State == inbox.SubmissionSending
 	// No relay connection now: the answer waits for the relay, and the
 	// card says so before the post's redirect (not "sent", then a failure).
 	// A relay that refused the token will not take it later either: that
 	// command fails as before.
-	cmd.queued = c.cur == nil && !errors.Is(c.lastErr, ErrUnauthorized)
+	away := c.cur == nil && !errors.Is(c.lastErr, ErrUnauthorized)
+	cmd.queued = away && !cmd.sentBefore
 	c.mu.Unlock()
-	if cmd.queued {
+	switch {
+	case cmd.queued:
 		// Said before the command is on the queue, so no worker's later
 		// report can be overtaken by it.
 		c.cfg.Reporter.SettleSubmission(cmd.sub.Card, cmd.id, inbox.SubmissionQueued, "", "")
+	case away:
+		c.cfg.Reporter.SettleSubmission(cmd.sub.Card, cmd.id, inbox.SubmissionSending, inbox.ReasonRelayLost, detailLost)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -253,6 +262,17 @@ func (c *Client) report(cmd *command, o outcome) {
 	c.log.Info("command settled", "command", cmd.id, "session", cmd.session,
 		"state", o.State, "reason", o.Reason)
 	c.cfg.Reporter.SettleSubmission(cmd.sub.Card, cmd.id, o.State, o.Reason, o.Detail)
+	if owedOutcome(o) && !c.isClosed() {
+		// After the report: its next round's release must come after it.
+		c.owe(cmd, o.Reason == inbox.ReasonRelayLost)
+	}
+}
+
+// isClosed reports whether Run has ended.
+func (c *Client) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
 }
 
 // Wake ends the current reconnect wait at once, so the next attempt
@@ -301,6 +321,7 @@ func (c *Client) serve(ctx context.Context, cn *conn) {
 	c.setConn(cn, nil)
 	c.cfg.Connected()
 	cn.askRoster()
+	c.requeueOwed() // what got no reply before is sent again on this relay
 	var wg sync.WaitGroup
 	wg.Go(cn.housekeep)
 	wg.Go(func() {

@@ -22,6 +22,12 @@ type command struct {
 	// inbox.SubmissionQueued (no relay connection when it was due): it
 	// is released (Config.Release) before its first write.
 	queued bool
+	// sentBefore is true for a command that may already have reached a
+	// relay (owed: sent, no reply yet, sent again on a new connection;
+	// or restored after a restart): without a connection it is
+	// reported sending with inbox.ReasonRelayLost, never "queued", and
+	// it is released (Config.Release) before it is written again.
+	sentBefore bool
 }
 
 // ErrInvalid reports a submission that cannot become a command.

@@ -247,6 +247,16 @@ func (cn *conn) relayError(f inFrame) {
 
 // close ends the connection deliberately: a `closing` frame, then the
 // close handshake (bounded by the library), then the write context.
+// ended reports whether the connection is lost (done closed).
+func (cn *conn) ended() bool {
+	select {
+	case <-cn.done:
+		return true
+	default:
+		return false
+	}
+}
+
 func (cn *conn) close(reason string) {
 	if err := cn.write(closingFrame{Type: "closing", Reason: reason, Delivered: []struct{}{}}); err != nil {
 		cn.c.log.Debug("closing frame not written", "err", err)

@@ -32,31 +32,31 @@ const (
 	waitStopped               // ctx ended
 )
 
-// deliver works cmd until it is settled and returns its outcome.
+// deliver works cmd until it is settled and returns its outcome. A
+// command written at least once is owed until the agent decides: when
+// its connection is lost (or none is up for it) its outcome is sending
+// with inbox.ReasonRelayLost, after an ack window of silence on every
+// send sending with inbox.ReasonTimeout, and the client keeps it (owed.go)
+// to work it again on the next connection, whose relay may hold none of
+// the old one's commands: released again (Config.Release: its request
+// still open, the answer young enough), then written again. An owed
+// command holds no worker while it waits.
 func (c *Client) deliver(ctx context.Context, cmd *command) outcome {
 	d := &delivery{c: c, cmd: cmd}
 	for {
-		var cn *conn
-		var err error
-		if d.sent == 0 {
-			cn, err = d.unsent(ctx)
-		} else {
-			cn, err = c.awaitConn(ctx, time.Now().Add(c.cfg.ConnectWait))
-		}
+		cn, err := d.connection(ctx)
 		if cn == nil {
+			if (d.sent > 0 || cmd.sentBefore) && ctx.Err() == nil && !errors.Is(err, ErrUnauthorized) {
+				return owedLost
+			}
 			return d.gone(ctx, err)
 		}
-		if d.sent > 0 && d.conns > c.cfg.Retries+1 {
-			// The connection keeps dropping under this command: stop here.
-			// (One never written is queued instead, and waits on.)
-			return d.gone(ctx, nil)
-		}
-		if d.sent == 0 && cmd.queued && !d.released {
+		if d.held() && !d.released {
 			if !d.awaitAgent(ctx, cn) {
-				continue // the connection or ctx ended first: still queued
+				continue // the connection or ctx ended first: still held
 			}
 			if c.cfg.Release != nil && !c.cfg.Release.ReleaseQueued(cmd.sub.Card, cmd.id) {
-				c.log.Info("queued command not sent: the request closed or it got too old", "command", cmd.id)
+				c.log.Info("held command not sent: it was settled, the request closed or it got too old", "command", cmd.id)
 				return outcome{State: inbox.SubmissionNotSent, Detail: detailHeld}
 			}
 			d.released = true
@@ -73,7 +73,33 @@ func (c *Client) deliver(ctx context.Context, cmd *command) outcome {
 		case <-cn.done:
 		case <-ctx.Done():
 		}
+		if d.sent > 0 && ctx.Err() == nil {
+			// Owed: the card says so, and the next connection releases
+			// it again (checks and all) before writing it again.
+			return owedLost
+		}
 	}
+}
+
+// owedLost is the outcome of a command that may have reached a relay and
+// has no connection now: owed, worked again on the next one.
+var owedLost = outcome{State: inbox.SubmissionSending, Reason: inbox.ReasonRelayLost, Detail: detailLost}
+
+// held reports whether the command must be released (Config.Release)
+// before its next write: queued, or it may have reached a relay before.
+func (d *delivery) held() bool {
+	return d.cmd.queued || d.cmd.sentBefore || d.sent > 0
+}
+
+// connection returns a live connection: for a command never written, as
+// unsent says (it waits, queued); for one that may have reached a relay,
+// the one up now, or nil (it goes back to the client's owed commands,
+// holding no worker, and the card says so).
+func (d *delivery) connection(ctx context.Context) (*conn, error) {
+	if d.sent == 0 && !d.cmd.sentBefore {
+		return d.unsent(ctx)
+	}
+	return d.c.awaitConn(ctx, time.Now())
 }
 
 // awaitAgent waits, for a queued command now that the relay is back, until
@@ -165,26 +191,19 @@ func (d *delivery) on(ctx context.Context, cn *conn) (o outcome, done bool) {
 	if r, ok := d.ready(acks); ok {
 		return d.settled(r), true
 	}
+	// Every connection gets the whole budget of transmissions: a relay
+	// that came back may hold none of the old one's commands, and the
+	// agent dedupes a command id it has seen (same bytes, same ack).
+	writes := 0
 	for {
-		if d.sent > c.cfg.Retries {
-			// Every transmission is spent (this is a connection after a
-			// drop): wait one window for a replayed or late ack.
-			r, w := d.wait(ctx, cn, acks, window)
-			switch w {
-			case waitAcked:
-				return d.settled(r), true
-			case waitSilent:
-				return d.timeout(window), true
-			}
-			return d.ended(ctx)
-		}
-		if d.sent == 0 {
+		if d.sent == 0 && !cmd.sentBefore {
 			crashpoint.Hit(crashpoint.Unsent) // before the first write only
 		}
 		if err := cn.writeRaw(cmd.raw); err != nil {
 			return d.ended(ctx)
 		}
 		d.sent++
+		writes++
 		crashpoint.Hit(crashpoint.Sent)
 		r, w := d.wait(ctx, cn, acks, window)
 		switch w {
@@ -217,7 +236,7 @@ func (d *delivery) on(ctx context.Context, cn *conn) (o outcome, done bool) {
 		case waitLost, waitStopped:
 			return d.ended(ctx)
 		}
-		if d.sent > c.cfg.Retries {
+		if writes > c.cfg.Retries {
 			return d.timeout(window), true
 		}
 	}
@@ -301,21 +320,29 @@ func (d *delivery) ended(ctx context.Context) (outcome, bool) {
 // is "unreachable" (or the relay's refusal of the token), sent is
 // "timeout" because the agent may have it.
 func (d *delivery) gone(ctx context.Context, err error) outcome {
+	sent := d.sent > 0 || d.cmd.sentBefore
 	switch {
-	case d.sent > 0 && ctx.Err() != nil:
+	case sent && ctx.Err() != nil:
 		return failed(inbox.ReasonTimeout, detailStopped)
-	case d.sent > 0:
-		return failed(inbox.ReasonTimeout, detailLost)
+	case sent && errors.Is(err, ErrUnauthorized):
+		return failed(CodeUnauthorized, "the relay refused this UI's token; the agent may still act on the answer")
+	case sent:
+		return failed(inbox.ReasonTimeout, detailStopped)
 	case errors.Is(err, ErrUnauthorized):
 		return failed(CodeUnauthorized, "the relay refused this UI's token; "+detailUnreachable)
 	}
 	return failed(inbox.ReasonUnreachable, detailUnreachable)
 }
 
-// timeout is the local nack after the window stayed silent on every send.
+// timeout is the outcome after the window stayed silent on every send
+// on one connection: not an end while the request is open. The command
+// stays owed (sending, inbox.ReasonTimeout): the client sends it again
+// on the next relay connection (owed.go), and the agent's late ack or
+// record still settles it.
 func (d *delivery) timeout(window time.Duration) outcome {
-	return failed(inbox.ReasonTimeout, fmt.Sprintf("no acknowledgement within %s after %d sends; %s",
-		window, d.sent, "the agent may still act on the answer"))
+	return outcome{State: inbox.SubmissionSending, Reason: inbox.ReasonTimeout,
+		Detail: fmt.Sprintf("no acknowledgement within %s after %d sends; the agent may still act on it, and it is sent again when the relay reconnects",
+			window, d.sent)}
 }
 
 // refusedSubscription: the relay would not let this client watch for the

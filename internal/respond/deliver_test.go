@@ -152,10 +152,12 @@ func TestTimeoutAfterRetries(t *testing.T) {
 			cfg.Retries = tc.retries
 			c, rep := start(t, cfg)
 			require.NoError(t, c.Submit(t.Context(), submission("s1", "card-1")))
-			o := rep.next(t)
-			assert.Equal(t, inbox.SubmissionFailed, o.State)
+			o := rep.nextOwed(t)
+			assert.Equal(t, inbox.SubmissionSending, o.State, "no reply in time is not an end: still owed")
 			assert.Equal(t, inbox.ReasonTimeout, o.Reason)
 			assert.Contains(t, o.Detail, "may still act", "the timeout says the agent may still act")
+			assert.Eventually(t, func() bool { return c.Owed() == 1 }, 10*time.Second, time.Millisecond,
+				"kept to be sent again on the next relay connection")
 			sent := raws(fr.frames(typeRespond))
 			require.Len(t, sent, tc.sends, "sends: got, want")
 			for i := range sent {
@@ -186,7 +188,7 @@ func TestAckWindowFromRoster(t *testing.T) {
 	assert.Equal(t, DefaultAckWindow, c.AckWindow("s2"), "the default window for an unknown target")
 
 	require.NoError(t, c.Submit(t.Context(), submission("s1", "card-1")))
-	o := rep.next(t)
+	o := rep.nextOwed(t)
 	assert.Equal(t, inbox.ReasonTimeout, o.Reason, "silence past the declared 30 ms window: %+v", o)
 	assert.Contains(t, o.Detail, "30ms")
 }

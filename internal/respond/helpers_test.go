@@ -18,21 +18,27 @@ type settlement struct {
 	Reason, Detail string
 }
 
-// reports collects settlements: outcomes on ch, and the queued reports
-// (no relay connection when the command was due: progress, not an
-// outcome) on queued.
+// reports collects settlements: outcomes on ch, the queued reports (no
+// relay connection when the command was due: progress, not an outcome)
+// on queued, and the owed ones (sending again with a reason: sent, no
+// reply yet, the relay lost or the ack window silent) on owed.
 type reports struct {
 	ch     chan settlement
 	queued chan settlement
+	owed   chan settlement
 }
 
 func newReports() *reports {
-	return &reports{ch: make(chan settlement, 1024), queued: make(chan settlement, 1024)}
+	return &reports{ch: make(chan settlement, 1024), queued: make(chan settlement, 1024), owed: make(chan settlement, 1024)}
 }
 
 func (r *reports) SettleSubmission(card inbox.CardID, commandID string, state inbox.SubmissionState, reason, detail string) {
 	if state == inbox.SubmissionQueued {
 		r.queued <- settlement{card, commandID, state, reason, detail}
+		return
+	}
+	if state == inbox.SubmissionSending {
+		r.owed <- settlement{card, commandID, state, reason, detail}
 		return
 	}
 	r.ch <- settlement{card, commandID, state, reason, detail}
@@ -47,6 +53,19 @@ func (r *reports) nextQueued(t testing.TB) settlement {
 		return o
 	case <-time.After(10 * time.Second):
 		t.Fatal("no queued report")
+		return settlement{}
+	}
+}
+
+// nextOwed returns the next owed report (sending, with a reason),
+// failing the test after a deadline.
+func (r *reports) nextOwed(t testing.TB) settlement {
+	t.Helper()
+	select {
+	case o := <-r.owed:
+		return o
+	case <-time.After(10 * time.Second):
+		t.Fatal("no owed report")
 		return settlement{}
 	}
 }

@@ -38,7 +38,7 @@ const (
 // Details of the local failures, worded for the operator.
 const (
 	detailUnreachable = "not sent; your answer is kept"
-	detailLost        = "the relay connection was lost after sending; the agent may still act on it"
+	detailLost        = "the relay connection was lost after sending; it is sent again when the relay is back"
 	detailHeld        = "queued while the relay was away, then not sent: the request closed or the answer got too old"
 	detailStopped     = "the UI stopped before the agent acknowledged the answer; the agent may still act on it"
 )

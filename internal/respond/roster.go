@@ -156,6 +156,7 @@ func (c *Client) Roster() ([]RosterEntry, bool) {
 // word is found by the no-route refusal (which re-reads it), the ack
 // window's silence, and RosterInterval.
 func (c *Client) Observe(e *aep.Event) {
+	c.forgetOwed(e)
 	typ := e.Type()
 	switch {
 	case rosterEvent(typ):

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/aepforms/aepforms/internal/journal/sqlite"
+	"github.com/aepforms/aepforms/internal/store/sqlite"
 )
 
 // An IPv4-compatible IPv6 address (::a.b.c.d, deprecated) carries an IPv4

@@ -10,11 +10,17 @@ import "strconv"
 
 // Wire names of the answer form (docs/DESIGN.md "The form's wire names").
 const (
-	NameToken   = "token"  // hidden form token
-	NameOption  = "option" // option button: option index
-	NameText    = "text"   // free-text reply
-	ValueOther  = "other"  // the Other choice's value
-	ValueTicked = "on"     // a ticked boolean checkbox's value
+	NameToken  = "token"  // hidden form token
+	NameOption = "option" // option button: option index
+	NameText   = "text"   // free-text reply
+	// NameReplaces is the hidden field of a form shown under "Answer
+	// differently": the command id of the owed answer it replaces.
+	NameReplaces = "replaces"
+	// NameCommand is the hidden field of "Send again": the owed
+	// answer's command id.
+	NameCommand = "command"
+	ValueOther  = "other" // the Other choice's value
+	ValueTicked = "on"    // a ticked boolean checkbox's value
 )
 
 // Wire names of the sign-in form.

@@ -68,6 +68,25 @@ type CardView struct {
 
 	// DetailsText is the summary of the card's Details disclosure.
 	DetailsText string
+
+	// Owed is set when this UI's answer was sent and got no reply yet
+	// (inbox.Submission.Owed): the form is shown only behind "Answer
+	// differently" (a second command, replacing this one), beside "Send
+	// again" (the same command) when the relay is there. Nil otherwise.
+	Owed *OwedView
+}
+
+// OwedView is what an open card offers while its answer is owed.
+type OwedView struct {
+	// Replaces is the owed answer's command id: the hidden field of the
+	// form under "Answer differently" and of "Send again".
+	Replaces string
+	// AgainAction is the "Send again" form's action; "" when not offered
+	// (the relay is away: it is sent again when it is back anyway).
+	AgainAction, AgainLabel string
+	// Summary is the "Answer differently" disclosure's summary, Warning
+	// what it tells the operator first.
+	Summary, Warning string
 }
 
 // AnsweredBy is who answered a settled card from this UI and when: the
@@ -215,6 +234,11 @@ func card(c inbox.Card, opts Options) CardView {
 	// Another sender's answer on its way locks the form too; the
 	// browser's draft stays (it may be rejected, and the form open again).
 	locked := inFlight || (v.Open && c.Answering() != nil)
+	if owed := owedView(c, base, id, opts, v.Open); owed != nil {
+		// Sent, no reply: a different answer only explicitly, behind
+		// "Answer differently" (components).
+		v.Owed, locked = owed, false
+	}
 	answerable := opts.CanSubmit && v.Open && c.Controllable() && !locked
 	f, errs := form.Build(form.Spec{
 		Card: id, Request: c.Request, Action: base + "/cards/" + url.PathEscape(id) + "/answer", Token: opts.Token,
@@ -232,6 +256,21 @@ func card(c inbox.Card, opts Options) CardView {
 	v.Form = f
 	v.Notes = cardNotes(c, opts, v.Open, locked)
 	return v
+}
+
+// owedView is what an open card offers while this UI's answer is owed
+// (sent, no reply yet); nil when it is not, or nothing can be sent here.
+func owedView(c inbox.Card, base, id string, opts Options, open bool) *OwedView {
+	s := c.Submission
+	if !open || !opts.CanSubmit || !s.Owed() || !c.Controllable() || c.Answering() != nil {
+		return nil
+	}
+	o := &OwedView{Replaces: s.CommandID, Summary: words.flow["differently"], Warning: words.flow["differently-warning"]}
+	if s.Reason == inbox.ReasonTimeout {
+		o.AgainAction = base + "/cards/" + url.PathEscape(id) + "/again"
+		o.AgainLabel = words.flow["send-again"]
+	}
+	return o
 }
 
 // givesWay are the state lines of an open card that a lock text replaces

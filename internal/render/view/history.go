@@ -331,6 +331,10 @@ func historyOutcome(state inbox.SubmissionState, reason, detail string) HistoryO
 		return o
 	}
 	why := reason
+	if t, ok := words.historyReason[state][reason]; ok {
+		o.Text += ": " + t
+		return o
+	}
 	if state == inbox.SubmissionFailed {
 		if t, ok := words.historyFailed[reason]; ok {
 			why = t

@@ -87,8 +87,8 @@ func stateLine(c inbox.Card, now time.Time, operator string) StateView {
 	case sub != nil && sub.State == inbox.SubmissionSending:
 		s.Kind, s.Tone, s.Busy = "sending", "progress", true
 		s.Text = words.state["sending"]
-		if sub.Resumed {
-			s.Text, s.Agent = resumedText(sub), []string{sub.By}
+		if t := owedText(sub); t != "" {
+			s.Text, s.Agent = t, []string{sub.By}
 		}
 		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
 		s.Notes = otherNotes(c.Request, sub.Form, placeholder)
@@ -116,6 +116,15 @@ func stateLine(c inbox.Card, now time.Time, operator string) StateView {
 		s.Agent = []string{sub.Reason}
 		s.Quote = sub.Detail
 		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
+	case sub != nil && sub.State == inbox.SubmissionUnknown:
+		s.Kind, s.Tone = "unknown", "warning"
+		s.Text, s.Agent = resumedText(sub), []string{sub.By}
+		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
+	case sub != nil && sub.State == inbox.SubmissionFailed && sub.Reason == inbox.ReasonReplaced:
+		// Replaced by a later answer: that one is the card's; this says
+		// only what became of this one (History has it).
+		s.Kind, s.Tone = "failed", "warning"
+		s.Text, s.Agent = resumedText(sub), []string{sub.By}
 	case sub != nil && sub.State == inbox.SubmissionNotSent:
 		s.Kind, s.Tone = "not-sent", "warning"
 		s.Text, s.Agent = resumedText(sub), []string{sub.By}
@@ -200,7 +209,7 @@ func settledLine(s *StateView, c inbox.Card, placeholder bool, operator string, 
 		s.Kind = string(c.State)
 		s.Text = fmt.Sprintf(words.state["settled"], c.State)
 	}
-	if sub := c.Submission; sub != nil && sub.State == inbox.SubmissionSuperseded {
+	if sub := c.Submission; sub != nil && (sub.State == inbox.SubmissionSuperseded || sub.State == inbox.SubmissionUnknown) {
 		s.Notes = append(s.Notes, Sentence{Text: resumedText(sub), Agent: []string{sub.By}})
 	}
 	if c.Malformed != "" {

@@ -58,27 +58,43 @@ var words = struct {
 	// Why an answer in the history was not delivered, by reason; "" is
 	// any other reason (named).
 	historyFailed map[string]string
+	// Why an answer in the history is in a state other than failed, by
+	// state and reason (owed, unknown, superseded after it was sent).
+	historyReason map[inbox.SubmissionState]map[string]string
 	// The answer flow: the note to a permission or review card's options,
 	// the card's hide button, the page's keyboard shortcuts (Flow).
 	flow map[string]string
 }{
 	state: map[string]string{
-		"malformed":     "This request is malformed and cannot be answered: ",
-		"over-budget":   "Too many options to show safely: %s; answer it in the agent's own interface.",
-		"info":          "For information: the agent takes its answer another way (%s), not from here.",
-		"sending":       "Sent, waiting for the agent",
-		"queued":        "Queued: will be sent when the relay is back",
-		"accepted":      "The agent accepted the answer; waiting for it to record it",
-		"expired-open":  "The deadline has passed: this can no longer be answered.",
-		"removed":       "This question is no longer shown here: it left the inbox.",
-		"routed":        "Routed%s%s; still open",
-		"answered":      "Answered",
-		"elsewhere":     "Answered elsewhere",
-		"timed-out":     "Timed out: the agent stopped waiting",
-		"expired":       "Expired: the deadline passed without an answer",
-		"session-ended": "The session ended before this was answered",
-		"settled":       "Settled (%s)",
-		"other-sent-as": "Other “%s” was sent as the choice “%s”",
+		"malformed":   "This request is malformed and cannot be answered: ",
+		"over-budget": "Too many options to show safely: %s; answer it in the agent's own interface.",
+		"info":        "For information: the agent takes its answer another way (%s), not from here.",
+		"sending":     "Sent, waiting for the agent",
+		// An owed answer (inbox.Submission.Owed): sent, no reply yet, and
+		// sent again (same answer, same command) when the relay is back.
+		"relay-lost": "Sent, no reply yet; will send again when the relay is back",
+		"no-reply":   "Sent, no reply from the agent in time; it may still act. It is sent again when the relay reconnects.",
+		// Sent before a restart, and not sent again yet (Resume waits for
+		// the relay's history): never "sent again" before it is.
+		"resumed-waiting": "Sent by %s at %s, before aepforms restarted; it is sent again once the relay is back",
+		// Sent, then neither sent again nor answered by the agent's word
+		// (inbox.SubmissionUnknown).
+		"unknown-restart": "Sent by %s at %s, before aepforms restarted; outcome unknown. The agent's record settles it if it comes.",
+		"unknown-too-old": "Sent by %s at %s with no reply from the agent, and not sent again: it got older than the resend limit (--resend-max-age). The agent may or may not have acted on it; answer again only if it still applies.",
+		"sent-superseded": "The answer sent by %s at %s got no reply, and was not sent again: this question settled first. The agent may still have acted on it.",
+		"replaced":        "Sent by %s at %s with no reply, then replaced by a different answer; the agent may still act on it.",
+		"queued":          "Queued: will be sent when the relay is back",
+		"accepted":        "The agent accepted the answer; waiting for it to record it",
+		"expired-open":    "The deadline has passed: this can no longer be answered.",
+		"removed":         "This question is no longer shown here: it left the inbox.",
+		"routed":          "Routed%s%s; still open",
+		"answered":        "Answered",
+		"elsewhere":       "Answered elsewhere",
+		"timed-out":       "Timed out: the agent stopped waiting",
+		"expired":         "Expired: the deadline passed without an answer",
+		"session-ended":   "The session ended before this was answered",
+		"settled":         "Settled (%s)",
+		"other-sent-as":   "Other “%s” was sent as the choice “%s”",
 		// An answer journaled before a restart (inbox.Submission.Resumed):
 		// who sent it and when, then what became of it.
 		"resumed":          "Sent by %s at %s, before aepforms restarted; sent again, waiting for the agent",
@@ -255,8 +271,24 @@ var words = struct {
 		{inbox.SubmissionFailed, "Not delivered", "Not delivered", "error"},
 		{inbox.SubmissionNotSent, "Not sent again after a restart", "Not sent", "warning"},
 		{inbox.SubmissionSuperseded, "Superseded: the question settled first", "Superseded", "neutral"},
+		{inbox.SubmissionUnknown, "Outcome unknown", "Unknown", "warning"},
+	},
+	historyReason: map[inbox.SubmissionState]map[string]string{
+		inbox.SubmissionSending: {
+			inbox.ReasonRelayLost: "the relay connection was lost; it is sent again when the relay is back",
+			inbox.ReasonTimeout:   "no reply from the agent in time; it is sent again when the relay reconnects",
+		},
+		inbox.SubmissionUnknown: {
+			inbox.ReasonRestart: "sent before the restart; outcome unknown",
+			inbox.ReasonTooOld:  "sent, no reply, and not sent again: older than the resend limit; the agent may or may not have acted",
+		},
+		inbox.SubmissionSuperseded: {
+			inbox.ReasonRelayLost: "sent, no reply; the question settled before it was sent again",
+			inbox.ReasonTimeout:   "sent, no reply; the question settled before it was sent again",
+		},
 	},
 	historyFailed: map[string]string{
+		inbox.ReasonReplaced:    "replaced by a different answer; the agent may still have acted on it",
 		inbox.ReasonTimeout:     "no reply from the agent in time; it may still have acted",
 		inbox.ReasonUnreachable: "the relay could not be reached",
 		"no-route":              "the agent was not connected",
@@ -264,26 +296,31 @@ var words = struct {
 		"":                      "%s",
 	},
 	flow: map[string]string{
-		"note-summary":   "Add a note",
-		"note-label":     "Your note to the agent",
-		"note-hint":      "It is sent with the option you press.",
-		"note-only":      "Send the note only",
-		"note-only-hint": "Without an option, the agent decides what the note means, and may refuse it.",
-		"hide":           "Hide from this page",
-		"clear-settled":  "Clear settled",
-		"no-more":        "No more pending questions on this page.",
-		"keys-button":    "Keyboard shortcuts",
-		"keys-title":     "Keyboard shortcuts",
-		"keys-toggle":    "Use single-key shortcuts (j, k, 1–9, o, ?)",
-		"keys-close":     "Close",
-		"keys-off-note":  "Single-key shortcuts never act while you type in a text box.",
-		"key-j":          "Next pending question",
-		"key-k":          "Previous pending question",
-		"key-1-9":        "Select the n-th choice or option (never sends)",
-		"key-o":          "Type in Other",
-		"key-send":       "Send the question you are in (an option card once an option is selected)",
-		"key-esc":        "Leave a text box",
-		"key-help":       "Show or hide this list",
+		"note-summary": "Add a note",
+		// An owed answer (sent, no reply yet): the same again, or
+		// explicitly a different one.
+		"send-again":          "Send the same answer again",
+		"differently":         "Answer differently",
+		"differently-warning": "Your first answer may still reach the agent and act. A different answer is sent as a second answer to this question; the agent decides which it takes.",
+		"note-label":          "Your note to the agent",
+		"note-hint":           "It is sent with the option you press.",
+		"note-only":           "Send the note only",
+		"note-only-hint":      "Without an option, the agent decides what the note means, and may refuse it.",
+		"hide":                "Hide from this page",
+		"clear-settled":       "Clear settled",
+		"no-more":             "No more pending questions on this page.",
+		"keys-button":         "Keyboard shortcuts",
+		"keys-title":          "Keyboard shortcuts",
+		"keys-toggle":         "Use single-key shortcuts (j, k, 1–9, o, ?)",
+		"keys-close":          "Close",
+		"keys-off-note":       "Single-key shortcuts never act while you type in a text box.",
+		"key-j":               "Next pending question",
+		"key-k":               "Previous pending question",
+		"key-1-9":             "Select the n-th choice or option (never sends)",
+		"key-o":               "Type in Other",
+		"key-send":            "Send the question you are in (an option card once an option is selected)",
+		"key-esc":             "Leave a text box",
+		"key-help":            "Show or hide this list",
 	},
 }
 
@@ -375,6 +412,19 @@ func sentBy(sub *inbox.Submission) (who, at string) {
 // resumedText is the state line of an answer restored after a restart.
 func resumedText(sub *inbox.Submission) string {
 	who, at := sentBy(sub)
+	switch {
+	case sub.State == inbox.SubmissionSuperseded && sub.Reason != "":
+		// Sent (owed) and not sent again: the question settled first.
+		return fmt.Sprintf(words.state["sent-superseded"], who, at)
+	case sub.State == inbox.SubmissionUnknown && sub.Reason == inbox.ReasonTooOld:
+		return fmt.Sprintf(words.state["unknown-too-old"], who, at)
+	case sub.State == inbox.SubmissionUnknown:
+		return fmt.Sprintf(words.state["unknown-restart"], who, at)
+	case sub.State == inbox.SubmissionSending && sub.Reason == inbox.ReasonRestart:
+		return fmt.Sprintf(words.state["resumed-waiting"], who, at)
+	case sub.State == inbox.SubmissionFailed && sub.Reason == inbox.ReasonReplaced:
+		return fmt.Sprintf(words.state["replaced"], who, at)
+	}
 	if !sub.Resumed {
 		// Not sent in this run of aepforms: it was queued while the relay
 		// was away (a restart's answers are Resumed).
@@ -398,6 +448,21 @@ func resumedText(sub *inbox.Submission) string {
 		return fmt.Sprintf(words.state["superseded"], who, at)
 	}
 	return fmt.Sprintf(words.state["resumed"], who, at)
+}
+
+// owedText is the state line of an answer sent and waiting for the
+// agent: owed (no reply in time, or the relay lost), not sent again yet
+// after a restart, or sent again after one; "" for one simply sending.
+func owedText(sub *inbox.Submission) string {
+	switch {
+	case sub.Reason == inbox.ReasonRelayLost:
+		return words.state["relay-lost"]
+	case sub.Reason == inbox.ReasonTimeout:
+		return words.state["no-reply"]
+	case sub.Resumed:
+		return resumedText(sub)
+	}
+	return ""
 }
 
 // answeringText is the state line of a card locked by a command no answer

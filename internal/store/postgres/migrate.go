@@ -123,6 +123,12 @@ var migrations = []string{
 	`ALTER TABLE submissions ADD COLUMN lease_owner text NOT NULL DEFAULT '';
 	ALTER TABLE submissions ADD COLUMN lease_until bigint NOT NULL DEFAULT 0; -- unix nanoseconds
 	CREATE INDEX submissions_token ON submissions (card_id, token);`,
+	// 5 (issue 27, "Answer differently"; SQLite's step 8): an owed
+	// answer the operator explicitly replaced (reason 'replaced') leaves
+	// the one-live-answer rule, so its own late ack may still settle it.
+	`ALTER TABLE submissions ADD COLUMN replaced integer NOT NULL DEFAULT 0; -- 1: replaced by the operator's different answer
+	DROP INDEX submissions_live;
+	CREATE UNIQUE INDEX submissions_live ON submissions (source, session, request_id) WHERE state IN ('queued', 'sending', 'accepted') AND replaced = 0;`,
 }
 
 // SchemaVersion is the schema version this build writes.

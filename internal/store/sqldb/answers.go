@@ -129,8 +129,15 @@ func (a *Answers) settle(commandID string, state inbox.SubmissionState, reason, 
 	}
 	defer func() { _ = tx.Rollback() }()
 	var seq int64
-	err = tx.QueryRowContext(ctx, a.Q(`UPDATE submissions SET state = ?, reason = ?, detail = ?, settled_at = ? WHERE command_id = ? RETURNING seq`),
-		string(state), reason, detail, settled, commandID).Scan(&seq)
+	// An answer the operator replaced ("Answer differently") leaves the
+	// one-live-answer rule for good (its late ack may settle it beside
+	// the replacement); one put back on its way (the replacement was not
+	// kept) rejoins it.
+	err = tx.QueryRowContext(ctx, a.Q(`UPDATE submissions SET state = ?, reason = ?, detail = ?, settled_at = ?,
+		replaced = CASE WHEN ? = ? THEN 1 WHEN ? IN (?, ?) THEN 0 ELSE replaced END
+		WHERE command_id = ? RETURNING seq`),
+		string(state), reason, detail, settled, reason, inbox.ReasonReplaced,
+		string(state), string(inbox.SubmissionQueued), string(inbox.SubmissionSending), commandID).Scan(&seq)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil

@@ -66,8 +66,11 @@ const undoMigration4 = undoLease + `DROP INDEX submissions_recorded;
 	ALTER TABLE submissions DROP COLUMN recorded_at;
 `
 
-// undoLease takes back the resend lease step (7, issue 16), the newest.
-const undoLease = `DROP INDEX submissions_token;
+// undoLease takes back the resend lease step (7, issue 16), and the
+// replaced mark (8, issue 27) after it, the newest; submissions_live must
+// be dropped first.
+const undoLease = `ALTER TABLE submissions DROP COLUMN replaced;
+	DROP INDEX submissions_token;
 	ALTER TABLE submissions DROP COLUMN lease_owner;
 	ALTER TABLE submissions DROP COLUMN lease_until;
 `

@@ -106,6 +106,14 @@ var migrations = []string{
 	`ALTER TABLE submissions ADD COLUMN lease_owner TEXT NOT NULL DEFAULT '';
 	ALTER TABLE submissions ADD COLUMN lease_until INTEGER NOT NULL DEFAULT 0; -- unix nanoseconds
 	CREATE INDEX submissions_token ON submissions (card_id, token);`,
+	// 8 (issue 27, "Answer differently"): an owed answer the operator
+	// explicitly replaced by a different one (reason 'replaced') is
+	// marked, and leaves the one-live-answer rule: its own late ack may
+	// still settle it (accepted) beside the live replacement. Any other
+	// second live answer is still refused.
+	`ALTER TABLE submissions ADD COLUMN replaced INTEGER NOT NULL DEFAULT 0; -- 1: replaced by the operator's different answer
+	DROP INDEX submissions_live;
+	CREATE UNIQUE INDEX submissions_live ON submissions (source, session, request_id) WHERE state IN ('queued', 'sending', 'accepted') AND replaced = 0;`,
 }
 
 // pushSchema is step 6, written once for both column types of a time

@@ -107,6 +107,7 @@ func Run(t *testing.T, fresh Fresh) {
 		{"RecordSettleUnsettledRoundTrip", testRoundTrip},
 		{"CommandBytes", testCommandBytes},
 		{"OneLiveSubmissionPerRequest", testOneLive},
+		{"ReplacedAnswerLeavesTheLiveRule", testReplaced},
 		{"IdentityIsCreatedOnceAndKept", testIdentity},
 		{"HistoryFilters", testHistoryFilters},
 		{"HistoryPagesAreStableUnderInserts", testHistoryPages},
@@ -193,6 +194,44 @@ func testCommandBytes(t *testing.T, st Store) {
 	require.Len(t, got, 2)
 	assert.Equal(t, string(with.Command), string(got[0].Command), "command bytes: got, want")
 	assert.Nil(t, got[1].Command, "no bytes recorded: none come back")
+}
+
+// An owed answer the operator explicitly replaced ("Answer
+// differently": settled failed, reason replaced) leaves the one-live
+// rule: the replacement is recorded, and the replaced one's own late ack
+// still settles it (accepted) beside the live replacement. An accidental
+// third answer is still refused; a replaced one put back on its way (the
+// replacement not kept) rejoins the rule.
+func testReplaced(t *testing.T, st Store) {
+	j := st.Open()
+	first := Submission("c1", T0)
+	require.NoError(t, j.Record(first))
+	require.NoError(t, j.Settle("c1", inbox.SubmissionSending, inbox.ReasonTimeout, "", T0.Add(time.Second)))
+	second := Submission("c2", T0.Add(2*time.Second))
+	second.Key = first.Key
+	require.ErrorIs(t, j.Record(second), store.ErrLive, "owed is live: no second answer by accident")
+
+	require.NoError(t, j.Settle("c1", inbox.SubmissionFailed, inbox.ReasonReplaced, "", T0.Add(3*time.Second)))
+	require.NoError(t, j.Record(second), "the explicit replacement")
+	require.NoError(t, j.Settle("c1", inbox.SubmissionAccepted, "", "", T0.Add(4*time.Second)),
+		"the replaced answer's late ack is kept beside the live replacement")
+	third := Submission("c3", T0.Add(5*time.Second))
+	third.Key = first.Key
+	assert.ErrorIs(t, j.Record(third), store.ErrLive, "a third answer is still refused")
+	got, ok, err := j.Lookup("c1")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, inbox.SubmissionAccepted, got.State)
+
+	// Put back on its way (its replacement was refused): live again.
+	j2 := Submission("d1", T0)
+	j2.Key.RequestID = "r-d"
+	require.NoError(t, j.Record(j2))
+	require.NoError(t, j.Settle("d1", inbox.SubmissionFailed, inbox.ReasonReplaced, "", T0.Add(time.Second)))
+	require.NoError(t, j.Settle("d1", inbox.SubmissionSending, inbox.ReasonTimeout, "", T0.Add(2*time.Second)))
+	d2 := Submission("d2", T0.Add(3*time.Second))
+	d2.Key = j2.Key
+	assert.ErrorIs(t, j.Record(d2), store.ErrLive, "back on its way: one live answer again")
 }
 
 // The database keeps at most one live (sending or accepted) submission
@@ -564,7 +603,7 @@ func testResumeScan(t *testing.T, st Store) {
 	c, ok := second.Card(card)
 	require.True(t, ok)
 	require.NotNil(t, c.Submission)
-	assert.Equal(t, inbox.SubmissionNotSent, c.Submission.State)
+	assert.Equal(t, inbox.SubmissionUnknown, c.Submission.State, "it was sending when the process ended: it may have left, so unknown, not \"not sent\"")
 	assert.Equal(t, inbox.ReasonTooOld, c.Submission.Reason)
 }
 
