@@ -239,7 +239,7 @@ var givesWay = map[string]bool{"pending": true, "routed": true, "rejected": true
 
 // cardNotes are the UI's notes for an open card, from its verdict.
 func cardNotes(c inbox.Card, vd inbox.Verdict, opts Options) []Note {
-	if !vd.Open || c.Malformed != "" || !c.Controllable() {
+	if !vd.Open || errors.Is(vd.Closed, inbox.ErrMalformed) || errors.Is(vd.Closed, inbox.ErrInformational) {
 		return nil
 	}
 	var n []Note

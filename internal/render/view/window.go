@@ -109,7 +109,7 @@ func ChooseWindow(heads []inbox.Card, o WindowOptions) Window {
 			w.next = open[i-1].key
 			break
 		}
-		if k.c.Open(o.Now) {
+		if k.c.Verdict(o.Now, inbox.Viewer{}).Pending {
 			w.onPage++
 		}
 		if i < full {
