@@ -1163,7 +1163,7 @@
       var left = Date.parse(t.dataset.deadline) - now();
       var box = t.parentNode;
       if (left > 0) {
-        t.textContent = clock(left) + ' left';
+        t.textContent = (box.dataset.leftText || '%s').replace('%s', clock(left));
         box.classList.toggle('is-soon', left < 60000);
         return;
       }

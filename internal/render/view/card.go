@@ -130,6 +130,9 @@ type Countdown struct {
 	// locks nothing: the inbox sweep settles the card at its deadline
 	// and the push stream brings its locked version.
 	PassedText string
+	// LeftText is how the script says the time left ("%s left", the %s
+	// its clock, data-left-text): the server's words too.
+	LeftText string
 }
 
 // Prompt is the agent's question.

@@ -57,6 +57,7 @@ func countdown(vd inbox.Verdict, now time.Time) *Countdown {
 		ISO:        deadline.UTC().Format(time.RFC3339Nano),
 		Title:      "Deadline " + exactTime(deadline),
 		PassedText: words.card["passed"],
+		LeftText:   words.card["left"],
 	}
 	if vd.Expired {
 		d.Passed = true

@@ -227,6 +227,7 @@ var words = struct {
 		"asked":     "asked",
 		"answer-by": "answer by %s",
 		"passed":    "Deadline passed",
+		"left":      "%s left",
 		"details":   "Details",
 		"by-you":    "you (%s)",
 		"you":       "you",
