@@ -112,9 +112,9 @@ type Verdict struct {
 // (the state line, the "Answered here by" line, the notification that
 // replaces a pushed question).
 type Answered struct {
-	// By is who answered: the operator's name when this UI's answer is
-	// the one the agent recorded (the agent records "{ui}/{operator}"),
-	// else the name the agent recorded; "" when none is known.
+	// By is who answered: for this UI's own answer the operator who
+	// posted it ("" when they gave no name: the agent records the UI's
+	// name, never theirs), else the name the agent recorded ("" when none).
 	By string
 	// Here is true when the answer the agent recorded is this UI's own
 	// accepted submission (At and CommandID are then its post's).
@@ -182,9 +182,9 @@ func (c *Card) answered() *Answered {
 	}
 	a := &Answered{By: o.By, Elsewhere: c.AnsweredElsewhere, Via: o.Via}
 	if s := c.Submission; s != nil && !c.AnsweredElsewhere {
-		if s.By != "" {
-			a.By = s.By
-		}
+		// This UI's answer: the agent records the UI's name; who
+		// answered is the operator who posted it ("" when they gave none).
+		a.By = s.By
 		if s.State == SubmissionAccepted && !s.At.IsZero() {
 			a.Here, a.At, a.CommandID = true, s.At, s.CommandID
 		}

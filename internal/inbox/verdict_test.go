@@ -103,4 +103,12 @@ func TestVerdictAnswered(t *testing.T) {
 
 	timedOut := Card{State: StateTimedOut}
 	assert.Nil(t, timedOut.Verdict(now, Viewer{}).Answered, "no answer recorded")
+
+	noName := here
+	noName.Recorded = &Recorded{By: "aepforms", Via: "control"}
+	noName.Submission = &Submission{State: SubmissionAccepted, At: at, CommandID: "cmd2"}
+	a = noName.Verdict(now, Viewer{}).Answered
+	require.NotNil(t, a)
+	assert.Empty(t, a.By, "an operator who gave no name is not the UI's name the agent recorded")
+	assert.True(t, a.Here)
 }
