@@ -9,8 +9,12 @@
  * seq), and EventSource resumes with Last-Event-ID. Events:
  *   card    data: the HTML of one card (components.CardFragment): one
  *           <article id="card-{cardID}" data-card data-version data-open
- *           data-settled data-group data-group-label data-sort>. Replaces
- *           the card with that id, or is placed as a new one.
+ *           data-pending data-settled data-group data-group-label data-sort>.
+ *           Replaces the card with that id, or is placed as a new one.
+ *           What the card is (open, pending, settled, its state line) is
+ *           the server's verdict: this script decides none of it, and a
+ *           deadline it counts down locks nothing (the server's sweep
+ *           pushes the locked version).
  *   remove  data: the card's DOM id ("card-{cardID}"): the card left the
  *           view (evicted, or no longer matches the filter).
  *   status  data: the HTML of components.StatusFragment: top-level
