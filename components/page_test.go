@@ -34,14 +34,16 @@ func samplePage(opts view.PageOptions) view.PageView {
 func TestPageLayout(t *testing.T) {
 	t.Parallel()
 	doc := parse(t, Page(samplePage(pageOpts())))
-	assert.Equal(t, "(14) aepforms", doc.Find("title").Text(), "the tab title carries the pending count")
+	// The informational and the malformed request are shown, never
+	// counted: nothing can be answered on them (inbox.Verdict.Pending).
+	assert.Equal(t, "(12) aepforms", doc.Find("title").Text(), "the tab title carries the pending count")
 	assert.Equal(t, "en", attr(t, doc.Find("html"), "lang"))
 	header := doc.Find(`header[data-testid="header"]`)
 	require.Equal(t, 1, header.Length())
 	assert.Equal(t, "aepforms", header.Find(".brand").Text())
 	pc := header.Find(`[data-testid="pending-count"]`)
-	assert.Equal(t, "14 pending", pc.Text())
-	assert.Equal(t, "14", attr(t, pc, "data-pending"))
+	assert.Equal(t, "12 pending", pc.Text())
+	assert.Equal(t, "12", attr(t, pc, "data-pending"))
 	conn := header.Find(`[data-testid="connection"]`)
 	assert.Equal(t, "not-live", attr(t, conn, "data-state"), "live only once the script connects")
 	assert.Equal(t, 0, doc.Find(`[data-testid="filter"]`).Length(), "no filter in force")
@@ -229,7 +231,7 @@ func TestPanel(t *testing.T) {
 	assert.Equal(t, "true", attr(t, body, "data-panel"))
 	assert.Equal(t, "https://mc.example", attr(t, body, "data-embed-origins"), "postMessage target origins")
 	assert.Equal(t, 0, doc.Find("header.top, .skip, .brand").Length(), "no page chrome")
-	assert.Equal(t, "14 pending", doc.Find(`[data-testid="pending-count"]`).Text())
+	assert.Equal(t, "12 pending", doc.Find(`[data-testid="pending-count"]`).Text())
 	assert.Equal(t, 14, doc.Find(`#open [data-testid="card"]`).Length())
 	assert.Equal(t, "/forms/cards/cform/answer", attr(t, doc.Find(`#card-cform form`), "action"))
 }

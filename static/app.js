@@ -9,8 +9,12 @@
  * seq), and EventSource resumes with Last-Event-ID. Events:
  *   card    data: the HTML of one card (components.CardFragment): one
  *           <article id="card-{cardID}" data-card data-version data-open
- *           data-settled data-group data-group-label data-sort>. Replaces
- *           the card with that id, or is placed as a new one.
+ *           data-pending data-settled data-group data-group-label data-sort>.
+ *           Replaces the card with that id, or is placed as a new one.
+ *           What the card is (open, pending, settled, its state line) is
+ *           the server's verdict: this script decides none of it, and a
+ *           deadline it counts down locks nothing (the server's sweep
+ *           pushes the locked version).
  *   remove  data: the card's DOM id ("card-{cardID}"): the card left the
  *           view (evicted, or no longer matches the filter).
  *   status  data: the HTML of components.StatusFragment: top-level
@@ -240,9 +244,10 @@
     return el.tagName === 'INPUT' && !/^(checkbox|radio|button|submit|reset|hidden|image|range|color|file)$/.test(el.type);
   }
 
-  /* pendingCards are the cards on the page an answer can be sent from now. */
+  /* pendingCards are the cards on the page an answer can be sent from
+   * now: the server's verdict says which wait (data-pending). */
   function pendingCards() {
-    return cards('#open .card[data-open="true"]').filter(function (c) {
+    return cards('#open .card[data-pending="true"]').filter(function (c) {
       return !c.hidden && !c.classList.contains('is-hidden') && !c.classList.contains('is-locked') &&
         !!c.querySelector('form[data-card]');
     });
@@ -656,8 +661,12 @@
     return !!(a && a.form && cardOf(a));
   }
 
-  /* busy: the operator is working in this card; it is never replaced. */
+  /* busy: the operator is working in this card; it is never replaced.
+   * A card whose form was just sent is not: the server's next version of
+   * it (what was sent, in flight) replaces it whether the send was a
+   * click or Ctrl+Enter with the focus still in a text box. */
   function busy(card) {
+    if (card.querySelector('form[data-sent="true"]')) return false;
     var a = doc.activeElement;
     return card.dataset.dirty === 'true' || !!(a && card.contains(a) && a.form);
   }
@@ -681,7 +690,6 @@
       if (st && st.dataset.givesWay === 'true') {
         delete st.dataset.givesWay;
         st.className = 'state state--warning';
-        st.dataset.state = 'expired';
         st.replaceChildren();
         var p = doc.createElement('p');
         p.className = 'state__text';
@@ -889,7 +897,9 @@
   /* refresh recounts what the header, the title and the parent window show. */
   var lastPosted = -1;
   function refresh() {
-    var pending = cards('#open [data-open="true"]').length + inbox.offPage;
+    // What counts as waiting is the server's verdict (data-pending): an
+    // informational or malformed card is shown, never counted.
+    var pending = cards('#open [data-pending="true"]').length + inbox.offPage;
     var pc = byId('pending-count');
     if (pc) {
       pc.textContent = pending + ' pending';
@@ -910,7 +920,7 @@
     // A group whose cards are all hidden goes with them; so does the
     // settled section, and "Clear settled" shows while it has a card.
     cards('#open .group').forEach(function (g) {
-      g.hidden = !g.querySelector('.card:not(.is-hidden)');
+      g.hidden = !g.querySelector('.card:not(.is-hidden), .row');
     });
     var settledShown = cards('#settled-list .card:not(.is-hidden)').length;
     if (sec && settled > 0) sec.hidden = settledShown === 0;
@@ -1149,24 +1159,19 @@
     return (h > 0 ? h + ':' : '') + mm + ':' + (sec < 10 ? '0' : '') + sec;
   }
 
+  /* tick counts the deadlines down. It decides nothing: at zero it
+   * shows the server's words (data-passed-text) and locks nothing; the
+   * server's sweep settles the card and pushes its locked version. */
   function tick() {
     cards('time[data-deadline]').forEach(function (t) {
       var left = Date.parse(t.dataset.deadline) - now();
       var box = t.parentNode;
-      var card = cardOf(t);
       if (left > 0) {
-        t.textContent = clock(left) + ' left';
+        t.textContent = (box.dataset.leftText || '%s').replace('%s', clock(left));
         box.classList.toggle('is-soon', left < 60000);
         return;
       }
-      if (box.classList.contains('is-passed')) return;
-      t.textContent = 'Deadline passed';
-      box.classList.remove('is-soon');
-      box.classList.add('is-passed');
-      if (card && card.dataset.open === 'true') {
-        lock(card, box.dataset.lockText);
-        refresh();
-      }
+      if (box.dataset.passedText) t.textContent = box.dataset.passedText;
     });
   }
 

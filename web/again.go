@@ -38,7 +38,7 @@ func handleSendAgain(in Inbox, sub Submitter, pg *pages) http.HandlerFunc {
 		}
 		cmd := r.PostForm.Get(form.NameCommand)
 		re, can := sub.(Resender)
-		if can && pg.canSubmit && card.Submission.Owed() && card.Submission.CommandID == cmd {
+		if can && card.Verdict(pg.now(), pg.viewer).Owed && card.Submission.CommandID == cmd {
 			if err := re.SendAgain(context.WithoutCancel(r.Context()), cmd); err != nil && !errors.Is(err, context.Canceled) {
 				pg.log.Info("web: owed answer not sent again now", "card", string(id), "command", cmd, "err", err)
 			}

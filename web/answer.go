@@ -66,7 +66,10 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 			}
 			pg.redirectNext(w, r, id, panel)
 		}
-		if !pg.canSubmit {
+		// The card's verdict decides whether this UI may answer it: the
+		// same verdict the page, the push and the notification read.
+		vd := card.Verdict(pg.now(), pg.viewer)
+		if errors.Is(vd.Refusal, inbox.ErrWatchOnly) {
 			refuse(http.StatusConflict, view.RefusalWatchOnly)
 			return
 		}
@@ -81,7 +84,7 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 			sent()
 			return
 		}
-		if err := card.Closed(pg.now()); err != nil {
+		if err := vd.Closed; err != nil {
 			if in.Posted(id, token) {
 				// Posted first on another replica, whose answer
 				// settled the card: the same answer as there.

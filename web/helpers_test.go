@@ -49,17 +49,24 @@ type fakeSubmitter struct {
 	subs   []inbox.Submission
 	err    error
 	notify chan struct{} // signalled after each Submit
+	// then, when set, is called with each submission after it is
+	// recorded: a test's respond path reporting its outcome at once.
+	then func(inbox.Submission)
 }
 
 func (f *fakeSubmitter) Submit(_ context.Context, s inbox.Submission) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.subs = append(f.subs, s)
 	select {
 	case f.signal() <- struct{}{}:
 	default:
 	}
-	return f.err
+	err, then := f.err, f.then
+	f.mu.Unlock()
+	if then != nil {
+		then(s)
+	}
+	return err
 }
 
 // signal is the channel Submit signals on; the caller holds mu.

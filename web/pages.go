@@ -57,17 +57,20 @@ type pages struct {
 	signedIn bool // an operator secret is set: a page behind it is signed in
 	// namedOperators: each operator signs in with their own name and secret.
 	namedOperators bool
-	canSubmit      bool // a respond path exists and the UI is not watch-only
-	in             Inbox
-	roster         Roster // nil: every agent's reach is unknown
-	frags          *render.Fragments
-	prompt         int           // Config.PromptBytes
-	noHistory      bool          // no journal to read History from: cards link to no entry
-	relEvery       time.Duration // Config.RelativeEvery
-	pageCards      int           // Config.PageCards
-	pageRows       int           // Config.PageRows
-	now            func() time.Time
-	log            *slog.Logger
+	// viewer is who this UI's cards are drawn for, the verdict's one
+	// input beyond the card (inbox.Card.Verdict): watch-only when the
+	// UI has no respond path or no control token.
+	viewer    inbox.Viewer
+	in        Inbox
+	roster    Roster // nil: every agent's reach is unknown
+	frags     *render.Fragments
+	prompt    int           // Config.PromptBytes
+	noHistory bool          // no journal to read History from: cards link to no entry
+	relEvery  time.Duration // Config.RelativeEvery
+	pageCards int           // Config.PageCards
+	pageRows  int           // Config.PageRows
+	now       func() time.Time
+	log       *slog.Logger
 	// prompts keeps prompts read as Markdown, shared by every page and
 	// push render; connect is Config.Connect, for the empty inbox.
 	prompts *markdown.Cache
@@ -88,7 +91,7 @@ func newPages(cfg Config, deps Deps) *pages {
 		epoch:          cfg.PushEpoch,
 		signedIn:       cfg.secured(),
 		namedOperators: len(cfg.Operators) > 0,
-		canSubmit:      deps.Submitter != nil && !cfg.WatchOnly,
+		viewer:         inbox.Viewer{WatchOnly: deps.Submitter == nil || cfg.WatchOnly},
 		noHistory:      deps.History == nil,
 		in:             deps.Inbox,
 		roster:         deps.Roster,
@@ -119,7 +122,7 @@ func (p *pages) options(r *http.Request, panel bool) view.PageOptions {
 		BasePath:     p.base,
 		Assets:       p.assets,
 		Now:          p.now(),
-		CanSubmit:    p.canSubmit,
+		CanSubmit:    !p.viewer.WatchOnly,
 		Token:        func(inbox.CardID) string { return render.NewToken() },
 		Reachable:    p.reach,
 		Filter:       inbox.Query{Agent: q.Get("agent"), Session: q.Get("session"), Kind: q.Get("kind")},
@@ -193,20 +196,21 @@ func (p *pages) signIn(w http.ResponseWriter, r *http.Request, status int, probl
 	writeHTML(w, status, buf)
 }
 
+// cardOptions are the view options of card c drawn for request r at now:
+// the one builder behind every copy of a card version, the push stream's
+// (card, pushshare.go) and the posting browser's fragment (cardFragment),
+// so both render it the same way (and share one cached rendering).
+func (p *pages) cardOptions(r *http.Request, c inbox.Card, now time.Time) view.Options {
+	return view.Options{
+		BasePath: p.base, Now: now, CanSubmit: !p.viewer.WatchOnly, Reachable: p.reach(c.Key.Session),
+		PromptBytes: p.prompt, NoHistory: p.noHistory, Prompts: p.prompts, Operator: operatorFrom(r.Context()),
+	}
+}
+
 // card is card c's fragment for one browser (rendered once per version,
 // with the browser's own form token).
 func (p *pages) card(r *http.Request, c inbox.Card) (string, error) {
 	return p.frags.Card(r.Context(), c, p.cardOptions(r, c, p.now()))
-}
-
-// cardOptions are the view options of c's pushed fragment for the
-// browser of r, drawn at now.
-func (p *pages) cardOptions(r *http.Request, c inbox.Card, now time.Time) view.Options {
-	return view.Options{
-		BasePath: p.base, Now: now, CanSubmit: p.canSubmit, Reachable: p.reach(c.Key.Session), PromptBytes: p.prompt,
-		NoHistory: p.noHistory,
-		Prompts:   p.prompts, Operator: operatorFrom(r.Context()),
-	}
 }
 
 // cardFragment writes card id's fragment with status: as it now is
@@ -218,17 +222,14 @@ func (p *pages) cardFragment(w http.ResponseWriter, r *http.Request, status int,
 		http.Error(w, view.RefusalGone.Message, http.StatusNotFound)
 		return
 	}
-	opts := view.Options{
-		BasePath: p.base, Now: p.now(), CanSubmit: p.canSubmit, Reachable: p.reach(c.Key.Session), PromptBytes: p.prompt,
-		Token: render.NewToken(),
-	}
 	var html string
 	var err error
 	if refused != nil {
-		opts.Input, opts.Problems = refused.Input, refused.Problems
+		opts := p.cardOptions(r, c, p.now())
+		opts.Token, opts.Input, opts.Problems = render.NewToken(), refused.Input, refused.Problems
 		html, err = render.CardOnce(r.Context(), c, opts)
 	} else {
-		html, err = p.frags.Card(r.Context(), c, opts)
+		html, err = p.card(r, c)
 	}
 	if err != nil {
 		p.internalError(w, r, err)

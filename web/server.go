@@ -134,7 +134,9 @@ type Config struct {
 	// own address. Empty: DefaultTrustedProxies (loopback and private).
 	TrustedProxies []netip.Prefix
 	// WatchOnly is true when the UI has no control token for the relay:
-	// every card says so and offers no submit.
+	// the input of every card's verdict (inbox.Viewer), which then
+	// refuses every answer (inbox.ErrWatchOnly), so every card says so
+	// and offers no submit. A server with no Submitter is watch-only too.
 	WatchOnly bool
 	// Heartbeat is the push stream's comment interval, 15 s by default.
 	Heartbeat time.Duration

@@ -126,7 +126,11 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 	g.feed = feed.New(feedCfg)
 	deps.Upstream = upstream{in: g.in, feed: g.feed, respond: g.respond}
 	deps.PushDevices = jr
-	pusher, err := webpush.New(webpush.Config{Subject: cfg.vapidSubject, AllowLoopback: cfg.pushAllowLoopback, HideText: cfg.pushHideText, Coalesce: cfg.pushEvery, WatchOnly: token == "",
+	// Watch-only (no control token) is decided here once: it is the
+	// input of every card's verdict (inbox.Viewer), which the page, the
+	// push and the notifications all read.
+	watchOnly := token == ""
+	pusher, err := webpush.New(webpush.Config{Subject: cfg.vapidSubject, AllowLoopback: cfg.pushAllowLoopback, HideText: cfg.pushHideText, Coalesce: cfg.pushEvery, WatchOnly: watchOnly,
 		BasePath: web.CleanBasePath(cfg.basePath), Logger: logger.With("part", "webpush")}, jr)
 	if err == nil {
 		g.pusher, deps.Notifier = pusher, pusher
@@ -137,7 +141,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 	g.handler = web.NewServer(web.Config{
 		BasePath: cfg.basePath, OperatorToken: cfg.operatorToken, AllowHosts: cfg.allowHosts,
 		EmbedOrigins: cfg.embedOrigins, SecureCookies: cfg.tlsCert != "" || cfg.trustProxy,
-		WatchOnly: token == "", Heartbeat: cfg.heartbeat, Logger: logger.With("part", "web"),
+		WatchOnly: watchOnly, Heartbeat: cfg.heartbeat, Logger: logger.With("part", "web"),
 		BodyTimeout: cfg.bodyTimeout, ResponseTimeout: cfg.respTimeout, TrustProxy: cfg.trustProxy, Operators: cfg.operators,
 		PromptBytes: int(cfg.promptBytes), PageCards: cfg.pageCards, PageRows: cfg.pageRows, SessionIdle: cfg.sessionIdle, SessionMax: cfg.sessionMax,
 		Connect: connectInfo(relayURL, cfg.tokenPath), MaxPushDevices: cfg.pushMaxDevices, TrustedProxies: cfg.trustedProxy,

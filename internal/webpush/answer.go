@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render/view"
 )
@@ -42,30 +41,17 @@ type Answer struct {
 	Failed string `json:"failed"`
 }
 
-// answerable reports whether c may be answered from a notification: a
-// permission request with at most two options, each with a real label
-// (not withheld by a metadata capture).
-func answerable(c inbox.Card) bool {
-	if c.Request.Kind != aep.KindPermission || c.Capture <= aep.CaptureMetadata || len(c.Request.Options) == 0 || len(c.Request.Options) > 2 {
-		return false
-	}
-	for _, o := range c.Request.Options {
-		if strings.TrimSpace(o.Label) == "" {
-			return false
-		}
-	}
-	return true
-}
-
 // withActions adds to m the card's options as actions and a token bound
 // to the card and the device's sign-in session.
-func (p *Pusher) withActions(ctx context.Context, m Message, c inbox.Card, session string, now time.Time) Message {
-	if p.cfg.WatchOnly || !answerable(c) {
+// It offers them only when the card's verdict says one press may answer
+// it (Verdict.Tappable, which also holds the watch-only rule).
+func (p *Pusher) withActions(ctx context.Context, m Message, c inbox.Card, vd inbox.Verdict, session string, now time.Time) Message {
+	if !vd.Tappable {
 		return m
 	}
 	until := now.Add(AnswerFor)
-	if !c.ExpiresAt.IsZero() && c.ExpiresAt.Before(until) {
-		until = c.ExpiresAt
+	if vd.Left > 0 && vd.Left < AnswerFor {
+		until = vd.Deadline
 	}
 	tok, err := p.AnswerToken(ctx, string(c.ID), session, until)
 	if err != nil {

@@ -96,13 +96,14 @@ func (p *Pusher) follow(ctx context.Context, cards Cards, sub *inbox.Subscriptio
 func (p *Pusher) Observe(ctx context.Context, c inbox.Card) {
 	now := p.cfg.Now()
 	id := string(c.ID)
-	closed := c.Closed(now) != nil
+	vd := c.Verdict(now, p.viewer())
+	closed := vd.Closed != nil
 	p.mu.Lock()
 	_, pushed := p.shown[id]
 	decided := p.decided[id]
 	if closed {
 		delete(p.decided, id)
-	} else if !decided && c.CanAnswer(now) == nil && c.Submission == nil {
+	} else if !decided && vd.Announce {
 		p.decided[id] = true
 	} else {
 		decided = true // nothing to announce
@@ -110,13 +111,13 @@ func (p *Pusher) Observe(ctx context.Context, c inbox.Card) {
 	p.mu.Unlock()
 	switch {
 	case pushed && closed:
-		p.settle(ctx, c, now)
+		p.settle(ctx, c, vd, now)
 	case !closed && !decided:
-		p.announce(ctx, c, now)
+		p.announce(ctx, c, vd, now)
 	}
 }
 
-func (p *Pusher) announce(ctx context.Context, c inbox.Card, now time.Time) {
+func (p *Pusher) announce(ctx context.Context, c inbox.Card, vd inbox.Verdict, now time.Time) {
 	id := string(c.ID)
 	subs, err := p.store.PushSubscriptions(ctx)
 	if err != nil || len(subs) == 0 {
@@ -142,12 +143,12 @@ func (p *Pusher) announce(ctx context.Context, c inbox.Card, now time.Time) {
 		return
 	}
 	p.cfg.Logger.Debug("push: this replica pushes this question", "card", id, "devices", len(to))
-	msg, ttl, urgent := p.newMessage(c, now)
+	msg, ttl, urgent := p.newMessage(c, vd)
 	msgs := make([]Message, len(to))
 	for i, s := range to {
 		msgs[i] = msg
 		if s.Actions {
-			msgs[i] = p.withActions(ctx, msg, c, s.Session, now)
+			msgs[i] = p.withActions(ctx, msg, c, vd, s.Session, now)
 		}
 	}
 	p.mu.Lock()
@@ -161,9 +162,9 @@ func (p *Pusher) announce(ctx context.Context, c inbox.Card, now time.Time) {
 	p.Flush(ctx)
 }
 
-func (p *Pusher) settle(ctx context.Context, c inbox.Card, now time.Time) {
+func (p *Pusher) settle(ctx context.Context, c inbox.Card, vd inbox.Verdict, now time.Time) {
 	id := string(c.ID)
-	msg := p.settledMessage(c, now)
+	msg := p.settledMessage(c, vd)
 	p.mu.Lock()
 	to := p.shown[id]
 	delete(p.shown, id)
@@ -307,7 +308,7 @@ func (p *Pusher) Flush(ctx context.Context) {
 
 // newMessage is a new question's notification, its TTL (until the
 // deadline, else Config.TTL) and urgency (high near the deadline).
-func (p *Pusher) newMessage(c inbox.Card, now time.Time) (Message, time.Duration, bool) {
+func (p *Pusher) newMessage(c inbox.Card, vd inbox.Verdict) (Message, time.Duration, bool) {
 	agent := c.Agent
 	if agent == "" {
 		agent = view.PushWord("no-agent")
@@ -319,11 +320,11 @@ func (p *Pusher) newMessage(c inbox.Card, now time.Time) (Message, time.Duration
 		URL:   p.cfg.BasePath + "#card-" + string(c.ID),
 	}
 	ttl, urgent := p.cfg.TTL, false
-	if !c.ExpiresAt.IsZero() {
-		m.Deadline = c.ExpiresAt.UTC().Format(time.RFC3339)
-		ttl = c.ExpiresAt.Sub(now)
+	if !vd.Deadline.IsZero() {
+		m.Deadline = vd.Deadline.UTC().Format(time.RFC3339)
+		ttl = vd.Left
 		urgent = ttl < p.cfg.UrgentWithin
-		m.Body = cut(m.Body+"\n"+view.PushWord("deadline", c.ExpiresAt.UTC().Format("15:04 UTC")), 600)
+		m.Body = cut(m.Body+"\n"+view.PushWord("deadline", vd.Deadline.UTC().Format("15:04 UTC")), 600)
 	}
 	return m, ttl, urgent
 }
@@ -343,32 +344,19 @@ func (p *Pusher) questionLine(c inbox.Card) string {
 	return cut(line, 300)
 }
 
-// settledMessage replaces a card's notification when it settles.
-func (p *Pusher) settledMessage(c inbox.Card, now time.Time) Message {
+// settledMessage replaces a card's notification when it settles, in the
+// words of its verdict (view.PushSettled).
+func (p *Pusher) settledMessage(c inbox.Card, vd inbox.Verdict) Message {
 	agent := c.Agent
 	if agent == "" {
 		agent = view.PushWord("no-agent")
 	}
-	var body string
-	switch {
-	case c.Submission != nil && c.Submission.By != "" && c.Submission.State != inbox.SubmissionRejected && c.Submission.State != inbox.SubmissionFailed:
-		body = view.PushWord("answered-by", c.Submission.By)
-	case c.Recorded != nil && c.Recorded.By != "":
-		body = view.PushWord("answered-by", c.Recorded.By)
-	case c.State == inbox.StateExpired || (c.State.Open() && c.Expired(now)):
-		body = view.PushWord("expired")
-	case c.State == inbox.StateTimedOut:
-		body = view.PushWord("timed-out")
-	case c.State == inbox.StateEnded:
-		body = view.PushWord("ended")
-	case c.State == inbox.StateAnswered || c.State == inbox.StateResolved || c.Submission != nil:
-		body = view.PushWord("answered")
-	default:
-		body = view.PushWord("closed")
-	}
-	return Message{Tag: string(c.ID), Title: cut(view.PushWord("new-title", agent), 120), Body: cut(body, 200),
+	return Message{Tag: string(c.ID), Title: cut(view.PushWord("new-title", agent), 120), Body: cut(view.PushSettled(vd), 200),
 		URL: p.cfg.BasePath + "#card-" + string(c.ID), Closed: true}
 }
+
+// viewer is who this UI answers as: the verdict's input.
+func (p *Pusher) viewer() inbox.Viewer { return inbox.Viewer{WatchOnly: p.cfg.WatchOnly} }
 
 // cut shortens s to at most n bytes on a rune boundary, with an ellipsis.
 func cut(s string, n int) string {

@@ -82,7 +82,8 @@ type Config struct {
 	// screens): it says only what kind of request waits.
 	HideText bool
 	// WatchOnly is true when this UI sends no answers (no relay token):
-	// a notification then offers no option to answer with.
+	// the verdict's input (inbox.Viewer), whose Tappable is then false,
+	// so a notification offers no option to answer with.
 	WatchOnly bool
 	// Timeout bounds one push's request, 10 s by default.
 	Timeout time.Duration

@@ -289,8 +289,11 @@ func TestSettledCardReplacesItsNotification(t *testing.T) {
 	f.ps.next(t, d)
 
 	f.clock.add(11 * time.Second)
+	// As the inbox has it once the agent records this UI's answer: the
+	// agent names the UI ("ui/alice"), the verdict names the operator.
 	c.State = inbox.StateAnswered
 	c.Submission = &inbox.Submission{By: "alice", State: inbox.SubmissionAccepted}
+	c.Recorded = &inbox.Recorded{By: "aepforms/alice", Via: "control"}
 	f.pusher.Observe(ctx, c)
 	r := f.ps.next(t, d)
 	assert.Equal(t, "c1", r.message.Tag)

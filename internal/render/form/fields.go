@@ -335,7 +335,7 @@ func (b formBuilder) selectField(f *Field, spec aep.FieldSpec) {
 // options builds the option buttons of a permission, review, auth, input
 // or unknown-kind request; a form has none.
 func (b formBuilder) options() []Option {
-	if b.req.Kind == aep.KindForm || len(b.req.Options) == 0 {
+	if !AcceptsOption(b.req) {
 		return nil
 	}
 	out := make([]Option, 0, len(b.req.Options))
@@ -380,18 +380,11 @@ func (b formBuilder) options() []Option {
 	return out
 }
 
-// reply builds the free-text reply: an input request, a form without
-// fields, a kind the UI does not know, or an options kind without options.
+// reply builds the free-text reply: the "text" control, offered exactly
+// when ParseAnswer reads it (AcceptsText, the one rule for both).
 func (b formBuilder) reply() *Reply {
-	switch b.req.Kind {
-	case aep.KindForm:
-		if len(b.req.Fields) > 0 {
-			return nil
-		}
-	case aep.KindAuth:
-		if len(b.req.Options) > 0 {
-			return nil
-		}
+	if !AcceptsText(b.req) {
+		return nil
 	}
 	id := b.card + "-text"
 	r := &Reply{

@@ -1,6 +1,7 @@
 package view
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -55,6 +56,10 @@ type CardView struct {
 	ErrorsID string
 
 	Open bool // the request is still open (pending or routed, deadline not passed)
+	// Pending is true when the card counts as waiting for an answer
+	// (inbox.Verdict.Pending): data-pending, what the page script counts.
+	// An informational, malformed or over-budget card is not.
+	Pending bool
 	// DropDraft tells the page script that the server holds this card's
 	// answer (in flight) or the card is settled: the browser's draft of it
 	// may go (data-drop-draft). Drafts are never dropped on a click.
@@ -139,11 +144,14 @@ type Countdown struct {
 	Title  string // exact deadline in words
 	Soon   bool   // under a minute left (amber)
 	Passed bool
-	// LockText is the state line the card shows once the deadline passes
-	// while the page is open (data-lock-text): the script locks the card
-	// at the deadline and, where its state line gives way, puts it in
-	// place, even with the server unreachable. Empty when not open.
-	LockText string
+	// PassedText is what the countdown says once the script has counted
+	// it down to zero (data-passed-text): the server's words. The script
+	// locks nothing: the inbox sweep settles the card at its deadline
+	// and the push stream brings its locked version.
+	PassedText string
+	// LeftText is how the script says the time left ("%s left", the %s
+	// its clock, data-left-text): the server's words too.
+	LeftText string
 }
 
 // Prompt is the agent's question.
@@ -189,7 +197,6 @@ func card(c inbox.Card, opts Options) CardView {
 		Kind:        c.Request.Kind,
 		Title:       kindTitle(c.Request.Kind),
 		KindTitle:   kindTitle(c.Request.Kind),
-		Prov:        provenance(c, opts),
 		ErrorsID:    id + "-errors",
 		Prompt:      promptView(id, base, c.Request.Prompt, promptBudget(opts.PromptBytes), placeholder),
 		DetailsText: words.card["details"],
@@ -201,23 +208,23 @@ func card(c inbox.Card, opts Options) CardView {
 	}
 	v.Group, v.GroupLabel = groupOf(c)
 	v.SortKey = sortKey(c)
-
-	v.Open = c.Open(opts.Now)
-	v.Settled = !c.State.Open()
-	if v.Settled {
-		v.Answered = answeredBy(c, base, opts)
-	}
+	// Everything below reads the card's verdict: the domain decides
+	// whether and how it may be answered, its state line and who
+	// answered it; the view only words it.
+	vd := c.Verdict(opts.Now, opts.viewer())
+	v.Prov = provenance(c, vd, opts)
+	v.Open, v.Settled, v.Pending = vd.Open, vd.Settled, vd.Pending
+	v.Answered = answeredBy(c, vd, base, opts)
 	if v.Answered != nil {
 		// The line under the state names who sent it, when, and where it
 		// is in History: the state line says only how it was answered.
-		v.State = stateLine(anonymous(c), opts.Now, opts.Operator)
+		anon, ans := vd, *vd.Answered
+		ans.By, anon.Answered = "", &ans
+		v.State = stateLine(c, anon, opts.Now, opts.Operator)
 	} else {
-		v.State = stateLine(c, opts.Now, opts.Operator)
+		v.State = stateLine(c, vd, opts.Now, opts.Operator)
 	}
 	v.State.GivesWay = v.Open && givesWay[v.State.Kind]
-	if d := v.Prov.Deadline; d != nil && v.Open {
-		d.LockText = words.state["expired-open"]
-	}
 
 	if c.Malformed != "" || c.OverBudget {
 		// Nothing to offer as a form: a malformed request, or one with
@@ -230,41 +237,34 @@ func card(c inbox.Card, opts Options) CardView {
 	if kept == nil && c.Submission != nil {
 		kept = c.Submission.Form
 	}
-	inFlight := v.Open && c.InFlight()
-	// Another sender's answer on its way locks the form too; the
-	// browser's draft stays (it may be rejected, and the form open again).
-	locked := inFlight || (v.Open && c.Answering() != nil)
-	if owed := owedView(c, base, id, opts, v.Open); owed != nil {
+	answerable := vd.Answerable
+	if vd.Owed {
 		// Sent, no reply: a different answer only explicitly, behind
 		// "Answer differently" (components).
-		v.Owed, locked = owed, false
+		v.Owed, answerable = owedView(c, base, id), true
 	}
-	answerable := opts.CanSubmit && v.Open && c.Controllable() && !locked
 	f, errs := form.Build(form.Spec{
 		Card: id, Request: c.Request, Action: base + "/cards/" + url.PathEscape(id) + "/answer", Token: opts.Token,
 		Answerable: answerable, Kept: kept, Problems: opts.Problems, Placeholder: placeholder,
 	})
 	noteWords(f)
 	v.Errors = errs
-	v.DropDraft = v.Settled || inFlight
-	if v.Settled || locked {
+	v.DropDraft = vd.DropDraft
+	if vd.Settled || vd.Locked {
 		// A settled card shows its outcome, an answer in flight shows
 		// what was sent: not the controls (and no control to jump to).
 		f = nil
 		v.Errors = form.Unlinked(c.Request, opts.Problems, placeholder)
 	}
 	v.Form = f
-	v.Notes = cardNotes(c, opts, v.Open, locked)
+	v.Notes = cardNotes(c, vd, opts)
 	return v
 }
 
 // owedView is what an open card offers while this UI's answer is owed
-// (sent, no reply yet); nil when it is not, or nothing can be sent here.
-func owedView(c inbox.Card, base, id string, opts Options, open bool) *OwedView {
+// (sent, no reply yet): the verdict's Owed says when.
+func owedView(c inbox.Card, base, id string) *OwedView {
 	s := c.Submission
-	if !open || !opts.CanSubmit || !s.Owed() || !c.Controllable() || c.Answering() != nil {
-		return nil
-	}
 	o := &OwedView{Replaces: s.CommandID, Summary: words.flow["differently"], Warning: words.flow["differently-warning"]}
 	if s.Reason == inbox.ReasonTimeout {
 		o.AgainAction = base + "/cards/" + url.PathEscape(id) + "/again"
@@ -273,19 +273,19 @@ func owedView(c inbox.Card, base, id string, opts Options, open bool) *OwedView 
 	return o
 }
 
-// givesWay are the state lines of an open card that a lock text replaces
-// (an answer in flight keeps its line).
+// givesWay are the state lines of an open card that the removed-card
+// text replaces (an answer in flight keeps its line).
 var givesWay = map[string]bool{"pending": true, "routed": true, "rejected": true, "failed": true}
 
-// cardNotes are the UI's notes for an open card.
-func cardNotes(c inbox.Card, opts Options, open, inFlight bool) []Note {
-	if !open || c.Malformed != "" || !c.Controllable() {
+// cardNotes are the UI's notes for an open card, from its verdict.
+func cardNotes(c inbox.Card, vd inbox.Verdict, opts Options) []Note {
+	if !vd.Open || errors.Is(vd.Closed, inbox.ErrMalformed) || errors.Is(vd.Closed, inbox.ErrInformational) {
 		return nil
 	}
 	var n []Note
-	if !opts.CanSubmit {
+	if errors.Is(vd.Refusal, inbox.ErrWatchOnly) {
 		n = append(n, Note{Tone: "info", Text: words.note["watch-only"]})
-	} else if !inFlight {
+	} else if !vd.Locked {
 		switch opts.Reachable {
 		case inbox.ReachNotConnected:
 			n = append(n, Note{Tone: "warning", Text: words.note["not-connected"]})
@@ -295,10 +295,7 @@ func cardNotes(c inbox.Card, opts Options, open, inFlight bool) []Note {
 			n = append(n, Note{Tone: "warning", Text: words.note["ambiguous"]})
 		}
 	}
-	shown := c.Answering() // on the state line, unless this UI's own answer is
-	if c.InFlight() {
-		shown = nil
-	}
+	shown := vd.Answering // on the state line, unless this UI's own answer is
 	for _, r := range c.Responders {
 		if shown != nil && r.CommandID == shown.CommandID {
 			continue
@@ -389,44 +386,38 @@ func longPrompt(p string) bool {
 // without its trailing slash, for joining with "/path": "" or "/forms".
 func root(basePath string) string { return strings.TrimSuffix(basePath, "/") }
 
-// answeredBy is who answered a settled card from this UI and when, or nil
-// when the answer the agent recorded is not this UI's.
-// anonymous is c with no name on what the agent recorded or on its
-// submission (copies; c's own are untouched).
-func anonymous(c inbox.Card) inbox.Card {
-	if c.Recorded != nil {
-		r := *c.Recorded
-		r.By = ""
-		c.Recorded = &r
-	}
-	if c.Submission != nil {
-		s := *c.Submission
-		s.By = ""
-		c.Submission = &s
-	}
-	return c
-}
-
-func answeredBy(c inbox.Card, base string, opts Options) *AnsweredBy {
-	s := c.Submission
-	if s == nil || c.Recorded == nil || c.AnsweredElsewhere || s.State != inbox.SubmissionAccepted || s.At.IsZero() {
+// answeredBy is who answered a settled card from this UI and when, from
+// the verdict's Answered, or nil when the answer the agent recorded is
+// not this UI's.
+func answeredBy(c inbox.Card, vd inbox.Verdict, base string, opts Options) *AnsweredBy {
+	ans := vd.Answered
+	if !vd.Settled || ans == nil || !ans.Here {
 		return nil
 	}
 	a := &AnsweredBy{
-		Lead: words.answered["lead"], Who: s.By, Named: s.By != "",
-		AtISO: s.At.UTC().Format(htmlTime), AtText: relTime(s.At, opts.Now), AtTitle: exactTime(s.At),
+		Lead: words.answered["lead"], Who: ans.By, Named: ans.By != "",
+		AtISO: ans.At.UTC().Format(htmlTime), AtText: relTime(ans.At, opts.Now), AtTitle: exactTime(ans.At),
 	}
-	switch {
-	case !a.Named:
-		a.Who = words.answered["no-name"]
-	case s.By == opts.Operator:
-		a.Who = fmt.Sprintf(words.card["by-you"], s.By)
-	}
-	if !opts.NoHistory && !opts.Panel && s.CommandID != "" {
+	a.Who = whoAnswered(ans.By, opts.Operator)
+	if !opts.NoHistory && !opts.Panel && ans.CommandID != "" {
 		// The session's history holds the entry on its first page for
 		// any recent answer; the anchor is the entry's row.
-		a.HistoryURL = withQuery(base+"/history", url.Values{"session": {c.Key.Session}}) + "#" + HistoryAnchor(s.CommandID)
+		a.HistoryURL = withQuery(base+"/history", url.Values{"session": {c.Key.Session}}) + "#" + HistoryAnchor(ans.CommandID)
 		a.HistoryText = words.answered["history"]
 	}
 	return a
+}
+
+// whoAnswered names who answered in the UI's words: "you (alice)" for
+// the operator the card is drawn for, the no-name words when no name is
+// known. The state line, "Answered here by" and the notification that
+// replaces a pushed question all name them with it.
+func whoAnswered(by, operator string) string {
+	switch {
+	case by == "":
+		return words.answered["no-name"]
+	case by == operator:
+		return fmt.Sprintf(words.card["by-you"], by)
+	}
+	return by
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // provenance builds the card's origin line at opts.Now.
-func provenance(c inbox.Card, opts Options) Provenance {
+func provenance(c inbox.Card, vd inbox.Verdict, opts Options) Provenance {
 	p := Provenance{
 		Agent:        Name(c.Agent),
 		Session:      Name(c.Key.Session),
@@ -45,26 +45,27 @@ func provenance(c inbox.Card, opts Options) Provenance {
 		p.AskedLead = words.card["asked"]
 		p.AskedTitle = exactTime(asked)
 	}
-	if !c.ExpiresAt.IsZero() {
-		p.Deadline = countdown(c, opts.Now)
+	if !vd.Deadline.IsZero() {
+		p.Deadline = countdown(vd, opts.Now)
 	}
 	return p
 }
 
-// countdown is the card's deadline at now.
-func countdown(c inbox.Card, now time.Time) *Countdown {
-	deadline := c.ExpiresAt
-	left := c.Left(now)
+// countdown is the card's deadline at now, as its verdict has it.
+func countdown(vd inbox.Verdict, now time.Time) *Countdown {
+	deadline := vd.Deadline
 	d := &Countdown{
-		ISO:   deadline.UTC().Format(time.RFC3339Nano),
-		Title: "Deadline " + exactTime(deadline),
+		ISO:        deadline.UTC().Format(time.RFC3339Nano),
+		Title:      "Deadline " + exactTime(deadline),
+		PassedText: words.card["passed"],
+		LeftText:   words.card["left"],
 	}
-	if c.Expired(now) {
+	if vd.Expired {
 		d.Passed = true
 		d.Text = words.card["passed"]
 		return d
 	}
-	d.Soon = left < time.Minute
+	d.Soon = vd.Left < time.Minute
 	// Without the script the deadline is a time of day; the script
 	// counts it down ("4:59 left").
 	d.Text = fmt.Sprintf(words.card["answer-by"], deadlineTime(deadline, now))

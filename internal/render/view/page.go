@@ -270,7 +270,7 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 			v.Settled = append(v.Settled, cv)
 			continue
 		}
-		if cv.Open {
+		if cv.Pending {
 			v.Pending++
 		}
 		gi, ok := byGroup[cv.Group]

@@ -56,81 +56,72 @@ type RecordedValue struct {
 	Missing     bool   // no value recorded for this field
 }
 
-// stateLine derives a card's state line at now.
-func stateLine(c inbox.Card, now time.Time, operator string) StateView {
-	s := StateView{ID: string(c.ID) + "-state", Kind: "pending", Tone: "neutral"}
+// stateLine words the card's state line, whose kind its verdict decided
+// (inbox.Verdict.Line): this only says it.
+func stateLine(c inbox.Card, vd inbox.Verdict, now time.Time, operator string) StateView {
+	s := StateView{ID: string(c.ID) + "-state", Kind: string(vd.Line), Tone: "neutral"}
 	placeholder := c.Capture <= aep.CaptureMetadata
-	if !c.State.Open() {
-		settledLine(&s, c, placeholder, operator, now)
+	if vd.Settled {
+		settledLine(&s, c, vd, placeholder, operator, now)
 		return s
 	}
-	expired := c.Expired(now)
 	sub := c.Submission
-	switch {
-	case c.Malformed != "":
-		s.Kind, s.Tone = "malformed", "warning"
+	switch vd.Line {
+	case inbox.LineMalformed:
+		s.Tone = "warning"
 		s.Text = words.state["malformed"] + c.Malformed
 		s.Agent = []string{c.Malformed}
-	case !c.Controllable():
-		s.Kind, s.Tone = "info", "neutral"
+	case inbox.LineInfo:
 		s.Text = fmt.Sprintf(words.state["info"], strings.Join(c.Request.RespondVia, ", "))
 		s.Agent = c.Request.RespondVia
-	case c.OverBudget:
-		s.Kind, s.Tone = "over-budget", "warning"
+	case inbox.LineOverBudget:
+		s.Tone = "warning"
 		s.Text = overBudgetText(c)
-	case sub != nil && sub.State == inbox.SubmissionQueued:
+	case inbox.LineExpired:
+		s.Tone = "warning"
+		s.Text = words.state["expired-open"]
+	case inbox.LineQueued:
 		// Journaled, not yet on the relay: said plainly, never "sent".
-		s.Kind, s.Tone, s.Busy = "queued", "progress", true
+		s.Tone, s.Busy = "progress", true
 		s.Text = words.state["queued"]
 		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
 		s.Notes = otherNotes(c.Request, sub.Form, placeholder)
-	case sub != nil && sub.State == inbox.SubmissionSending:
-		s.Kind, s.Tone, s.Busy = "sending", "progress", true
-		s.Text = words.state["sending"]
-		if t := owedText(sub); t != "" {
+	case inbox.LineSending, inbox.LineAccepted:
+		s.Tone, s.Busy = "progress", true
+		s.Text = words.state[string(vd.Line)]
+		if t := owedText(sub); t != "" && vd.Line == inbox.LineSending {
 			s.Text, s.Agent = t, []string{sub.By}
-		}
-		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
-		s.Notes = otherNotes(c.Request, sub.Form, placeholder)
-	case sub != nil && sub.State == inbox.SubmissionAccepted:
-		s.Kind, s.Tone, s.Busy = "accepted", "progress", true
-		s.Text = words.state["accepted"]
-		if sub.Resumed {
+		} else if sub.Resumed {
 			s.Text, s.Agent = resumedText(sub), []string{sub.By}
 		}
 		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
 		s.Notes = otherNotes(c.Request, sub.Form, placeholder)
-	case expired:
-		s.Kind, s.Tone = "expired", "warning"
-		s.Text = words.state["expired-open"]
-	case c.Answering() != nil:
+	case inbox.LineAnswering:
 		// Another sender's answer (or one this UI sent before its
 		// journal) is on its way: the form is locked, and this says why.
-		r := c.Answering()
-		s.Kind, s.Tone, s.Busy = "answering", "progress", true
+		r := vd.Answering
+		s.Tone, s.Busy = "progress", true
 		s.Text, s.Agent = answeringText(r)
 		s.Values = recordedValues(c.Request, r.Answer, r.Capture, placeholder)
-	case sub != nil && sub.State == inbox.SubmissionRejected:
-		s.Kind, s.Tone = "rejected", "error"
+	case inbox.LineRejected:
+		s.Tone = "error"
 		s.Text = rejectedText(sub.Reason)
 		s.Agent = []string{sub.Reason}
 		s.Quote = sub.Detail
 		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
-	case sub != nil && sub.State == inbox.SubmissionUnknown:
-		s.Kind, s.Tone = "unknown", "warning"
+	case inbox.LineUnknown:
+		s.Tone = "warning"
 		s.Text, s.Agent = resumedText(sub), []string{sub.By}
 		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
-	case sub != nil && sub.State == inbox.SubmissionFailed && sub.Reason == inbox.ReasonReplaced:
-		// Replaced by a later answer: that one is the card's; this says
-		// only what became of this one (History has it).
-		s.Kind, s.Tone = "failed", "warning"
-		s.Text, s.Agent = resumedText(sub), []string{sub.By}
-	case sub != nil && sub.State == inbox.SubmissionNotSent:
-		s.Kind, s.Tone = "not-sent", "warning"
-		s.Text, s.Agent = resumedText(sub), []string{sub.By}
-		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
-	case sub != nil && sub.State == inbox.SubmissionFailed:
-		s.Kind, s.Tone = "failed", "error"
+	case inbox.LineFailed:
+		if sub.Reason == inbox.ReasonReplaced {
+			// Replaced by a later answer: that one is the card's; this
+			// says only what became of this one (History has it).
+			s.Tone = "warning"
+			s.Text, s.Agent = resumedText(sub), []string{sub.By}
+			break
+		}
+		s.Tone = "error"
 		s.Text = failedText(sub.Reason)
 		s.Agent = []string{sub.Reason}
 		if ownReason[sub.Reason] {
@@ -143,9 +134,12 @@ func stateLine(c inbox.Card, now time.Time, operator string) StateView {
 			s.Quote = sub.Detail
 		}
 		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
-	case len(c.Routes) > 0:
+	case inbox.LineNotSent:
+		s.Tone = "warning"
+		s.Text, s.Agent = resumedText(sub), []string{sub.By}
+		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
+	case inbox.LineRouted:
 		r := c.Routes[len(c.Routes)-1]
-		s.Kind = "routed"
 		s.Text = fmt.Sprintf(words.state["routed"], phrase(" to ", r.To), phrase(" via ", r.Via))
 		s.Agent = []string{r.To, r.Via}
 	}
@@ -153,20 +147,16 @@ func stateLine(c inbox.Card, now time.Time, operator string) StateView {
 }
 
 // settledLine fills the state line of a settled card.
-func settledLine(s *StateView, c inbox.Card, placeholder bool, operator string, now time.Time) {
-	if o := c.Recorded; o != nil {
+func settledLine(s *StateView, c inbox.Card, vd inbox.Verdict, placeholder bool, operator string, now time.Time) {
+	if o := c.Recorded; o != nil && vd.Answered != nil {
 		s.Kind, s.Tone = "answered", "success"
 		lead := words.state["answered"]
-		if c.AnsweredElsewhere {
+		if vd.Answered.Elsewhere {
 			lead = words.state["elsewhere"]
 		}
-		who := o.By
-		if sub := c.Submission; sub != nil && sub.By != "" && !c.AnsweredElsewhere {
-			// This UI's answer: the agent records the sender as
-			// "{ui}/{operator}"; the operator is who answered.
-			who = sub.By
-		}
-		s.Text, s.Agent = answeredText(lead, who, o, c.AnsweredElsewhere, operator, now)
+		// Who answered is the verdict's (this UI's operator for its own
+		// answer, else who the agent recorded).
+		s.Text, s.Agent = answeredText(lead, vd.Answered, o, operator, now)
 		s.Values = recordedValues(c.Request, o.Answer, o.Capture, placeholder)
 		if sub := c.Submission; sub != nil && !c.AnsweredElsewhere {
 			// The recorded answer is this UI's: keep saying how its
@@ -226,14 +216,14 @@ var ownReason = map[string]bool{inbox.ReasonTimeout: true, inbox.ReasonUnreachab
 // answeredText is the line of a recorded answer: "Answered by you
 // (alice) from this page · 2 min ago", "Answered in the agent's own
 // window", with the agent text inside it.
-func answeredText(lead, who string, o *inbox.Recorded, elsewhere bool, operator string, now time.Time) (string, []string) {
+func answeredText(lead string, ans *inbox.Answered, o *inbox.Recorded, operator string, now time.Time) (string, []string) {
 	text, agent := lead, []string{}
-	switch {
-	case who != "" && who == operator && !elsewhere:
-		text += " by " + fmt.Sprintf(words.card["by-you"], who)
-		agent = append(agent, who)
-	case who != "":
-		text += " by " + who
+	who, elsewhere := ans.By, ans.Elsewhere
+	if elsewhere {
+		operator = "" // another's answer is never "you"
+	}
+	if who != "" {
+		text += " by " + whoAnswered(who, operator)
 		agent = append(agent, who)
 	}
 	switch via := o.Via; {

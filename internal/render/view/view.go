@@ -26,7 +26,8 @@ type Options struct {
 	// one command per token).
 	Token string
 	// CanSubmit is false when the UI has no control token for the relay
-	// (watch-only): no card offers a submit.
+	// (watch-only): the verdict's Viewer input (inbox.Viewer.WatchOnly),
+	// so no card offers a submit.
 	CanSubmit bool
 	// Reachable says whether the card's agent is connected for answers.
 	Reachable inbox.Reach
@@ -52,3 +53,7 @@ type Options struct {
 	// when none): an answer they gave reads "Answered by you (name)".
 	Operator string
 }
+
+// viewer is who the cards are drawn for, the verdict's input
+// (inbox.Card.Verdict).
+func (o Options) viewer() inbox.Viewer { return inbox.Viewer{WatchOnly: !o.CanSubmit} }

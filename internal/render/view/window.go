@@ -88,7 +88,7 @@ func ChooseWindow(heads []inbox.Card, o WindowOptions) Window {
 			continue
 		}
 		w.waiting++
-		if c.Open(o.Now) {
+		if c.Verdict(o.Now, inbox.Viewer{}).Pending {
 			w.pending++
 		}
 		g, _ := groupOf(*c)
@@ -109,7 +109,7 @@ func ChooseWindow(heads []inbox.Card, o WindowOptions) Window {
 			w.next = open[i-1].key
 			break
 		}
-		if k.c.Open(o.Now) {
+		if k.c.Verdict(o.Now, inbox.Viewer{}).Pending {
 			w.onPage++
 		}
 		if i < full {
@@ -154,6 +154,7 @@ type RowView struct {
 	ID, DOMID   string
 	Version     uint64
 	Open        bool
+	Pending     bool // inbox.Verdict.Pending: data-pending, what the script counts
 	Kind, Title string
 	Gist        string
 	Group       string
@@ -173,12 +174,14 @@ type RowView struct {
 func Row(c inbox.Card, opts Options) RowView {
 	base := root(opts.BasePath)
 	id := string(c.ID)
-	p := provenance(c, Options{Now: opts.Now})
+	vd := c.Verdict(opts.Now, opts.viewer())
+	p := provenance(c, vd, Options{Now: opts.Now})
 	v := RowView{
 		ID:          id,
 		DOMID:       "card-" + id,
 		Version:     c.Version,
-		Open:        c.Open(opts.Now),
+		Open:        vd.Open,
+		Pending:     vd.Pending,
 		Kind:        c.Request.Kind,
 		Title:       kindTitle(c.Request.Kind),
 		Gist:        gist(c.Request.Prompt, opts.Prompts),
@@ -433,7 +436,7 @@ func NextPending(heads []inbox.Card, id inbox.CardID, o WindowOptions) inbox.Car
 	at := slices.IndexFunc(open, func(k keyed) bool { return k.c.ID == id })
 	for i := 1; i <= len(open); i++ {
 		k := open[(at+i+len(open))%len(open)]
-		if k.c.ID != id && k.c.CanAnswer(o.Now) == nil {
+		if k.c.ID != id && k.c.Verdict(o.Now, inbox.Viewer{}).Answerable {
 			return k.c.ID
 		}
 	}

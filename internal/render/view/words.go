@@ -151,7 +151,7 @@ var words = struct {
 	},
 	refusal: map[error]Refusal{
 		inbox.ErrNotFound:        {"gone", "This question is not in the inbox any more. Reload the page."},
-		errWatchOnly:             {"watch_only", "This UI has no control token for the relay, so it cannot send answers. Your answer was not sent."},
+		inbox.ErrWatchOnly:       {"watch_only", "This UI has no control token for the relay, so it cannot send answers. Your answer was not sent."},
 		errNoToken:               {"no_token", "This form is missing its token. Reload the page and send your answer again."},
 		inbox.ErrInFlight:        {"in_flight", "An answer to this question is already on its way to the agent. Wait for its reply before sending another."},
 		inbox.ErrOtherInFlight:   {"in_flight", "%s already answered this from another UI, and that answer is on its way to the agent. Nothing was sent."},
@@ -243,6 +243,7 @@ var words = struct {
 		"asked":     "asked",
 		"answer-by": "answer by %s",
 		"passed":    "Deadline passed",
+		"left":      "%s left",
 		"details":   "Details",
 		"by-you":    "you (%s)",
 		"you":       "you",
@@ -340,7 +341,6 @@ type Refusal struct {
 
 // Refusals that are the UI's own, not the domain's.
 var (
-	errWatchOnly  = errors.New("view: watch-only")
 	errNoToken    = errors.New("view: no form token")
 	errTimedOut   = errors.New("view: timed out")
 	errEnded      = errors.New("view: session ended")
@@ -350,7 +350,7 @@ var (
 
 // Refusals the answer handler gives before asking the domain.
 var (
-	RefusalWatchOnly = words.refusal[errWatchOnly]
+	RefusalWatchOnly = words.refusal[inbox.ErrWatchOnly]
 	RefusalNoToken   = words.refusal[errNoToken]
 	RefusalGone      = words.refusal[inbox.ErrNotFound]
 )
@@ -597,4 +597,27 @@ func PushWord(key string, args ...any) string {
 		return fmt.Sprintf(w, args...)
 	}
 	return w
+}
+
+// PushSettled is what a pushed question's notification says once its
+// card can no longer be answered, worded from the card's verdict (who
+// answered is the verdict's, as on the card's state line).
+func PushSettled(vd inbox.Verdict) string {
+	if a := vd.Answered; a != nil {
+		if a.By != "" {
+			return PushWord("answered-by", a.By)
+		}
+		return PushWord("answered")
+	}
+	switch vd.Line {
+	case inbox.LineExpired:
+		return PushWord("expired")
+	case inbox.LineTimedOut:
+		return PushWord("timed-out")
+	case inbox.LineEnded:
+		return PushWord("ended")
+	case inbox.LineResolved, inbox.LineAnswered:
+		return PushWord("answered")
+	}
+	return PushWord("closed")
 }

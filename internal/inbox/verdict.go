@@ -1,0 +1,256 @@
+package inbox
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/aepforms/aepforms/internal/aep"
+)
+
+// ErrWatchOnly is the refusal of a UI that sends no answers (it has no
+// control token for the relay): the card may be open, this UI may not
+// answer it.
+var ErrWatchOnly = errors.New("inbox: this UI is watch-only and sends no answers")
+
+// Viewer is who a verdict is for: the one input beyond the card and the
+// clock. The zero Viewer is a UI that sends answers.
+type Viewer struct {
+	// WatchOnly is true when the UI has no control token for the relay:
+	// no card may be answered from it (page, fragment, notification).
+	WatchOnly bool
+}
+
+// Line is the kind of a card's state line: what became of the request
+// and of the answers sent for it, in the order the verdict decides it.
+type Line string
+
+// Lines. The first group is an open request's; the second a settled one's.
+const (
+	LinePending    Line = "pending"
+	LineRouted     Line = "routed"
+	LineMalformed  Line = "malformed"
+	LineInfo       Line = "info"        // answered in the agent's own UI
+	LineOverBudget Line = "over-budget" // more controls than the inbox shows
+	LineQueued     Line = "queued"      // this UI's answer, journaled, waiting for the relay
+	LineSending    Line = "sending"
+	LineAccepted   Line = "accepted"
+	LineAnswering  Line = "answering" // another sender's answer on its way
+	LineRejected   Line = "rejected"
+	LineNotSent    Line = "not-sent"
+	LineUnknown    Line = "unknown" // sent before a restart; whether it was executed is not known yet
+	LineFailed     Line = "failed"
+	LineExpired    Line = "expired" // the deadline passed (open or settled by the sweep)
+
+	LineAnswered Line = "answered"
+	LineResolved Line = "resolved"
+	LineTimedOut Line = "timed-out"
+	LineEnded    Line = "session-ended"
+)
+
+// Verdict is everything a reader needs to know about one card version at
+// one time for one Viewer: the page, the posting browser's fragment, the
+// push stream, Web Push, a notification's answer, History's links and
+// (through the attributes the components render from it) the page
+// script all read it, and none of them re-derives any part of it.
+// (*Card).Verdict is the one place it is decided.
+type Verdict struct {
+	// Line is the state line the card shows.
+	Line Line
+	// Open is true while the request may still be answered by anyone:
+	// pending or routed, and its deadline (if any) not passed.
+	Open bool
+	// Settled is true once the request's state is no longer open (the
+	// card moves to the settled list). An open state past its deadline
+	// (between two sweeps) is neither Open nor Settled.
+	Settled bool
+	// Closed is why the request can no longer take an answer from
+	// anyone (Card.Closed's sentinel), nil while it can.
+	Closed error
+	// Refusal is why the Viewer may not send an answer now: ErrWatchOnly
+	// for a watch-only UI (whatever the card), else CanAnswer's sentinel;
+	// nil when it may. A post it refuses is answered 409.
+	Refusal error
+	// Answerable is Refusal == nil: the form is offered with a submit.
+	Answerable bool
+	// InFlight is true while this UI's own answer is on its way (queued,
+	// sending, accepted) on an open request.
+	InFlight bool
+	// Answering is another sender's answer on its way on an open request
+	// (Card.Answering), nil when none.
+	Answering *Responder
+	// Locked is true when an answer on its way (this UI's or another
+	// sender's) locks an open request's form: the card shows what was
+	// sent, not the controls.
+	Locked bool
+	// Owed is true while this UI's answer was sent and got no reply
+	// (Submission.Owed) on an open request this Viewer may answer: it is
+	// sent again on the next relay connection, and the form is offered
+	// only behind "Answer differently" (a post naming the owed answer,
+	// Submission.Replaces). An owed answer does not lock the card.
+	Owed bool
+	// Tappable is true when the Viewer may answer now with one press of
+	// one of the request's options, each with words of its own: a
+	// permission request with one or two labelled options, captured
+	// above metadata. A notification offers exactly these as buttons.
+	Tappable bool
+	// Pending is true when the request counts as waiting for an answer
+	// on the page (the pending count, j/k, the next card after a send):
+	// open and answerable over control by someone. An informational,
+	// malformed or over-budget request is shown, never counted.
+	Pending bool
+	// Announce is true for a request a push notification announces: one
+	// that could be answered now and has no answer of this UI yet.
+	Announce bool
+	// DropDraft is true when the browser's draft of the card may go: the
+	// server holds its answer (in flight) or the request is settled.
+	DropDraft bool
+	// Deadline is the request's expires_at (zero when none); Left is the
+	// time to it (zero once passed); Expired is true once it has passed.
+	Deadline time.Time
+	Left     time.Duration
+	Expired  bool
+	// Answered is who answered a request the agent recorded an answer
+	// for, and how; nil when no answer is recorded.
+	Answered *Answered
+}
+
+// Answered is who answered a card and how, decided once for every reader
+// (the state line, the "Answered here by" line, the notification that
+// replaces a pushed question).
+type Answered struct {
+	// By is who answered: for this UI's own answer the operator who
+	// posted it ("" when they gave no name: the agent records the UI's
+	// name, never theirs), else the name the agent recorded ("" when none).
+	By string
+	// Here is true when the answer the agent recorded is this UI's own
+	// accepted submission (At and CommandID are then its post's).
+	Here      bool
+	At        time.Time
+	CommandID string
+	// Elsewhere is true when no submission of this UI caused the answer.
+	Elsewhere bool
+	// Via is how the agent says it was answered ("control", "oob", ...).
+	Via string
+}
+
+// Verdict decides the card at now for v: its state line, whether and how
+// it may be answered, its deadline and who answered it. See Verdict.
+func (c *Card) Verdict(now time.Time, v Viewer) Verdict {
+	d := Verdict{
+		Deadline: c.ExpiresAt,
+		Left:     c.Left(now),
+		Expired:  c.Expired(now),
+		Closed:   c.closed(now),
+		Open:     c.Open(now),
+		Settled:  !c.State.Open(),
+	}
+	d.Refusal = c.CanAnswer(now)
+	if v.WatchOnly {
+		d.Refusal = ErrWatchOnly // whatever the card's state: this UI sends nothing
+	}
+	d.Answerable = d.Refusal == nil
+	if d.Open {
+		d.InFlight = c.InFlight()
+		if !d.InFlight {
+			d.Answering = c.Answering()
+		}
+	}
+	d.Locked = d.InFlight || d.Answering != nil
+	if d.Open && !v.WatchOnly && c.Submission.Owed() && c.Controllable() && d.Answering == nil {
+		d.Owed, d.Locked = true, false
+	}
+	d.Tappable = d.Answerable && c.tappable()
+	d.Pending = d.Closed == nil
+	d.Announce = d.Closed == nil && c.CanAnswer(now) == nil && c.Submission == nil
+	d.DropDraft = d.Settled || d.InFlight
+	d.Answered = c.answered()
+	d.Line = c.line(now, d)
+	return d
+}
+
+// tappable reports whether the request's options can each be one button
+// with its own words (Verdict.Tappable).
+func (c *Card) tappable() bool {
+	opts := c.Request.Options
+	if c.Request.Kind != aep.KindPermission || c.Capture <= aep.CaptureMetadata || len(opts) == 0 || len(opts) > 2 {
+		return false
+	}
+	for _, o := range opts {
+		if strings.TrimSpace(o.Label) == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// answered is who answered the card, when the agent recorded an answer.
+func (c *Card) answered() *Answered {
+	o := c.Recorded
+	if o == nil {
+		return nil
+	}
+	a := &Answered{By: o.By, Elsewhere: c.AnsweredElsewhere, Via: o.Via}
+	if s := c.Submission; s != nil && !c.AnsweredElsewhere {
+		// This UI's answer: the agent records the UI's name; who
+		// answered is the operator who posted it ("" when they gave none).
+		a.By = s.By
+		if s.State == SubmissionAccepted && !s.At.IsZero() {
+			a.Here, a.At, a.CommandID = true, s.At, s.CommandID
+		}
+	}
+	return a
+}
+
+// line is the card's state line kind: an outcome first for a settled
+// card; for an open one what stops an answer (malformed, informational,
+// over budget), then the deadline (a passed deadline outranks an answer
+// on its way, as it does in closed and in the lifecycle), then the
+// answers on their way and their fates, then routing.
+func (c *Card) line(now time.Time, d Verdict) Line {
+	if d.Settled {
+		switch {
+		case c.Recorded != nil:
+			return LineAnswered
+		case c.State == StateResolved:
+			return LineResolved
+		case c.State == StateTimedOut:
+			return LineTimedOut
+		case c.State == StateExpired:
+			return LineExpired
+		case c.State == StateEnded:
+			return LineEnded
+		}
+		return Line(c.State)
+	}
+	sub := c.Submission
+	switch {
+	case c.Malformed != "":
+		return LineMalformed
+	case !c.Controllable():
+		return LineInfo
+	case c.OverBudget:
+		return LineOverBudget
+	case c.Expired(now):
+		return LineExpired
+	case sub != nil && sub.State == SubmissionQueued:
+		return LineQueued
+	case sub != nil && sub.State == SubmissionSending:
+		return LineSending
+	case sub != nil && sub.State == SubmissionAccepted:
+		return LineAccepted
+	case d.Answering != nil:
+		return LineAnswering
+	case sub != nil && sub.State == SubmissionRejected:
+		return LineRejected
+	case sub != nil && sub.State == SubmissionNotSent:
+		return LineNotSent
+	case sub != nil && sub.State == SubmissionUnknown:
+		return LineUnknown
+	case sub != nil && sub.State == SubmissionFailed:
+		return LineFailed
+	case len(c.Routes) > 0:
+		return LineRouted
+	}
+	return LinePending
+}
