@@ -41,7 +41,7 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 		post := r.PostForm
 		card, ok := in.Card(id)
 		if !ok {
-			http.Error(w, view.RefusalGone.Message, http.StatusNotFound)
+			pg.gone(w, r, post, panel)
 			return
 		}
 		// reply answers with the card: the whole page (a form post), or
@@ -106,7 +106,7 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 			sent()
 			return
 		case errors.Is(err, inbox.ErrNotFound):
-			http.Error(w, view.RefusalGone.Message, http.StatusNotFound)
+			pg.gone(w, r, post, panel)
 			return
 		case errors.Is(err, inbox.ErrNotRecorded):
 			pg.log.Error("web: answer not recorded", "card", string(id), "err", err)

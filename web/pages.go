@@ -240,6 +240,25 @@ func (p *pages) cardFragment(w http.ResponseWriter, r *http.Request, status int,
 	_, _ = w.Write([]byte(html))
 }
 
+// gone answers a post to a question the inbox does not hold (a server
+// restarted since the page was drawn, or the question was cleared) with
+// 404: to the script, the words as plain text (it withdraws the card in
+// place, the draft kept); to a browser's own post, a page in the UI's
+// style with the operator's typed text and the way back to the inbox.
+func (p *pages) gone(w http.ResponseWriter, r *http.Request, post url.Values, panel bool) {
+	if wantsFragment(r) {
+		http.Error(w, view.RefusalGone.Message, http.StatusNotFound)
+		return
+	}
+	v := view.Gone(p.base, p.assets, post, panel, viewQuery(r).Get("theme"))
+	buf, err := render.Gone(r.Context(), v)
+	if err != nil {
+		p.internalError(w, r, err)
+		return
+	}
+	writeHTML(w, http.StatusNotFound, buf)
+}
+
 // status is the banners fragment (relay lost, notices, watch-only): it
 // depends on the inbox status only, so no card is read or rendered.
 func (p *pages) status(r *http.Request) (string, error) {
