@@ -71,6 +71,7 @@ var words = struct {
 		"accepted":      "The agent accepted the answer; waiting for it to record it",
 		"expired-open":  "The deadline has passed: this can no longer be answered.",
 		"removed":       "This question is no longer shown here: it left the inbox.",
+		"withdrawn":     "This question is no longer open; your draft is kept below.",
 		"routed":        "Routed%s%s; still open",
 		"answered":      "Answered",
 		"elsewhere":     "Answered elsewhere",
