@@ -310,14 +310,15 @@
     return rest.length ? (back ? rest[rest.length - 1] : rest[0]) : null;
   }
 
-  /* moveOn takes the operator to the next card waiting after from, or says
-   * none is left. */
+  /* moveOn takes the operator to the next card waiting after from (its
+   * heading, so j/k and the digits act at once; Enter starts typing), or
+   * says none is left. */
   function moveOn(from) {
     var next = following(pendingCards(), from, false);
     var none = byId('no-more');
     if (next && next !== from) {
       if (none) none.hidden = true;
-      goTo(next, true);
+      goTo(next, false);
       return;
     }
     markCurrent(null);
@@ -403,6 +404,17 @@
     d.showModal();
   }
 
+  function isHeading(t) { return !!(t.classList && t.classList.contains('card__title') && cardOf(t)); }
+  var enterOn = null; // the heading an Enter was pressed on
+  doc.addEventListener('keyup', function (e) {
+    if (e.key !== 'Enter' || !enterOn) return;
+    var t = enterOn;
+    enterOn = null;
+    if (e.target !== t) return;
+    var into = firstControl(cardOf(t));
+    if (into) into.focus();
+  });
+
   doc.addEventListener('keydown', function (e) {
     if (e.isComposing || e.defaultPrevented) return;
     var t = e.target;
@@ -421,6 +433,14 @@
       var c = cardOf(t);
       markCurrent(c);
       cardHeading(c).focus({ preventScroll: true });
+      e.preventDefault();
+      return;
+    }
+    if (e.key === 'Enter' && !e.shiftKey && !e.ctrlKey && !e.metaKey && !e.altKey && isHeading(t)) {
+      // On a card's heading, Enter starts on its first control: on the
+      // key's release, so the press itself cannot reach that control
+      // (an Enter in a text box would send the form).
+      enterOn = t;
       e.preventDefault();
       return;
     }
