@@ -357,7 +357,7 @@ func TestTestIDs(t *testing.T) {
 	doc := parse(t, Page(samplePage(opts)))
 	for _, id := range []string{"header", "pending-count", "connection", "banners", "inbox", "empty", "group", "card", "provenance",
 		"countdown", "prompt", "state", "state-text", "values", "answer-form", "field", "field-error", "error-summary",
-		"error-link", "submit", "option", "options", "placeholder-note", "settled", "details", "hide", "notify-optin", "new-notice",
+		"error-link", "submit", "option", "options", "placeholder-note", "settled", "details", "hide", "new-notice",
 		"account", "operator", "signout"} {
 		assert.Positive(t, doc.Find(`[data-testid="`+id+`"]`).Length(), "data-testid=%q", id)
 	}

@@ -841,7 +841,6 @@
       }
       place(fresh);
       enhance(fresh);
-      if (fresh.dataset.open === 'true') notify(fresh);
     }
     tidyGroups();
     refresh();
@@ -1325,36 +1324,6 @@
     });
   }
 
-  /* ---------- browser notifications (after the operator opts in) ---------- */
-
-  var NOTIFY = 'aepforms:notify';
-  function notifyReady() {
-    return 'Notification' in window && Notification.permission === 'granted' && load(NOTIFY, false);
-  }
-  function setupNotify() {
-    var b = byId('notify-optin');
-    if (!b || !('Notification' in window) || Notification.permission === 'denied' || notifyReady()) return;
-    b.hidden = false;
-    b.addEventListener('click', function () {
-      Notification.requestPermission().then(function (p) {
-        if (p === 'granted') {
-          save(NOTIFY, true);
-          b.hidden = true;
-        }
-      });
-    });
-  }
-  function notify(card) {
-    if (!notifyReady() || !doc.hidden) return;
-    try {
-      var title = card.querySelector('.card__title');
-      new Notification('aepforms: new question', {
-        body: (title ? title.textContent + ' · ' : '') + (card.dataset.groupLabel || ''),
-        tag: card.id
-      });
-    } catch (e) { /* notifications are optional */ }
-  }
-
   /* ---------- start ---------- */
 
   pruneDrafts();
@@ -1362,7 +1331,6 @@
   enhance(doc);
   renderConn();
   refresh();
-  setupNotify();
   if (ds.focus) {
     // The refused post's error summary takes focus; its card is brought
     // to the top of the window (not just scrolled until the summary shows
