@@ -102,7 +102,8 @@ type HistoryPage struct {
 }
 
 // SearchText is what HistoryQuery.Text is matched against for s: its
-// question and its answer (option, text and the values as JSON), folded
+// question, its answer (option, text and the values as JSON) and the
+// words its card showed for that answer (labelWords), folded
 // with strings.ToLower so every backend matches the same way (SQLite's
 // own lower() and LIKE fold ASCII only). A backend stores it beside the
 // submission and matches Fold(query.Text) as a plain substring.
@@ -128,6 +129,7 @@ func SearchText(s inbox.Submission) string {
 			b.WriteString(strings.TrimSpace(vb.String()))
 		}
 	}
+	b.WriteString(labelWords(s))
 	return Fold(b.String())
 }
 
