@@ -269,7 +269,7 @@ var words = struct {
 	flow: map[string]string{
 		"note-summary":   "Add a note",
 		"note-label":     "Your note to the agent",
-		"note-hint":      "It is sent with the option you press.",
+		"note-hint":      "It is sent with the option you press below.",
 		"note-only":      "Send the note only",
 		"note-only-hint": "Without an option, the agent decides what the note means, and may refuse it.",
 		"hide":           "Hide from this page",
