@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/render/view"
 )
 
 // The error summary joins a field's label and its message with a colon,
@@ -35,4 +37,24 @@ func TestNoteComesBeforeTheOptions(t *testing.T) {
 	require.GreaterOrEqual(t, note, 0, "the note is in the form")
 	require.GreaterOrEqual(t, opts, 0, "the options are in the form")
 	assert.Less(t, note, opts, "the note comes before the options")
+}
+
+// Named operators sign in as a user name and password go: name first,
+// then secret. Under the shared secret the secret comes first (the name
+// is optional).
+func TestSignInAsksForTheNameFirstForNamedOperators(t *testing.T) {
+	t.Parallel()
+	for _, named := range []bool{true, false} {
+		v := view.SignIn("/", view.Assets{}, "", "")
+		v.NameRequired = named
+		doc := parse(t, SignIn(v))
+		inputs := doc.Find(`[data-testid="signin-form"] input:not([type="hidden"])`)
+		require.Equal(t, 2, inputs.Length())
+		first := inputs.First().AttrOr("id", "")
+		if named {
+			assert.Equal(t, "signin-name", first, "named operators: the name first")
+		} else {
+			assert.Equal(t, "signin-secret", first, "shared secret: the secret first")
+		}
+	}
 }
