@@ -226,7 +226,13 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 		Adapter: strings.ReplaceAll(words.empty["adapter"], "{relay}", strings.TrimSuffix(opts.Connect.RelayURL, "/")),
 	}
 	for _, n := range status.Notices {
-		v.Notices = append(v.Notices, n.Message)
+		msg := n.Message
+		if n.Session != "" {
+			// A gap in a session's events: say what it means and what
+			// to do, not only that it happened.
+			msg += ": " + words.page["gap-advice"]
+		}
+		v.Notices = append(v.Notices, msg)
 	}
 	if line := dropLine(status); line != "" {
 		v.Notices = append(v.Notices, line)
