@@ -228,6 +228,8 @@ var words = struct {
 		"history": "In History",
 	},
 	card: map[string]string{
+		"one-more":  "(and 1 more question)",
+		"more":      "(and %d more questions)",
 		"asked":     "asked",
 		"answer-by": "answer by %s",
 		"passed":    "Deadline passed",
