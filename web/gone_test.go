@@ -29,7 +29,7 @@ func TestPostToAQuestionNoLongerHeldKeepsTheTypedText(t *testing.T) {
 	assert.Contains(t, r.Header.Get("Content-Type"), "text/html")
 	d := r.doc(t)
 	require.Equal(t, 1, d.Find(`[data-testid="gone"]`).Length(), "the styled page")
-	assert.Contains(t, d.Find(`[data-testid="gone-message"]`).Text(), "no longer open")
+	assert.Contains(t, d.Find(`[data-testid="gone"] h1`).Text(), "no longer open")
 	assert.Contains(t, d.Find(`[data-testid="gone-message"]`).Text(), "not sent")
 	var typed []string
 	d.Find(`[data-testid="gone-typed"]`).Each(func(_ int, s *goquery.Selection) { typed = append(typed, s.Text()) })

@@ -135,7 +135,7 @@ var words = struct {
 		"":                      "Not delivered%s. Your answer is kept.",
 	},
 	refusal: map[error]Refusal{
-		inbox.ErrNotFound:        {"gone", "This question is no longer open: this server does not have it (it restarted, or the question was cleared). Your answer was not sent."},
+		inbox.ErrNotFound:        {"gone", "This server does not have this question any more (it restarted, or the question was cleared). Your answer was not sent."},
 		errWatchOnly:             {"watch_only", "This UI has no control token for the relay, so it cannot send answers. Your answer was not sent."},
 		errNoToken:               {"no_token", "This form is missing its token. Reload the page and send your answer again."},
 		inbox.ErrInFlight:        {"in_flight", "An answer to this question is already on its way to the agent. Wait for its reply before sending another."},
