@@ -76,8 +76,11 @@ type Entry struct {
 
 // HistoryQuery selects and pages History. Zero fields select everything.
 type HistoryQuery struct {
-	Agent    string                // the request's agent, exactly
-	Session  string                // the request's session, exactly
+	Agent string // the request's agent, exactly
+	// Session is the request's session, exactly, or its short form as
+	// the history rows show it, "{head}…{tail}" (also "..."): a session
+	// that starts with head and holds tail (SessionShort).
+	Session  string
 	Operator string                // the operator name given at sign-in, exactly
 	Outcome  inbox.SubmissionState // the submission's latest state
 	// Since and Until bound the time posted: Since <= At < Until; zero is
@@ -169,4 +172,17 @@ func NewReplica() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return "replica-" + hex.EncodeToString(b[:])
+}
+
+// SessionShort splits a session filter given in its short form,
+// "{head}…{tail}" (the ellipsis may carry a word joiner, or be typed as
+// "..."), into its head and tail; short is false for a whole session id.
+func SessionShort(s string) (head, tail string, short bool) {
+	s = strings.ReplaceAll(s, "\u2060", "")
+	for _, mark := range []string{"…", "..."} {
+		if h, t, ok := strings.Cut(s, mark); ok && h != "" && t != "" {
+			return h, t, true
+		}
+	}
+	return "", "", false
 }

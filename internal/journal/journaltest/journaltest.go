@@ -287,7 +287,10 @@ func testHistoryFilters(t *testing.T, st Store) {
 		s.Answer = aep.Answer{Option: "allow_once"}
 		s.Question = "Run rm -rf build/?"
 	})
-	mk("e", 4, func(s *inbox.Submission) { s.Answer = aep.Answer{Values: aep.Values{"city": "Zürich"}} })
+	mk("e", 4, func(s *inbox.Submission) {
+		s.Answer = aep.Answer{Values: aep.Values{"city": "Zürich"}}
+		s.Key.Session = "deploy-01M90W3ZG77V4SXVG7CY95N4DN"
+	})
 	mk("f", 5, func(s *inbox.Submission) { s.Question = `Is 100% of C:\build_1 done?` })
 	require.NoError(t, j.Settle("b", inbox.SubmissionRejected, "invalid", "", T0.Add(time.Hour)))
 	require.NoError(t, j.Settle("c", inbox.SubmissionAccepted, "", "", T0.Add(time.Hour)))
@@ -300,6 +303,9 @@ func testHistoryFilters(t *testing.T, st Store) {
 		{"everything, newest first", journal.HistoryQuery{}, []string{"f", "e", "d", "c", "b", "a"}},
 		{"agent", journal.HistoryQuery{Agent: "deployer"}, []string{"b"}},
 		{"session", journal.HistoryQuery{Session: "s2"}, []string{"c"}},
+		{"session by its short form", journal.HistoryQuery{Session: "deploy-…\u2060Y95N4DN"}, []string{"e"}},
+		{"session by its short form, typed", journal.HistoryQuery{Session: "deploy-...95N4DN"}, []string{"e"}},
+		{"a short form is not a wildcard elsewhere", journal.HistoryQuery{Session: "ploy-…Y95N4DN"}, nil},
 		{"operator", journal.HistoryQuery{Operator: "bob"}, []string{"c"}},
 		{"outcome", journal.HistoryQuery{Outcome: inbox.SubmissionRejected}, []string{"b"}},
 		{"still sending", journal.HistoryQuery{Outcome: inbox.SubmissionSending}, []string{"f", "e", "d", "a"}},
