@@ -32,10 +32,10 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 		if err := r.ParseForm(); err != nil {
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
-				http.Error(w, "Your answer is larger than this UI accepts. Shorten it and send again.", http.StatusRequestEntityTooLarge)
+				pg.unread(w, r, http.StatusRequestEntityTooLarge, panel, true)
 				return
 			}
-			http.Error(w, "Your answer could not be read. Reload the page and send again.", http.StatusBadRequest)
+			pg.unread(w, r, http.StatusBadRequest, panel, false)
 			return
 		}
 		post := r.PostForm

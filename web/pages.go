@@ -259,6 +259,24 @@ func (p *pages) gone(w http.ResponseWriter, r *http.Request, post url.Values, pa
 	writeHTML(w, http.StatusNotFound, buf)
 }
 
+// unread answers a post that could not be read (too large: 413, or
+// malformed: 400): plain words to the script (which falls back to the
+// browser's own post), a page in the UI's style to that post, saying
+// nothing was sent and how to get back to what was typed.
+func (p *pages) unread(w http.ResponseWriter, r *http.Request, status int, panel, tooLarge bool) {
+	v := view.Unread(p.base, p.assets, panel, viewQuery(r).Get("theme"), tooLarge)
+	if wantsFragment(r) {
+		http.Error(w, v.Message, status)
+		return
+	}
+	buf, err := render.Gone(r.Context(), v)
+	if err != nil {
+		p.internalError(w, r, err)
+		return
+	}
+	writeHTML(w, status, buf)
+}
+
 // status is the banners fragment (relay lost, notices, watch-only): it
 // depends on the inbox status only, so no card is read or rendered.
 func (p *pages) status(r *http.Request) (string, error) {

@@ -15,6 +15,8 @@ import (
 // the way back to the inbox.
 type GoneView struct {
 	Page PageView
+	// Heading is the page's heading: what happened, in a few words.
+	Heading string
 	// Message says what happened and that nothing was sent.
 	Message string
 	// Typed is the text the operator typed into the form, in the order
@@ -47,6 +49,7 @@ func Gone(basePath string, assets Assets, post url.Values, panel bool, themeName
 	}
 	return GoneView{
 		Page:     p,
+		Heading:  words.refusalPage["gone"],
 		Message:  RefusalGone.Message,
 		Typed:    typedText(post),
 		InboxURL: home,
@@ -102,4 +105,19 @@ func atoiSmall(s string) int {
 		}
 	}
 	return n
+}
+
+// Unread builds the page for a post that could not be read at all (too
+// large, or malformed): nothing was sent, and what was typed is still in
+// the browser's page (its Back button returns to it).
+func Unread(basePath string, assets Assets, panel bool, themeName string, tooLarge bool) GoneView {
+	v := Gone(basePath, assets, nil, panel, themeName)
+	key := "unread"
+	if tooLarge {
+		key = "too-large"
+	}
+	v.Page.Title = words.refusalPage[key+"-title"] + " · aepforms"
+	v.Heading = words.refusalPage[key+"-title"]
+	v.Message = words.refusalPage[key]
+	return v
 }

@@ -30,6 +30,9 @@ var words = struct {
 	failed map[string]string
 	// Refusals of an answer post, by what refused it.
 	refusal map[error]Refusal
+	// refusalPage are the words of the pages a post without the script is
+	// refused with when no card can show the problem (components.Gone).
+	refusalPage map[string]string
 	// Notes on an open card.
 	note map[string]string
 	// Whether a card's agent takes answers now (the relay's roster), by
@@ -133,6 +136,13 @@ var words = struct {
 		inbox.ReasonTimeout:     "No answer from the agent in time; it may still act.",
 		inbox.ReasonUnreachable: "Not sent; your answer is kept. The relay could not be reached.",
 		"":                      "Not delivered%s. Your answer is kept.",
+	},
+	refusalPage: map[string]string{
+		"gone":            "This question is no longer open",
+		"too-large-title": "Your answer is too large to send",
+		"too-large":       "Your answer is larger than this UI accepts, so nothing was sent. Go back (the browser's Back button keeps what you typed), shorten it and send it again.",
+		"unread-title":    "Your answer could not be read",
+		"unread":          "The browser's post could not be read, so nothing was sent. Go back (the browser's Back button keeps what you typed) and send it again; if that fails, reload the page.",
 	},
 	refusal: map[error]Refusal{
 		inbox.ErrNotFound:        {"gone", "This server does not have this question any more (it restarted, or the question was cleared). Your answer was not sent."},
