@@ -2,6 +2,8 @@ package web
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -284,7 +286,13 @@ func (p *pages) status(r *http.Request) (string, error) {
 }
 
 // internalError logs the detail and answers with a generic message.
+// A browser that left before its page was written (its request's
+// context canceled) is not an error on our side: it is logged at debug.
 func (p *pages) internalError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		p.log.Debug("web: browser left before the answer", "path", r.URL.Path, "request_id", middleware.GetReqID(r.Context()))
+		return
+	}
 	p.log.Error("web: request failed", "path", r.URL.Path, "request_id", middleware.GetReqID(r.Context()), "err", err)
 	http.Error(w, "Something went wrong on our side. The error was logged.", http.StatusInternalServerError)
 }
