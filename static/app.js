@@ -20,9 +20,10 @@
  *   status  data: the HTML of components.StatusFragment: top-level
  *           elements with ids (#banners, data-relay="up|connecting|lost") that replace
  *           the elements with the same ids.
- *   reload  the server cannot catch this page up: reload it; "another
- *           server" (a replica that did not draw the page) is tried again
- *           a few times first, as the next stream may reach the one that did.
+ *   reload  the server cannot catch this page up: "too far behind" reloads
+ *           the page; "another server" (a restarted process, a replica that
+ *           did not draw the page) reconciles it in place (reconcile()):
+ *           cards that server does not hold are withdrawn, drafts kept.
  * Comments (": ping") are heartbeats and are not seen here.
  *
  * A page of many requests (#inbox data-page-cards="N") keeps the N most
@@ -314,14 +315,15 @@
     return rest.length ? (back ? rest[rest.length - 1] : rest[0]) : null;
   }
 
-  /* moveOn takes the operator to the next card waiting after from, or says
-   * none is left. */
+  /* moveOn takes the operator to the next card waiting after from (its
+   * heading, so j/k and the digits act at once; Enter starts typing), or
+   * says none is left. */
   function moveOn(from) {
     var next = following(pendingCards(), from, false);
     var none = byId('no-more');
     if (next && next !== from) {
       if (none) none.hidden = true;
-      goTo(next, true);
+      goTo(next, false);
       return;
     }
     markCurrent(null);
@@ -407,6 +409,17 @@
     d.showModal();
   }
 
+  function isHeading(t) { return !!(t.classList && t.classList.contains('card__title') && cardOf(t)); }
+  var enterOn = null; // the heading an Enter was pressed on
+  doc.addEventListener('keyup', function (e) {
+    if (e.key !== 'Enter' || !enterOn) return;
+    var t = enterOn;
+    enterOn = null;
+    if (e.target !== t) return;
+    var into = firstControl(cardOf(t));
+    if (into) into.focus();
+  });
+
   doc.addEventListener('keydown', function (e) {
     if (e.isComposing || e.defaultPrevented) return;
     var t = e.target;
@@ -425,6 +438,14 @@
       var c = cardOf(t);
       markCurrent(c);
       cardHeading(c).focus({ preventScroll: true });
+      e.preventDefault();
+      return;
+    }
+    if (e.key === 'Enter' && !e.shiftKey && !e.ctrlKey && !e.metaKey && !e.altKey && isHeading(t)) {
+      // On a card's heading, Enter starts on its first control: on the
+      // key's release, so the press itself cannot reach that control
+      // (an Enter in a text box would send the form).
+      enterOn = t;
       e.preventDefault();
       return;
     }
@@ -482,6 +503,11 @@
       e.preventDefault(); // nothing can be sent: the banner says so, the draft is kept
       return;
     }
+    var gone = cardOf(form);
+    if (gone && gone.dataset.withdrawn === 'true') {
+      e.preventDefault(); // the server does not hold it: nothing stale is sent
+      return;
+    }
     // The draft stays until the server shows it holds the answer
     // (data-drop-draft on the card the answer or a push brings).
     form.dataset.sent = 'true';
@@ -513,6 +539,13 @@
       headers: { 'X-Aepforms-Fragment': 'card', Accept: 'text/html' },
       body: new URLSearchParams(data)
     }).then(function (res) {
+      if (res.status === 404) {
+        // The server does not hold this question (it restarted, or the
+        // question was cleared): withdrawn in place, the draft kept.
+        delete form.dataset.sent;
+        withdraw(card);
+        return;
+      }
       var type = res.headers.get('Content-Type') || '';
       if (type.indexOf('text/html') !== 0) { fallback(); return; }
       return res.text().then(function (html) {
@@ -816,7 +849,6 @@
       }
       place(fresh);
       enhance(fresh);
-      if (fresh.dataset.open === 'true') notify(fresh);
     }
     tidyGroups();
     refresh();
@@ -961,7 +993,6 @@
   var lastId = '';
   var retry = 1000;
   var reconnectTimer = 0;
-  var foreign = 0; // reconnects in a row answered by another server
   function connect() {
     if (!ds.push || !window.EventSource) return;
     if (source) source.close(); // never two streams
@@ -981,7 +1012,6 @@
     };
     function track(fn) {
       return function (e) {
-        foreign = 0;
         if (e.lastEventId) lastId = e.lastEventId;
         fn(e.data);
       };
@@ -991,17 +1021,116 @@
     source.addEventListener('status', track(onStatus));
     source.addEventListener('reload', function (e) {
       source.close();
-      if (e.data === 'another server' && foreign < 4) {
-        // Behind a load balancer, another replica took the stream: its
-        // positions say nothing of this page's. The next connection may
-        // reach the replica that drew the page, which catches it up; a
-        // few tries before the page is drawn again.
-        foreign++;
-        reconnect(200 * Math.pow(2, foreign));
+      if (e.data === 'another server') {
+        // Not the server that drew the page: it restarted, or another
+        // replica took the stream. Its positions say nothing of this
+        // page's: the page is reconciled with what it holds instead.
+        reconcile();
         return;
       }
       window.location.reload();
     });
+  }
+
+  /* reconcile brings the page in line with a server that did not draw it
+   * (a restart, another replica): it reads the page anew and withdraws
+   * the waiting cards that server does not hold (their drafts kept, shown
+   * read-only, nothing to send), puts in the cards it holds that the page
+   * lacks, replaces the ones the operator is not working in, and follows
+   * that server's stream from the page it drew. */
+  var reconciling = false;
+  function reconcile() {
+    if (reconciling) return;
+    reconciling = true;
+    live = false;
+    renderConn();
+    window.fetch(window.location.href, { cache: 'no-store', credentials: 'same-origin', headers: { Accept: 'text/html' } })
+      .then(function (res) {
+        if (!res.ok) throw new Error('status ' + res.status);
+        return res.text();
+      })
+      .then(function (html) {
+        reconciling = false;
+        var fresh = new DOMParser().parseFromString(html, 'text/html');
+        var box = fresh.getElementById('inbox');
+        if (!box || !fresh.body || !fresh.body.dataset.push) {
+          window.location.reload(); // not the inbox (a sign-in): draw it anew, drafts survive
+          return;
+        }
+        var have = {};
+        Array.prototype.forEach.call(box.querySelectorAll('.card[id], .row[id]'), function (el) { have[el.id] = el; });
+        cards('#open .card, #open .row').forEach(function (c) {
+          if (!have[c.id]) withdraw(c);
+        });
+        inbox.after = box.dataset.pageAfter || '';
+        inbox.until = box.dataset.pageUntil || '';
+        inbox.offPage = Number(box.dataset.offPage || 0);
+        Object.keys(have).forEach(function (id) {
+          var el = have[id];
+          var old = byId(id);
+          if (old && old.dataset.withdrawn === 'true') return;
+          if (old && !old.dataset.row && !el.classList.contains('row') && busy(old)) {
+            updateState(old, el); // the operator is in it: its text stays
+            return;
+          }
+          if (old) old.dataset.version = '-1'; // that server's versions start anew
+          onCard(el.outerHTML);
+        });
+        var st = fresh.getElementById('banners');
+        if (st) onStatus(st.outerHTML);
+        if (fresh.body.dataset.now) {
+          var skew = Date.parse(fresh.body.dataset.now) - Date.now();
+          if (!isNaN(skew)) serverSkew = skew;
+        }
+        ds.push = fresh.body.dataset.push;
+        lastId = '';
+        retry = 1000;
+        connect();
+      })
+      .catch(function () {
+        // Gone again (or not there yet): the stream is tried again, and
+        // its answer starts the reconciling over.
+        reconciling = false;
+        probe();
+        reconnect(retry);
+        retry = Math.min(retry * 2, 30000);
+      });
+  }
+
+  /* withdraw marks a card the server no longer holds: read-only, its
+   * state line saying so, nothing to send; the operator's draft stays
+   * (in the card and in this browser). A row has nothing typed: it goes. */
+  function withdraw(card) {
+    if (card.dataset.withdrawn === 'true') return;
+    if (card.dataset.row || (card.dataset.held === 'true' && !busy(card))) {
+      card.remove();
+      tidyGroups();
+      refresh();
+      return;
+    }
+    card.dataset.withdrawn = 'true';
+    delete card.dataset.held;
+    card.hidden = false;
+    lock(card, '');
+    card.classList.add('is-withdrawn');
+    var line = doc.createElement('div');
+    line.className = 'state state--warning';
+    line.dataset.state = 'withdrawn';
+    line.dataset.testid = 'withdrawn';
+    line.setAttribute('role', 'status');
+    var p = doc.createElement('p');
+    p.className = 'state__text';
+    p.textContent = ds.withdrawnText || 'This question is no longer open; your draft is kept below.';
+    line.appendChild(p);
+    var st = card.querySelector('.state');
+    if (st) {
+      line.id = st.id;
+      st.replaceWith(line);
+    } else {
+      var head = card.querySelector('.card__head');
+      if (head) head.after(line); else card.prepend(line);
+    }
+    refresh();
   }
   // reconnect opens the stream again after wait, once however many ask.
   function reconnect(wait) {
@@ -1026,7 +1155,7 @@
     cards('form[data-card] button[type="submit"]').forEach(function (b) {
       if (b.classList.contains('enter-guard')) return;
       if (!ok && !b.disabled) { b.disabled = true; b.dataset.offline = 'true'; }
-      if (ok && b.dataset.offline) { b.disabled = false; delete b.dataset.offline; }
+      if (ok && b.dataset.offline && !b.closest('[data-withdrawn="true"]')) { b.disabled = false; delete b.dataset.offline; }
     });
     cards('form[data-card]').forEach(function (f) { if (ok) delete f.dataset.sent; });
   }
@@ -1200,36 +1329,6 @@
     });
   }
 
-  /* ---------- browser notifications (after the operator opts in) ---------- */
-
-  var NOTIFY = 'aepforms:notify';
-  function notifyReady() {
-    return 'Notification' in window && Notification.permission === 'granted' && load(NOTIFY, false);
-  }
-  function setupNotify() {
-    var b = byId('notify-optin');
-    if (!b || !('Notification' in window) || Notification.permission === 'denied' || notifyReady()) return;
-    b.hidden = false;
-    b.addEventListener('click', function () {
-      Notification.requestPermission().then(function (p) {
-        if (p === 'granted') {
-          save(NOTIFY, true);
-          b.hidden = true;
-        }
-      });
-    });
-  }
-  function notify(card) {
-    if (!notifyReady() || !doc.hidden) return;
-    try {
-      var title = card.querySelector('.card__title');
-      new Notification('aepforms: new question', {
-        body: (title ? title.textContent + ' · ' : '') + (card.dataset.groupLabel || ''),
-        tag: card.id
-      });
-    } catch (e) { /* notifications are optional */ }
-  }
-
   /* ---------- start ---------- */
 
   pruneDrafts();
@@ -1237,7 +1336,6 @@
   enhance(doc);
   renderConn();
   refresh();
-  setupNotify();
   if (ds.focus) {
     // The refused post's error summary takes focus; its card is brought
     // to the top of the window (not just scrolled until the summary shows

@@ -1,5 +1,6 @@
 // aepforms Web Push on the page: registers the service worker, offers
-// "Notify me on this device" / "Stop notifying this device", and reports
+// one control, "Notify me on this device" / "Stop notifying this device"
+// (none when the server has push off), and reports
 // whether this page is in view so the server pushes only to an operator
 // who is not looking. Every word comes from the server
 // (GET {base}subscriptions, from internal/render/view/words.go).
@@ -108,7 +109,7 @@
 
   // The controls, on the inbox page only (not the embedded panel).
   if (!body.classList.contains('page')) return;
-  var anchor = document.getElementById('notify-optin');
+  var anchor = document.getElementById('push-anchor');
   if (!anchor || !anchor.parentNode) return;
 
   function keyBytes(b64) {
@@ -214,8 +215,11 @@
     }
 
     function say(text) { status.textContent = text || ''; }
-    // Push off here: say why, and offer nothing that needs it (answering
-    // from a notification); the sound for this tab stays.
+    // Push off here: no control that cannot work (no button, nothing
+    // about answering from a notification); the sound for this tab stays.
+    // Off on the server (the default) is not the operator's to fix: the
+    // page says nothing of it (the README and the log do). Off in this
+    // browser: one muted line says why, in the operator's words.
     function off(text) {
       button.hidden = true;
       allowLabel.hidden = true;
@@ -223,9 +227,11 @@
       say(text);
     }
     if (!cfg.enabled) {
-      off(cfg.off);
+      off('');
+      box.dataset.push = 'off';
       return;
     }
+    box.dataset.push = 'on';
     if (!window.isSecureContext) {
       off(w['off-insecure']);
       return;
@@ -312,11 +318,13 @@
 
     button.addEventListener('click', function () {
       button.disabled = true;
-      say('');
+      button.setAttribute('aria-busy', 'true');
+      // Progress: the browser's push service may take a while.
+      say(current ? '' : w.subscribing);
       (current ? unsubscribe() : subscribe()).catch(function (e) {
         var m = e && e.message;
         say(m === 'denied' ? w.denied : m === 'timeout' ? w.timeout : m === 'refused' ? w['subscribe-refused'] : w.failed);
-      }).then(function () { button.disabled = false; });
+      }).then(function () { button.disabled = false; button.removeAttribute('aria-busy'); });
     });
   }).catch(function () {});
 })();

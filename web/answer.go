@@ -32,16 +32,16 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 		if err := r.ParseForm(); err != nil {
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
-				http.Error(w, "Your answer is larger than this UI accepts. Shorten it and send again.", http.StatusRequestEntityTooLarge)
+				pg.unread(w, r, http.StatusRequestEntityTooLarge, panel, true)
 				return
 			}
-			http.Error(w, "Your answer could not be read. Reload the page and send again.", http.StatusBadRequest)
+			pg.unread(w, r, http.StatusBadRequest, panel, false)
 			return
 		}
 		post := r.PostForm
 		card, ok := in.Card(id)
 		if !ok {
-			http.Error(w, view.RefusalGone.Message, http.StatusNotFound)
+			pg.gone(w, r, post, panel)
 			return
 		}
 		// reply answers with the card: the whole page (a form post), or
@@ -112,7 +112,7 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 			sent()
 			return
 		case errors.Is(err, inbox.ErrNotFound):
-			http.Error(w, view.RefusalGone.Message, http.StatusNotFound)
+			pg.gone(w, r, post, panel)
 			return
 		case errors.Is(err, inbox.ErrNotRecorded):
 			pg.log.Error("web: answer not recorded", "card", string(id), "err", err)

@@ -387,6 +387,11 @@ func TestAnswerPostOverMaxBodyIsRefused(t *testing.T) {
 	r := h.postForm(nil, h.relative(action), url.Values{"token": {token}, "f0": {strings.Repeat("x", 4096)}})
 	assert.Equal(t, http.StatusRequestEntityTooLarge, r.StatusCode, "status: got %d, want 413", r.StatusCode)
 	assert.Empty(t, h.sub.all())
+	// Without the script: a page in the UI's style, with the way back.
+	d := r.doc(t)
+	assert.Equal(t, "Your answer is too large to send", strings.TrimSpace(d.Find(`[data-testid="gone"] h1`).Text()))
+	assert.Contains(t, d.Find(`[data-testid="gone-message"]`).Text(), "Back button keeps what you typed")
+	assert.Equal(t, 1, d.Find(`a[data-testid="gone-inbox"]`).Length(), "the inbox link")
 
 	r = h.postForm(nil, h.relative(action), url.Values{"token": {token}, "f0": {strings.Repeat("x", 1024)}})
 	assert.Equal(t, http.StatusSeeOther, r.StatusCode, "a post under the limit: got %d, want 303", r.StatusCode)

@@ -172,8 +172,9 @@ func TestKeyboardShortcutsSelectAndSend(t *testing.T) {
 }
 
 // After a send the card updates in place and focus lands on the next card
-// waiting (its first control that sends nothing); after the last, on the
-// "no more" note. Hide carries on the same way and an emptied group goes.
+// waiting, on its heading (not in a text box), so j/k and the digits act at
+// once and Enter starts on its first control; after the last, on the "no
+// more" note. Hide carries on the same way and an emptied group goes.
 func TestFocusMovesToTheNextPendingCardAfterASend(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short mode: starts Chromium")
@@ -191,14 +192,20 @@ func TestFocusMovesToTheNextPendingCardAfterASend(t *testing.T) {
 	waitSubmissions(t, h, 1)
 	waitFor(t, ctx, `document.getElementById('`+first+`').dataset.state === 'sending'`, "the card sent, updated in place")
 	waitFor(t, ctx, focusedCard+` === '`+perm+`'`, "focus on the next card waiting")
-	assert.Equal(t, "note-summary", eval[string](t, ctx, `document.activeElement.dataset.testid`),
-		"its first control that sends nothing (not an option a repeated Enter would press)")
+	assert.True(t, eval[bool](t, ctx, `document.activeElement.classList.contains('card__title')`), "on its heading, not in it")
+	// Enter starts on its first control that sends nothing (not an
+	// option a repeated Enter would press).
+	press(t, ctx, kb.Enter)
+	assert.Equal(t, "note-summary", eval[string](t, ctx, `document.activeElement.dataset.testid`), "Enter: its first control")
+	assert.Empty(t, h.sub.all()[1:], "Enter on the heading sent nothing")
 
 	// Hide the permission card: focus carries on to the other group's card.
 	require.NoError(t, chromedp.Do(ctx, chromedp.Click("#"+perm+` [data-testid="hide"]`)))
 	waitFor(t, ctx, focusedCard+` === '`+domID(other)+`'`, "focus on the card after the one hidden")
 	assert.Equal(t, "Hide from this page", eval[string](t, ctx, `document.querySelector('#`+perm+` [data-testid="hide"]').textContent`))
-	assert.True(t, eval[bool](t, ctx, `document.querySelector('#`+domID(other)+` input[name="f0"]') === document.activeElement`), "its text box")
+	assert.True(t, eval[bool](t, ctx, `document.activeElement.classList.contains('card__title')`), "its heading")
+	press(t, ctx, kb.Enter)
+	assert.True(t, eval[bool](t, ctx, `document.querySelector('#`+domID(other)+` input[name="f0"]') === document.activeElement`), "Enter: its text box")
 
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.SendKeys("#"+domID(other)+` input[name="f0"]`, "billing"+kb.Enter),
@@ -207,6 +214,32 @@ func TestFocusMovesToTheNextPendingCardAfterASend(t *testing.T) {
 	waitFor(t, ctx, `document.activeElement && document.activeElement.id === 'no-more'`, "the no-more note")
 	assert.False(t, eval[bool](t, ctx, `document.getElementById('no-more').hidden`))
 	assert.True(t, eval[bool](t, ctx, `window.__samePage === true`), "no page load")
+	stopTab(t, ctx, console)
+}
+
+// Right after a send, j moves to the next card waiting instead of typing
+// "j" into the card focus was brought to, and a digit selects there.
+func TestKeysActAtOnceAfterASend(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: starts Chromium")
+	}
+	h := newHarness(t)
+	ids := askInOrder(h, nameForm(), nameForm(), envForm())
+	first, second, third := domID(ids[0]), domID(ids[1]), domID(ids[2])
+	ctx, console := flowTab(t, h, "")
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SendKeys("#"+first+` input[name="f0"]`, "payments"),
+		chromedp.Click("#"+first+` button[data-testid="submit"]`),
+	))
+	waitSubmissions(t, h, 1)
+	waitFor(t, ctx, focusedCard+` === '`+second+`'`, "focus on the next card waiting")
+	press(t, ctx, "j")
+	assert.Empty(t, eval[string](t, ctx, `document.querySelector('#`+second+` [name="f0"]').value`), "no j typed into its text box")
+	assert.Equal(t, third, eval[string](t, ctx, focusedCard), "j moved on at once")
+	press(t, ctx, "2")
+	assert.True(t, eval[bool](t, ctx, `document.getElementById('`+string(ids[2])+`-f0-c1').checked`), "2 selected the second choice")
+	assert.Empty(t, eval[string](t, ctx, `document.querySelector('#`+third+` [name="f1"]').value`), "nothing typed")
 	stopTab(t, ctx, console)
 }
 

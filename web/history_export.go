@@ -119,20 +119,25 @@ func exportPages(ctx context.Context, h History, q store.HistoryQuery, first sto
 
 // exportEntry is one answer sent, as the JSON lines export writes it.
 type exportEntry struct {
-	CommandID string         `json:"command_id"`
-	PostedAt  time.Time      `json:"posted_at"`
-	Agent     string         `json:"agent"`
-	Source    string         `json:"source"`
-	Session   string         `json:"session"`
-	RequestID string         `json:"request_id"`
-	Question  string         `json:"question"`
-	Operator  string         `json:"operator"`
-	Answer    aep.Answer     `json:"answer"`
-	State     string         `json:"state"`
-	Reason    string         `json:"reason,omitempty"`
-	Detail    string         `json:"detail,omitempty"`
-	SettledAt *time.Time     `json:"settled_at,omitempty"`
-	Changes   []exportChange `json:"changes"`
+	CommandID string    `json:"command_id"`
+	PostedAt  time.Time `json:"posted_at"`
+	Agent     string    `json:"agent"`
+	Source    string    `json:"source"`
+	Session   string    `json:"session"`
+	RequestID string    `json:"request_id"`
+	Question  string    `json:"question"`
+	// QuestionText is the question as plain text (its Markdown read).
+	QuestionText string `json:"question_text"`
+	Operator     string `json:"operator"`
+	// Answer is what the agent received (ids); AnswerWords the same
+	// answer as the card showed it (labels, Other text marked).
+	Answer      aep.Answer     `json:"answer"`
+	AnswerWords string         `json:"answer_words"`
+	State       string         `json:"state"`
+	Reason      string         `json:"reason,omitempty"`
+	Detail      string         `json:"detail,omitempty"`
+	SettledAt   *time.Time     `json:"settled_at,omitempty"`
+	Changes     []exportChange `json:"changes"`
 	// Recorded is what the agent recorded (attention.answered) for the
 	// answer, absent while nothing was.
 	Recorded *exportRecorded `json:"recorded,omitempty"`
@@ -140,11 +145,12 @@ type exportEntry struct {
 
 // exportRecorded is what the agent recorded, and when this UI saw it.
 type exportRecorded struct {
-	Answer  aep.Answer `json:"answer"`
-	By      string     `json:"by,omitempty"`
-	Via     string     `json:"via,omitempty"`
-	Capture string     `json:"capture"`
-	At      time.Time  `json:"at"`
+	Answer      aep.Answer `json:"answer"`
+	AnswerWords string     `json:"answer_words"`
+	By          string     `json:"by,omitempty"`
+	Via         string     `json:"via,omitempty"`
+	Capture     string     `json:"capture"`
+	At          time.Time  `json:"at"`
 }
 
 type exportChange struct {
@@ -158,7 +164,8 @@ func exportOf(e store.Entry) exportEntry {
 	s := e.Submission
 	x := exportEntry{
 		CommandID: s.CommandID, PostedAt: s.At.UTC(), Agent: s.Agent, Source: s.Key.Source, Session: s.Key.Session,
-		RequestID: s.Key.RequestID, Question: s.Question, Operator: s.By, Answer: s.Answer,
+		RequestID: s.Key.RequestID, Question: s.Question, QuestionText: view.QuestionText(s.Question), Operator: s.By,
+		Answer: s.Answer, AnswerWords: view.AnswerWords(s, s.Answer),
 		State: string(s.State), Reason: s.Reason, Detail: s.Detail, Changes: []exportChange{},
 	}
 	if !s.SettledAt.IsZero() {
@@ -169,15 +176,18 @@ func exportOf(e store.Entry) exportEntry {
 		x.Changes = append(x.Changes, exportChange{State: string(c.State), Reason: c.Reason, Detail: c.Detail, At: c.At.UTC()})
 	}
 	if r := s.Recorded; r != nil {
-		x.Recorded = &exportRecorded{Answer: r.Answer, By: r.By, Via: r.Via, Capture: r.Capture.String(), At: s.RecordedAt.UTC()}
+		x.Recorded = &exportRecorded{Answer: r.Answer, AnswerWords: view.AnswerWords(s, r.Answer), By: r.By, Via: r.Via, Capture: r.Capture.String(), At: s.RecordedAt.UTC()}
 	}
 	return x
 }
 
-// csvHeader names the CSV export's columns.
+// csvHeader names the CSV export's columns: the ids the agent received
+// first (as before), then the same answer in the words its card showed
+// (question_text, answer_words, recorded_answer_words).
 var csvHeader = []string{"posted_at", "agent", "session", "request_id", "operator", "question",
 	"option", "text", "values", "state", "reason", "detail", "settled_at", "command_id", "source",
-	"recorded_option", "recorded_text", "recorded_values", "recorded_at"}
+	"recorded_option", "recorded_text", "recorded_values", "recorded_at",
+	"question_text", "answer_words", "recorded_answer_words"}
 
 // csvRecord is one answer sent as a CSV row, every cell escaped against
 // spreadsheet formulas (csvCell).
@@ -188,14 +198,16 @@ func csvRecord(e store.Entry) []string {
 	if !s.SettledAt.IsZero() {
 		settled = s.SettledAt.UTC().Format(time.RFC3339Nano)
 	}
-	var recOption, recText, recValues, recAt string
+	var recOption, recText, recValues, recAt, recWords string
 	if r := s.Recorded; r != nil {
 		recOption, recText, recValues = answerCells(r.Answer)
+		recWords = view.AnswerWords(s, r.Answer)
 		recAt = s.RecordedAt.UTC().Format(time.RFC3339Nano)
 	}
 	rec := []string{s.At.UTC().Format(time.RFC3339Nano), s.Agent, s.Key.Session, s.Key.RequestID, s.By, s.Question,
 		option, text, values, string(s.State), s.Reason, s.Detail, settled, s.CommandID, s.Key.Source,
-		recOption, recText, recValues, recAt}
+		recOption, recText, recValues, recAt,
+		view.QuestionText(s.Question), view.AnswerWords(s, s.Answer), recWords}
 	for i := range rec {
 		rec[i] = csvCell(rec[i])
 	}

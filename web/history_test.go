@@ -383,14 +383,25 @@ func jsonLines(t *testing.T, body string) []exportEntry {
 // operators, labels under a shared secret.
 func TestHistorySaysWhatItsNamesAre(t *testing.T) {
 	t.Parallel()
-	shared := newHarness(t, withHistory(openJournal(t)))
-	who := shared.getPage(shared.client(), "history").doc(t).Find(`[data-testid="history-who"]`).Text()
+	open := newHarness(t, withHistory(seedHistory(t)))
+	doc := open.getPage(nil, "history").doc(t)
+	who := doc.Find(`[data-testid="history-who"]`).Text()
+	assert.Equal(t, "This UI has no operator secret, so answers carry no name.", who, "no sign-in: no talk of names typed at it")
+	require.Positive(t, doc.Find(`[data-testid="history-row"]`).Length())
+	assert.Less(t, doc.Find(`[data-testid="history-operator"]`).Length(), doc.Find(`[data-testid="history-row"]`).Length(),
+		"rows without a name say nothing of who answered")
+	assert.NotContains(t, doc.Find(`[data-testid="history-operator"]`).Text(), "no name", "no 'Answered by no name given'")
+
+	shared := newHarness(t, withHistory(openJournal(t)), withToken(secret))
+	c := shared.client()
+	shared.signIn(c, "alice")
+	who = shared.getPage(c, "history").doc(t).Find(`[data-testid="history-who"]`).Text()
 	assert.Contains(t, who, "a label, not a proof of identity")
 
 	named := newHarness(t, withHistory(openJournal(t)), func(s *setup) {
 		s.cfg.Operators = []Operator{{Name: "Ann", Hash: bcryptHash(t, annSecret)}}
 	})
-	c := named.client()
+	c = named.client()
 	require.Equal(t, http.StatusSeeOther, named.postForm(c, "signin", url.Values{"token": {annSecret}, "name": {"Ann"}}).StatusCode)
 	who = named.getPage(c, "history").doc(t).Find(`[data-testid="history-who"]`).Text()
 	assert.Contains(t, who, "signed in with their own name and secret")
@@ -422,10 +433,9 @@ func TestHistoryRowShowsWhatTheAgentRecorded(t *testing.T) {
 		"the option sent, by its label")
 	rec := row.Find(`[data-testid="history-recorded"]`)
 	require.Equal(t, 1, rec.Length(), "what the agent recorded")
-	assert.Contains(t, rec.Text(), "What the agent recorded")
-	assert.Contains(t, rec.Text(), "What the agent recorded (by alice via control) · ")
+	assert.Contains(t, rec.Text(), "The agent recorded this answer as sent (by alice via control) · ")
 	assert.Equal(t, "Accepted and recorded by the agent", strings.TrimSpace(row.Find(`[data-testid="history-outcome"]`).Text()))
-	assert.Equal(t, "Option: Allow once", strings.Join(pairsOf(rec.Find(`[data-testid="recorded-values"] .values__item`)), "|"))
+	assert.Zero(t, rec.Find(`[data-testid="recorded-values"]`).Length(), "the answer once: recorded as sent")
 	at := rec.Find(`[data-testid="history-recorded-at"]`)
 	assert.Equal(t, "1 Mar 2026 12:00:02 UTC", at.AttrOr("title", ""), "when it was recorded, exactly")
 	assert.Equal(t, "2026-03-01T12:00:02Z", at.AttrOr("datetime", ""))
@@ -442,6 +452,8 @@ func TestHistoryRowShowsWhatTheAgentRecorded(t *testing.T) {
 	assert.Equal(t, "control", lines[1].Recorded.Via)
 	assert.Equal(t, "full", lines[1].Recorded.Capture)
 	assert.True(t, lines[1].Recorded.At.Equal(testNow.Add(2*time.Second)))
+	assert.Equal(t, "Option: Allow once", lines[1].AnswerWords, "the export reads without the form at hand")
+	assert.Equal(t, "Option: Allow once", lines[1].Recorded.AnswerWords)
 
 	recs, err := csv.NewReader(strings.NewReader(h.do(nil, h.request(http.MethodGet, h.url("history.csv"), nil)).body)).ReadAll()
 	require.NoError(t, err)
@@ -451,6 +463,8 @@ func TestHistoryRowShowsWhatTheAgentRecorded(t *testing.T) {
 		col[name] = i
 	}
 	assert.Equal(t, "allow", recs[2][col["recorded_option"]])
+	assert.Equal(t, "Option: Allow once", recs[2][col["answer_words"]], "the id and its label")
+	assert.Equal(t, "Delete the branch?", recs[2][col["question_text"]])
 	assert.Equal(t, "2026-03-01T12:00:02Z", recs[2][col["recorded_at"]])
 	assert.Empty(t, recs[1][col["recorded_option"]])
 }

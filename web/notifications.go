@@ -76,7 +76,7 @@ func DeviceID(endpoint string) string {
 	return hex.EncodeToString(h[:8])
 }
 
-var pushControlWords = []string{"subscribe", "unsubscribe", "allow-actions", "sound", "off-insecure", "off-unsupported", "denied", "timeout", "failed", "subscribed", "unsubscribed", "subscribe-refused", "devices", "device-this", "device-other", "device-line", "device-fail"}
+var pushControlWords = []string{"subscribe", "unsubscribe", "allow-actions", "sound", "off-insecure", "off-unsupported", "denied", "timeout", "failed", "subscribing", "subscribed", "unsubscribed", "subscribe-refused", "devices", "device-this", "device-other", "device-line", "device-fail"}
 
 func handlePushConfig(n Notifier, devs PushDevices, off string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {

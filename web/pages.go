@@ -2,6 +2,8 @@ package web
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -241,6 +243,43 @@ func (p *pages) cardFragment(w http.ResponseWriter, r *http.Request, status int,
 	_, _ = w.Write([]byte(html))
 }
 
+// gone answers a post to a question the inbox does not hold (a server
+// restarted since the page was drawn, or the question was cleared) with
+// 404: to the script, the words as plain text (it withdraws the card in
+// place, the draft kept); to a browser's own post, a page in the UI's
+// style with the operator's typed text and the way back to the inbox.
+func (p *pages) gone(w http.ResponseWriter, r *http.Request, post url.Values, panel bool) {
+	if wantsFragment(r) {
+		http.Error(w, view.RefusalGone.Message, http.StatusNotFound)
+		return
+	}
+	v := view.Gone(p.base, p.assets, post, panel, viewQuery(r).Get("theme"))
+	buf, err := render.Gone(r.Context(), v)
+	if err != nil {
+		p.internalError(w, r, err)
+		return
+	}
+	writeHTML(w, http.StatusNotFound, buf)
+}
+
+// unread answers a post that could not be read (too large: 413, or
+// malformed: 400): plain words to the script (which falls back to the
+// browser's own post), a page in the UI's style to that post, saying
+// nothing was sent and how to get back to what was typed.
+func (p *pages) unread(w http.ResponseWriter, r *http.Request, status int, panel, tooLarge bool) {
+	v := view.Unread(p.base, p.assets, panel, viewQuery(r).Get("theme"), tooLarge)
+	if wantsFragment(r) {
+		http.Error(w, v.Message, status)
+		return
+	}
+	buf, err := render.Gone(r.Context(), v)
+	if err != nil {
+		p.internalError(w, r, err)
+		return
+	}
+	writeHTML(w, status, buf)
+}
+
 // status is the banners fragment (relay lost, notices, watch-only): it
 // depends on the inbox status only, so no card is read or rendered.
 func (p *pages) status(r *http.Request) (string, error) {
@@ -248,7 +287,13 @@ func (p *pages) status(r *http.Request) (string, error) {
 }
 
 // internalError logs the detail and answers with a generic message.
+// A browser that left before its page was written (its request's
+// context canceled) is not an error on our side: it is logged at debug.
 func (p *pages) internalError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		p.log.Debug("web: browser left before the answer", "path", r.URL.Path, "request_id", middleware.GetReqID(r.Context()))
+		return
+	}
 	p.log.Error("web: request failed", "path", r.URL.Path, "request_id", middleware.GetReqID(r.Context()), "err", err)
 	http.Error(w, "Something went wrong on our side. The error was logged.", http.StatusInternalServerError)
 }

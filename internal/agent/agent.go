@@ -36,10 +36,14 @@ var ErrUnauthorized = errors.New("agent: relay refused the token")
 // Agent is the demo agent. Create it with New and start it with Run; the
 // accessor methods are safe to call from any goroutine at any time.
 type Agent struct {
-	cfg       Config
-	err       error // a config error, reported by Run
-	log       *slog.Logger
-	scenarios []*scenario
+	// flooding is set while floodLocked opens a session (under mu);
+	// floodAsked counts the questions those sessions asked.
+	flooding   bool
+	floodAsked int
+	cfg        Config
+	err        error // a config error, reported by Run
+	log        *slog.Logger
+	scenarios  []*scenario
 
 	mu         sync.Mutex
 	sessions   []*session

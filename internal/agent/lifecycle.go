@@ -77,11 +77,28 @@ func (a *Agent) floodLocked(now time.Time) {
 	sessions := make([]*session, 0, 10)
 	for i := range a.cfg.Pending {
 		if len(sessions) < cap(sessions) {
-			sessions = append(sessions, a.openLocked(now, sc, false)) // asks once on opening
+			sessions = append(sessions, a.openFloodLocked(now, sc)) // asks once on opening
 			continue
 		}
 		a.askLocked(now, sessions[i%len(sessions)])
 	}
+}
+
+// openFloodLocked opens one of floodLocked's sessions: marked before its
+// first question, so every question it asks names a service of its own.
+func (a *Agent) openFloodLocked(now time.Time, sc *scenario) *session {
+	a.flooding = true
+	defer func() { a.flooding = false }()
+	return a.openLocked(now, sc, false)
+}
+
+// floodServices name the services of the questions asked by Pending, so
+// a page of thousands reads as thousands of questions, not one repeated.
+var floodServices = []string{"payments", "checkout", "search", "billing", "inventory", "accounts", "notifications", "reports", "gateway", "ledger", "catalog", "shipping"}
+
+// floodPrompt is the n-th Pending question's prompt (0-based).
+func floodPrompt(base string, n int) string {
+	return fmt.Sprintf("%s: %s-%d", base, floodServices[n%len(floodServices)], n/len(floodServices)+1)
 }
 
 // openLocked opens a session for sc: session.started, run.started and the
@@ -90,6 +107,7 @@ func (a *Agent) floodLocked(now time.Time) {
 func (a *Agent) openLocked(now time.Time, sc *scenario, extra bool) *session {
 	id := sc.name + "-" + ulid.Make().String()
 	s := &session{
+		flood:   a.flooding,
 		id:      id,
 		source:  fmt.Sprintf("aep://%s/agent/%s/session/%s", a.cfg.Host, url.PathEscape(a.cfg.Agent), id),
 		sc:      sc,
@@ -142,6 +160,10 @@ func (a *Agent) startRunLocked(now time.Time, s *session, trigger string) {
 // askLocked raises the scenario's request in the current run of s.
 func (a *Agent) askLocked(now time.Time, s *session) {
 	sp := s.sc.ask(a.cfg.Agent)
+	if s.flood {
+		sp.req.Prompt = floodPrompt(sp.req.Prompt, a.floodAsked)
+		a.floodAsked++
+	}
 	req := requestAt(sp.req, sp.metaPrompt, s.capture)
 	if sp.expires {
 		req.ExpiresAt = now.Add(a.cfg.ExpiresIn).UTC().Format(timeLayout)

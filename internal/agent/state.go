@@ -23,6 +23,7 @@ type session struct {
 	sc         *scenario
 	capture    aep.Capture
 	extra      bool // opened by Every
+	flood      bool // opened by Pending: each question names its own service
 	opened     time.Time
 	seq        int64 // the next seq
 	run        *run  // the current run; nil between runs and after the end

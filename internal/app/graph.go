@@ -137,6 +137,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 		g.pushTick = min(pushTick, max(cfg.pushEvery/2, 10*time.Millisecond))
 	} else {
 		deps.PushOff = view.PushWord("off-subject")
+		logger.Info("web push off: start with --vapid-subject (a mailto: or https: address) to notify operators' devices of new questions", "part", "webpush", "why", err.Error())
 	}
 	g.handler = web.NewServer(web.Config{
 		BasePath: cfg.basePath, OperatorToken: cfg.operatorToken, AllowHosts: cfg.allowHosts,

@@ -75,6 +75,12 @@ func SignIn(ctx context.Context, v view.SignInView) (*bytes.Buffer, error) {
 	return Buffer(ctx, components.SignIn(v), 8<<10)
 }
 
+// Gone renders the page a post to a question the inbox no longer holds
+// is answered with.
+func Gone(ctx context.Context, v view.GoneView) (*bytes.Buffer, error) {
+	return Buffer(ctx, components.Gone(v), 4<<10)
+}
+
 // SignInNotKept renders the page a console's frame shows when the browser
 // refused the session cookie just set: open here (the page) in its own tab,
 // or sign in again.

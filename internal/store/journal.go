@@ -80,8 +80,11 @@ type Entry struct {
 
 // HistoryQuery selects and pages History. Zero fields select everything.
 type HistoryQuery struct {
-	Agent    string                // the request's agent, exactly
-	Session  string                // the request's session, exactly
+	Agent string // the request's agent, exactly
+	// Session is the request's session, exactly, or its short form as
+	// the history rows show it, "{head}…{tail}" (also "..."): a session
+	// that starts with head and holds tail (SessionShort).
+	Session  string
 	Operator string                // the operator name given at sign-in, exactly
 	Outcome  inbox.SubmissionState // the submission's latest state
 	// Since and Until bound the time posted: Since <= At < Until; zero is
@@ -106,7 +109,8 @@ type HistoryPage struct {
 }
 
 // SearchText is what HistoryQuery.Text is matched against for s: its
-// question and its answer (option, text and the values as JSON), folded
+// question, its answer (option, text and the values as JSON) and the
+// words its card showed for that answer (labelWords), folded
 // with strings.ToLower so every backend matches the same way (SQLite's
 // own lower() and LIKE fold ASCII only). A backend stores it beside the
 // submission and matches Fold(query.Text) as a plain substring.
@@ -132,6 +136,7 @@ func SearchText(s inbox.Submission) string {
 			b.WriteString(strings.TrimSpace(vb.String()))
 		}
 	}
+	b.WriteString(labelWords(s))
 	return Fold(b.String())
 }
 
@@ -171,4 +176,17 @@ func NewReplica() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return "replica-" + hex.EncodeToString(b[:])
+}
+
+// SessionShort splits a session filter given in its short form,
+// "{head}…{tail}" (the ellipsis may carry a word joiner, or be typed as
+// "..."), into its head and tail; short is false for a whole session id.
+func SessionShort(s string) (head, tail string, short bool) {
+	s = strings.ReplaceAll(s, "\u2060", "")
+	for _, mark := range []string{"…", "..."} {
+		if h, t, ok := strings.Cut(s, mark); ok && h != "" && t != "" {
+			return h, t, true
+		}
+	}
+	return "", "", false
 }

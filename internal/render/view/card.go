@@ -205,6 +205,7 @@ func card(c inbox.Card, opts Options) CardView {
 		v.Placeholder = "labels withheld at capture " + c.Capture.String()
 	} else {
 		questionOf(&v, opts.Prompts)
+		questionTitle(&v, c)
 	}
 	v.Group, v.GroupLabel = groupOf(c)
 	v.SortKey = sortKey(c)

@@ -130,6 +130,12 @@ type HistoryRow struct {
 	RecordedAgent                  []string // the agent's words inside RecordedText
 	RecordedSpans                  []Span   // RecordedText split at them
 	RecordedAtISO, RecordedAtTitle string
+	// AgentURL and SessionURL are the history filtered by this row's
+	// agent, and by its session.
+	AgentURL, SessionURL string
+	// ShowBy is false when answers carry no name at all (no operator
+	// secret): the row then says nothing of who answered.
+	ShowBy bool
 }
 
 // HistoryOutcome is what became of an answer: the outcome in the UI's
@@ -185,8 +191,11 @@ func History(page store.HistoryPage, opts HistoryOptions) HistoryView {
 		problem, field = HistoryProblem(opts.Problem), historyProblemField[opts.Problem]
 	}
 	who := words.history["who-label"]
-	if opts.NamedOperators {
+	switch {
+	case opts.NamedOperators:
 		who = words.history["who-named"]
+	case !opts.SignedIn:
+		who = words.history["who-open"]
 	}
 	v := HistoryView{
 		Who: who,
@@ -232,7 +241,11 @@ func History(page store.HistoryPage, opts HistoryOptions) HistoryView {
 		v.Empty = words.history["none-match"]
 	}
 	for _, e := range page.Entries {
-		v.Rows = append(v.Rows, historyRow(e))
+		r := historyRow(e)
+		r.AgentURL = withQuery(v.Action, url.Values{"agent": {e.Submission.Agent}})
+		r.SessionURL = withQuery(v.Action, url.Values{"session": {e.Submission.Key.Session}})
+		r.ShowBy = opts.SignedIn || r.Named
+		v.Rows = append(v.Rows, r)
 	}
 	safeHistory(&v)
 	return v
@@ -251,7 +264,7 @@ func historyRow(e store.Entry) HistoryRow {
 	r := HistoryRow{
 		ID:           HistoryAnchor(s.CommandID),
 		CommandID:    s.CommandID,
-		Question:     s.Question,
+		Question:     QuestionText(s.Question),
 		Agent:        s.Agent,
 		Session:      s.Key.Session,
 		SessionShort: shortenID(s.Key.Session, idRunes),
@@ -297,6 +310,15 @@ func historyRow(e store.Entry) HistoryRow {
 		if s.State == inbox.SubmissionAccepted {
 			// Accepted, and recorded: settled for good.
 			r.Outcome.Text = words.history["outcome-recorded"]
+		}
+		if slices.Equal(r.Recorded, r.Values) {
+			// The answer once: what the agent recorded is shown only
+			// where it differs from what was sent.
+			r.Recorded = nil
+			r.RecordedText = words.history["recorded-same"]
+			if o.By != "" || o.Via != "" {
+				r.RecordedText += fmt.Sprintf(words.history["recorded-as"], strings.TrimSpace(phrase("by ", o.By)+phrase(" via ", o.Via)))
+			}
 		}
 		if hasWithheld(r.Recorded) {
 			r.RecordedWithheld = "Values withheld at capture " + o.Capture.String() + " are not shown."

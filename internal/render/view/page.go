@@ -158,6 +158,10 @@ type PageView struct {
 	// RemovedText is the state line of a card the operator is working in
 	// when it leaves the inbox (data-removed-text on the body).
 	RemovedText string
+	// WithdrawnText is the state line of a card the server no longer
+	// holds (it restarted since the page was drawn, or a post found the
+	// question gone): data-withdrawn-text on the body.
+	WithdrawnText string
 }
 
 // RelayView is the UI's connection to the relay, as the feed reports it.
@@ -201,6 +205,7 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 		JSURL:           opts.Assets.JS,
 		Theme:           theme(opts.Theme),
 		RemovedText:     words.state["removed"],
+		WithdrawnText:   words.state["withdrawn"],
 		UnreachableText: words.page["unreachable"],
 		Panel:           opts.Panel,
 		NowISO:          opts.Now.UTC().Format(time.RFC3339Nano),
@@ -221,7 +226,13 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 		Adapter: strings.ReplaceAll(words.empty["adapter"], "{relay}", strings.TrimSuffix(opts.Connect.RelayURL, "/")),
 	}
 	for _, n := range status.Notices {
-		v.Notices = append(v.Notices, n.Message)
+		msg := n.Message
+		if n.Session != "" {
+			// A gap in a session's events: say what it means and what
+			// to do, not only that it happened.
+			msg += ": " + words.page["gap-advice"]
+		}
+		v.Notices = append(v.Notices, msg)
 	}
 	if line := dropLine(status); line != "" {
 		v.Notices = append(v.Notices, line)

@@ -2,6 +2,7 @@ package view
 
 import (
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,7 +111,9 @@ func TestPageRefusedPost(t *testing.T) {
 func TestPageNotices(t *testing.T) {
 	t.Parallel()
 	p := Page(nil, inbox.Status{FeedConnected: false, FeedError: "dial: refused", Notices: []inbox.Notice{{Session: "s", Message: "events may be missing for session s"}}}, PageOptions{Now: viewNow})
-	assert.Equal(t, []string{"events may be missing for session s"}, p.Notices)
+	require.Len(t, p.Notices, 1)
+	assert.True(t, strings.HasPrefix(p.Notices[0], "events may be missing for session s: "), "the gap: %q", p.Notices[0])
+	assert.Contains(t, p.Notices[0], "answer it in the agent itself", "and what to do about it")
 	assert.Equal(t, RelayView{Connected: false, ConnectingText: "Connecting to the relay", Error: "dial: refused"}, p.Relay)
 }
 

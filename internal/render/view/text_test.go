@@ -220,7 +220,8 @@ func TestPageTextIsSafe(t *testing.T) {
 		Notices: []inbox.Notice{{Session: "s\u202e1", Message: "events may be missing for session s\u202e1\x07"}}}
 	p := Page([]inbox.Card{viewCard(aep.Request{Kind: aep.KindInput, Prompt: "?"})}, status,
 		PageOptions{Now: viewNow, CanSubmit: true, Operator: "ann\x1b", Filter: inbox.Query{Agent: "a\x00"}})
-	assert.Equal(t, []string{"events may be missing for session s⟨U+202E⟩1\uFFFD"}, p.Notices)
+	require.Len(t, p.Notices, 1)
+	assert.True(t, strings.HasPrefix(p.Notices[0], "events may be missing for session s⟨U+202E⟩1\uFFFD: "), "got %q", p.Notices[0])
 	assert.Equal(t, "reset\uFFFD", p.Relay.Error)
 	assert.Equal(t, "ann\uFFFD", p.Operator)
 	require.Len(t, p.Filter, 1)

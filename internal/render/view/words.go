@@ -30,6 +30,9 @@ var words = struct {
 	failed map[string]string
 	// Refusals of an answer post, by what refused it.
 	refusal map[error]Refusal
+	// refusalPage are the words of the pages a post without the script is
+	// refused with when no card can show the problem (components.Gone).
+	refusalPage map[string]string
 	// Notes on an open card.
 	note map[string]string
 	// Whether a card's agent takes answers now (the relay's roster), by
@@ -87,6 +90,7 @@ var words = struct {
 		"accepted":        "The agent accepted the answer; waiting for it to record it",
 		"expired-open":    "The deadline has passed: this can no longer be answered.",
 		"removed":         "This question is no longer shown here: it left the inbox.",
+		"withdrawn":       "This question is no longer open; your draft is kept below.",
 		"routed":          "Routed%s%s; still open",
 		"answered":        "Answered",
 		"elsewhere":       "Answered elsewhere",
@@ -149,8 +153,15 @@ var words = struct {
 		inbox.ReasonUnreachable: "Not sent; your answer is kept. The relay could not be reached.",
 		"":                      "Not delivered%s. Your answer is kept.",
 	},
+	refusalPage: map[string]string{
+		"gone":            "This question is no longer open",
+		"too-large-title": "Your answer is too large to send",
+		"too-large":       "Your answer is larger than this UI accepts, so nothing was sent. Go back (the browser's Back button keeps what you typed), shorten it and send it again.",
+		"unread-title":    "Your answer could not be read",
+		"unread":          "The browser's post could not be read, so nothing was sent. Go back (the browser's Back button keeps what you typed) and send it again; if that fails, reload the page.",
+	},
 	refusal: map[error]Refusal{
-		inbox.ErrNotFound:        {"gone", "This question is not in the inbox any more. Reload the page."},
+		inbox.ErrNotFound:        {"gone", "This server does not have this question any more (it restarted, or the question was cleared). Your answer was not sent."},
 		inbox.ErrWatchOnly:       {"watch_only", "This UI has no control token for the relay, so it cannot send answers. Your answer was not sent."},
 		errNoToken:               {"no_token", "This form is missing its token. Reload the page and send your answer again."},
 		inbox.ErrInFlight:        {"in_flight", "An answer to this question is already on its way to the agent. Wait for its reply before sending another."},
@@ -192,6 +203,7 @@ var words = struct {
 		// The feed has not connected yet (the AEP reference relay sends
 		// /stream's headers only with its first ping, up to 25 s later).
 		"connecting":  "Connecting to the relay",
+		"gap-advice":  "the relay no longer held them when aepforms caught up, so a question asked then may not show here. If that agent seems to be waiting, answer it in the agent itself. This note stays until aepforms restarts.",
 		"unreachable": "aepforms is not reachable; what you typed is kept in this browser. Sending is off until it is back.",
 		// A page of many requests (window.go): the most urgent in full,
 		// the rest as rows, pages of rows, counts that filter.
@@ -213,24 +225,26 @@ var words = struct {
 		"dropped-tail":   ", oldest first.",
 	},
 	history: map[string]string{
-		"title":       "History · aepforms",
-		"heading":     "Answers sent",
-		"off":         "History is off: this UI keeps no answer journal, so there is nothing to show.",
-		"empty":       "No answers sent yet. Each answer sent from this UI is listed here.",
-		"none-match":  "No answers match this filter.",
-		"no-name":     "no name given",
-		"who-named":   "Who answered is the operator who signed in with their own name and secret.",
-		"who-label":   "Who answered is the name typed at sign-in with the shared operator secret: a label, not a proof of identity.",
-		"no-agent":    "unnamed agent",
-		"bad-since":   "Enter the “Sent from” time as a date and time, for example 2026-03-01T12:00.",
-		"bad-until":   "Enter the “Sent before” time as a date and time, for example 2026-03-01T18:00.",
-		"bad-range":   "The “Sent from” time must be before the “Sent before” time.",
-		"bad-outcome": "Choose an outcome from the list.",
-		"bad-cursor":  "This page of the history is out of date. Start again from the newest answers.",
-		"no-question": "(no question text)",
-		"cut":         "The first %d characters of the question are shown; the export holds all of it.",
-		"recorded":    "What the agent recorded",
-		"recorded-as": " (%s)",
+		"title":         "History · aepforms",
+		"heading":       "Answers sent",
+		"off":           "History is off: this UI keeps no answer journal, so there is nothing to show.",
+		"empty":         "No answers sent yet. Each answer sent from this UI is listed here.",
+		"none-match":    "No answers match this filter.",
+		"no-name":       "an operator who gave no name",
+		"who-named":     "Who answered is the operator who signed in with their own name and secret.",
+		"who-label":     "Who answered is the name typed at sign-in with the shared operator secret: a label, not a proof of identity.",
+		"who-open":      "This UI has no operator secret, so answers carry no name.",
+		"no-agent":      "unnamed agent",
+		"bad-since":     "Enter the “Sent from” time as a date and time, for example 2026-03-01T12:00.",
+		"bad-until":     "Enter the “Sent before” time as a date and time, for example 2026-03-01T18:00.",
+		"bad-range":     "The “Sent from” time must be before the “Sent before” time.",
+		"bad-outcome":   "Choose an outcome from the list.",
+		"bad-cursor":    "This page of the history is out of date. Start again from the newest answers.",
+		"no-question":   "(no question text)",
+		"cut":           "The first %d characters of the question are shown; the export holds all of it.",
+		"recorded":      "What the agent recorded",
+		"recorded-same": "The agent recorded this answer as sent",
+		"recorded-as":   " (%s)",
 		// An accepted answer the agent then recorded: settled for good.
 		"outcome-recorded": "Accepted and recorded by the agent",
 	},
@@ -240,6 +254,8 @@ var words = struct {
 		"history": "In History",
 	},
 	card: map[string]string{
+		"one-more":  "(and 1 more question)",
+		"more":      "(and %d more questions)",
 		"asked":     "asked",
 		"answer-by": "answer by %s",
 		"passed":    "Deadline passed",
@@ -304,7 +320,7 @@ var words = struct {
 		"differently":         "Answer differently",
 		"differently-warning": "Your first answer may still reach the agent and act. A different answer is sent as a second answer to this question; the agent decides which it takes.",
 		"note-label":          "Your note to the agent",
-		"note-hint":           "It is sent with the option you press.",
+		"note-hint":           "It is sent with the option you press below.",
 		"note-only":           "Send the note only",
 		"note-only-hint":      "Without an option, the agent decides what the note means, and may refuse it.",
 		"hide":                "Hide from this page",
@@ -570,12 +586,13 @@ var pushWords = map[string]string{
 	"unsubscribe":       "Stop notifying this device",
 	"allow-actions":     "Allow answering from notifications",
 	"sound":             "Play a sound for new questions",
-	"off-subject":       "Notifications to this device are off: the server was started without --vapid-subject (a mailto: or https: address the push services can contact).",
+	"off-subject":       "Notifications to your devices are not set up on this server.",
 	"off-insecure":      "Notifications need this page over HTTPS (or on localhost).",
 	"off-unsupported":   "This browser cannot receive push notifications. On iPhone, add aepforms to the home screen first (Share, Add to Home Screen) and open it from there.",
 	"denied":            "Notifications are blocked for this site in the browser's settings.",
 	"timeout":           "The browser's push service did not answer. Check the connection and try again.",
 	"failed":            "This device could not be subscribed. Try again.",
+	"subscribing":       "Turning on notifications for this device…",
 	"subscribed":        "This device will be notified of new questions while no aepforms page is in view.",
 	"unsubscribed":      "This device will not be notified.",
 	"subscribe-refused": "The server refused this device's push address.",

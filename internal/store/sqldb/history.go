@@ -29,7 +29,12 @@ func (a *Answers) History(ctx context.Context, q store.HistoryQuery) (store.Hist
 		}
 	}
 	eq("agent", q.Agent)
-	eq("session", q.Session)
+	if head, tail, short := store.SessionShort(q.Session); short {
+		where = append(where, a.Dialect.Instr+"(session, ?) = 1", a.Dialect.Instr+"(session, ?) > 0")
+		args = append(args, head, tail)
+	} else {
+		eq("session", q.Session)
+	}
 	eq("operator", q.Operator)
 	eq("state", string(q.Outcome))
 	if !q.Since.IsZero() {

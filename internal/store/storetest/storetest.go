@@ -326,7 +326,10 @@ func testHistoryFilters(t *testing.T, st Store) {
 		s.Answer = aep.Answer{Option: "allow_once"}
 		s.Question = "Run rm -rf build/?"
 	})
-	mk("e", 4, func(s *inbox.Submission) { s.Answer = aep.Answer{Values: aep.Values{"city": "Zürich"}} })
+	mk("e", 4, func(s *inbox.Submission) {
+		s.Answer = aep.Answer{Values: aep.Values{"city": "Zürich"}}
+		s.Key.Session = "deploy-01M90W3ZG77V4SXVG7CY95N4DN"
+	})
 	mk("f", 5, func(s *inbox.Submission) { s.Question = `Is 100% of C:\build_1 done?` })
 	require.NoError(t, j.Settle("b", inbox.SubmissionRejected, "invalid", "", T0.Add(time.Hour)))
 	require.NoError(t, j.Settle("c", inbox.SubmissionAccepted, "", "", T0.Add(time.Hour)))
@@ -339,6 +342,9 @@ func testHistoryFilters(t *testing.T, st Store) {
 		{"everything, newest first", store.HistoryQuery{}, []string{"f", "e", "d", "c", "b", "a"}},
 		{"agent", store.HistoryQuery{Agent: "deployer"}, []string{"b"}},
 		{"session", store.HistoryQuery{Session: "s2"}, []string{"c"}},
+		{"session by its short form", store.HistoryQuery{Session: "deploy-…\u2060Y95N4DN"}, []string{"e"}},
+		{"session by its short form, typed", store.HistoryQuery{Session: "deploy-...95N4DN"}, []string{"e"}},
+		{"a short form is not a wildcard elsewhere", store.HistoryQuery{Session: "ploy-…Y95N4DN"}, nil},
 		{"operator", store.HistoryQuery{Operator: "bob"}, []string{"c"}},
 		{"outcome", store.HistoryQuery{Outcome: inbox.SubmissionRejected}, []string{"b"}},
 		{"still sending", store.HistoryQuery{Outcome: inbox.SubmissionSending}, []string{"f", "e", "d", "a"}},
