@@ -1109,6 +1109,7 @@
       return;
     }
     card.dataset.withdrawn = 'true';
+    card.dataset.pending = 'false'; // the server holds it no more: not waiting here
     delete card.dataset.held;
     card.hidden = false;
     lock(card, '');
@@ -1120,7 +1121,7 @@
     line.setAttribute('role', 'status');
     var p = doc.createElement('p');
     p.className = 'state__text';
-    p.textContent = ds.withdrawnText || 'This question is no longer open; your draft is kept below.';
+    p.textContent = ds.withdrawnText || '';
     line.appendChild(p);
     var st = card.querySelector('.state');
     if (st) {
