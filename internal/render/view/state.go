@@ -371,7 +371,12 @@ func formatValue(f aep.FieldSpec, v any, placeholder bool) string {
 func choiceText(f aep.FieldSpec, id string, placeholder bool) string {
 	for _, c := range f.Choices {
 		if c.ID == id {
-			if placeholder || c.Label == "" {
+			if placeholder {
+				// Labels withheld at capture: the id, said to be one,
+				// as the form shows it ("Field 1: choice 1", not "1: 1").
+				return "choice " + c.ID
+			}
+			if c.Label == "" {
 				return c.ID
 			}
 			return c.Label

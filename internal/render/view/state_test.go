@@ -164,6 +164,25 @@ func TestStateLineOptionAnswerAndWithheldText(t *testing.T) {
 	assert.True(t, s.Values[0].Withheld, "a text answer at metadata was withheld, not empty")
 }
 
+// At capture metadata the labels are placeholders: a settled answer says
+// which are ids, as the form does ("Field 1: choice 1"), never "1: 1".
+func TestRecordedValuesAtMetadataSayTheyAreIDs(t *testing.T) {
+	t.Parallel()
+	c := viewCard(aep.Request{Kind: aep.KindForm, Prompt: "claude-code requests form: AskUserQuestion", Fields: []aep.FieldSpec{
+		{ID: "1", Type: aep.FieldSelect, Label: "1", Required: true, Other: true, Choices: []aep.Choice{{ID: "1", Label: "1"}, {ID: "2", Label: "2"}}},
+		{ID: "2", Type: aep.FieldSelect, Label: "2", Required: true, Multi: true, Choices: []aep.Choice{{ID: "1", Label: "1"}, {ID: "2", Label: "2"}}},
+	}})
+	c.Capture = aep.CaptureMetadata
+	c.State = inbox.StateAnswered
+	c.Recorded = &inbox.Recorded{Capture: aep.CaptureMetadata, Answer: aep.Answer{Values: aep.Values{"1": "1", "2": []any{"1", "2"}}}}
+	s := Card(c, viewOpts()).State
+	want := []RecordedValue{
+		{Label: "1", Placeholder: true, Value: "choice 1"},
+		{Label: "2", Placeholder: true, Value: "choice 1, choice 2"},
+	}
+	assert.Equal(t, want, s.Values)
+}
+
 func TestStateLineRoutedAndResponders(t *testing.T) {
 	t.Parallel()
 	c := viewCard(aep.Request{Kind: aep.KindInput, Prompt: "?"})
