@@ -732,7 +732,9 @@
     }
   }
 
-  /* updateState copies a pushed card's state line into a busy card. */
+  /* updateState copies a pushed card's state line into a busy card, and
+   * what it says of the agent (the provenance line and the details'
+   * list: its reach after a relay outage), which hold no input. */
   function updateState(card, fresh) {
     var st = card.querySelector('.state');
     var nst = fresh.querySelector('.state');
@@ -741,6 +743,11 @@
       st.dataset.state = nst.dataset.state;
       st.replaceChildren.apply(st, Array.prototype.slice.call(nst.childNodes));
     }
+    ['[data-testid="meta"]', '[data-testid="provenance"]'].forEach(function (sel) {
+      var was = card.querySelector(sel);
+      var now = fresh.querySelector(sel);
+      if (was && now) was.replaceWith(now);
+    });
     card.dataset.version = fresh.dataset.version;
     card.dataset.state = fresh.dataset.state;
     if (fresh.dataset.open === 'false') lock(card, '');

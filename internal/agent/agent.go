@@ -119,7 +119,15 @@ func (a *Agent) Run(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 		stopSched()
-		a.drain()
+		if left := a.drain(); left == 0 {
+			ended := 0
+			for _, s := range a.Sessions() {
+				if !s.Open {
+					ended++
+				}
+			}
+			a.log.Info("demo agent stopped", "sessions_ended", ended)
+		}
 	case err = <-connDone:
 		stopSched()
 	}
@@ -129,14 +137,15 @@ func (a *Agent) Run(ctx context.Context) error {
 }
 
 // drain closes every session and waits up to DrainTimeout for the queue to
-// reach the relay.
-func (a *Agent) drain() {
+// reach the relay. It returns how many events were left undelivered
+// (warned about), 0 when all went or DrainTimeout is negative.
+func (a *Agent) drain() int {
 	a.mu.Lock()
 	a.stopping = true
 	a.closeAllLocked(a.cfg.Now())
 	a.mu.Unlock()
 	if a.cfg.DrainTimeout < 0 {
-		return
+		return 0
 	}
 	deadline := time.NewTimer(a.cfg.DrainTimeout)
 	defer deadline.Stop()
@@ -146,13 +155,13 @@ func (a *Agent) drain() {
 		n := len(a.queue)
 		a.mu.Unlock()
 		if n == 0 {
-			return
+			return 0
 		}
 		select {
 		case <-ch:
 		case <-deadline.C:
 			a.log.Warn("demo agent stopping with undelivered events", "events", n)
-			return
+			return n
 		}
 	}
 }

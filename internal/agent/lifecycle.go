@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"time"
 
@@ -253,7 +255,12 @@ func (a *Agent) endLocked(now time.Time, s *session, reason, cause string) {
 	a.emitLocked(s, now, out{typ: "session.ended", cause: cause, data: sessionEndedData{
 		Reason: reason, DurationMS: millis(now.Sub(s.opened)), Runs: len(s.runs),
 	}})
-	a.log.Info("session ended", "scenario", s.sc.name, "session", s.id, "reason", reason)
+	// Stopping ends every session at once: Run says so in one line.
+	level := slog.LevelInfo
+	if a.stopping {
+		level = slog.LevelDebug
+	}
+	a.log.Log(context.Background(), level, "session ended", "scenario", s.sc.name, "session", s.id, "reason", reason)
 }
 
 // everyLocked asks one more question (a new session of the next repeatable

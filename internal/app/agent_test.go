@@ -133,6 +133,6 @@ func TestDemoAgentRunsAgainstARelay(t *testing.T) {
 		t.Fatal("demo-agent did not stop after its ctx ended")
 	}
 	out := stderr.String()
-	assert.Contains(t, out, `msg="session ended" scenario=deploy`, "stopping closes the sessions")
+	assert.Contains(t, out, `msg="demo agent stopped" sessions_ended=2`, "stopping closes the sessions, and says so once")
 	assert.NotContains(t, out, token, "the token is never logged")
 }

@@ -215,9 +215,8 @@ func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func()
 			},
 		})
 	})
-	if g.demo != nil {
-		goRun("demo agent", func() error { return g.demo.Run(ctx) })
-	}
+	// The demo agent (g.demo) is started by runServe, which stops it
+	// first, before these parts and the relay.
 }
 
 // connectInfo is how an agent connects, for the empty inbox: the relay,

@@ -57,8 +57,15 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 	onFull, onShed := capWarning(logger, "UI", "--max-conns", cfg.maxConns)
 	uiLn := newLimitListener(ln, cfg.maxConns, onFull, onShed)
 	ln = uiLn
-	ctx, cancel := context.WithCancel(ctx)
+	// A stop (a signal: the caller's ctx) is taken in order, each part
+	// with its own context: the demo agent first, while the relay still
+	// carries its goodbyes; then the UI's parts; the embedded relay last,
+	// so nothing still running sees its connection lost.
+	stopping := ctx
+	ctx, cancel := context.WithCancel(context.WithoutCancel(stopping))
 	defer cancel()
+	relayCtx, stopRelay := context.WithCancel(context.WithoutCancel(stopping))
+	defer stopRelay()
 
 	relayURL, token := cfg.relayURL, cfg.relayToken
 	relayWait := func() error { return nil }
@@ -78,7 +85,7 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 		}
 		rs.host, rs.port, rs.token = cfg.relayHost, cfg.relayPort, token
 		rs.maxConns = connBudgets(logger, cfg.maxConns, rs.maxConns)
-		addr, wait, err := startRelay(ctx, rs.serverConfig(logger.With("part", "relay"), embeddedRelayDrain), logger.With("part", "relay"))
+		addr, wait, err := startRelay(relayCtx, rs.serverConfig(logger.With("part", "relay"), embeddedRelayDrain), logger.With("part", "relay"))
 		if err != nil {
 			if errors.Is(err, syscall.EADDRINUSE) {
 				return fmt.Errorf("%s is taken (another relay?). Either use it: aepforms serve --relay http://%s (with its AEP_TOKEN), or move the embedded relay: aepforms serve --relay-port 0", rs.addr(), rs.addr())
@@ -127,6 +134,21 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 		}()
 	}
 	g.start(ctx, goRun)
+	stopDemo := func() {}
+	if g.demo != nil {
+		demoCtx, demoCancel := context.WithCancel(ctx)
+		demoDone := make(chan struct{})
+		go func() {
+			defer close(demoDone)
+			if err := g.demo.Run(demoCtx); err != nil && demoCtx.Err() == nil {
+				logger.Error("demo agent stopped", "err", err)
+			}
+		}()
+		stopDemo = func() {
+			demoCancel()
+			<-demoDone
+		}
+	}
 	goRun("announce", func() error {
 		defer started.Close()
 		announce(ctx, g, started, cfg.announceWait)
@@ -165,14 +187,15 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 		watchRelay = nil
 	}
 	select {
+	case <-stopping.Done():
 	case <-ctx.Done():
 	case serveErr = <-served:
-		cancel()
 	case relayErr = <-watchRelay:
 		relayEnded = true
 		logger.Error("embedded relay stopped; stopping", "err", relayErr)
-		cancel()
 	}
+	stopDemo()
+	cancel()
 	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer scancel()
 	_ = srv.Shutdown(sctx)
@@ -182,6 +205,7 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 	if err := g.in.Flush(sctx); err != nil {
 		logger.Error("answer journal: the last answer states were not kept", "err", err)
 	}
+	stopRelay()
 	if !relayEnded {
 		relayErr = <-relayDone
 	}

@@ -140,6 +140,13 @@ func SearchText(s inbox.Submission) string {
 	return Fold(b.String())
 }
 
+// SearchVersion is the version of SearchText a row's search text is
+// written with. Opening a journal writes the search text of rows with an
+// older one again (labels were added in version 1, issue 25), from what
+// the row holds: the field specs always, the option labels when the row
+// kept its request's options.
+const SearchVersion = 1
+
 // FormatCursor is the HistoryPage.Next of a page whose last entry was
 // posted at posted (unix nanoseconds) and inserted seq-th: every backend
 // keys pages by that position.

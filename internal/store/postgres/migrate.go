@@ -129,6 +129,10 @@ var migrations = []string{
 	`ALTER TABLE submissions ADD COLUMN replaced integer NOT NULL DEFAULT 0; -- 1: replaced by the operator's different answer
 	DROP INDEX submissions_live;
 	CREATE UNIQUE INDEX submissions_live ON submissions (source, session, request_id) WHERE state IN ('queued', 'sending', 'accepted') AND replaced = 0;`,
+	// 6 (issue 25; SQLite's step 9): which store.SearchVersion each row's
+	// search text was written with; older rows are 0 and written again
+	// on open (sqldb.Answers.Reindex), so History finds them by labels.
+	`ALTER TABLE submissions ADD COLUMN search_version integer NOT NULL DEFAULT 0;`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -133,6 +133,10 @@ func Open(ctx context.Context, dbURL string, opts Options) (*Journal, error) {
 		_ = j.Close()
 		return nil, fmt.Errorf("answer journal %s: %w", name, err)
 	}
+	if _, err := j.Answers.Reindex(ctx); err != nil {
+		_ = j.Close()
+		return nil, fmt.Errorf("answer journal %s: %w", name, err)
+	}
 	return j, nil
 }
 

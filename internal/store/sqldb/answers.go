@@ -80,11 +80,11 @@ func (a *Answers) Insert(ctx context.Context, tx *sql.Tx, rows []*Pending) ([]er
 		s := row.S
 		var seq int64
 		err := tx.QueryRowContext(ctx, a.Q(`INSERT INTO submissions
-			(command_id, card_id, token, source, session, request_id, agent, question, fields, operator, form, answer, search, posted_at, state, reason, detail, settled_at, command, kind, options, capture, lease_owner, lease_until)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			(command_id, card_id, token, source, session, request_id, agent, question, fields, operator, form, answer, search, search_version, posted_at, state, reason, detail, settled_at, command, kind, options, capture, lease_owner, lease_until)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (command_id) DO NOTHING RETURNING seq`),
 			s.CommandID, string(s.Card), s.Token, s.Key.Source, s.Key.Session, s.Key.RequestID, s.Agent, s.Question,
-			row.fields, s.By, row.form, row.answer, store.SearchText(s), store.Nanos(s.At),
+			row.fields, s.By, row.form, row.answer, store.SearchText(s), store.SearchVersion, store.Nanos(s.At),
 			string(s.State), s.Reason, s.Detail, store.Nanos(s.SettledAt), command(s.Command),
 			s.Kind, row.options, s.Capture.String(), a.LeaseOwner, store.Nanos(s.At.Add(a.Lease))).Scan(&seq)
 		switch {

@@ -67,10 +67,14 @@ const undoMigration4 = undoLease + `DROP INDEX submissions_recorded;
 `
 
 // undoLease takes back the resend lease step (7, issue 16), and the
-// replaced mark (8, issue 27) after it, the newest; submissions_live must
-// be dropped first.
-const undoLease = `ALTER TABLE submissions DROP COLUMN replaced;
+// replaced mark (8, issue 27) and the search version (9, issue 25) after
+// it, the newest; submissions_live must be dropped first.
+const undoLease = undoSearchVersion + `ALTER TABLE submissions DROP COLUMN replaced;
 	DROP INDEX submissions_token;
 	ALTER TABLE submissions DROP COLUMN lease_owner;
 	ALTER TABLE submissions DROP COLUMN lease_until;
+`
+
+// undoSearchVersion takes back step 9 (issue 25): the search version.
+const undoSearchVersion = `ALTER TABLE submissions DROP COLUMN search_version;
 `

@@ -114,6 +114,11 @@ var migrations = []string{
 	`ALTER TABLE submissions ADD COLUMN replaced INTEGER NOT NULL DEFAULT 0; -- 1: replaced by the operator's different answer
 	DROP INDEX submissions_live;
 	CREATE UNIQUE INDEX submissions_live ON submissions (source, session, request_id) WHERE state IN ('queued', 'sending', 'accepted') AND replaced = 0;`,
+	// 9 (issue 25): which store.SearchVersion each row's search text was
+	// written with; rows written before the labels were searched are 0,
+	// and opening the journal writes their search text again
+	// (sqldb.Answers.Reindex), so History finds them by their labels.
+	`ALTER TABLE submissions ADD COLUMN search_version INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // pushSchema is step 6, written once for both column types of a time

@@ -208,6 +208,9 @@ func (j *Journal) open(opts Options) error {
 	if j.id, err = sqldb.LoadIdentity(ctx, j.Answers.DB, opts.Host, opts.Now()); err != nil {
 		return j.describe(err)
 	}
+	if _, err := j.Answers.Reindex(ctx); err != nil {
+		return j.describe(err)
+	}
 	j.LeaseOwner, j.Lease = opts.Replica, opts.Lease
 	if j.LeaseOwner == "" {
 		j.LeaseOwner = j.id.InstanceID // one serve per file: a restart is the same replica
