@@ -117,6 +117,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 		// Session lifecycle and agent.* events: read the roster again, so
 		// a card's reach follows its agent starting, stopping or dying.
 		feedCfg.OnEvent = g.respond.Observe
+		feedCfg.OnRedelivery = g.respond.Redelivered
 		// The feed reaching the relay again means it is back: the
 		// respond path dials now instead of sitting out its backoff,
 		// so answers queued during the outage go at once.

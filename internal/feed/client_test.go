@@ -414,3 +414,28 @@ func TestOnEventFollowsTheSink(t *testing.T) {
 	default:
 	}
 }
+
+// OnRedelivery sees what the feed drops as already seen: an agent that
+// reclaims its session on a restarted relay re-sends its request, which
+// is the app's cue to re-read the roster.
+func TestOnRedeliverySeesTheDuplicate(t *testing.T) {
+	t.Parallel()
+	tr := newTestRelay(t)
+	sink := newRecSink()
+	again := make(chan string, 16)
+	cfg := testConfig(tr.URL())
+	cfg.OnRedelivery = func(e *aep.Event) { again <- e.ID() }
+	startClient(t, cfg, sink)
+	waitConnected(t, sink)
+	a := event(t, "s1", 0, "session.started", "A")
+	b := event(t, "s1", 1, "attention.requested", "B")
+	tr.add(a, b, b)
+	waitApplied(t, sink, 2)
+	select {
+	case got := <-again:
+		assert.Equal(t, b.ID(), got)
+	case <-time.After(5 * time.Second):
+		t.Fatal("OnRedelivery not called for the re-sent request")
+	}
+	assert.Equal(t, 1, sink.count(b.Key()), "the sink took it once")
+}

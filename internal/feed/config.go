@@ -83,6 +83,13 @@ type Config struct {
 	// agent that starts, stops or dies). It is called from Run's goroutine
 	// and must not block or keep the event.
 	OnEvent func(*aep.Event)
+	// OnRedelivery, when set, is called with every event the feed had
+	// already taken and now drops as a duplicate: a relay's replay, or an
+	// agent re-sending its session's last events on a new connection to
+	// reclaim it (app: the respond path re-reads the roster for a session
+	// it holds as not connected, so a card's reach follows an agent back
+	// to a restarted relay). Same goroutine and rules as OnEvent.
+	OnRedelivery func(*aep.Event)
 }
 
 // withDefaults returns c with zero values replaced by the defaults.

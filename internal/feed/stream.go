@@ -172,6 +172,9 @@ func (r *run) message(m sse.Message) {
 		}
 	}
 	if !s.add(e.ID(), r.cfg.DedupeWindow) {
+		if r.cfg.OnRedelivery != nil {
+			r.cfg.OnRedelivery(e)
+		}
 		return
 	}
 	r.sink.Apply(e)

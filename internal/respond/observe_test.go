@@ -72,6 +72,38 @@ func TestObserveKeepsTheRosterFromEvents(t *testing.T) {
 	}
 }
 
+// An event the feed already had, come again, is how an agent reclaims its
+// session on a restarted relay: when the roster read there first does not
+// list the session, the re-sent event asks again, or the card says "not
+// connected" until RosterInterval (CI, TestReachFollowsTheRelayBack). A
+// listed session's replay asks nothing.
+func TestRedeliveryAsksAgainForAnUnlistedSession(t *testing.T) {
+	t.Parallel()
+	c := New(testConfig("http://relay.invalid"))
+	cn := &conn{ask: make(chan struct{}, 1)}
+	c.cur = cn
+	asked := func() bool {
+		select {
+		case <-cn.ask:
+			return true
+		default:
+			return false
+		}
+	}
+	c.Redelivered(observeEvent(t, "attention.requested", "s"))
+	assert.False(t, asked(), "no roster read yet: nothing to correct")
+
+	id := c.roster.next(time.Minute)
+	taken, _ := c.roster.set(id, []RosterEntry{{Session: "listed", Agent: "demo", Control: &ControlDecl{Accepts: []string{typeRespond}}}})
+	require.True(t, taken)
+	c.Redelivered(observeEvent(t, "attention.requested", "listed"))
+	assert.False(t, asked(), "a listed session's redelivery")
+	c.Redelivered(observeEvent(t, "attention.requested", "reclaimed"))
+	assert.True(t, asked(), "an unlisted session's re-sent request")
+	c.Redelivered(observeEvent(t, "agent.heartbeat", ""))
+	assert.False(t, asked(), "an agent-scoped event names no session")
+}
+
 // Roster requests are paced RosterCoalesce apart: the first ask goes at
 // once, one made sooner after a request waits out the rest of the gap.
 func TestRosterRequestsArePaced(t *testing.T) {

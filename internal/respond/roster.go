@@ -169,6 +169,22 @@ func (c *Client) Observe(e *aep.Event) {
 	}
 }
 
+// Redelivered is feed.Config.OnRedelivery and never blocks: an event the
+// feed already had came again. After a relay restart that is how an agent
+// reclaims its session (it re-sends its pending requests and its last
+// event on the new connection), and the relay may list it only after this
+// client read its first roster there: a session held as not connected is
+// re-read (coalesced like Observe's), or its cards would say "not
+// connected" until RosterInterval.
+func (c *Client) Redelivered(e *aep.Event) {
+	if e.Session() == "" {
+		return
+	}
+	if r, _ := c.roster.reach(e.Session()); r == inbox.ReachNotConnected {
+		c.Refresh()
+	}
+}
+
 // rosterEvent reports whether an event of type typ may change the roster
 // whatever its session: a session starting, or agent liveness.
 func rosterEvent(typ string) bool {
