@@ -3,7 +3,9 @@ package web
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
+	"net/url"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/oklog/ulid/v2"
@@ -15,11 +17,11 @@ import (
 	"github.com/aepforms/aepforms/internal/render/view"
 )
 
-// handleAnswer takes one operator post for one card: form.ParseAnswer
-// maps it to an answer through the request's field specs, the inbox
-// begins one submission for it (one command per form token; the domain
-// decides whether the card can still be answered), the respond path
-// queues it, and the browser is redirected (post/redirect/get); the
+// handleAnswer takes one operator post for one card: beginAnswer maps it
+// to an answer through the request's field specs and the inbox begins one
+// submission for it (one command per form token; the domain decides
+// whether the card can still be answered), the browser is redirected
+// (post/redirect/get), and queueAnswer hands it to the respond path; the
 // card's state then arrives by push. A problem the operator can fix
 // re-renders the page with their input kept: 422 for their answer, 409
 // when the card can no longer be answered (checked before the answer, so
@@ -39,26 +41,7 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 			return
 		}
 		post := r.PostForm
-		card, ok := in.Card(id)
-		if !ok {
-			pg.gone(w, r, post, panel)
-			return
-		}
-		// reply answers with the card: the whole page (a form post), or
-		// the card's fragment alone (the script's fetch), so both show
-		// the one error summary the server wrote.
-		reply := func(status int, refused *view.Refused) {
-			if wantsFragment(r) {
-				pg.cardFragment(w, r, status, id, refused)
-				return
-			}
-			pg.page(w, r, status, panel, refused)
-		}
-		refuse := func(status int, why view.Refusal) {
-			m.Answer("not_sent")
-			reply(status, &view.Refused{Card: id, Input: post,
-				Problems: []aep.Problem{{Code: why.Code, Message: why.Message}}})
-		}
+		step := beginAnswer(in, pg, answerPost{Card: id, Form: post, By: operatorFrom(r.Context())})
 		sent := func() {
 			if wantsFragment(r) {
 				pg.cardFragment(w, r, http.StatusOK, id, nil)
@@ -66,84 +49,156 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 			}
 			pg.redirectNext(w, r, id, panel)
 		}
-		// The card's verdict decides whether this UI may answer it: the
-		// same verdict the page, the push and the notification read.
-		vd := card.Verdict(pg.now(), pg.viewer)
-		if errors.Is(vd.Refusal, inbox.ErrWatchOnly) {
-			refuse(http.StatusConflict, view.RefusalWatchOnly)
-			return
-		}
-		token := post.Get(form.NameToken)
-		if token == "" {
-			refuse(http.StatusBadRequest, view.RefusalNoToken)
-			return
-		}
-		if card.Posted(token) {
-			// The same form posted again (double click, resubmit), even
-			// after its answer settled the card: one command.
-			sent()
-			return
-		}
-		if err := vd.Closed; err != nil {
-			if in.Posted(id, token) {
-				// Posted first on another replica, whose answer
-				// settled the card: the same answer as there.
-				sent()
-				return
-			}
-			why, _ := view.RefusalOf(err, card)
-			refuse(http.StatusConflict, why)
-			return
-		}
-		answer, problems := form.ParseAnswer(card.Request, post)
-		if len(problems) > 0 {
-			m.Answer("not_sent")
-			reply(http.StatusUnprocessableEntity, &view.Refused{Card: id, Input: post, Problems: problems})
-			return
-		}
-		s, err := in.BeginSubmission(id, inbox.Submission{
-			Token: token, CommandID: ulid.Make().String(), Answer: answer, Form: post, By: operatorFrom(r.Context()),
-			// Set only by the form under "Answer differently": this post
-			// replaces the card's owed answer (inbox decides if it may).
-			Replaces: post.Get(form.NameReplaces),
-		})
-		switch {
-		case errors.Is(err, inbox.ErrDuplicate):
-			sent()
-			return
-		case errors.Is(err, inbox.ErrNotFound):
+		switch step.Outcome {
+		case answerGone:
 			pg.gone(w, r, post, panel)
-			return
-		case errors.Is(err, inbox.ErrNotRecorded):
-			pg.log.Error("web: answer not recorded", "card", string(id), "err", err)
-			why, _ := view.RefusalOf(err, card)
-			refuse(http.StatusServiceUnavailable, why)
-			return
-		case err != nil:
-			if why, ok := view.RefusalOf(err, card); ok {
-				refuse(http.StatusConflict, why)
+		case answerBroken:
+			pg.internalError(w, r, step.Err)
+		case answerRefused:
+			// The card answers with the one error summary the server
+			// wrote: the whole page (a form post), or the card's
+			// fragment alone (the script's fetch).
+			m.Answer("not_sent")
+			if wantsFragment(r) {
+				pg.cardFragment(w, r, step.Status, id, step.Refused)
 				return
 			}
-			pg.internalError(w, r, err)
-			return
-		}
-		crashpoint.Hit(crashpoint.Recorded)
-		// The answer is journaled: the 303 (or, to the page's script, the
-		// card) goes out before the command is queued (its outcome arrives
-		// by push either way), so the browser knows its answer is kept
-		// whatever happens to the send.
-		sent()
-		_ = http.NewResponseController(w).Flush() // best effort: a writer that cannot flush sends it on return
-		// The send outlives the request: a browser that drops its request
-		// after the answer was recorded must not turn it into a failure.
-		if err := sub.Submit(context.WithoutCancel(r.Context()), s); err != nil {
-			pg.log.Warn("web: answer not queued", "card", string(id), "command", s.CommandID, "err", err)
-			in.SettleSubmission(id, s.CommandID, inbox.SubmissionFailed, inbox.ReasonUnreachable, "not sent; your answer is kept")
-			m.Answer("failed")
-		} else {
-			m.Answer("sent")
+			pg.page(w, r, step.Status, panel, step.Refused)
+		case answerKept:
+			sent()
+		case answerRecorded:
+			crashpoint.Hit(crashpoint.Recorded)
+			// The answer is journaled: the 303 (or, to the page's script,
+			// the card) goes out before the command is queued (its outcome
+			// arrives by push either way), so the browser knows its answer
+			// is kept whatever happens to the send.
+			sent()
+			_ = http.NewResponseController(w).Flush() // best effort: a writer that cannot flush sends it on return
+			// The send outlives the request: a browser that drops its
+			// request after the answer was recorded must not turn it into
+			// a failure.
+			queueAnswer(context.WithoutCancel(r.Context()), in, sub, pg.log, m, step.Submission)
 		}
 	}
+}
+
+// answerPost is one card's answer as posted: the card, the form values
+// (the answer's fields, the form token that makes it one command, and
+// NameReplaces under "Answer differently") and who sends it.
+type answerPost struct {
+	Card inbox.CardID
+	Form url.Values
+	By   string
+}
+
+// answerOutcome is what beginAnswer made of one card's answer.
+type answerOutcome int
+
+const (
+	// answerRecorded: a new submission, journaled; queueAnswer sends it.
+	answerRecorded answerOutcome = iota + 1
+	// answerKept: this form was posted before (a double click, a resubmit,
+	// another replica): its answer stands and nothing new is sent.
+	answerKept
+	// answerGone: the card is not in the inbox.
+	answerGone
+	// answerRefused: not sent; Status and Refused say why, with the
+	// operator's input kept.
+	answerRefused
+	// answerBroken: an unexpected error (Err), a 500.
+	answerBroken
+)
+
+// answerStep is beginAnswer's result.
+type answerStep struct {
+	Outcome    answerOutcome
+	Submission inbox.Submission // answerRecorded
+	Status     int              // answerRefused: 400, 409, 422 or 503
+	Refused    *view.Refused    // answerRefused
+	Err        error            // answerBroken
+}
+
+// beginAnswer is the journal-first half of one card's answer, shared by
+// every way an answer is given: the card's verdict for this UI, the form
+// token (the same token posted again is answerKept: one command), the
+// answer parsed through the request's field specs, and the submission
+// begun and journaled under a new command id. Only answerRecorded is to
+// be sent, by queueAnswer.
+func beginAnswer(in Inbox, pg *pages, p answerPost) answerStep {
+	id, post := p.Card, p.Form
+	card, ok := in.Card(id)
+	if !ok {
+		return answerStep{Outcome: answerGone}
+	}
+	refuse := func(status int, why view.Refusal) answerStep {
+		return answerStep{Outcome: answerRefused, Status: status, Refused: &view.Refused{Card: id, Input: post,
+			Problems: []aep.Problem{{Code: why.Code, Message: why.Message}}}}
+	}
+	// The card's verdict decides whether this UI may answer it: the
+	// same verdict the page, the push and the notification read.
+	vd := card.Verdict(pg.now(), pg.viewer)
+	if errors.Is(vd.Refusal, inbox.ErrWatchOnly) {
+		return refuse(http.StatusConflict, view.RefusalWatchOnly)
+	}
+	token := post.Get(form.NameToken)
+	if token == "" {
+		return refuse(http.StatusBadRequest, view.RefusalNoToken)
+	}
+	if card.Posted(token) {
+		// The same form posted again (double click, resubmit), even
+		// after its answer settled the card: one command.
+		return answerStep{Outcome: answerKept}
+	}
+	if err := vd.Closed; err != nil {
+		if in.Posted(id, token) {
+			// Posted first on another replica, whose answer settled the
+			// card: the same answer as there.
+			return answerStep{Outcome: answerKept}
+		}
+		why, _ := view.RefusalOf(err, card)
+		return refuse(http.StatusConflict, why)
+	}
+	answer, problems := form.ParseAnswer(card.Request, post)
+	if len(problems) > 0 {
+		return answerStep{Outcome: answerRefused, Status: http.StatusUnprocessableEntity,
+			Refused: &view.Refused{Card: id, Input: post, Problems: problems}}
+	}
+	s, err := in.BeginSubmission(id, inbox.Submission{
+		Token: token, CommandID: ulid.Make().String(), Answer: answer, Form: post, By: p.By,
+		// Set only by the form under "Answer differently": this post
+		// replaces the card's owed answer (inbox decides if it may).
+		Replaces: post.Get(form.NameReplaces),
+	})
+	switch {
+	case errors.Is(err, inbox.ErrDuplicate):
+		return answerStep{Outcome: answerKept}
+	case errors.Is(err, inbox.ErrNotFound):
+		return answerStep{Outcome: answerGone}
+	case errors.Is(err, inbox.ErrNotRecorded):
+		pg.log.Error("web: answer not recorded", "card", string(id), "err", err)
+		why, _ := view.RefusalOf(err, card)
+		return refuse(http.StatusServiceUnavailable, why)
+	case err != nil:
+		if why, ok := view.RefusalOf(err, card); ok {
+			return refuse(http.StatusConflict, why)
+		}
+		return answerStep{Outcome: answerBroken, Err: err}
+	}
+	return answerStep{Outcome: answerRecorded, Submission: s}
+}
+
+// queueAnswer hands a journaled submission (beginAnswer's answerRecorded)
+// to the respond path. ctx should outlive the request that gave the
+// answer. A submission that cannot be queued is settled failed on its
+// card ("not sent; your answer is kept").
+func queueAnswer(ctx context.Context, in Inbox, sub Submitter, log *slog.Logger, m *Metrics, s inbox.Submission) {
+	if err := sub.Submit(ctx, s); err != nil {
+		log.Warn("web: answer not queued", "card", string(s.Card), "command", s.CommandID, "err", err)
+		in.SettleSubmission(s.Card, s.CommandID, inbox.SubmissionFailed, inbox.ReasonUnreachable, "not sent; your answer is kept")
+		m.Answer("failed")
+		return
+	}
+	m.Answer("sent")
 }
 
 // HeaderFragment is the request header the page script sends with an
