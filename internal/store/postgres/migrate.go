@@ -133,6 +133,33 @@ var migrations = []string{
 	// search text was written with; older rows are 0 and written again
 	// on open (sqldb.Answers.Reindex), so History finds them by labels.
 	`ALTER TABLE submissions ADD COLUMN search_version integer NOT NULL DEFAULT 0;`,
+	// 7 (issue 26; SQLite's step 10): standing answers, each rule and
+	// each request a rule answered (sqldb.RuleBook).
+	`CREATE TABLE rules (
+		id         text PRIMARY KEY,
+		name       text NOT NULL,
+		match      text NOT NULL, -- JSON store.RuleMatch
+		answer     text NOT NULL, -- JSON aep.Answer
+		note       text NOT NULL,
+		maker      text NOT NULL,
+		created_at bigint NOT NULL,
+		expires_at bigint NOT NULL,
+		state      text NOT NULL, -- active, paused, deleted
+		reason     text NOT NULL, -- why paused, in the operator's words
+		state_at   bigint NOT NULL
+	);
+	CREATE INDEX rules_state ON rules (state, created_at);
+	CREATE TABLE rule_uses (
+		rule_id    text NOT NULL REFERENCES rules (id),
+		card_id    text NOT NULL,
+		source     text NOT NULL,
+		session    text NOT NULL,
+		request_id text NOT NULL,
+		command_id text NOT NULL,
+		at         bigint NOT NULL,
+		PRIMARY KEY (rule_id, source, session, request_id)
+	);
+	CREATE INDEX rule_uses_at ON rule_uses (rule_id, at);`,
 }
 
 // SchemaVersion is the schema version this build writes.

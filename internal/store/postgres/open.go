@@ -70,6 +70,7 @@ type Journal struct {
 	sqldb.Answers
 	sqldb.Sessions
 	sqldb.Push
+	sqldb.RuleBook
 
 	pool *pgxpool.Pool
 	// sql is pool as a database/sql handle, for the shared queries.
@@ -124,7 +125,7 @@ func Open(ctx context.Context, dbURL string, opts Options) (*Journal, error) {
 		Synced: j.sql, Lazy: j.sql, Timeout: opts.WriteTimeout, Health: &j.health,
 		Dialect: sqldb.Dialect{Numbered: true, Instr: "strpos", IsLive: isLive},
 	}, LeaseOwner: opts.Replica, Lease: opts.Lease}
-	j.Sessions, j.Push = sqldb.Sessions{DB: j.Answers.DB}, sqldb.Push{DB: j.Answers.DB}
+	j.Sessions, j.Push, j.RuleBook = sqldb.Sessions{DB: j.Answers.DB}, sqldb.Push{DB: j.Answers.DB}, sqldb.RuleBook{DB: j.Answers.DB}
 	if err := migrate(ctx, pool, opts.Now); err != nil {
 		_ = j.Close()
 		return nil, fmt.Errorf("answer journal %s: %w", name, err)

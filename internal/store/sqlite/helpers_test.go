@@ -75,6 +75,11 @@ const undoLease = undoSearchVersion + `ALTER TABLE submissions DROP COLUMN repla
 	ALTER TABLE submissions DROP COLUMN lease_until;
 `
 
-// undoSearchVersion takes back step 9 (issue 25): the search version.
-const undoSearchVersion = `ALTER TABLE submissions DROP COLUMN search_version;
+// undoSearchVersion takes back step 9 (issue 25): the search version,
+// and the rules (10, issue 26) after it.
+const undoSearchVersion = undoRules + `ALTER TABLE submissions DROP COLUMN search_version;
+`
+
+// undoRules takes back step 10 (issue 26): the rules and their uses.
+const undoRules = `DROP TABLE rule_uses; DROP TABLE rules;
 `

@@ -119,6 +119,40 @@ var migrations = []string{
 	// and opening the journal writes their search text again
 	// (sqldb.Answers.Reindex), so History finds them by their labels.
 	`ALTER TABLE submissions ADD COLUMN search_version INTEGER NOT NULL DEFAULT 0;`,
+	// 10 (issue 26): standing answers (PostgreSQL's step 7): each rule
+	// and each request a rule answered (sqldb.RuleBook).
+	rulesSchema("INTEGER"),
+}
+
+// rulesSchema is step 10, written once for both time column types so
+// it reads as PostgreSQL's step 7. A deleted rule's row stays (state
+// 'deleted'), so History can still name the rule that answered.
+func rulesSchema(nanos string) string {
+	return `CREATE TABLE rules (
+		id         TEXT PRIMARY KEY,
+		name       TEXT NOT NULL,
+		match      TEXT NOT NULL, -- JSON store.RuleMatch
+		answer     TEXT NOT NULL, -- JSON aep.Answer
+		note       TEXT NOT NULL,
+		maker      TEXT NOT NULL,
+		created_at ` + nanos + ` NOT NULL,
+		expires_at ` + nanos + ` NOT NULL,
+		state      TEXT NOT NULL, -- active, paused, deleted
+		reason     TEXT NOT NULL, -- why paused, in the operator's words
+		state_at   ` + nanos + ` NOT NULL
+	);
+	CREATE INDEX rules_state ON rules (state, created_at);
+	CREATE TABLE rule_uses (
+		rule_id    TEXT NOT NULL REFERENCES rules (id),
+		card_id    TEXT NOT NULL,
+		source     TEXT NOT NULL,
+		session    TEXT NOT NULL,
+		request_id TEXT NOT NULL,
+		command_id TEXT NOT NULL,
+		at         ` + nanos + ` NOT NULL,
+		PRIMARY KEY (rule_id, source, session, request_id)
+	);
+	CREATE INDEX rule_uses_at ON rule_uses (rule_id, at);`
 }
 
 // pushSchema is step 6, written once for both column types of a time

@@ -95,6 +95,7 @@ type Journal struct {
 	sqldb.Answers
 	sqldb.Sessions
 	sqldb.Push
+	sqldb.RuleBook
 
 	db   *sql.DB
 	path string
@@ -200,7 +201,7 @@ func (j *Journal) open(opts Options) error {
 		Synced: j.db, Lazy: j.lazy, WriteMu: &j.writeMu, Health: &j.health,
 		Dialect: sqldb.Dialect{Instr: "instr", IsLive: isUnique},
 	}}
-	j.Sessions, j.Push = sqldb.Sessions{DB: j.Answers.DB}, sqldb.Push{DB: j.Answers.DB}
+	j.Sessions, j.Push, j.RuleBook = sqldb.Sessions{DB: j.Answers.DB}, sqldb.Push{DB: j.Answers.DB}, sqldb.RuleBook{DB: j.Answers.DB}
 	db := j.db
 	if err := migrate(ctx, db, opts.Now); err != nil {
 		return j.describe(err)

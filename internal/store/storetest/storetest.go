@@ -38,6 +38,7 @@ type Backend interface {
 	Identity() store.Identity
 	Close() error
 	PushStore
+	RuleStore
 }
 
 // PushStore is what Web Push keeps in the journal.
@@ -121,6 +122,8 @@ func Run(t *testing.T, fresh Fresh) {
 		{"PushSubscriptions", testPushSubscriptions},
 		{"PushClaimedOnce", testPushClaims},
 		{"PageVisibility", testPageVisibility},
+		{"RulesKeptPausedDeleted", testRules},
+		{"RuleUsesCountedOncePerRequest", testRuleUses},
 		{"LookupToken", testLookupToken},
 		{"ResendLeases", testLeases},
 		{"ReplicasGiveOneAnswer", testReplicasOneAnswer},

@@ -1,0 +1,151 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aepforms/aepforms/internal/store"
+)
+
+// RuleBook is the standing answers (issue 26) and each request they
+// answered. Every replica reads them here, not from a copy of its own,
+// so a rule paused or deleted on one stops on all at once.
+type RuleBook struct{ *DB }
+
+const ruleColumns = `id, name, match, answer, note, maker, created_at, expires_at, state, reason, state_at`
+
+// CreateRule keeps a new rule.
+func (r *RuleBook) CreateRule(ctx context.Context, rule store.Rule) error {
+	match, err := json.Marshal(rule.Match)
+	if err != nil {
+		return fmt.Errorf("journal: create rule: %w", err)
+	}
+	answer, err := json.Marshal(rule.Answer)
+	if err != nil {
+		return fmt.Errorf("journal: create rule: %w", err)
+	}
+	state := rule.State
+	if state == "" {
+		state = store.RuleActive
+	}
+	if _, err := r.Synced.ExecContext(ctx, r.Q(`INSERT INTO rules (`+ruleColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		rule.ID, rule.Name, string(match), string(answer), rule.Note, rule.Maker,
+		store.Nanos(rule.Created), store.Nanos(rule.Expires), state, rule.Reason, store.Nanos(rule.StateAt)); err != nil {
+		return fmt.Errorf("journal: create rule: %w", err)
+	}
+	return nil
+}
+
+// Rules lists the rules that are not deleted, newest first, each with
+// its count of uses and its last use.
+func (r *RuleBook) Rules(ctx context.Context) ([]store.Rule, error) {
+	rows, err := r.Synced.QueryContext(ctx, r.Q(`SELECT `+ruleColumns+`,
+		(SELECT count(*) FROM rule_uses u WHERE u.rule_id = rules.id),
+		(SELECT coalesce(max(u.at), 0) FROM rule_uses u WHERE u.rule_id = rules.id)
+		FROM rules WHERE state != ? ORDER BY created_at DESC, id`), store.RuleDeleted)
+	if err != nil {
+		return nil, fmt.Errorf("journal: rules: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Rule
+	for rows.Next() {
+		var last int64
+		rule, err := scanRule(rows, &rule0{uses: true}, &last)
+		if err != nil {
+			return nil, fmt.Errorf("journal: rules: %w", err)
+		}
+		out = append(out, rule)
+	}
+	return out, rows.Err()
+}
+
+// Rule returns the rule id, deleted ones too (History names the rule
+// that answered after it is gone).
+func (r *RuleBook) Rule(ctx context.Context, id string) (store.Rule, bool, error) {
+	row := r.Synced.QueryRowContext(ctx, r.Q(`SELECT `+ruleColumns+` FROM rules WHERE id = ?`), id)
+	rule, err := scanRule(row, &rule0{}, nil)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Rule{}, false, nil
+	}
+	if err != nil {
+		return store.Rule{}, false, fmt.Errorf("journal: rule: %w", err)
+	}
+	return rule, true, nil
+}
+
+// SetRuleState pauses (store.RulePaused, with the reason why) or resumes
+// (store.RuleActive) rule id, and reports whether it changed one; a
+// deleted rule stays deleted.
+func (r *RuleBook) SetRuleState(ctx context.Context, id, state, reason string, at time.Time) (bool, error) {
+	if state != store.RuleActive && state != store.RulePaused && state != store.RuleDeleted {
+		return false, fmt.Errorf("journal: rule state %q", state)
+	}
+	if state == store.RuleActive {
+		reason = ""
+	}
+	res, err := r.Synced.ExecContext(ctx, r.Q(`UPDATE rules SET state = ?, reason = ?, state_at = ? WHERE id = ? AND state != ? AND state != ?`),
+		state, reason, store.Nanos(at), id, store.RuleDeleted, state)
+	if err != nil {
+		return false, fmt.Errorf("journal: rule state: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+// DeleteRule deletes rule id: it is never listed or applied again.
+func (r *RuleBook) DeleteRule(ctx context.Context, id string, at time.Time) (bool, error) {
+	return r.SetRuleState(ctx, id, store.RuleDeleted, "", at)
+}
+
+// RecordRuleUse keeps that a rule answered a request; the same request
+// is kept once.
+func (r *RuleBook) RecordRuleUse(ctx context.Context, u store.RuleUse) error {
+	if _, err := r.Synced.ExecContext(ctx, r.Q(`INSERT INTO rule_uses (rule_id, card_id, source, session, request_id, command_id, at)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rule_id, source, session, request_id) DO NOTHING`),
+		u.Rule, u.Card, u.Source, u.Session, u.RequestID, u.CommandID, store.Nanos(u.At)); err != nil {
+		return fmt.Errorf("journal: rule use: %w", err)
+	}
+	return nil
+}
+
+// RuleUses counts the requests rule id answered at or after since.
+func (r *RuleBook) RuleUses(ctx context.Context, id string, since time.Time) (int, error) {
+	var n int
+	if err := r.Synced.QueryRowContext(ctx, r.Q(`SELECT count(*) FROM rule_uses WHERE rule_id = ? AND at >= ?`), id, store.Nanos(since)).Scan(&n); err != nil {
+		return 0, fmt.Errorf("journal: rule uses: %w", err)
+	}
+	return n, nil
+}
+
+type rule0 struct{ uses bool }
+
+func scanRule(row interface{ Scan(...any) error }, how *rule0, last *int64) (store.Rule, error) {
+	var rule store.Rule
+	var match, answer string
+	var created, expires, at int64
+	dest := []any{&rule.ID, &rule.Name, &match, &answer, &rule.Note, &rule.Maker, &created, &expires, &rule.State, &rule.Reason, &at}
+	if how.uses {
+		dest = append(dest, &rule.Uses, last)
+	}
+	if err := row.Scan(dest...); err != nil {
+		return store.Rule{}, err
+	}
+	if err := json.Unmarshal([]byte(match), &rule.Match); err != nil {
+		return store.Rule{}, err
+	}
+	if err := json.Unmarshal([]byte(answer), &rule.Answer); err != nil {
+		return store.Rule{}, err
+	}
+	rule.Created, rule.Expires = store.FromNanos(created), store.FromNanos(expires)
+	if at != 0 {
+		rule.StateAt = store.FromNanos(at)
+	}
+	if last != nil && *last != 0 {
+		rule.LastUse = store.FromNanos(*last)
+	}
+	return rule, nil
+}

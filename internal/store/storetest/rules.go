@@ -1,0 +1,167 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/store"
+)
+
+// RuleStore is what the standing answers (internal/rules) keep in the
+// journal.
+type RuleStore interface {
+	CreateRule(ctx context.Context, r store.Rule) error
+	Rules(ctx context.Context) ([]store.Rule, error)
+	Rule(ctx context.Context, id string) (store.Rule, bool, error)
+	SetRuleState(ctx context.Context, id, state, reason string, at time.Time) (bool, error)
+	DeleteRule(ctx context.Context, id string, at time.Time) (bool, error)
+	RecordRuleUse(ctx context.Context, u store.RuleUse) error
+	RuleUses(ctx context.Context, id string, since time.Time) (int, error)
+}
+
+func rule(id string, at time.Time) store.Rule {
+	return store.Rule{
+		ID:   id,
+		Name: "Allow once: Run ls?",
+		Match: store.RuleMatch{
+			Kind:           "permission",
+			Options:        []aep.Option{{ID: "allow", Label: "Allow once"}, {ID: "deny", Label: "Deny"}},
+			Agent:          "builder",
+			PromptContains: "ls",
+		},
+		Answer:  aep.Answer{Option: "allow"},
+		Note:    "fine in CI",
+		Maker:   "alice",
+		Created: at,
+		Expires: at.Add(8 * time.Hour),
+		State:   store.RuleActive,
+	}
+}
+
+func utcRule(r store.Rule) store.Rule {
+	r.Created, r.Expires = r.Created.UTC(), r.Expires.UTC()
+	if !r.StateAt.IsZero() {
+		r.StateAt = r.StateAt.UTC()
+	}
+	if !r.LastUse.IsZero() {
+		r.LastUse = r.LastUse.UTC()
+	}
+	return r
+}
+
+// A rule comes back whole, newest first, after a reopen and from a
+// second process; pausing keeps why, resuming clears it; a deleted rule
+// is no longer listed, cannot be resumed, and can still be read by id.
+func testRules(t *testing.T, st Store) {
+	ctx := context.Background()
+	j := st.Open()
+	r1, r2 := rule("r1", T0), rule("r2", T0.Add(time.Minute))
+	r2.Match.Fields = []aep.FieldSpec{{ID: "name", Type: aep.FieldString, Label: "Name"}}
+	r2.Answer = aep.Answer{Values: aep.Values{"name": "v1"}}
+	require.NoError(t, j.CreateRule(ctx, r1))
+	require.NoError(t, j.CreateRule(ctx, r2))
+	require.Error(t, j.CreateRule(ctx, r1), "one rule per id")
+
+	got, err := j.Rules(ctx)
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	assert.Equal(t, r2, utcRule(got[0]), "newest first, kept whole")
+	assert.Equal(t, r1, utcRule(got[1]))
+
+	ok, err := j.SetRuleState(ctx, "r1", store.RulePaused, "It answered 31 requests within 1m0s.", T0.Add(2*time.Minute))
+	require.NoError(t, err)
+	assert.True(t, ok)
+	ok, err = j.SetRuleState(ctx, "r1", store.RulePaused, "again", T0.Add(3*time.Minute))
+	require.NoError(t, err)
+	assert.False(t, ok, "already paused")
+	ok, err = j.SetRuleState(ctx, "missing", store.RulePaused, "x", T0)
+	require.NoError(t, err)
+	assert.False(t, ok)
+
+	check := func(j Backend) {
+		r, found, err := j.Rule(ctx, "r1")
+		require.NoError(t, err)
+		require.True(t, found)
+		assert.Equal(t, store.RulePaused, r.State)
+		assert.Equal(t, "It answered 31 requests within 1m0s.", r.Reason)
+		assert.True(t, r.StateAt.Equal(T0.Add(2*time.Minute)))
+	}
+	require.NoError(t, j.Close())
+	j = st.Open()
+	check(j)
+	if st.Shared {
+		check(st.Open())
+	}
+
+	ok, err = j.SetRuleState(ctx, "r1", store.RuleActive, "ignored", T0.Add(4*time.Minute))
+	require.NoError(t, err)
+	assert.True(t, ok)
+	r, _, err := j.Rule(ctx, "r1")
+	require.NoError(t, err)
+	assert.Equal(t, store.RuleActive, r.State)
+	assert.Empty(t, r.Reason, "resuming clears why it was paused")
+
+	ok, err = j.DeleteRule(ctx, "r1", T0.Add(5*time.Minute))
+	require.NoError(t, err)
+	assert.True(t, ok)
+	got, err = j.Rules(ctx)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, "r2", got[0].ID)
+	ok, err = j.SetRuleState(ctx, "r1", store.RuleActive, "", T0.Add(6*time.Minute))
+	require.NoError(t, err)
+	assert.False(t, ok, "a deleted rule stays deleted")
+	r, found, err := j.Rule(ctx, "r1")
+	require.NoError(t, err)
+	require.True(t, found, "still named in History")
+	assert.Equal(t, store.RuleDeleted, r.State)
+	assert.Equal(t, "alice", r.Maker)
+	_, found, err = j.Rule(ctx, "missing")
+	require.NoError(t, err)
+	assert.False(t, found)
+}
+
+// Each request a rule answered is kept once (two replicas recording the
+// same one count one), counted within a window, and listed with the
+// rule's uses and last use.
+func testRuleUses(t *testing.T, st Store) {
+	ctx := context.Background()
+	j := st.Open()
+	require.NoError(t, j.CreateRule(ctx, rule("r1", T0)))
+	require.NoError(t, j.CreateRule(ctx, rule("r2", T0)))
+	use := func(j Backend, req string, at time.Time) {
+		require.NoError(t, j.RecordRuleUse(ctx, store.RuleUse{Rule: "r1", Card: "card-" + req, Source: "aep://h/agent", Session: "s1", RequestID: req, CommandID: "cmd-" + req, At: at}))
+	}
+	use(j, "q1", T0.Add(time.Second))
+	use(j, "q2", T0.Add(2*time.Second))
+	use(j, "q3", T0.Add(70*time.Second))
+	other := j
+	if st.Shared {
+		other = st.Open()
+	}
+	use(other, "q3", T0.Add(71*time.Second))
+
+	n, err := j.RuleUses(ctx, "r1", T0)
+	require.NoError(t, err)
+	assert.Equal(t, 3, n, "one use per request")
+	n, err = j.RuleUses(ctx, "r1", T0.Add(10*time.Second))
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "within the window only")
+	n, err = j.RuleUses(ctx, "r2", T0)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+
+	got, err := j.Rules(ctx)
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	byID := map[string]store.Rule{got[0].ID: got[0], got[1].ID: got[1]}
+	assert.Equal(t, 3, byID["r1"].Uses)
+	assert.True(t, byID["r1"].LastUse.Equal(T0.Add(70*time.Second)), "last use %v", byID["r1"].LastUse)
+	assert.Zero(t, byID["r2"].Uses)
+	assert.True(t, byID["r2"].LastUse.IsZero())
+}
