@@ -246,7 +246,10 @@ type Card struct {
 	ReceivedAt time.Time // when the inbox first saw it (inbox clock)
 	EventID    string    // the attention.requested id
 
-	Request   aep.Request
+	Request aep.Request
+	// Shape is what the request asks (ShapeOf), set with Request: cards
+	// of one shape can be answered together.
+	Shape     Shape
 	Malformed string // non-empty: why the request is not a valid form (shown, not answerable)
 	// Controls is how many form controls the request needs (Controls);
 	// OverBudget is true when that is more than the inbox offers as a form

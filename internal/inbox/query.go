@@ -128,6 +128,7 @@ func head(c *Card) Card {
 		Malformed:     c.Malformed,
 		OverBudget:    c.OverBudget,
 		Capture:       c.Capture,
+		Shape:         c.Shape,
 		Request:       aep.Request{Kind: c.Request.Kind, Prompt: p, RespondVia: slices.Clone(c.Request.RespondVia)},
 	}
 	// What CanAnswer reads, and no more: whether an answer (this UI's or

@@ -76,6 +76,7 @@ func (in *Inbox) fill(en *entry, e *aep.Event, invalid error) {
 	}
 	c.Informational = !c.Request.Controllable()
 	c.Controls = Controls(c.Request)
+	c.Shape = ShapeOf(c.Request)
 	c.OverBudget = c.Malformed == "" && c.Controls > in.opts.MaxControls
 }
 

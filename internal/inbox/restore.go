@@ -258,6 +258,7 @@ func (in *Inbox) restoreSettled(recent []Submission) {
 		c.Request.Fields = cloneRequest(aep.Request{Fields: s.Fields}).Fields
 		c.ReceivedAt = s.At
 		c.Controls = Controls(c.Request)
+		c.Shape = ShapeOf(c.Request)
 		rec := *s.Recorded
 		rec.Answer = cloneAnswer(rec.Answer)
 		c.Recorded = &rec
