@@ -10,8 +10,9 @@
   // Only a signed-in page of questions (the sign-in page has no push URL).
   if (!body || !body.getAttribute('data-push')) return;
   var base = (body.getAttribute('data-base') || '') + '/';
-  // How long the browser's push service may take to subscribe.
-  var SUBSCRIBE_TIMEOUT = 15000;
+  // How long the browser's push service may take to subscribe: the
+  // server's --push-subscribe-timeout, given on the body.
+  var SUBSCRIBE_TIMEOUT = parseInt(body.getAttribute('data-push-subscribe-timeout'), 10) || 15000;
   // A visible page says so again this often (the server forgets a report
   // after two minutes: a page that closed silently stops counting).
   var VISIBLE_EVERY = 60000;

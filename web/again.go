@@ -9,7 +9,6 @@ import (
 
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render/form"
-	"github.com/aepforms/aepforms/internal/render/view"
 )
 
 // Resender sends an owed answer again (sent, no reply in time) with its
@@ -33,7 +32,9 @@ func handleSendAgain(in Inbox, sub Submitter, pg *pages) http.HandlerFunc {
 		}
 		card, ok := in.Card(id)
 		if !ok {
-			http.Error(w, view.RefusalGone.Message, http.StatusNotFound)
+			// Without the script, the styled page back to the inbox;
+			// to the script, plain words (it withdraws the card).
+			pg.gone(w, r, nil, cameFromPanel(r, pg.base))
 			return
 		}
 		cmd := r.PostForm.Get(form.NameCommand)

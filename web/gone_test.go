@@ -44,3 +44,29 @@ func TestPostToAQuestionNoLongerHeldKeepsTheTypedText(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, r.StatusCode)
 	assert.Contains(t, r.Header.Get("Content-Type"), "text/plain", "the script reads plain words")
 }
+
+// Every other way into a question the server no longer holds, without
+// the script, is the same styled page with the way back: "Send the same
+// answer again" posted after a restart, and a row's own page.
+func TestNoScriptRefusalsOfAGoneQuestionAreStyledPages(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	for _, r := range []response{
+		h.postForm(nil, "cards/cgone/again", url.Values{"command": {"01ABC"}}),
+		h.getPage(nil, "cards/cgone/page"),
+	} {
+		require.Equal(t, http.StatusNotFound, r.StatusCode)
+		assert.Contains(t, r.Header.Get("Content-Type"), "text/html")
+		d := r.doc(t)
+		require.Equal(t, 1, d.Find(`[data-testid="gone"]`).Length(), "the styled page: %s", r.body)
+		assert.Contains(t, d.Find(`[data-testid="gone"] h1`).Text(), "no longer open")
+		assert.NotEmpty(t, d.Find(`[data-testid="gone-message"]`).Text())
+		link, ok := d.Find(`a[data-testid="gone-inbox"]`).Attr("href")
+		require.True(t, ok, "a link back to the inbox")
+		assert.Equal(t, "", h.relative(link))
+		assert.Equal(t, 1, d.Find(`link[rel="stylesheet"]`).Length(), "styled like every page")
+	}
+	r := h.postForm(nil, "cards/cgone/again", url.Values{"command": {"01ABC"}}, HeaderFragment, "card")
+	assert.Equal(t, http.StatusNotFound, r.StatusCode)
+	assert.Contains(t, r.Header.Get("Content-Type"), "text/plain", "the script reads plain words")
+}

@@ -2,10 +2,12 @@ package web
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -84,4 +86,47 @@ func TestPushOnOffersOneControlThatSaysWhatHappened(t *testing.T) {
 	waitFor(t, ctx, `!document.querySelector('[data-testid="push-toggle"]').disabled`, "the outcome")
 	got := eval[string](t, ctx, status)
 	assert.Contains(t, []string{view.PushWord("subscribed"), view.PushWord("failed"), view.PushWord("timeout")}, got, "a clear outcome")
+}
+
+// The page waits for the browser's push service as long as the server
+// says (--push-subscribe-timeout, on the body), not a fixed 15 s: with
+// a push service that never answers and a 400 ms timeout, the page says
+// the service did not answer well before 15 s, and the control can be
+// pressed again.
+func TestSubscribeTimeoutComesFromTheServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: starts Chromium")
+	}
+	j := openJournal(t)
+	h := newHarness(t, withPush(j), withConfig(func(c *Config) { c.PushSubscribeTimeout = 400 * time.Millisecond }))
+	doc := h.getPage(nil, "").doc(t)
+	got, _ := doc.Find("body").Attr("data-push-subscribe-timeout")
+	assert.Equal(t, "400", got, "the server's value, in ms, on the page")
+
+	tab, cancel := chromedp.NewContext(browsertest.New(t))
+	t.Cleanup(cancel)
+	ctx, stop := context.WithTimeout(tab, 60*time.Second)
+	t.Cleanup(stop)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("about:blank")))
+	_, err := chromedp.CallBrowser(ctx, browser.SetPermission, browser.SetPermissionParams{
+		Permission: &browser.PermissionDescriptor{Name: "notifications"}, Setting: browser.PermissionSettingGranted, Origin: h.srv.URL})
+	require.NoError(t, err)
+	// A push service that never answers.
+	_, err = chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+		Source: `PushManager.prototype.subscribe = function () { return new Promise(function () {}); };`})
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.EmulateViewport(1440, 740),
+		chromedp.Navigate(h.url("")),
+		chromedp.WaitReady(`[data-testid="push-controls"]`),
+	))
+	waitFor(t, ctx, `document.querySelector('[data-testid="push-controls"]').dataset.push === 'on'`, "push.js to read the server's config")
+	waitFor(t, ctx, `document.querySelector('[data-testid="push-toggle"]').textContent !== ''`, "the control's label")
+
+	start := time.Now()
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(`[data-testid="push-toggle"]`)))
+	status := `document.querySelector('[data-testid="push-status"]').textContent`
+	waitFor(t, ctx, status+` === `+strconv.Quote(view.PushWord("timeout")), "the page to say the push service did not answer")
+	assert.Less(t, time.Since(start), 10*time.Second, "the server's 400 ms, not the script's 15 s")
+	waitFor(t, ctx, `!document.querySelector('[data-testid="push-toggle"]').disabled`, "the control to be pressable again")
 }

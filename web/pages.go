@@ -69,6 +69,7 @@ type pages struct {
 	prompt    int           // Config.PromptBytes
 	noHistory bool          // no journal to read History from: cards link to no entry
 	relEvery  time.Duration // Config.RelativeEvery
+	pushSub   time.Duration // Config.PushSubscribeTimeout
 	pageCards int           // Config.PageCards
 	pageRows  int           // Config.PageRows
 	now       func() time.Time
@@ -100,6 +101,7 @@ func newPages(cfg Config, deps Deps) *pages {
 		frags:          render.NewFragments(),
 		prompt:         cfg.PromptBytes,
 		relEvery:       cfg.RelativeEvery,
+		pushSub:        cfg.PushSubscribeTimeout,
 		prompts:        markdown.NewCache(promptCacheSize),
 		connect:        cfg.Connect,
 		pageCards:      cfg.PageCards,
@@ -121,23 +123,24 @@ func (p *pages) reach(session string) inbox.Reach {
 func (p *pages) options(r *http.Request, panel bool) view.PageOptions {
 	q := viewQuery(r)
 	return view.PageOptions{
-		BasePath:     p.base,
-		Assets:       p.assets,
-		Now:          p.now(),
-		CanSubmit:    !p.viewer.WatchOnly,
-		Token:        func(inbox.CardID) string { return render.NewToken() },
-		Reachable:    p.reach,
-		Filter:       inbox.Query{Agent: q.Get("agent"), Session: q.Get("session"), Kind: q.Get("kind")},
-		Panel:        panel,
-		Theme:        q.Get("theme"),
-		EmbedOrigins: p.embed,
-		SignedIn:     p.signedIn,
-		Operator:     operatorFrom(r.Context()),
-		PromptBytes:  p.prompt,
-		NoHistory:    p.noHistory,
-		RelEvery:     p.relEvery,
-		Prompts:      p.prompts,
-		Connect:      p.connect,
+		BasePath:             p.base,
+		Assets:               p.assets,
+		Now:                  p.now(),
+		CanSubmit:            !p.viewer.WatchOnly,
+		Token:                func(inbox.CardID) string { return render.NewToken() },
+		Reachable:            p.reach,
+		Filter:               inbox.Query{Agent: q.Get("agent"), Session: q.Get("session"), Kind: q.Get("kind")},
+		Panel:                panel,
+		Theme:                q.Get("theme"),
+		EmbedOrigins:         p.embed,
+		SignedIn:             p.signedIn,
+		Operator:             operatorFrom(r.Context()),
+		PromptBytes:          p.prompt,
+		NoHistory:            p.noHistory,
+		RelEvery:             p.relEvery,
+		PushSubscribeTimeout: p.pushSub,
+		Prompts:              p.prompts,
+		Connect:              p.connect,
 	}
 }
 
@@ -255,6 +258,18 @@ func (p *pages) gone(w http.ResponseWriter, r *http.Request, post url.Values, pa
 	}
 	v := view.Gone(p.base, p.assets, post, panel, viewQuery(r).Get("theme"))
 	buf, err := render.Gone(r.Context(), v)
+	if err != nil {
+		p.internalError(w, r, err)
+		return
+	}
+	writeHTML(w, http.StatusNotFound, buf)
+}
+
+// goneOpened answers a link to a question the inbox does not hold (a
+// row's own page, followed without the script after a restart) with 404
+// and a page in the UI's style that leads back to the inbox.
+func (p *pages) goneOpened(w http.ResponseWriter, r *http.Request) {
+	buf, err := render.Gone(r.Context(), view.GoneOpened(p.base, p.assets, viewQuery(r).Get("theme")))
 	if err != nil {
 		p.internalError(w, r, err)
 		return
@@ -393,7 +408,7 @@ func handleCardPage(in Inbox, pg *pages) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		card, ok := in.Card(inbox.CardID(chi.URLParam(r, "id")))
 		if !ok {
-			http.Error(w, "This question is not in the inbox (it may have been cleared).", http.StatusNotFound)
+			pg.goneOpened(w, r)
 			return
 		}
 		opts := pg.options(r, false)

@@ -177,6 +177,10 @@ type Config struct {
 	// RelativeEvery is how often an open page's script rewrites its
 	// relative times ("2 min ago"), 30 s by default.
 	RelativeEvery time.Duration
+	// PushSubscribeTimeout is how long an open page waits for the
+	// browser's push service to subscribe the device before it says the
+	// service did not answer, 15 s by default.
+	PushSubscribeTimeout time.Duration
 	// Now is the clock, time.Now by default.
 	Now func() time.Time
 	// Logger receives request errors; nil discards.
@@ -235,6 +239,9 @@ func (c *Config) defaults() {
 	}
 	if c.RelativeEvery <= 0 {
 		c.RelativeEvery = 30 * time.Second
+	}
+	if c.PushSubscribeTimeout <= 0 {
+		c.PushSubscribeTimeout = 15 * time.Second
 	}
 	if c.Now == nil {
 		c.Now = time.Now

@@ -147,6 +147,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 		BodyTimeout: cfg.bodyTimeout, ResponseTimeout: cfg.respTimeout, TrustProxy: cfg.trustProxy, Operators: cfg.operators,
 		PromptBytes: int(cfg.promptBytes), PageCards: cfg.pageCards, PageRows: cfg.pageRows, SessionIdle: cfg.sessionIdle, SessionMax: cfg.sessionMax,
 		Connect: connectInfo(relayURL, cfg.tokenPath), MaxPushDevices: cfg.pushMaxDevices, TrustedProxies: cfg.trustedProxy,
+		PushSubscribeTimeout: cfg.pushSubTimeout,
 	}, deps)
 	if cfg.demo {
 		ac := agent.DefaultConfig()

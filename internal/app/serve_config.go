@@ -97,6 +97,7 @@ type serveConfig struct {
 	pushAllowLoopback bool
 	pushHideText      bool
 	pushEvery         time.Duration // the least time between two pushes to one device
+	pushSubTimeout    time.Duration // how long a page waits for the browser's push service to subscribe
 	pushMaxDevices    int           // --push-max-devices
 }
 
@@ -201,6 +202,7 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.DurationVar(&c.resendMaxAge, "resend-max-age", envDur("AEPFORMS_RESEND_MAX_AGE", 10*time.Minute), "after a restart, send again a journaled answer the agent had not settled, if its question is still open and it is younger than this; 0 sends none again. Also the oldest an answer queued while the relay is away may be when it comes back (0: no limit) (env AEPFORMS_RESEND_MAX_AGE)")
 	fs.StringVar(&c.vapidSubject, "vapid-subject", env("AEPFORMS_VAPID_SUBJECT"), "turns on Web Push notifications to the operators' devices: a mailto: or https: address push services can contact about this server, e.g. mailto:ops@example.com (env AEPFORMS_VAPID_SUBJECT)")
 	fs.DurationVar(&c.pushEvery, "push-every", envDur("AEPFORMS_PUSH_EVERY", 10*time.Second), "at most one push to a device this often; questions arriving meanwhile go out as one \"N new questions\" (env AEPFORMS_PUSH_EVERY)")
+	fs.DurationVar(&c.pushSubTimeout, "push-subscribe-timeout", envDur("AEPFORMS_PUSH_SUBSCRIBE_TIMEOUT", 15*time.Second), "how long the page waits for the browser's push service to subscribe a device before it says the service did not answer (env AEPFORMS_PUSH_SUBSCRIBE_TIMEOUT)")
 	fs.IntVar(&c.pushMaxDevices, "push-max-devices", envInt(env, "AEPFORMS_PUSH_MAX_DEVICES", 20), "most devices one operator keeps subscribed to notifications; a new one replaces their oldest (env AEPFORMS_PUSH_MAX_DEVICES)")
 	fs.BoolVar(&c.pushHideText, "push-hide-text", envBool("AEPFORMS_PUSH_HIDE_TEXT"), "notifications say only that a question waits, never its text (lock screens) (env AEPFORMS_PUSH_HIDE_TEXT)")
 	// Testing only, never a flag: lets pushes go to an http: endpoint on
@@ -280,6 +282,9 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	}
 	if c.pushMaxDevices <= 0 {
 		return c, fmt.Errorf("%w: --push-max-devices %d: at least 1", ErrUsage, c.pushMaxDevices)
+	}
+	if c.pushSubTimeout <= 0 {
+		return c, fmt.Errorf("%w: --push-subscribe-timeout %v: must be positive", ErrUsage, c.pushSubTimeout)
 	}
 	if c.pushEvery <= 0 {
 		return c, fmt.Errorf("%w: --push-every %v: must be positive", ErrUsage, c.pushEvery)

@@ -121,3 +121,12 @@ func Unread(basePath string, assets Assets, panel bool, themeName string, tooLar
 	v.Message = words.refusalPage[key]
 	return v
 }
+
+// GoneOpened builds the page for a link to a question (its own page, its
+// whole prompt) the server no longer holds: nothing was posted, so it
+// only says so and leads back to the inbox.
+func GoneOpened(basePath string, assets Assets, themeName string) GoneView {
+	v := Gone(basePath, assets, nil, false, themeName)
+	v.Message = words.refusalPage["gone-open"]
+	return v
+}

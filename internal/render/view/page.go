@@ -60,6 +60,10 @@ type PageOptions struct {
 	// RelEvery is how often the page's script rewrites relative times
 	// (data-rel-every); 0 leaves the script's default.
 	RelEvery time.Duration
+	// PushSubscribeTimeout is how long the page's script waits for the
+	// browser's push service to subscribe (data-push-subscribe-timeout);
+	// 0 leaves the script's default.
+	PushSubscribeTimeout time.Duration
 	// Prompts keeps prompts read as Markdown (Options.Prompts).
 	Prompts *markdown.Cache
 	// Connect says how an agent connects, for the empty inbox.
@@ -155,6 +159,9 @@ type PageView struct {
 	// RelEveryMS is data-rel-every: how often, in ms, the script
 	// rewrites relative times; 0 = its default.
 	RelEveryMS int64
+	// PushSubscribeMS is data-push-subscribe-timeout, in ms
+	// (PageOptions.PushSubscribeTimeout); 0 = the script's default.
+	PushSubscribeMS int64
 	// RemovedText is the state line of a card the operator is working in
 	// when it leaves the inbox (data-removed-text on the body).
 	RemovedText string
@@ -218,6 +225,7 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 		SignOutOthersURL: base + "/signout/others",
 		IconURL:          opts.Assets.Icon,
 		RelEveryMS:       opts.RelEvery.Milliseconds(),
+		PushSubscribeMS:  opts.PushSubscribeTimeout.Milliseconds(),
 	}
 	v.Empty = EmptyView{
 		Title:   words.empty["title"],
