@@ -204,3 +204,21 @@ func (f *Fragments) Template(ctx context.Context, c inbox.Card, opts view.Option
 func Row(ctx context.Context, v view.RowView) (*bytes.Buffer, error) {
 	return Buffer(ctx, components.RowFragment(v), 1<<10)
 }
+
+// Batches renders the page of batch answers.
+func Batches(ctx context.Context, v view.BatchesView) (*bytes.Buffer, error) {
+	n := 0
+	for _, g := range v.Groups {
+		n += len(g.Items)
+	}
+	return Buffer(ctx, components.Batches(v), 8<<10+n*512)
+}
+
+// BatchResult renders the page a batch post is answered with; outcomes
+// alone renders only its outcome list (the page script's fetch).
+func BatchResult(ctx context.Context, v view.BatchResultView, outcomes bool) (*bytes.Buffer, error) {
+	if outcomes {
+		return Buffer(ctx, components.BatchOutcomes(v), 1<<10+len(v.Outcomes)*256)
+	}
+	return Buffer(ctx, components.BatchResult(v), 4<<10+len(v.Outcomes)*256)
+}

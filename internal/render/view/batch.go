@@ -1,0 +1,301 @@
+package view
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render/form"
+	"github.com/aepforms/aepforms/internal/render/markdown"
+)
+
+// Batch form control names: the cards chosen (one value each) and the
+// shape they share.
+const (
+	BatchNameCard  = "card"
+	BatchNameShape = "shape"
+)
+
+// BatchesView is the page of batch answers (GET /batches, no script
+// needed): the pending questions that ask the same thing, by shape, each
+// with its questions as checkboxes and one answer form.
+type BatchesView struct {
+	Page    PageView
+	Heading string
+	Intro   string
+	Empty   string // what the page says when no two questions share a shape
+	Groups  []BatchGroup
+}
+
+// BatchGroup is one shape's batch: what it asks, its pending questions
+// and the one answer form given to every question chosen.
+type BatchGroup struct {
+	Shape   string // inbox.Shape.ID
+	DOMID   string // "batch-{shape}"
+	Heading string // "Permission request: Allow / Deny"
+	Count   int    // pending questions of the shape
+	// Items are the questions offered, at most the batch limit; More
+	// says how many more there are ("" when none).
+	Items []BatchItem
+	More  string
+	// Form is the answer, drawn from the first question of the shape;
+	// Errors its error summary (a refused post), ErrorsID its id.
+	Form     *form.View
+	Errors   []form.ErrorLink
+	ErrorsID string
+	Token    string
+	Action   string // {base}/batch/answer
+}
+
+// BatchItem is one question of a batch.
+type BatchItem struct {
+	ID, Gist, From, URL string
+	Checked             bool
+}
+
+// BatchOptions are what Batches needs beyond the cards.
+type BatchOptions struct {
+	BasePath string
+	Assets   Assets
+	Now      time.Time
+	Theme    string
+	SignedIn bool
+	Operator string
+	Prompts  *markdown.Cache
+	// Max is the batch limit (web.MaxBatch): at most this many questions
+	// a post, and on the page.
+	Max int
+	// Token mints each batch form's token.
+	Token func() string
+	// Refused is a refused batch post to show again: its shape's form
+	// keeps the operator's input and choices and shows the problems.
+	Refused *BatchRefused
+}
+
+// BatchRefused is a batch post refused as a whole (nothing sent): the
+// shape, the operator's input and the problems.
+type BatchRefused struct {
+	Shape    string
+	Input    url.Values
+	Problems []aep.Problem
+}
+
+// BatchShapes groups open cards by shape: only cards that may join a
+// batch (inbox.Card.Selectable) and only shapes with at least two of
+// them, in the order of the cards given (the inbox's: most urgent
+// first). Heads are enough.
+func BatchShapes(heads []inbox.Card, now time.Time) [][]inbox.Card {
+	index := map[inbox.Shape]int{}
+	var out [][]inbox.Card
+	for _, c := range heads {
+		if !c.Selectable(now) {
+			continue
+		}
+		i, ok := index[c.Shape]
+		if !ok {
+			i = len(out)
+			index[c.Shape] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], c)
+	}
+	kept := out[:0]
+	for _, g := range out {
+		if len(g) >= 2 {
+			kept = append(kept, g)
+		}
+	}
+	return kept
+}
+
+// Batches builds the batch page from the shapes' cards (BatchShapes) and,
+// for each, its first card in full (the one its form is drawn from).
+func Batches(shapes [][]inbox.Card, full []inbox.Card, opts BatchOptions) BatchesView {
+	base := root(opts.BasePath)
+	title := batchWords["title"]
+	v := BatchesView{
+		Page: PageView{
+			Title: title, Base: base, HomeURL: base + "/", CSSURL: opts.Assets.CSS, JSURL: opts.Assets.JS,
+			IconURL: opts.Assets.Icon, Theme: theme(opts.Theme), Relay: RelayView{Connected: true},
+			SignedIn: opts.SignedIn, Operator: opts.Operator, SignOutURL: base + "/signout",
+			SignOutOthersURL: base + "/signout/others",
+			UnreachableText:  words.page["unreachable"],
+		},
+		Heading: batchWords["heading"],
+		Intro:   strings.ReplaceAll(batchWords["intro"], "{max}", strconv.Itoa(opts.Max)),
+		Empty:   batchWords["empty"],
+	}
+	for i, cards := range shapes {
+		v.Groups = append(v.Groups, batchGroup(cards, full[i], opts, &v.Page))
+	}
+	if opts.Refused != nil {
+		v.Page.Title = "Error: " + title
+	}
+	return v
+}
+
+func batchGroup(cards []inbox.Card, first inbox.Card, opts BatchOptions, page *PageView) BatchGroup {
+	base := root(opts.BasePath)
+	shape := first.Shape.ID()
+	g := BatchGroup{
+		Shape: shape, DOMID: "batch-" + shape, Count: len(cards),
+		Heading:  BatchHeading(first),
+		ErrorsID: "batch-" + shape + "-errors",
+		Action:   base + "/batch/answer",
+	}
+	if opts.Token != nil {
+		g.Token = opts.Token()
+	}
+	var kept url.Values
+	var problems []aep.Problem
+	chosen := map[string]bool{}
+	if r := opts.Refused; r != nil && r.Shape == shape {
+		kept, problems = r.Input, r.Problems
+		for _, id := range r.Input[BatchNameCard] {
+			chosen[id] = true
+		}
+		page.FocusErrors = g.ErrorsID
+	}
+	for i, c := range cards {
+		if opts.Max > 0 && i == opts.Max {
+			g.More = strings.ReplaceAll(batchWords["more"], "{n}", strconv.Itoa(len(cards)-i))
+			break
+		}
+		row := Row(c, Options{BasePath: opts.BasePath, Now: opts.Now, Prompts: opts.Prompts, CanSubmit: true})
+		g.Items = append(g.Items, BatchItem{ID: string(c.ID), Gist: row.Gist, From: row.GroupLabel, URL: row.CardURL, Checked: chosen[string(c.ID)]})
+	}
+	f, errs := form.Build(form.Spec{
+		Card: g.DOMID, Request: first.Request, Action: g.Action, Token: g.Token,
+		Answerable: true, Kept: kept, Problems: problems,
+	})
+	noteWords(f)
+	g.Form, g.Errors = f, errs
+	if len(problems) > 0 && len(errs) == 0 {
+		for _, p := range problems {
+			g.Errors = append(g.Errors, form.ErrorLink{Message: p.Message})
+		}
+	}
+	return g
+}
+
+// BatchHeading names what a shape asks: its kind and its options' (or
+// fields') labels, "Permission request: Allow / Deny".
+func BatchHeading(c inbox.Card) string {
+	var parts []string
+	for _, o := range c.Request.Options {
+		parts = append(parts, Text(o.Label))
+	}
+	if len(parts) == 0 {
+		for _, f := range c.Request.Fields {
+			parts = append(parts, Text(f.Label))
+		}
+	}
+	h := kindTitle(c.Request.Kind)
+	if len(parts) > 0 {
+		h += ": " + strings.Join(parts, " / ")
+	}
+	return h
+}
+
+// BatchResultView is the page a batch post is answered with (and, to the
+// page script, its result list alone): each question's outcome, the
+// failures named with why.
+type BatchResultView struct {
+	Page     PageView
+	Heading  string
+	Summary  string
+	Outcomes []BatchOutcome
+	Sent     int
+	Failed   int
+	InboxURL string
+	BackURL  string // {base}/batches
+}
+
+// BatchOutcome is one question's outcome in a batch.
+type BatchOutcome struct {
+	ID, Gist, URL string
+	Sent          bool
+	Line          string // "Sent", or why not
+}
+
+// BatchResult builds the result page of a batch post.
+func BatchResult(outcomes []BatchOutcome, opts BatchOptions) BatchResultView {
+	base := root(opts.BasePath)
+	v := BatchResultView{
+		Page: PageView{
+			Title: batchWords["result-title"], Base: base, HomeURL: base + "/", CSSURL: opts.Assets.CSS, JSURL: opts.Assets.JS,
+			IconURL: opts.Assets.Icon, Theme: theme(opts.Theme), Relay: RelayView{Connected: true},
+			SignedIn: opts.SignedIn, Operator: opts.Operator, SignOutURL: base + "/signout",
+			SignOutOthersURL: base + "/signout/others",
+			UnreachableText:  words.page["unreachable"],
+		},
+		Outcomes: outcomes,
+		InboxURL: base + "/",
+		BackURL:  base + "/batches",
+	}
+	for _, o := range outcomes {
+		if o.Sent {
+			v.Sent++
+		} else {
+			v.Failed++
+		}
+	}
+	n := func(k int) string {
+		if k == 1 {
+			return "1 question"
+		}
+		return strconv.Itoa(k) + " questions"
+	}
+	switch {
+	case v.Failed == 0:
+		v.Heading = batchWords["result-sent"]
+		v.Summary = "Sent to " + n(v.Sent) + ". Each question shows what became of its answer."
+	case v.Sent == 0:
+		v.Heading = batchWords["result-none"]
+		v.Summary = "Nothing was sent: none of the " + n(v.Failed) + " could take this answer."
+		v.Page.Title = "Error: " + v.Page.Title
+	default:
+		v.Heading = batchWords["result-partial"]
+		v.Summary = "Sent to " + n(v.Sent) + "; not sent to " + n(v.Failed) + ", listed first with why."
+	}
+	// The failures first: what the operator must look at.
+	failed := make([]BatchOutcome, 0, len(outcomes))
+	sent := make([]BatchOutcome, 0, len(outcomes))
+	for _, o := range outcomes {
+		if o.Sent {
+			sent = append(sent, o)
+		} else {
+			failed = append(failed, o)
+		}
+	}
+	v.Outcomes = append(failed, sent...)
+	return v
+}
+
+// batchWords are the words of answering many at once.
+var batchWords = map[string]string{
+	"title":   "Answer several at once · aepforms",
+	"heading": "Answer several at once",
+	"intro": "Questions that ask the same thing (the same kind and the same options) can take one answer together. " +
+		"Tick the questions, then give the answer once: each question gets its own answer and shows what became of it. " +
+		"At most {max} questions at a time.",
+	"empty":          "No two open questions ask the same thing right now.",
+	"more":           "and {n} more: answer these first.",
+	"result-title":   "Batch answer · aepforms",
+	"result-sent":    "Answers sent",
+	"result-none":    "Nothing sent",
+	"result-partial": "Some answers not sent",
+	"none-chosen":    "Choose at least one question to answer.",
+	"too-many":       "Choose at most {max} questions at a time.",
+	"sent":           "Sent",
+	"kept":           "Already sent with this answer",
+	"gone":           "Not sent: this question is no longer in the inbox",
+	"shape":          "Not sent: this question now asks something else; answer it on its own",
+	"broken":         "Not sent: the server could not record the answer",
+}
+
+// BatchWord is one of the batch words, for the web handlers.
+func BatchWord(name string) string { return batchWords[name] }

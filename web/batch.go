@@ -1,0 +1,219 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render"
+	"github.com/aepforms/aepforms/internal/render/form"
+	"github.com/aepforms/aepforms/internal/render/view"
+)
+
+// MaxBatch is the most questions one batch answer may go to: a post
+// naming more is refused whole (413), and the batch page offers at most
+// this many of a shape at a time.
+const MaxBatch = 100
+
+// HeaderFragment's value from the page script's batch post: the server
+// answers with the outcome list alone.
+const fragmentBatch = "batch"
+
+// batchOptions are the batch views' options for a request.
+func (p *pages) batchOptions(r *http.Request) view.BatchOptions {
+	return view.BatchOptions{
+		BasePath: p.base, Assets: p.assets, Now: p.now(), Theme: r.URL.Query().Get("theme"),
+		SignedIn: p.signedIn, Operator: operatorFrom(r.Context()), Prompts: p.prompts,
+		Max: MaxBatch, Token: render.NewToken,
+	}
+}
+
+// batchShapes are the inbox's batches now: the open cards by shape (two
+// or more each, most urgent first) and each shape's first card in full.
+func batchShapes(in Inbox, pg *pages) ([][]inbox.Card, []inbox.Card) {
+	shapes := view.BatchShapes(in.Heads(inbox.Query{}), pg.now())
+	full := make([]inbox.Card, 0, len(shapes))
+	kept := shapes[:0]
+	for _, cards := range shapes {
+		c, ok := in.Card(cards[0].ID)
+		if !ok || c.Shape != cards[0].Shape {
+			continue // left (or changed) since the heads were read
+		}
+		kept = append(kept, cards)
+		full = append(full, c)
+	}
+	return kept, full
+}
+
+// handleBatches renders the batch page (GET /batches): every shape two or
+// more pending questions share, each with its questions to tick and one
+// answer form. No script needed.
+func handleBatches(in Inbox, pg *pages) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		pg.batches(w, r, http.StatusOK, nil)
+	}
+}
+
+// batches renders the batch page under status, with a refused post shown
+// again on its shape's form when refused is set.
+func (p *pages) batches(w http.ResponseWriter, r *http.Request, status int, refused *view.BatchRefused) {
+	shapes, full := batchShapes(p.in, p)
+	opts := p.batchOptions(r)
+	opts.Refused = refused
+	buf, err := render.Batches(r.Context(), view.Batches(shapes, full, opts))
+	if err != nil {
+		p.internalError(w, r, err)
+		return
+	}
+	writeHTML(w, status, buf)
+}
+
+// handleBatchAnswer takes one answer for several questions of one shape
+// (POST /batch/answer: the ticked card ids, the shape, the form token and
+// the answer). Each question gets its own submission through the one
+// answer path (beginAnswer: its own command id, journaled before anything
+// is sent; a resubmitted batch is the same command per question), and the
+// reply names each question's outcome, the ones not sent with why. A
+// batch refused whole (nothing chosen, more than MaxBatch, an answer the
+// operator must fix, a watch-only UI) sends nothing and shows the form
+// again with the problem. The journaled answers are then queued; each
+// card's outcome arrives by push like any answer.
+func handleBatchAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseForm(); err != nil {
+			var tooBig *http.MaxBytesError
+			pg.unread(w, r, http.StatusBadRequest, false, errors.As(err, &tooBig))
+			return
+		}
+		post := r.PostForm
+		shape := post.Get(view.BatchNameShape)
+		var ids []string
+		for _, id := range post[view.BatchNameCard] {
+			if id != "" && !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+		refuse := func(status int, message string) {
+			m.Answer("not_sent")
+			pg.batches(w, r, status, &view.BatchRefused{Shape: shape, Input: post,
+				Problems: []aep.Problem{{Code: "batch", Message: message}}})
+		}
+		token := post.Get(form.NameToken)
+		switch {
+		case pg.viewer.WatchOnly:
+			refuse(http.StatusConflict, view.RefusalWatchOnly.Message)
+			return
+		case token == "":
+			refuse(http.StatusBadRequest, view.RefusalNoToken.Message)
+			return
+		case len(ids) == 0:
+			refuse(http.StatusUnprocessableEntity, view.BatchWord("none-chosen"))
+			return
+		case len(ids) > MaxBatch:
+			refuse(http.StatusRequestEntityTooLarge, strings.ReplaceAll(view.BatchWord("too-many"), "{max}", strconv.Itoa(MaxBatch)))
+			return
+		}
+		// The answer is checked once, against a question of the shape: it
+		// means the same to every one of them. One the operator must fix
+		// refuses the batch whole, their input and choices kept.
+		for _, id := range ids {
+			c, ok := in.Card(inbox.CardID(id))
+			if !ok || c.Shape.ID() != shape {
+				continue
+			}
+			if _, problems := form.ParseAnswer(c.Request, post); len(problems) > 0 {
+				m.Answer("not_sent")
+				pg.batches(w, r, http.StatusUnprocessableEntity, &view.BatchRefused{Shape: shape, Input: post, Problems: problems})
+				return
+			}
+			break
+		}
+		by := operatorFrom(r.Context())
+		outcomes := make([]view.BatchOutcome, 0, len(ids))
+		var recorded []inbox.Submission
+		for _, id := range ids {
+			o, s := beginBatchAnswer(in, pg, inbox.CardID(id), shape, post, by)
+			if s != nil {
+				recorded = append(recorded, *s)
+			} else if !o.Sent {
+				m.Answer("not_sent")
+			}
+			outcomes = append(outcomes, o)
+		}
+		res := view.BatchResult(outcomes, pg.batchOptions(r))
+		status := http.StatusOK
+		if res.Sent == 0 {
+			status = http.StatusConflict
+		}
+		buf, err := render.BatchResult(r.Context(), res, r.Header.Get(HeaderFragment) == fragmentBatch)
+		if err != nil {
+			pg.internalError(w, r, err)
+		} else {
+			// Every answer is journaled: the reply goes out before they
+			// are queued, as a single answer's does.
+			writeHTML(w, status, buf)
+			_ = http.NewResponseController(w).Flush()
+		}
+		ctx := context.WithoutCancel(r.Context())
+		for _, s := range recorded {
+			queueAnswer(ctx, in, sub, pg.log, m, s)
+		}
+	}
+}
+
+// beginBatchAnswer begins one question's answer of a batch: its own form
+// token (the batch's token and the card, so the same batch posted again
+// is the same command per question), refused when the question no longer
+// asks the batch's shape. It returns the question's outcome and, when a
+// new answer was journaled, the submission to queue.
+func beginBatchAnswer(in Inbox, pg *pages, id inbox.CardID, shape string, post url.Values, by string) (view.BatchOutcome, *inbox.Submission) {
+	o := view.BatchOutcome{ID: string(id), Gist: string(id), URL: pg.base + "cards/" + url.PathEscape(string(id)) + "/page"}
+	c, ok := in.Card(id)
+	if !ok {
+		o.Line = view.BatchWord("gone")
+		return o, nil
+	}
+	o.Gist = view.Row(c, view.Options{BasePath: pg.base, Now: pg.now(), Prompts: pg.prompts}).Gist
+	one := url.Values{}
+	for k, v := range post {
+		if k != view.BatchNameCard && k != view.BatchNameShape {
+			one[k] = slices.Clone(v)
+		}
+	}
+	token := post.Get(form.NameToken) + "." + string(id)
+	one.Set(form.NameToken, token)
+	if c.Shape.ID() != shape && !c.Posted(token) {
+		o.Line = view.BatchWord("shape")
+		return o, nil
+	}
+	step := beginAnswer(in, pg, answerPost{Card: id, Form: one, By: by})
+	switch step.Outcome {
+	case answerRecorded:
+		o.Sent, o.Line = true, view.BatchWord("sent")
+		return o, &step.Submission
+	case answerKept:
+		o.Sent, o.Line = true, view.BatchWord("kept")
+	case answerGone:
+		o.Line = view.BatchWord("gone")
+	case answerRefused:
+		o.Line = "Not sent: " + step.Refused.Problems[0].Message
+	default:
+		pg.log.Error("web: batch answer not begun", "card", string(id), "err", step.Err)
+		o.Line = view.BatchWord("broken")
+	}
+	return o, nil
+}
+
+// handleBatchReload answers a GET of the batch answer URL (a reload of
+// its result page): the batch page, not a bare 405.
+func handleBatchReload(pg *pages) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, pg.base+"batches", http.StatusSeeOther)
+	}
+}

@@ -1,0 +1,244 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
+)
+
+// deployPermission is a permission request; prompt varies, options do not.
+func deployPermission(prompt string) aep.Request {
+	return aep.Request{Kind: aep.KindPermission, Prompt: prompt, Options: []aep.Option{
+		{ID: "allow", Label: "Allow once"}, {ID: "deny", Label: "Deny"},
+	}}
+}
+
+// askPermissions asks n permission requests of one shape and returns their ids.
+func askPermissions(h *harness, n int) []inbox.CardID {
+	ids := make([]inbox.CardID, n)
+	for i := range ids {
+		ids[i] = h.ask("s1", "perm-"+strconv.Itoa(i), deployPermission("Deploy build "+strconv.Itoa(i)+"?"))
+	}
+	return ids
+}
+
+// batchOf finds the batch of the permission shape on the batch page: its
+// form's shape and token.
+func batchOf(t *testing.T, d *goquery.Document) (shape, token string) {
+	t.Helper()
+	f := d.Find(`[data-testid="batch"] form[data-testid="batch-form"]`)
+	require.Equal(t, 1, f.Length(), "batch forms: got %d, want 1", f.Length())
+	shape, _ = f.Find(`input[name="shape"]`).Attr("value")
+	token, _ = f.Find(`input[name="token"]`).Attr("value")
+	require.NotEmpty(t, shape)
+	require.NotEmpty(t, token)
+	return shape, token
+}
+
+// outcomes reads a batch result: card id -> its line, and whether sent.
+func outcomes(d *goquery.Document) (lines map[string]string, sent map[string]bool) {
+	lines, sent = map[string]string{}, map[string]bool{}
+	d.Find(`[data-testid="batch-outcome"]`).Each(func(_ int, s *goquery.Selection) {
+		id, _ := s.Attr("data-card")
+		v, _ := s.Attr("data-sent")
+		lines[id] = strings.TrimSpace(s.Find(`[data-testid="batch-outcome-line"]`).Text())
+		sent[id] = v == "true"
+	})
+	return lines, sent
+}
+
+func batchPost(shape, token string, option string, ids ...inbox.CardID) url.Values {
+	v := url.Values{"shape": {shape}, "token": {token}, "option": {option}}
+	for _, id := range ids {
+		v.Add("card", string(id))
+	}
+	return v
+}
+
+// The batch page lists the questions that share a shape, as checkboxes
+// with one answer form; a question of another shape, or alone in its
+// shape, is not offered.
+func TestBatchesPageListsShapes(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ids := askPermissions(h, 3)
+	h.ask("s1", "alone", nameForm())
+	h.ask("s2", "other-labels", aep.Request{Kind: aep.KindPermission, Prompt: "Deploy?", Options: []aep.Option{
+		{ID: "allow", Label: "Allow"}, {ID: "deny", Label: "Deny"}}})
+	r := h.getPage(nil, "batches")
+	require.Equal(t, http.StatusOK, r.StatusCode)
+	d := r.doc(t)
+	b := d.Find(`[data-testid="batch"]`)
+	require.Equal(t, 1, b.Length(), "one shape has two or more questions")
+	n, _ := b.Attr("data-count")
+	assert.Equal(t, "3", n)
+	assert.Contains(t, b.Find(".batch__title").Text(), "Allow once / Deny")
+	var listed []string
+	b.Find(`[data-testid="batch-check"]`).Each(func(_ int, s *goquery.Selection) {
+		v, _ := s.Attr("value")
+		listed = append(listed, v)
+		_, checked := s.Attr("checked")
+		assert.False(t, checked, "nothing is chosen for the operator")
+	})
+	assert.ElementsMatch(t, []string{string(ids[0]), string(ids[1]), string(ids[2])}, listed)
+	assert.Equal(t, 2, b.Find(`button[data-testid="option"]`).Length(), "one answer form: the shape's options")
+	assert.Contains(t, b.Find(`[data-testid="batch-item"]`).First().Text(), "Deploy build")
+}
+
+// One post answers every chosen question: one command each, each its own
+// command id, each card showing its answer on its way; the same batch
+// posted again sends nothing more.
+func TestBatchAnswerSendsOneCommandPerCard(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ids := askPermissions(h, 4)
+	shape, token := batchOf(t, h.getPage(nil, "batches").doc(t))
+	r := h.postForm(nil, "batch/answer", batchPost(shape, token, "0", ids[0], ids[1], ids[2]))
+	require.Equal(t, http.StatusOK, r.StatusCode, "body %s", r.body)
+	lines, sent := outcomes(r.doc(t))
+	require.Len(t, lines, 3)
+	for _, id := range ids[:3] {
+		assert.True(t, sent[string(id)], "card %s", id)
+		assert.Equal(t, "Sent", lines[string(id)])
+	}
+	h.sub.wait(5e9)
+	subs := h.sub.all()
+	require.Len(t, subs, 3, "one command per chosen question")
+	cmds := map[string]bool{}
+	for _, s := range subs {
+		assert.Equal(t, "allow", s.Answer.Option)
+		cmds[s.CommandID] = true
+	}
+	assert.Len(t, cmds, 3, "each question its own command id")
+	for _, id := range ids[:3] {
+		c, _ := h.in.Card(id)
+		require.NotNil(t, c.Submission, "card %s", id)
+		assert.Equal(t, inbox.SubmissionSending, c.Submission.State)
+	}
+	c, _ := h.in.Card(ids[3])
+	assert.Nil(t, c.Submission, "the question not chosen is left alone")
+	assert.Equal(t, int64(3), h.metrics.answers("sent"))
+
+	again := h.postForm(nil, "batch/answer", batchPost(shape, token, "0", ids[0], ids[1], ids[2]))
+	require.Equal(t, http.StatusOK, again.StatusCode)
+	lines, sent = outcomes(again.doc(t))
+	for _, id := range ids[:3] {
+		assert.True(t, sent[string(id)])
+		assert.Contains(t, lines[string(id)], "Already sent")
+	}
+	assert.Len(t, h.sub.all(), 3, "a resubmitted batch became more commands")
+
+	reload := h.getPage(nil, "batch/answer")
+	assert.Equal(t, http.StatusSeeOther, reload.StatusCode, "a reload of the result goes to the batch page")
+	assert.Equal(t, "/batches", reload.Header.Get("Location"))
+}
+
+// A partial failure names the questions not sent and why: one already
+// answered, one gone, one whose question changed shape; the rest are sent.
+func TestBatchAnswerPartialFailure(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ids := askPermissions(h, 3)
+	shape, token := batchOf(t, h.getPage(nil, "batches").doc(t))
+	// After the page was drawn: one question answered in the agent's UI;
+	// the post also names a question of another shape (its options are
+	// not the batch's) and one the inbox does not hold.
+	h.lifecycle("s1", "perm-1", "attention.answered", map[string]any{"answer": map[string]any{"option": "deny"}, "by": "someone"})
+	other := h.ask("s2", "other", aep.Request{Kind: aep.KindPermission, Prompt: "Deploy?", Options: []aep.Option{{ID: "yes", Label: "Yes"}}})
+	gone := inbox.CardID("no-such-card")
+	r := h.postForm(nil, "batch/answer", batchPost(shape, token, "0", ids[0], ids[1], other, gone))
+	require.Equal(t, http.StatusOK, r.StatusCode, "body %s", r.body)
+	d := r.doc(t)
+	lines, sent := outcomes(d)
+	assert.True(t, sent[string(ids[0])])
+	assert.False(t, sent[string(ids[1])])
+	assert.Contains(t, lines[string(ids[1])], "Not sent")
+	assert.Contains(t, lines[string(ids[1])], "answered")
+	assert.False(t, sent[string(other)])
+	assert.Contains(t, lines[string(other)], "asks something else")
+	assert.False(t, sent[string(gone)])
+	assert.Contains(t, lines[string(gone)], "no longer in the inbox")
+	assert.Contains(t, d.Find(`[data-testid="batch-summary"]`).Text(), "not sent to 3 questions")
+	first, _ := d.Find(`[data-testid="batch-outcome"]`).First().Attr("data-sent")
+	assert.Equal(t, "false", first, "the failures are listed first")
+	h.sub.wait(5e9)
+	require.Len(t, h.sub.all(), 1)
+	assert.Equal(t, ids[0], h.sub.all()[0].Card)
+}
+
+// Refused whole, nothing sent: nothing chosen, more than MaxBatch, an
+// answer the operator must fix (kept, with the error summary).
+func TestBatchAnswerRefusedWhole(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ids := askPermissions(h, 2)
+	shape, token := batchOf(t, h.getPage(nil, "batches").doc(t))
+
+	none := h.postForm(nil, "batch/answer", batchPost(shape, token, "0"))
+	assert.Equal(t, http.StatusUnprocessableEntity, none.StatusCode)
+	assert.Contains(t, none.doc(t).Find(`[data-testid="error-summary"]`).Text(), "Choose at least one question")
+
+	many := make([]inbox.CardID, MaxBatch+1)
+	for i := range many {
+		many[i] = inbox.CardID("c" + strconv.Itoa(i))
+	}
+	many[0] = ids[0]
+	over := h.postForm(nil, "batch/answer", batchPost(shape, token, "0", many...))
+	assert.Equal(t, http.StatusRequestEntityTooLarge, over.StatusCode)
+	assert.Contains(t, over.doc(t).Find(`[data-testid="error-summary"]`).Text(), "at most 100 questions")
+
+	bad := h.postForm(nil, "batch/answer", batchPost(shape, token, "7", ids...))
+	assert.Equal(t, http.StatusUnprocessableEntity, bad.StatusCode, "an option the question does not have")
+	d := bad.doc(t)
+	assert.Equal(t, 1, d.Find(`[data-testid="batch"] [data-testid="error-summary"]`).Length())
+	checked := d.Find(`[data-testid="batch-check"][checked]`)
+	assert.Equal(t, 2, checked.Length(), "the questions chosen stay chosen")
+
+	assert.Empty(t, h.sub.all(), "a batch refused whole sent something")
+	for _, id := range ids {
+		c, _ := h.in.Card(id)
+		assert.Nil(t, c.Submission)
+	}
+}
+
+// A cross-site batch post is refused before anything is recorded, and a
+// watch-only UI sends no batch.
+func TestBatchAnswerCrossSiteAndWatchOnlyRefused(t *testing.T) {
+	t.Parallel()
+	t.Run("cross-site", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ids := askPermissions(h, 2)
+		shape, token := batchOf(t, h.getPage(nil, "batches").doc(t))
+		body := batchPost(shape, token, "0", ids...).Encode()
+		r := h.do(nil, h.request(http.MethodPost, h.url("batch/answer"), strings.NewReader(body),
+			"Content-Type", "application/x-www-form-urlencoded", "Origin", "https://evil.example"))
+		assert.Equal(t, http.StatusForbidden, r.StatusCode)
+		assert.Empty(t, h.sub.all())
+		for _, id := range ids {
+			c, _ := h.in.Card(id)
+			assert.Nil(t, c.Submission, "a cross-site batch was recorded")
+		}
+	})
+	t.Run("watch-only", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, watchOnly)
+		ids := askPermissions(h, 2)
+		r := h.postForm(nil, "batch/answer", batchPost(inbox.ShapeOf(deployPermission("x")).ID(), "tok", "0", ids...))
+		assert.Equal(t, http.StatusConflict, r.StatusCode)
+		assert.Contains(t, r.doc(t).Find(`[data-testid="error-summary"]`).Text(), "cannot send answers")
+		for _, id := range ids {
+			c, _ := h.in.Card(id)
+			assert.Nil(t, c.Submission, "a watch-only UI recorded a batch answer")
+		}
+	})
+}
