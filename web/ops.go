@@ -129,7 +129,7 @@ func (m *Metrics) Answer(result string) {
 // reconnects, connected browsers, push drops, answers by outcome (the
 // handler's own and the respond path's in one family) and the requests
 // the inbox dropped, by agent (dropped.go).
-func handleMetrics(in Inbox, up Upstream, m *Metrics, n Notifier) http.HandlerFunc {
+func handleMetrics(in Inbox, up Upstream, m *Metrics, n Notifier, rs Rules) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		st := in.Status()
 		var b strings.Builder
@@ -178,6 +178,7 @@ func handleMetrics(in Inbox, up Upstream, m *Metrics, n Notifier) http.HandlerFu
 			fmt.Fprintf(&b, "aepforms_answers_total{outcome=%q} %d\n", k, answers[k])
 		}
 		writeDropped(&b, st)
+		writeRuleAnswers(&b, rs)
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		_, _ = w.Write([]byte(b.String()))
 	}

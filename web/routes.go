@@ -47,7 +47,7 @@ func (s *server) routes() http.Handler {
 		r.Post("/batch/answer", handleBatchAnswer(in, s.deps.Submitter, pg, s.metrics))
 		r.Get("/batch/answer", handleBatchReload(pg))
 		r.Get("/push", handlePush(in, pg, s.metrics, s.push))
-		r.Get("/metrics", handleMetrics(in, s.deps.Upstream, s.metrics, s.deps.Notifier))
+		r.Get("/metrics", handleMetrics(in, s.deps.Upstream, s.metrics, s.deps.Notifier, s.deps.Rules))
 		r.With(gz).Get("/history", handleHistory(s.deps.History, pg))
 		r.Get("/history.jsonl", handleHistoryExport(s.deps.History, pg, exportJSONL, s.cfg.ResponseTimeout))
 		r.Get("/history.csv", handleHistoryExport(s.deps.History, pg, exportCSV, s.cfg.ResponseTimeout))

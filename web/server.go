@@ -76,7 +76,9 @@ type Database interface {
 // Deps are the parts the server talks to. Submitter, Roster, Upstream
 // and History may be nil: without a Submitter the UI is watch-only.
 type Deps struct {
-	Inbox     Inbox
+	Inbox Inbox
+	// Rules is the standing answers; nil: none (the page offers none).
+	Rules     Rules
 	Submitter Submitter
 	Roster    Roster
 	Upstream  Upstream

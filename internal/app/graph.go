@@ -14,6 +14,7 @@ import (
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render/view"
 	"github.com/aepforms/aepforms/internal/respond"
+	"github.com/aepforms/aepforms/internal/rules"
 	"github.com/aepforms/aepforms/internal/store"
 	"github.com/aepforms/aepforms/internal/webpush"
 	"github.com/aepforms/aepforms/web"
@@ -64,6 +65,7 @@ type serveGraph struct {
 	pusher       *webpush.Pusher // nil: Web Push is off
 	pushTick     time.Duration
 	lease        time.Duration // --lease
+	rules        *rules.Runner // standing answers; runs none when watch-only
 }
 
 // newServeGraph builds the parts against the relay at relayURL, keeping
@@ -124,6 +126,14 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 		g.catch.onConnect = g.respond.Wake
 		deps.Submitter, deps.Roster = g.respond, g.respond
 	}
+	// Standing answers (issue 26): made and run only with a respond path.
+	var ruleSub rules.Submitter
+	if g.respond != nil {
+		ruleSub = g.respond
+	}
+	g.rules = rules.New(rules.Config{MaxRate: cfg.ruleMaxRate, RateWindow: cfg.ruleRateWindow, Allowed: allowedOperators(cfg.operators),
+		Logger: logger.With("part", "rules")}, jr, g.in, ruleSub)
+	deps.Rules = g.rules
 	g.feed = feed.New(feedCfg)
 	deps.Upstream = upstream{in: g.in, feed: g.feed, respond: g.respond}
 	deps.PushDevices = jr
@@ -132,7 +142,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 	// push and the notifications all read.
 	watchOnly := token == ""
 	pusher, err := webpush.New(webpush.Config{Subject: cfg.vapidSubject, AllowLoopback: cfg.pushAllowLoopback, HideText: cfg.pushHideText, Coalesce: cfg.pushEvery, WatchOnly: watchOnly,
-		BasePath: web.CleanBasePath(cfg.basePath), Logger: logger.With("part", "webpush")}, jr)
+		Ruled: g.rules.Answers, BasePath: web.CleanBasePath(cfg.basePath), Logger: logger.With("part", "webpush")}, jr)
 	if err == nil {
 		g.pusher, deps.Notifier = pusher, pusher
 		g.pushTick = min(pushTick, max(cfg.pushEvery/2, 10*time.Millisecond))
@@ -183,6 +193,11 @@ func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func()
 			}
 			return reclaim(ctx, g.in, g.catch, g.respond, g.resendMaxAge, g.lease, logger)
 		})
+	}
+	if g.rules.Enabled() {
+		// Subscribed before the feed starts: every request is seen.
+		sub := g.in.Subscribe(256)
+		goRun("rules", func() error { g.rules.Run(ctx, sub); return nil })
 	}
 	if g.pusher != nil {
 		// Subscribed before the feed starts: every question is seen.
@@ -238,6 +253,19 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// allowedOperators is rules.Config.Allowed for named operators: a name
+// still in the operators file. nil (everyone) without named operators.
+func allowedOperators(ops []web.Operator) func(string) bool {
+	if len(ops) == 0 {
+		return nil
+	}
+	names := make(map[string]bool, len(ops))
+	for _, o := range ops {
+		names[o.Name] = true
+	}
+	return func(name string) bool { return names[name] }
 }
 
 // legacyUISource is the source URI this UI's commands carried before the

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/rules"
 	"github.com/aepforms/aepforms/internal/store"
 	"github.com/aepforms/aepforms/internal/store/postgres"
 	"github.com/aepforms/aepforms/internal/store/sqlite"
@@ -31,6 +32,7 @@ type journalStore interface {
 	Close() error
 	webpush.Store
 	web.PushDevices
+	rules.Store
 }
 
 var (

@@ -18,6 +18,7 @@ import (
 
 	"github.com/aepforms/aepforms/internal/agent"
 	"github.com/aepforms/aepforms/internal/respond"
+	"github.com/aepforms/aepforms/internal/rules"
 	"github.com/aepforms/aepforms/internal/webpush"
 	"github.com/aepforms/aepforms/web"
 )
@@ -99,6 +100,8 @@ type serveConfig struct {
 	pushEvery         time.Duration // the least time between two pushes to one device
 	pushSubTimeout    time.Duration // how long a page waits for the browser's push service to subscribe
 	pushMaxDevices    int           // --push-max-devices
+	ruleMaxRate       int           // --rule-max-rate
+	ruleRateWindow    time.Duration // --rule-rate-window
 }
 
 // listFlag is a repeatable flag whose env form is comma-separated.
@@ -210,9 +213,17 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	c.pushAllowLoopback = env("AEPFORMS_PUSH_ALLOW_LOOPBACK") == "1"
 	fs.StringVar(&c.replica, "replica", envOr("AEPFORMS_REPLICA", ""), "this replica's name on a shared PostgreSQL journal, under which it holds its answers' resend leases; a replica restarted under the same name resends its own at once, another waits for --lease. Default: random (a SQLite journal: the journal's own) (env AEPFORMS_REPLICA)")
 	fs.DurationVar(&c.lease, "lease", envDur("AEPFORMS_LEASE", 30*time.Second), "how long a replica holds the resend lease of an answer waiting for the agent without renewing it (it renews every third of it); once lapsed, another replica sends the answer again (env AEPFORMS_LEASE)")
+	fs.IntVar(&c.ruleMaxRate, "rule-max-rate", envInt(env, "AEPFORMS_RULE_MAX_RATE", rules.DefaultMaxRate), "a rule (standing answer) that would answer more than this many requests within --rule-rate-window pauses itself instead, and the Rules page says why: a runaway agent asking the same thing in a loop (env AEPFORMS_RULE_MAX_RATE)")
+	fs.DurationVar(&c.ruleRateWindow, "rule-rate-window", envDur("AEPFORMS_RULE_RATE_WINDOW", rules.DefaultRateWindow), "the window --rule-max-rate counts a rule's answers in (env AEPFORMS_RULE_RATE_WINDOW)")
 	err = fs.Parse(args)
 	if err != nil {
 		return c, err
+	}
+	if c.ruleMaxRate <= 0 {
+		return c, fmt.Errorf("%w: --rule-max-rate %d: at least 1", ErrUsage, c.ruleMaxRate)
+	}
+	if c.ruleRateWindow <= 0 {
+		return c, fmt.Errorf("%w: --rule-rate-window %v: must be positive", ErrUsage, c.ruleRateWindow)
 	}
 	if c.trustedProxy, err = web.ParseTrustedProxies(proxies); err != nil {
 		return c, fmt.Errorf("%w: --trusted-proxy %v", ErrUsage, err)

@@ -113,6 +113,10 @@ func (p *Pusher) Observe(ctx context.Context, c inbox.Card) {
 	case pushed && closed:
 		p.settle(ctx, c, vd, now)
 	case !closed && !decided:
+		if p.cfg.Ruled != nil && p.cfg.Ruled(ctx, c) {
+			p.cfg.Logger.Debug("push: a rule answers this question", "card", id)
+			return
+		}
 		p.announce(ctx, c, vd, now)
 	}
 }

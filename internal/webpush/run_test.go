@@ -40,3 +40,19 @@ func TestRunFollowsTheInbox(t *testing.T) {
 	r = f.ps.next(t, d)
 	assert.Equal(t, "Expired", r.message.Body)
 }
+
+// A question a rule (standing answer) answers is not announced: nobody
+// is woken for what nobody needs to answer (issue 26); one it does not
+// answer still is.
+func TestRuledQuestionsAreNotPushed(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	d := f.subscribe(t, "/p", "alice")
+	p, err := New(Config{Subject: "mailto:ops@example.com", AllowLoopback: true, Now: f.clock.Now,
+		Ruled: func(_ context.Context, c inbox.Card) bool { return c.ID == "ruled" }}, f.store)
+	require.NoError(t, err)
+	p.Observe(ctx, card("ruled", "Run ls?", time.Time{}))
+	f.ps.none(t)
+	p.Observe(ctx, card("other", "Run rm?", time.Time{}))
+	assert.Equal(t, "Run rm?", f.ps.next(t, d).message.Body)
+}

@@ -25,6 +25,7 @@ import (
 
 	webpushgo "github.com/SherClockHolmes/webpush-go"
 
+	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render/view"
 	"github.com/aepforms/aepforms/internal/store"
 )
@@ -104,6 +105,9 @@ type Config struct {
 	Client *http.Client
 	// Now is the clock, time.Now by default.
 	Now func() time.Time
+	// Ruled, when set, reports whether a standing answer (a rule) is
+	// answering the card: such a request is not announced (issue 26).
+	Ruled func(ctx context.Context, c inbox.Card) bool
 	// Logger receives push failures; nil discards.
 	Logger *slog.Logger
 }

@@ -1,0 +1,283 @@
+package rules
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/store"
+)
+
+// Defaults of the rate pause: a rule answering more than DefaultMaxRate
+// requests within DefaultRateWindow pauses itself (a runaway agent loop
+// asking the same thing over and over).
+const (
+	DefaultMaxRate    = 30
+	DefaultRateWindow = time.Minute
+)
+
+// Store is what the rules keep in the journal (sqldb.RuleBook). The
+// Runner reads it for every request, never a copy of its own, so a rule
+// paused or deleted on one replica stops on every replica at once.
+type Store interface {
+	CreateRule(ctx context.Context, r store.Rule) error
+	Rules(ctx context.Context) ([]store.Rule, error)
+	Rule(ctx context.Context, id string) (store.Rule, bool, error)
+	SetRuleState(ctx context.Context, id, state, reason string, at time.Time) (bool, error)
+	DeleteRule(ctx context.Context, id string, at time.Time) (bool, error)
+	RecordRuleUse(ctx context.Context, u store.RuleUse) error
+	RuleUses(ctx context.Context, id string, since time.Time) (int, error)
+}
+
+// Inbox is what the Runner reads of the inbox and the one answer path it
+// answers through (web's beginAnswer uses the same two steps).
+type Inbox interface {
+	Subscribe(buf int) *inbox.Subscription
+	Card(inbox.CardID) (inbox.Card, bool)
+	BeginSubmission(inbox.CardID, inbox.Submission) (inbox.Submission, error)
+	SettleSubmission(id inbox.CardID, commandID string, state inbox.SubmissionState, reason, detail string)
+}
+
+// Submitter queues a journaled answer on the respond path.
+type Submitter interface {
+	Submit(ctx context.Context, s inbox.Submission) error
+}
+
+// Config is the Runner's.
+type Config struct {
+	// MaxRate and RateWindow are the rate pause (--rule-max-rate,
+	// --rule-rate-window): 0 takes the defaults.
+	MaxRate    int
+	RateWindow time.Duration
+	// Allowed reports whether an operator still has access (named
+	// operators: still in the operators file); a rule whose maker has
+	// not is paused. nil: everyone has.
+	Allowed func(operator string) bool
+	Now     func() time.Time
+	Logger  *slog.Logger
+}
+
+// Runner answers each new request an active rule matches, through the
+// inbox's journal-first path (the journal's one-live-answer index decides
+// between replicas), records the use, counts it by rule, and pauses a
+// rule that answers too fast or whose maker lost access.
+type Runner struct {
+	cfg   Config
+	store Store
+	in    Inbox
+	sub   Submitter // nil: watch-only, no rule runs
+
+	mu      sync.Mutex
+	tried   map[inbox.CardID]bool
+	answers map[string]int64 // by rule id
+}
+
+// New makes a Runner. sub nil is a watch-only UI: it makes and runs no
+// rule.
+func New(cfg Config, st Store, in Inbox, sub Submitter) *Runner {
+	if cfg.MaxRate <= 0 {
+		cfg.MaxRate = DefaultMaxRate
+	}
+	if cfg.RateWindow <= 0 {
+		cfg.RateWindow = DefaultRateWindow
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Runner{cfg: cfg, store: st, in: in, sub: sub, tried: map[inbox.CardID]bool{}, answers: map[string]int64{}}
+}
+
+// Enabled reports whether this UI makes and runs rules (not watch-only).
+func (r *Runner) Enabled() bool { return r != nil && r.sub != nil }
+
+// Config returns the Runner's settings, defaults filled in.
+func (r *Runner) Config() Config { return r.cfg }
+
+// Store returns where the rules are kept.
+func (r *Runner) Store() Store { return r.store }
+
+// Answered returns how many requests each rule answered from this
+// process, by rule id (aepforms_rule_answers_total).
+func (r *Runner) Answered() map[string]int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.answers)
+}
+
+// Run follows the inbox from sub (made before the feed starts, so no
+// request is missed) until ctx ends.
+func (r *Runner) Run(ctx context.Context, sub *inbox.Subscription) {
+	for {
+		r.follow(ctx, sub)
+		sub.Close()
+		if ctx.Err() != nil {
+			return
+		}
+		sub = r.in.Subscribe(256)
+	}
+}
+
+func (r *Runner) follow(ctx context.Context, sub *inbox.Subscription) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ch, ok := <-sub.C():
+			if !ok {
+				return
+			}
+			switch ch.Kind {
+			case inbox.ChangeRemoved:
+				r.mu.Lock()
+				delete(r.tried, ch.Card)
+				r.mu.Unlock()
+			case inbox.ChangeAdded:
+				if c, ok := r.in.Card(ch.Card); ok {
+					r.Observe(ctx, c)
+				}
+			}
+		}
+	}
+}
+
+// Answers reports whether an active rule would answer card c now: Web
+// Push does not announce a request a rule answers.
+func (r *Runner) Answers(ctx context.Context, c inbox.Card) bool {
+	if !r.Enabled() {
+		return false
+	}
+	_, ok := r.find(ctx, c, false)
+	return ok
+}
+
+// Observe answers card c (a request just seen) by the first active rule
+// that matches it, once per card.
+func (r *Runner) Observe(ctx context.Context, c inbox.Card) {
+	if !r.Enabled() {
+		return
+	}
+	r.mu.Lock()
+	seen := r.tried[c.ID]
+	r.tried[c.ID] = true
+	r.mu.Unlock()
+	if seen {
+		return
+	}
+	rule, ok := r.find(ctx, c, true)
+	if !ok {
+		return
+	}
+	r.answer(ctx, rule, c)
+}
+
+// find returns the oldest active rule that matches c, if the card can be
+// answered at all. With act, a matching rule whose maker lost access or
+// that answered too fast is paused on the way (and skipped).
+func (r *Runner) find(ctx context.Context, c inbox.Card, act bool) (store.Rule, bool) {
+	now := r.cfg.Now()
+	vd := c.Verdict(now, inbox.Viewer{})
+	if vd.Refusal != nil || c.Submission != nil {
+		return store.Rule{}, false
+	}
+	all, err := r.store.Rules(ctx)
+	if err != nil {
+		r.cfg.Logger.Warn("rules: could not be read; the request is left for the operators", "card", string(c.ID), "err", err)
+		return store.Rule{}, false
+	}
+	for i := len(all) - 1; i >= 0; i-- { // oldest first
+		rule := all[i]
+		if ok, _ := Match(rule, c, now); !ok {
+			continue
+		}
+		if r.cfg.Allowed != nil && !r.cfg.Allowed(rule.Maker) {
+			if act {
+				r.pause(ctx, rule, fmt.Sprintf("Paused: %s, who made it, no longer has access.", rule.Maker), now)
+			}
+			continue
+		}
+		n, err := r.store.RuleUses(ctx, rule.ID, now.Add(-r.cfg.RateWindow))
+		if err != nil {
+			r.cfg.Logger.Warn("rules: uses could not be read; the request is left for the operators", "rule", rule.ID, "err", err)
+			continue
+		}
+		if n >= r.cfg.MaxRate {
+			if act {
+				r.pause(ctx, rule, fmt.Sprintf("Paused: it answered %d requests within %s, more than the %d allowed (a runaway agent?). Resume it when that is sorted.", n+1, words(r.cfg.RateWindow), r.cfg.MaxRate), now)
+			}
+			continue
+		}
+		return rule, true
+	}
+	return store.Rule{}, false
+}
+
+func (r *Runner) pause(ctx context.Context, rule store.Rule, why string, now time.Time) {
+	changed, err := r.store.SetRuleState(ctx, rule.ID, store.RulePaused, why, now)
+	if err != nil {
+		r.cfg.Logger.Warn("rules: could not pause", "rule", rule.ID, "err", err)
+		return
+	}
+	if changed {
+		r.cfg.Logger.Info("rule paused", "rule", rule.ID, "name", rule.Name, "why", why)
+	}
+}
+
+// answer sends rule's answer to c's request: begun and journaled by the
+// inbox under the operator name By(rule.ID) (another replica's answer
+// to the same request is refused by the journal: nothing is sent twice),
+// then queued on the respond path.
+func (r *Runner) answer(ctx context.Context, rule store.Rule, c inbox.Card) {
+	s, err := r.in.BeginSubmission(c.ID, inbox.Submission{
+		Token: "rule-" + rule.ID, CommandID: ulid.Make().String(), Answer: rule.Answer, By: By(rule.ID),
+	})
+	switch {
+	case errors.Is(err, inbox.ErrDuplicate), errors.Is(err, inbox.ErrInFlight):
+		r.cfg.Logger.Debug("rules: the request is answered already (another replica)", "rule", rule.ID, "card", string(c.ID))
+		return
+	case err != nil:
+		r.cfg.Logger.Warn("rules: the answer was not recorded; the request is left for the operators", "rule", rule.ID, "card", string(c.ID), "err", err)
+		return
+	}
+	if err := r.store.RecordRuleUse(ctx, store.RuleUse{Rule: rule.ID, Card: string(c.ID), Source: c.Key.Source, Session: c.Key.Session,
+		RequestID: c.Key.RequestID, CommandID: s.CommandID, At: r.cfg.Now()}); err != nil {
+		r.cfg.Logger.Warn("rules: the use was not recorded", "rule", rule.ID, "err", err)
+	}
+	r.mu.Lock()
+	r.answers[rule.ID]++
+	r.mu.Unlock()
+	r.cfg.Logger.Info("rule answered a request", "rule", rule.ID, "name", rule.Name, "card", string(c.ID), "command", s.CommandID)
+	if err := r.sub.Submit(context.WithoutCancel(ctx), s); err != nil {
+		r.cfg.Logger.Warn("rules: answer not queued", "card", string(c.ID), "command", s.CommandID, "err", err)
+		r.in.SettleSubmission(c.ID, s.CommandID, inbox.SubmissionFailed, inbox.ReasonUnreachable, "not sent; the rule's answer is kept")
+	}
+}
+
+// words is a window as the page says it: "1 minute", "90 seconds".
+func words(d time.Duration) string {
+	switch {
+	case d%time.Hour == 0:
+		return plural(int(d/time.Hour), "hour")
+	case d%time.Minute == 0:
+		return plural(int(d/time.Minute), "minute")
+	case d%time.Second == 0:
+		return plural(int(d/time.Second), "second")
+	}
+	return d.String()
+}
+
+func plural(n int, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return fmt.Sprintf("%d %ss", n, unit)
+}

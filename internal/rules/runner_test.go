@@ -1,0 +1,230 @@
+package rules
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/store"
+	"github.com/aepforms/aepforms/internal/store/sqlite"
+)
+
+// sent is a respond path that keeps what it was handed.
+type sent struct {
+	mu  sync.Mutex
+	got []inbox.Submission
+}
+
+func (s *sent) Submit(_ context.Context, sub inbox.Submission) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.got = append(s.got, sub)
+	return nil
+}
+
+func (s *sent) all() []inbox.Submission {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]inbox.Submission(nil), s.got...)
+}
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func journal(t *testing.T) *sqlite.Journal {
+	t.Helper()
+	j, err := sqlite.Open(filepath.Join(t.TempDir(), "state", "journal.db"), sqlite.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = j.Close() })
+	return j
+}
+
+var seq int64
+
+// ask applies a permission request id from agent with prompt, and returns
+// its card.
+func ask(t *testing.T, in *inbox.Inbox, agent, id, prompt string) inbox.Card {
+	t.Helper()
+	seq++
+	e, err := aep.Build(aep.Envelope{ID: id, Type: "attention.requested", Source: "aep://h/agent/" + agent, Agent: agent,
+		Session: "s1", Capture: "full", Seq: aep.Int64(seq), Time: "2026-03-01T12:00:00Z",
+		Data: map[string]any{"kind": "permission", "prompt": prompt, "options": permOptions}})
+	require.NoError(t, err)
+	in.Apply(e)
+	c, ok := in.Card(inbox.RequestKey{Source: "aep://h/agent/" + agent, Session: "s1", RequestID: id}.CardID())
+	require.True(t, ok)
+	return c
+}
+
+func card(t *testing.T, in *inbox.Inbox, id inbox.CardID) inbox.Card {
+	t.Helper()
+	c, ok := in.Card(id)
+	require.True(t, ok)
+	return c
+}
+
+func makeRule(t *testing.T, st Store, id string, at time.Time, m func(*store.RuleMatch)) store.Rule {
+	t.Helper()
+	r := permRule()
+	r.ID, r.Created, r.Expires, r.Name = id, at, at.Add(8*time.Hour), "Allow once to permission requests"
+	if m != nil {
+		m(&r.Match)
+	}
+	require.NoError(t, st.CreateRule(context.Background(), r))
+	return r
+}
+
+// A rule answers each matching request once, through the inbox's
+// journal (the submission is kept under the rule's name), records the
+// use and counts it; a request it does not match, and every request
+// after it is deleted, stays for the operators.
+func TestRunnerAnswersMatchesOnce(t *testing.T) {
+	ctx := context.Background()
+	clk := &clock{t: t0}
+	j := journal(t)
+	in := inbox.New(inbox.Options{Journal: j, Now: clk.Now})
+	out := &sent{}
+	r := New(Config{Now: clk.Now}, j, in, out)
+	rule := makeRule(t, j, "R1", t0, func(m *store.RuleMatch) { m.PromptContains = "ls" })
+
+	for _, id := range []string{"q1", "q2", "q3"} {
+		c := ask(t, in, "builder", id, "May I run ls?")
+		r.Observe(ctx, c)
+		r.Observe(ctx, card(t, in, c.ID)) // seen again: still one answer
+		got := card(t, in, c.ID)
+		require.NotNil(t, got.Submission, id)
+		assert.Equal(t, By("R1"), got.Submission.By)
+		assert.Equal(t, "allow", got.Submission.Answer.Option)
+	}
+	require.Len(t, out.all(), 3, "one command per request")
+	n, err := j.RuleUses(ctx, "R1", t0)
+	require.NoError(t, err)
+	assert.Equal(t, 3, n)
+	assert.Equal(t, map[string]int64{"R1": 3}, r.Answered())
+	page, err := j.History(ctx, store.HistoryQuery{Operator: By("R1")})
+	require.NoError(t, err)
+	assert.Len(t, page.Entries, 3, "History holds the rule's answers under its name")
+
+	other := ask(t, in, "builder", "q4", "May I run rm?")
+	r.Observe(ctx, other)
+	assert.Nil(t, card(t, in, other.ID).Submission, "not matching: left for the operator")
+
+	_, err = j.DeleteRule(ctx, rule.ID, clk.Now())
+	require.NoError(t, err)
+	after := ask(t, in, "builder", "q5", "May I run ls?")
+	r.Observe(ctx, after)
+	assert.Nil(t, card(t, in, after.ID).Submission, "deleted: the next match stays")
+	assert.Len(t, out.all(), 3)
+}
+
+// A rule answering more than the rate within the window pauses itself,
+// says why, and leaves the request; so does a rule whose maker lost
+// access. A watch-only UI runs none.
+func TestRunnerPauses(t *testing.T) {
+	ctx := context.Background()
+	clk := &clock{t: t0}
+	j := journal(t)
+	in := inbox.New(inbox.Options{Journal: j, Now: clk.Now})
+	out := &sent{}
+	r := New(Config{Now: clk.Now, MaxRate: 2, RateWindow: time.Minute, Allowed: func(op string) bool { return op != "mallory" }}, j, in, out)
+	makeRule(t, j, "R1", t0, nil)
+
+	r.Observe(ctx, ask(t, in, "builder", "q1", "one"))
+	clk.Add(10 * time.Second)
+	r.Observe(ctx, ask(t, in, "builder", "q2", "two"))
+	clk.Add(10 * time.Second)
+	third := ask(t, in, "builder", "q3", "three")
+	r.Observe(ctx, third)
+	assert.Nil(t, card(t, in, third.ID).Submission, "over the rate: left for the operator")
+	got, _, err := j.Rule(ctx, "R1")
+	require.NoError(t, err)
+	assert.Equal(t, store.RulePaused, got.State)
+	assert.Contains(t, got.Reason, "3 requests within 1 minute")
+	assert.Len(t, out.all(), 2)
+
+	bad := makeRule(t, j, "R2", t0, nil)
+	bad.Maker = "mallory"
+	_, err = j.DeleteRule(ctx, "R2", clk.Now())
+	require.NoError(t, err)
+	bad.ID = "R3"
+	require.NoError(t, j.CreateRule(ctx, bad))
+	c := ask(t, in, "builder", "q4", "four")
+	r.Observe(ctx, c)
+	assert.Nil(t, card(t, in, c.ID).Submission)
+	got, _, err = j.Rule(ctx, "R3")
+	require.NoError(t, err)
+	assert.Equal(t, store.RulePaused, got.State)
+	assert.Equal(t, "Paused: mallory, who made it, no longer has access.", got.Reason)
+
+	clk.Add(2 * time.Minute) // its answers are out of the window now
+	_, err = j.SetRuleState(ctx, "R1", store.RuleActive, "", clk.Now())
+	require.NoError(t, err)
+	watch := New(Config{Now: clk.Now}, j, in, nil)
+	c = ask(t, in, "builder", "q5", "five")
+	assert.False(t, watch.Answers(ctx, c))
+	watch.Observe(ctx, c)
+	assert.Nil(t, card(t, in, c.ID).Submission, "watch-only runs no rule")
+	assert.True(t, r.Answers(ctx, c), "the rule resumed")
+}
+
+// Two replicas sharing one journal both see the request; the journal's
+// one-live-answer index lets one answer it.
+func TestRunnersOnOneJournalAnswerOnce(t *testing.T) {
+	ctx := context.Background()
+	clk := &clock{t: t0}
+	j := journal(t)
+	a, b := inbox.New(inbox.Options{Journal: j, Now: clk.Now}), inbox.New(inbox.Options{Journal: j, Now: clk.Now})
+	outA, outB := &sent{}, &sent{}
+	ra, rb := New(Config{Now: clk.Now}, j, a, outA), New(Config{Now: clk.Now}, j, b, outB)
+	makeRule(t, j, "R1", t0, nil)
+	for _, id := range []string{"q1", "q2", "q3"} {
+		ca, cb := ask(t, a, "builder", id, "p"), ask(t, b, "builder", id, "p")
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); ra.Observe(ctx, ca) }()
+		go func() { defer wg.Done(); rb.Observe(ctx, cb) }()
+		wg.Wait()
+	}
+	assert.Len(t, append(outA.all(), outB.all()...), 3, "one command per request across replicas")
+	n, err := j.RuleUses(ctx, "R1", t0)
+	require.NoError(t, err)
+	assert.Equal(t, 3, n)
+}
+
+// Run follows the inbox: a request arriving after it started is
+// answered without anyone calling Observe.
+func TestRunFollowsTheInbox(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	j := journal(t)
+	in := inbox.New(inbox.Options{Journal: j})
+	out := &sent{}
+	r := New(Config{}, j, in, out)
+	rule := permRule()
+	rule.ID, rule.Created, rule.Expires = "R1", time.Now(), time.Now().Add(time.Hour)
+	require.NoError(t, j.CreateRule(ctx, rule))
+	done := make(chan struct{})
+	sub := in.Subscribe(16)
+	go func() { r.Run(ctx, sub); close(done) }()
+	c := ask(t, in, "builder", "q1", "p")
+	require.Eventually(t, func() bool { return len(out.all()) == 1 }, 5*time.Second, 5*time.Millisecond)
+	assert.Equal(t, By("R1"), card(t, in, c.ID).Submission.By)
+	cancel()
+	<-done
+}
