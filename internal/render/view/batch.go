@@ -194,6 +194,9 @@ func BatchHeading(c inbox.Card) string {
 		}
 	}
 	h := kindTitle(c.Request.Kind)
+	if len(parts) > 4 {
+		parts = append(parts[:4], "…")
+	}
 	if len(parts) > 0 {
 		h += ": " + strings.Join(parts, " / ")
 	}
