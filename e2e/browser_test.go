@@ -118,6 +118,11 @@ func formOf(t *testing.T, p *uiPage, card *goquery.Selection) *htmlForm {
 	t.Helper()
 	fs := card.Find(`form[data-testid="answer-form"]`)
 	require.Equal(t, 1, fs.Length(), "answerable forms on the card, state %q", card.Find(`[data-testid="state"]`).Text())
+	return readForm(p, fs)
+}
+
+// readForm reads the <form> fs with its controls' initial state.
+func readForm(p *uiPage, fs *goquery.Selection) *htmlForm {
 	f := &htmlForm{action: fs.AttrOr("action", ""), method: strings.ToLower(fs.AttrOr("method", "get")), page: p}
 	fs.Find("input, select, textarea, button").Each(func(_ int, el *goquery.Selection) {
 		c := &formControl{tag: goquery.NodeName(el), name: el.AttrOr("name", ""), disabled: isDisabled(el)}
