@@ -933,7 +933,7 @@ func pendingText(n int) string {
 	if n == 1 {
 		return "1 pending"
 	}
-	return strconv.Itoa(n) + " pending"
+	return view.Count(n) + " pending"
 }
 
 // connState is the connection state the server knows: the relay is lost,

@@ -20,17 +20,24 @@ func TestCardOwedAnswer(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		reason, text string
+		reach        inbox.Reach
 		again        bool
 	}{
-		{inbox.ReasonTimeout, "Sent, no reply from the agent in time; it may still act. It is sent again when the relay reconnects.", true},
-		{inbox.ReasonRelayLost, "Sent, no reply yet; will send again when the relay is back", false},
+		// The line says what is true now: with the relay connected the
+		// answer is not sent again by itself; with it away, it is once
+		// the relay is back.
+		{inbox.ReasonTimeout, "Sent, no reply from the agent in time; it may still act. Send the same answer again, or answer differently below.", inbox.ReachConnected, true},
+		{inbox.ReasonTimeout, "Sent, no reply from the agent in time; it may still act. It is sent again when the relay is back.", inbox.ReachUnknown, true},
+		{inbox.ReasonRelayLost, "Sent, no reply yet; will send again when the relay is back", inbox.ReachUnknown, false},
 	} {
-		t.Run(tc.reason, func(t *testing.T) {
+		t.Run(tc.reason+"/"+tc.reach.String(), func(t *testing.T) {
 			t.Parallel()
 			c := sample(t, "cperm")
 			c.Submission = &inbox.Submission{Token: "t1", CommandID: "cmd-owed", State: inbox.SubmissionSending, Reason: tc.reason,
 				Form: url.Values{"option": {"2"}}}
-			doc := cardDoc(t, c, answerable())
+			opts := answerable()
+			opts.Reachable = tc.reach
+			doc := cardDoc(t, c, opts)
 			st := doc.Find(`[data-testid="state"]`)
 			assert.Equal(t, "sending", attr(t, st, "data-state"))
 			assert.Equal(t, tc.text, squash(st.Find(`[data-testid="state-text"]`).Text()))

@@ -933,6 +933,12 @@
     el.title = live ? 'Live updates are on' : 'Live updates are off: reload to see changes';
   }
 
+  /* groupDigits writes a count as the server does: 10000 is "10 000"
+     (a no-break space between groups of three). */
+  function groupDigits(n) {
+    return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, '\u00a0');
+  }
+
   /* refresh recounts what the header, the title and the parent window show. */
   var lastPosted = -1;
   function refresh() {
@@ -941,7 +947,7 @@
     var pending = cards('#open [data-pending="true"]').length + inbox.offPage;
     var pc = byId('pending-count');
     if (pc) {
-      pc.textContent = pending + ' pending';
+      pc.textContent = groupDigits(pending) + ' pending';
       pc.dataset.pending = String(pending);
     }
     // "Error: " stays in front while a refused post's summary is shown.

@@ -11,6 +11,8 @@ import (
 
 	"github.com/aepforms/aepforms/e2e/browsertest"
 	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render/view"
 )
 
 // In Chromium, on a page of many requests: a row's link opens its card in
@@ -138,4 +140,85 @@ func TestOtherPagesAreCountedInChromium(t *testing.T) {
 	cancel()
 	console.Wait()
 	assert.Empty(t, console.Problems(), "console errors")
+}
+
+// A person with the script on can walk every page of a 10 000-pending
+// inbox: "Next 500 questions" from the first page to the last, each page
+// new rows in order, none missed or shown twice, and on every page the
+// header and the list count the same (the informational card shown, not
+// counted), written "10 000".
+func TestWalkEveryPageOfTenThousandPendingInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: starts Chromium")
+	}
+	const n = 10000
+	h := newHarness(t, withInbox(func(o *inbox.Options) { o.MaxPending = 2 * n }))
+	ids := askMany(h, n, 10)
+	h.ask("s_ci", "r_oob", aep.Request{Kind: aep.KindPermission, Prompt: "Approve the pipeline in the CI dashboard.",
+		Options: []aep.Option{{ID: "ok", Label: "Approve"}}, RespondVia: []string{aep.ViaOOB}})
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[string(id)] = true
+	}
+
+	tab, cancel := chromedp.NewContext(browsertest.New(t))
+	defer cancel()
+	console := browsertest.WatchConsole(tab)
+	ctx, stop := context.WithTimeout(tab, 5*time.Minute)
+	defer stop()
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(h.url(""))))
+	seen := map[string]bool{}
+	pages := 0
+	for {
+		pages++
+		require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`#connection[data-state="live"]`)), "page %d goes live", pages)
+		assert.Equal(t, "10\u00a0000 pending", text(t, ctx, "#pending-count"), "the header's count, page %d", pages)
+		pager := text(t, ctx, `[data-testid="pager-text"]`)
+		assert.Contains(t, pager, " of 10\u00a0000 pending", "the list counts what the header counts, page %d", pages)
+		onPage := eval[[]string](t, ctx, `Array.from(document.querySelectorAll('#open [data-testid="card"], #open [data-testid="row"]')).map(e => e.dataset.card)`)
+		fresh := 0
+		for _, id := range onPage {
+			if !want[id] {
+				continue // the informational card, on the first page
+			}
+			assert.False(t, seen[id], "%s shown twice (page %d)", id, pages)
+			seen[id] = true
+			fresh++
+		}
+		assert.Contains(t, pager, "Showing "+view.Count(fresh)+" ", "the list says how many it shows, page %d", pages)
+		if !eval[bool](t, ctx, `!!document.querySelector('[data-testid="pager"] a[data-testid="next-page"]')`) {
+			break
+		}
+		require.Less(t, pages, 40, "the pages end")
+		_, err := chromedp.RunResponse(ctx, chromedp.Click(`[data-testid="pager"] a[data-testid="next-page"]`))
+		require.NoError(t, err, "to page %d", pages+1)
+	}
+	assert.Len(t, seen, n, "every pending question was on a page")
+	assert.Equal(t, 1+(n-550+499)/500, pages, "550 on the first page, 500 on each after")
+	// The last page's first row follows the page before it: in order.
+	last := eval[string](t, ctx, `document.querySelector('#open [data-testid="row"]').dataset.card`)
+	assert.Equal(t, string(ids[550+500*(pages-2)]), last, "the pages are in order of urgency")
+	cancel()
+	console.Wait()
+	assert.Empty(t, console.Problems(), "console errors")
+}
+
+// At 360 px the header (name, History, count, connection state, sound)
+// stays under 140 px tall, also with a filter in force and push off.
+func TestFilteredHeaderFitsAPhoneInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: starts Chromium")
+	}
+	h := newHarness(t, func(s *setup) { s.deps.PushOff = view.PushWord("off-subject") })
+	askMany(h, 30, 3)
+	for _, path := range []string{"", "?agent=a1", "?agent=a1&kind=form", "?session=s-a2"} {
+		ctx := notifyTab(t, h, 360)
+		if path != "" {
+			require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(h.url(path)), chromedp.WaitReady(`[data-testid="push-controls"]`)))
+		}
+		waitFor(t, ctx, `document.querySelector('[data-testid="push-controls"]').dataset.push === 'off'`, "push.js to read the server's config")
+		height := eval[float64](t, ctx, `document.querySelector('header').getBoundingClientRect().height`)
+		assert.Less(t, height, 140.0, "the header at 360 px with %q: %.0f px tall", path, height)
+		assert.False(t, eval[bool](t, ctx, `document.documentElement.scrollWidth > document.documentElement.clientWidth`), "nothing wider than the phone with %q", path)
+	}
 }

@@ -127,7 +127,7 @@ func TestPagesOfRowsAreStableWhileRequestsArrive(t *testing.T) {
 	require.Len(t, rows, 40)
 	next := first.Find(`[data-testid="pager"] [data-testid="next-page"]`)
 	require.Equal(t, 1, next.Length(), "a link to the next page")
-	assert.Equal(t, "Showing 50 of 120 waiting: the 10 most urgent in full, the rest as rows.", first.Find(`[data-testid="pager-text"]`).Text())
+	assert.Equal(t, "Showing 50 of 120 pending: the 10 most urgent in full, the rest as rows.", first.Find(`[data-testid="pager-text"]`).Text())
 	assert.Equal(t, attr(first.Find(`#`+domID(ids[49])), "data-sort"), attr(first.Find("#inbox"), "data-page-until"), "the page ends at its last request")
 	assert.Equal(t, "70", attr(first.Find("#inbox"), "data-off-page"), "open requests on other pages")
 

@@ -139,6 +139,9 @@ type fragmentKey struct {
 	// operator is who the card is drawn for: an answer they gave reads
 	// "by you".
 	operator string
+	// reach is the card's agent's reach at render time: its provenance
+	// and an owed answer's line say it.
+	reach inbox.Reach
 }
 
 // NewFragments returns an empty fragment cache.
@@ -184,7 +187,7 @@ func (f *Fragments) Card(ctx context.Context, c inbox.Card, opts view.Options) (
 // hands the same fragment to many browsers prepares it once and swaps a
 // fresh NewToken in for every placeholder of each copy.
 func (f *Fragments) Template(ctx context.Context, c inbox.Card, opts view.Options) (html, placeholder string, err error) {
-	key := fragmentKey{card: c.ID, version: c.Version, minute: opts.Now.Truncate(time.Minute).Unix(), operator: opts.Operator}
+	key := fragmentKey{card: c.ID, version: c.Version, minute: opts.Now.Truncate(time.Minute).Unix(), operator: opts.Operator, reach: opts.Reachable}
 	f.mu.Lock()
 	html, ok := f.m[key]
 	f.mu.Unlock()

@@ -108,6 +108,9 @@ func plural(n uint64, one, many string) string {
 	return many
 }
 
+// Count writes a count for reading, as formatCount does: "10 000".
+func Count(n int) string { return formatCount(uint64(max(n, 0))) }
+
 // formatCount writes n with its thousands grouped by a no-break space:
 // "449 550".
 func formatCount(n uint64) string {

@@ -221,9 +221,9 @@ func card(c inbox.Card, opts Options) CardView {
 		// is in History: the state line says only how it was answered.
 		anon, ans := vd, *vd.Answered
 		ans.By, anon.Answered = "", &ans
-		v.State = stateLine(c, anon, opts.Now, opts.Operator)
+		v.State = stateLine(c, anon, opts.Now, opts.Operator, opts.Reachable)
 	} else {
-		v.State = stateLine(c, vd, opts.Now, opts.Operator)
+		v.State = stateLine(c, vd, opts.Now, opts.Operator, opts.Reachable)
 	}
 	v.State.GivesWay = v.Open && givesWay[v.State.Kind]
 

@@ -58,7 +58,7 @@ type RecordedValue struct {
 
 // stateLine words the card's state line, whose kind its verdict decided
 // (inbox.Verdict.Line): this only says it.
-func stateLine(c inbox.Card, vd inbox.Verdict, now time.Time, operator string) StateView {
+func stateLine(c inbox.Card, vd inbox.Verdict, now time.Time, operator string, reach inbox.Reach) StateView {
 	s := StateView{ID: string(c.ID) + "-state", Kind: string(vd.Line), Tone: "neutral"}
 	placeholder := c.Capture <= aep.CaptureMetadata
 	if vd.Settled {
@@ -89,7 +89,7 @@ func stateLine(c inbox.Card, vd inbox.Verdict, now time.Time, operator string) S
 	case inbox.LineSending, inbox.LineAccepted:
 		s.Tone, s.Busy = "progress", true
 		s.Text = words.state[string(vd.Line)]
-		if t := owedText(sub); t != "" && vd.Line == inbox.LineSending {
+		if t := owedText(sub, reach); t != "" && vd.Line == inbox.LineSending {
 			s.Text, s.Agent = t, []string{sub.By}
 		} else if sub.Resumed {
 			s.Text, s.Agent = resumedText(sub), []string{sub.By}

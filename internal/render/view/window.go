@@ -301,12 +301,14 @@ func windowPage(v *PageView, w *Window, opts PageOptions) {
 		}
 	}
 	sortGroups(v.Groups)
-	shown := len(w.Full) + len(w.rows)
+	// The pager counts what the header counts (the verdict's pending:
+	// an informational card is shown, never counted), so the two agree.
+	shown := w.onPage
 	p := &Pager{Until: w.next, After: w.opts.After, OffPage: w.pending - w.onPage, FirstText: words.page["first-page"]}
 	if w.opts.After == "" {
-		p.Text = sprintf3(words.page["window"], formatCount(uint64(shown)), formatCount(uint64(w.waiting)), formatCount(uint64(len(w.Full))))
+		p.Text = sprintf3(words.page["window"], formatCount(uint64(shown)), formatCount(uint64(w.pending)), formatCount(uint64(len(w.Full))))
 	} else {
-		p.Text = sprintf3(words.page["window-later"], formatCount(uint64(shown)), formatCount(uint64(w.waiting)), "")
+		p.Text = sprintf3(words.page["window-later"], formatCount(uint64(shown)), formatCount(uint64(w.pending)), "")
 		p.FirstURL = link()
 	}
 	if w.next != "" {

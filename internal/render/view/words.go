@@ -75,8 +75,9 @@ var words = struct {
 		"sending":     "Sent, waiting for the agent",
 		// An owed answer (inbox.Submission.Owed): sent, no reply yet, and
 		// sent again (same answer, same command) when the relay is back.
-		"relay-lost": "Sent, no reply yet; will send again when the relay is back",
-		"no-reply":   "Sent, no reply from the agent in time; it may still act. It is sent again when the relay reconnects.",
+		"relay-lost":    "Sent, no reply yet; will send again when the relay is back",
+		"no-reply":      "Sent, no reply from the agent in time; it may still act. Send the same answer again, or answer differently below.",
+		"no-reply-away": "Sent, no reply from the agent in time; it may still act. It is sent again when the relay is back.",
 		// Sent before a restart, and not sent again yet (Resume waits for
 		// the relay's history): never "sent again" before it is.
 		"resumed-waiting": "Sent by %s at %s, before aepforms restarted; it is sent again once the relay is back",
@@ -208,8 +209,8 @@ var words = struct {
 		"unreachable": "aepforms is not reachable; what you typed is kept in this browser. Sending is off until it is back.",
 		// A page of many requests (window.go): the most urgent in full,
 		// the rest as rows, pages of rows, counts that filter.
-		"window":       "Showing %s of %s waiting: the %s most urgent in full, the rest as rows.",
-		"window-later": "Showing %s more of %s waiting, as rows.",
+		"window":       "Showing %s of %s pending: the %s most urgent in full, the rest as rows.",
+		"window-later": "Showing %s more of %s pending, as rows.",
 		"next-page":    "Next %s questions",
 		"first-page":   "Back to the most urgent",
 		"by-agent":     "By agent",
@@ -294,7 +295,7 @@ var words = struct {
 	historyReason: map[inbox.SubmissionState]map[string]string{
 		inbox.SubmissionSending: {
 			inbox.ReasonRelayLost: "the relay connection was lost; it is sent again when the relay is back",
-			inbox.ReasonTimeout:   "no reply from the agent in time; it is sent again when the relay reconnects",
+			inbox.ReasonTimeout:   "no reply from the agent in time; it may still act. It is sent again when the relay next connects, or by \"Send the same answer again\" on its card",
 		},
 		inbox.SubmissionUnknown: {
 			inbox.ReasonRestart: "sent before the restart; outcome unknown",
@@ -470,12 +471,17 @@ func resumedText(sub *inbox.Submission) string {
 // owedText is the state line of an answer sent and waiting for the
 // agent: owed (no reply in time, or the relay lost), not sent again yet
 // after a restart, or sent again after one; "" for one simply sending.
-func owedText(sub *inbox.Submission) string {
+// An answer with no reply in time is sent again by itself only when the
+// relay connects again: reach (the agent's, known only while the relay
+// is connected) says which of the two lines is true now.
+func owedText(sub *inbox.Submission, reach inbox.Reach) string {
 	switch {
 	case sub.Reason == inbox.ReasonRelayLost:
 		return words.state["relay-lost"]
-	case sub.Reason == inbox.ReasonTimeout:
+	case sub.Reason == inbox.ReasonTimeout && reach.Known():
 		return words.state["no-reply"]
+	case sub.Reason == inbox.ReasonTimeout:
+		return words.state["no-reply-away"]
 	case sub.Resumed:
 		return resumedText(sub)
 	}
