@@ -46,24 +46,29 @@ func (in *Inbox) Cards(q Query) []Card {
 }
 
 func listBefore(a, b *entry) bool {
-	ao, bo := a.settledOrder == 0, b.settledOrder == 0
+	return cardBefore(a.settledOrder, a.arrival, &a.card, b.settledOrder, b.arrival, &b.card)
+}
+
+// cardBefore is listBefore on a card and its order numbers.
+func cardBefore(aSettled, aArrival uint64, a *Card, bSettled, bArrival uint64, b *Card) bool {
+	ao, bo := aSettled == 0, bSettled == 0
 	if ao != bo {
 		return ao
 	}
 	if !ao {
-		return a.settledOrder > b.settledOrder
+		return aSettled > bSettled
 	}
-	ae, be := a.card.ExpiresAt, b.card.ExpiresAt
+	ae, be := a.ExpiresAt, b.ExpiresAt
 	if ae.IsZero() != be.IsZero() {
 		return !ae.IsZero()
 	}
 	if !ae.Equal(be) {
 		return ae.Before(be)
 	}
-	if !a.card.ReceivedAt.Equal(b.card.ReceivedAt) {
-		return a.card.ReceivedAt.Before(b.card.ReceivedAt)
+	if !a.ReceivedAt.Equal(b.ReceivedAt) {
+		return a.ReceivedAt.Before(b.ReceivedAt)
 	}
-	return a.arrival < b.arrival
+	return aArrival < bArrival
 }
 
 // Card returns a copy of the card with id, and whether it exists.
@@ -89,20 +94,48 @@ const headPrompt = 1 << 10
 // as cards, so a page load costs one Card struct per request, not a deep
 // copy of every request (Cards).
 func (in *Inbox) Heads(q Query) []Card {
+	// Copied under the lock, sorted after it: the feed, the posts and the
+	// pushes wait for the copy only.
 	in.mu.Lock()
-	defer in.mu.Unlock()
-	ens := make([]*entry, 0, len(in.byID))
+	out := make([]Card, 0, len(in.byID))
+	keys := make([]headKey, 0, len(in.byID))
 	for _, en := range in.byID {
 		if q.match(&en.card) {
-			ens = append(ens, en)
+			keys = append(keys, headKey{settledOrder: en.settledOrder, arrival: en.arrival, at: len(out)})
+			out = append(out, head(&en.card))
 		}
 	}
-	sort.Slice(ens, func(i, j int) bool { return listBefore(ens[i], ens[j]) })
-	out := make([]Card, len(ens))
-	for i, en := range ens {
-		out[i] = head(&en.card)
+	in.mu.Unlock()
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := &keys[i], &keys[j]
+		return cardBefore(a.settledOrder, a.arrival, &out[a.at], b.settledOrder, b.arrival, &out[b.at])
+	})
+	// Put each head where its key went, in place (following the
+	// permutation's cycles).
+	for i := range keys {
+		if keys[i].at < 0 {
+			continue
+		}
+		first := out[i]
+		j := i
+		for {
+			from := keys[j].at
+			keys[j].at = -1
+			if from == i {
+				out[j] = first
+				break
+			}
+			out[j] = out[from]
+			j = from
+		}
 	}
 	return out
+}
+
+// headKey is what listBefore orders a copied head by, and where it is.
+type headKey struct {
+	settledOrder, arrival uint64
+	at                    int
 }
 
 // head is c without its request's body (Heads).
