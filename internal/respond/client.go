@@ -82,6 +82,29 @@ func New(cfg Config) *Client {
 // cannot be a command), ErrDuplicate, ErrQueueFull or ErrClosed; nothing is
 // reported then.
 func (c *Client) Submit(ctx context.Context, s inbox.Submission) error {
+	return c.submit(ctx, s, nil)
+}
+
+// SubmitHeld is Submit, except that the command's first write waits
+// until release is called: its worker meanwhile takes a relay connection
+// and subscribes to the command's acks. The UI queues an answer this way
+// before writing the post's 303, and calls release once the 303 is out:
+// the operator's browser still hears that the answer is kept before the
+// command can reach the agent, and the ack subscription's round trip is
+// no longer on the answer's way. release may be called more than once;
+// without it the command is never written, so call it on every path
+// (defer). On an error nothing was queued and release does nothing.
+func (c *Client) SubmitHeld(ctx context.Context, s inbox.Submission) (release func(), err error) {
+	hold := make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(hold) }) }
+	if err := c.submit(ctx, s, hold); err != nil {
+		return func() {}, err
+	}
+	return release, nil
+}
+
+func (c *Client) submit(ctx context.Context, s inbox.Submission, hold <-chan struct{}) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -95,6 +118,7 @@ func (c *Client) Submit(ctx context.Context, s inbox.Submission) error {
 	if err != nil {
 		return err
 	}
+	cmd.hold = hold
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -246,7 +270,11 @@ func (c *Client) dispatch(ctx context.Context) {
 		}
 		workers.Go(func() {
 			defer func() { <-sem }()
-			c.report(cmd, c.deliver(ctx, cmd))
+			d := &delivery{c: c, cmd: cmd}
+			c.report(cmd, d.run(ctx))
+			if d.after != nil {
+				d.after()
+			}
 		})
 	}
 }

@@ -20,6 +20,9 @@ type delivery struct {
 	sent     int  // transmissions written
 	conns    int  // connections the command was worked on
 	released bool // a queued command was released (Config.Release) for sending
+	// after, when not nil, ends the settled command's ack subscription:
+	// run once its outcome is reported.
+	after func()
 }
 
 // waited is how a wait ended.
@@ -32,7 +35,7 @@ const (
 	waitStopped               // ctx ended
 )
 
-// deliver works cmd until it is settled and returns its outcome. A
+// run works d.cmd until it is settled and returns its outcome. A
 // command written at least once is owed until the agent decides: when
 // its connection is lost (or none is up for it) its outcome is sending
 // with inbox.ReasonRelayLost, after an ack window of silence on every
@@ -41,8 +44,11 @@ const (
 // the old one's commands: released again (Config.Release: its request
 // still open, the answer young enough), then written again. An owed
 // command holds no worker while it waits.
-func (c *Client) deliver(ctx context.Context, cmd *command) outcome {
-	d := &delivery{c: c, cmd: cmd}
+//
+// The caller reports the outcome, then calls d.after when it is set (the
+// settled command's ack subscription, ended after the report).
+func (d *delivery) run(ctx context.Context) outcome {
+	c, cmd := d.c, d.cmd
 	for {
 		cn, err := d.connection(ctx)
 		if cn == nil {
@@ -182,9 +188,18 @@ func (d *delivery) on(ctx context.Context, cn *conn) (o outcome, done bool) {
 		return d.refusedSubscription(code), true
 	}
 	defer func() {
-		if ctx.Err() == nil {
-			cn.unsubscribe(sub)
+		if ctx.Err() != nil {
+			return
 		}
+		if done {
+			// Settled: the outcome is reported first, the subscription
+			// ended after (deliver's caller), so the card shows the ack
+			// without waiting for this write.
+			last := sub
+			d.after = func() { cn.unsubscribe(last) }
+			return
+		}
+		cn.unsubscribe(sub)
 	}()
 	// The subscription replays the session's buffer: after a reconnect the
 	// ack may already be here, before or beside `subscribed`.
@@ -197,6 +212,9 @@ func (d *delivery) on(ctx context.Context, cn *conn) (o outcome, done bool) {
 	writes := 0
 	for {
 		if d.sent == 0 && !cmd.sentBefore {
+			if !d.holdLifted(ctx, cn) {
+				return d.ended(ctx)
+			}
 			crashpoint.Hit(crashpoint.Unsent) // before the first write only
 		}
 		if err := cn.writeRaw(cmd.raw); err != nil {
@@ -239,6 +257,23 @@ func (d *delivery) on(ctx context.Context, cn *conn) (o outcome, done bool) {
 		if writes > c.cfg.Retries {
 			return d.timeout(window), true
 		}
+	}
+}
+
+// holdLifted waits, before the command's first write, until its submitter
+// releases it (SubmitHeld). It is false when the connection or ctx ended
+// first.
+func (d *delivery) holdLifted(ctx context.Context, cn *conn) bool {
+	if d.cmd.hold == nil {
+		return true
+	}
+	select {
+	case <-d.cmd.hold:
+		return true
+	case <-cn.done:
+		return false
+	case <-ctx.Done():
+		return false
 	}
 }
 

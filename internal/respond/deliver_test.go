@@ -488,3 +488,91 @@ func waitFor(t testing.TB, ch <-chan struct{}, what string, cond func() bool) {
 		}
 	}
 }
+
+// SubmitHeld subscribes to the command's acks at once but writes the
+// command only once released (the UI releases it after the post's 303):
+// the subscription's round trip is off the answer's way, and the command
+// still cannot reach the agent before the browser hears its answer kept.
+func TestSubmitHeldSubscribesNowAndWritesOnRelease(t *testing.T) {
+	t.Parallel()
+	fr := newFakeRelay(t)
+	fr.onCommand = func(fc *fakeConn, cmd *aep.Event, _ int) { fc.accept(cmd) }
+	c, rep := start(t, testConfig(fr.url()))
+
+	s := submission("s1", "card-1")
+	s.CommandID = c.newCommandID()
+	release, err := c.SubmitHeld(t.Context(), s)
+	require.NoError(t, err)
+	fr.await("the ack subscription, before release", atLeast("subscribe", 1))
+	// Another answer, not held, goes all the way meanwhile: by its
+	// outcome the held one would long have been written.
+	other := submission("s2", "card-2")
+	other.CommandID = c.newCommandID()
+	require.NoError(t, c.Submit(t.Context(), other))
+	assert.Equal(t, other.CommandID, rep.next(t).CommandID, "the other answer settled first")
+	for _, f := range fr.frames(typeRespond) {
+		assert.NotContains(t, string(f.raw), s.CommandID, "the held command was written before release")
+	}
+
+	release()
+	release() // twice is harmless
+	o := rep.next(t)
+	assert.Equal(t, settlement{Card: "card-1", CommandID: s.CommandID, State: inbox.SubmissionAccepted}, o)
+	assert.Len(t, fr.frames(typeRespond), 2, "each command written once, the held one once released")
+}
+
+// blockingReporter holds the first outcome's report until released.
+type blockingReporter struct {
+	*reports
+	once    sync.Once
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingReporter) SettleSubmission(card inbox.CardID, commandID string, state inbox.SubmissionState, reason, detail string) {
+	if state == inbox.SubmissionAccepted {
+		b.once.Do(func() {
+			close(b.entered)
+			<-b.release
+		})
+	}
+	b.reports.SettleSubmission(card, commandID, state, reason, detail)
+}
+
+// A settled command's outcome is reported before its ack subscription is
+// ended: the card shows the ack without waiting for the unsubscribe's
+// write.
+func TestOutcomeReportedBeforeUnsubscribe(t *testing.T) {
+	t.Parallel()
+	fr := newFakeRelay(t)
+	fr.onCommand = func(fc *fakeConn, cmd *aep.Event, _ int) { fc.accept(cmd) }
+	cfg := testConfig(fr.url())
+	rep := &blockingReporter{reports: newReports(), entered: make(chan struct{}), release: make(chan struct{})}
+	cfg.Reporter = rep
+	c := New(cfg)
+	startRunning(t, c)
+
+	s := submission("s1", "card-1")
+	s.CommandID = c.newCommandID()
+	require.NoError(t, c.Submit(t.Context(), s))
+	select {
+	case <-rep.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no outcome reported")
+	}
+	// While the first report is held, a second command's subscribe is
+	// written: every frame the first worker wrote before its report is
+	// read before it.
+	other := submission("s2", "card-2")
+	other.CommandID = c.newCommandID()
+	require.NoError(t, c.Submit(t.Context(), other))
+	log := fr.await("the second command's subscribe", atLeast("subscribe", 2))
+	var order []string
+	for _, r := range log {
+		order = append(order, r.typ)
+	}
+	assert.NotContains(t, order, "unsubscribe", "the first command's subscription ended before its report; frames %v", order)
+	close(rep.release)
+	assert.Equal(t, s.CommandID, rep.next(t).CommandID)
+	fr.await("both subscriptions ended after their reports", atLeast("unsubscribe", 2))
+}
