@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"sync"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/oklog/ulid/v2"
@@ -41,13 +42,26 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 			return
 		}
 		post := r.PostForm
-		step := beginAnswer(in, pg, answerPost{Card: id, Form: post, By: operatorFrom(r.Context())})
-		sent := func() {
-			if wantsFragment(r) {
-				pg.cardFragment(w, r, http.StatusOK, id, nil)
-				return
+		// The card the redirect shows next is chosen while the journal
+		// syncs the answer (it reads every card's head), not after.
+		var next chan inbox.CardID
+		var while func()
+		if !wantsFragment(r) {
+			while = func() {
+				next = make(chan inbox.CardID, 1)
+				go func() { next <- pg.nextCard(r, id, panel) }()
 			}
-			pg.redirectNext(w, r, id, panel)
+		}
+		step := beginAnswer(in, pg, answerPost{Card: id, Form: post, By: operatorFrom(r.Context()), While: while})
+		sent := func() {
+			switch {
+			case wantsFragment(r):
+				pg.cardFragment(w, r, http.StatusOK, id, nil)
+			case next != nil:
+				pg.redirectBack(w, r, <-next, panel)
+			default:
+				pg.redirectNext(w, r, id, panel)
+			}
 		}
 		switch step.Outcome {
 		case answerGone:
@@ -68,16 +82,19 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 			sent()
 		case answerRecorded:
 			crashpoint.Hit(crashpoint.Recorded)
-			// The answer is journaled: the 303 (or, to the page's script,
-			// the card) goes out before the command is queued (its outcome
-			// arrives by push either way), so the browser knows its answer
-			// is kept whatever happens to the send.
+			// The answer is journaled. It is queued held: the respond path
+			// subscribes to its acks while the 303 (or, to the page's
+			// script, the card) is written, and writes the command only
+			// once that is out (its outcome arrives by push either way),
+			// so the browser knows its answer is kept whatever happens to
+			// the send. The send outlives the request: a browser that
+			// drops its request after the answer was recorded must not
+			// turn it into a failure.
+			release := queueAnswerHeld(context.WithoutCancel(r.Context()), in, sub, pg.log, m, step.Submission)
+			defer release() // also when writing the response panics
 			sent()
 			_ = http.NewResponseController(w).Flush() // best effort: a writer that cannot flush sends it on return
-			// The send outlives the request: a browser that drops its
-			// request after the answer was recorded must not turn it into
-			// a failure.
-			queueAnswer(context.WithoutCancel(r.Context()), in, sub, pg.log, m, step.Submission)
+			release()
 		}
 	}
 }
@@ -89,6 +106,10 @@ type answerPost struct {
 	Card inbox.CardID
 	Form url.Values
 	By   string
+	// While, when not nil, is called (and must not block) once the card
+	// is reserved for the answer, while the journal writes it
+	// (inbox.Inbox.BeginSubmissionWhile).
+	While func()
 }
 
 // answerOutcome is what beginAnswer made of one card's answer.
@@ -163,12 +184,12 @@ func beginAnswer(in Inbox, pg *pages, p answerPost) answerStep {
 		return answerStep{Outcome: answerRefused, Status: http.StatusUnprocessableEntity,
 			Refused: &view.Refused{Card: id, Input: post, Problems: problems}}
 	}
-	s, err := in.BeginSubmission(id, inbox.Submission{
+	s, err := in.BeginSubmissionWhile(id, inbox.Submission{
 		Token: token, CommandID: ulid.Make().String(), Answer: answer, Form: post, By: p.By,
 		// Set only by the form under "Answer differently": this post
 		// replaces the card's owed answer (inbox decides if it may).
 		Replaces: post.Get(form.NameReplaces),
-	})
+	}, p.While)
 	switch {
 	case errors.Is(err, inbox.ErrDuplicate):
 		return answerStep{Outcome: answerKept}
@@ -192,13 +213,41 @@ func beginAnswer(in Inbox, pg *pages, p answerPost) answerStep {
 // answer. A submission that cannot be queued is settled failed on its
 // card ("not sent; your answer is kept").
 func queueAnswer(ctx context.Context, in Inbox, sub Submitter, log *slog.Logger, m *Metrics, s inbox.Submission) {
-	if err := sub.Submit(ctx, s); err != nil {
+	queued(in, log, m, s, sub.Submit(ctx, s))
+}
+
+// queued counts a submission handed to the respond path, or settles it
+// failed on its card when err says it could not be.
+func queued(in Inbox, log *slog.Logger, m *Metrics, s inbox.Submission, err error) {
+	if err != nil {
 		log.Warn("web: answer not queued", "card", string(s.Card), "command", s.CommandID, "err", err)
 		in.SettleSubmission(s.Card, s.CommandID, inbox.SubmissionFailed, inbox.ReasonUnreachable, "not sent; your answer is kept")
 		m.Answer("failed")
 		return
 	}
 	m.Answer("sent")
+}
+
+// holdingSubmitter is a Submitter that can queue a command whose first write
+// waits for release (respond.Client.SubmitHeld), so the command's ack
+// subscription is made while the post's response is written.
+type holdingSubmitter interface {
+	SubmitHeld(ctx context.Context, s inbox.Submission) (release func(), err error)
+}
+
+// queueAnswerHeld is queueAnswer for a post whose response is still to be
+// written: the command is queued now and written once release is called
+// (on a Submitter that cannot hold one, release queues it then). release
+// must be called; more than once does nothing more.
+func queueAnswerHeld(ctx context.Context, in Inbox, sub Submitter, log *slog.Logger, m *Metrics, s inbox.Submission) (release func()) {
+	hs, ok := sub.(holdingSubmitter)
+	if !ok {
+		var once sync.Once
+		return func() { once.Do(func() { queueAnswer(ctx, in, sub, log, m, s) }) }
+	}
+	release, err := hs.SubmitHeld(ctx, s)
+	queued(in, log, m, s, err)
+	return release
 }
 
 // HeaderFragment is the request header the page script sends with an

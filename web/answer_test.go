@@ -125,6 +125,74 @@ func TestAnswerPostRedirectsBeforeTheCommandIsQueued(t *testing.T) {
 	assert.Equal(t, int64(1), h.metrics.answers("sent"))
 }
 
+// holdingFake queues each submission held (SubmitHeld) and blocks in
+// release until the test lets it go.
+type holdingFake struct {
+	heldSubmitter
+	held     chan inbox.Submission
+	released chan struct{}
+}
+
+func (h *holdingFake) SubmitHeld(_ context.Context, s inbox.Submission) (func(), error) {
+	h.held <- s
+	return func() {
+		h.entered <- s // release was called
+		<-h.release
+	}, nil
+}
+
+// With a respond path that can hold a command (respond.Client), the
+// answer is queued before the 303 is written, so its ack subscription is
+// made meanwhile, and released only once the 303 is out: the browser
+// still hears its answer kept before the command can be written.
+func TestAnswerPostQueuesHeldAndReleasesAfterThe303(t *testing.T) {
+	t.Parallel()
+	fake := &holdingFake{
+		heldSubmitter: heldSubmitter{entered: make(chan inbox.Submission, 1), release: make(chan struct{})},
+		held:          make(chan inbox.Submission, 1),
+	}
+	h := newHarness(t, func(s *setup) { s.deps.Submitter = fake })
+	id := h.ask("s1", "r1", replicasForm())
+	action, token := answerForm(t, h.getPage(nil, "").doc(t), id)
+
+	req := h.request(http.MethodPost, h.url(h.relative(action)), strings.NewReader(url.Values{"token": {token}, "f0": {"3"}}.Encode()),
+		"Content-Type", "application/x-www-form-urlencoded", "Origin", h.srv.URL)
+	type result struct {
+		resp *http.Response
+		err  error
+	}
+	got := make(chan result, 1)
+	go func() {
+		resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+		got <- result{resp, err}
+	}()
+	var r result
+	select {
+	case r = <-got:
+	case <-time.After(5 * time.Second):
+		close(fake.release)
+		t.Fatal("no response while the release of the command blocks: the 303 waits for the send")
+	}
+	require.NoError(t, r.err)
+	defer r.resp.Body.Close()
+	assert.Equal(t, http.StatusSeeOther, r.resp.StatusCode)
+	select {
+	case s := <-fake.held:
+		assert.Equal(t, id, s.Card, "queued held before the 303")
+	default:
+		t.Fatal("the 303 came before the answer was queued held")
+	}
+	select {
+	case s := <-fake.entered:
+		assert.Equal(t, id, s.Card, "released after the 303")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the command was never released")
+	}
+	close(fake.release)
+	_, _ = io.Copy(io.Discard, r.resp.Body)
+	assert.Equal(t, int64(1), h.metrics.answers("sent"))
+}
+
 // normalise turns json.Number values into float64 or int for comparison.
 func normalise(v aep.Values) aep.Values {
 	out := aep.Values{}

@@ -331,14 +331,21 @@ func (p *pages) redirectBack(w http.ResponseWriter, r *http.Request, id inbox.Ca
 // answer after the one just sent (in page order, wrapping round), so the
 // operator keeps their place; at the card sent when none waits.
 func (p *pages) redirectNext(w http.ResponseWriter, r *http.Request, id inbox.CardID, panel bool) {
+	p.redirectBack(w, r, p.nextCard(r, id, panel), panel)
+}
+
+// nextCard is the card redirectNext anchors at: the next one waiting for
+// an answer after id in the order of the page (or panel) r was posted
+// from, or id when none waits. It only reads r.
+func (p *pages) nextCard(r *http.Request, id inbox.CardID, panel bool) inbox.CardID {
 	opts := p.options(r, panel)
 	heads := p.in.Heads(opts.Filter)
 	if next := view.NextPending(heads, id, view.WindowOptions{
 		After: viewQuery(r).Get("after"), Cards: p.pageCards, Rows: p.pageRows, Now: opts.Now,
 	}); next != "" {
-		id = next
+		return next
 	}
-	p.redirectBack(w, r, id, panel)
+	return id
 }
 
 // writeHTML writes a rendered page with its status. Pages are never

@@ -24,7 +24,9 @@ type Inbox interface {
 	Heads(inbox.Query) []inbox.Card
 	Card(inbox.CardID) (inbox.Card, bool)
 	Status() inbox.Status
-	BeginSubmission(inbox.CardID, inbox.Submission) (inbox.Submission, error)
+	// BeginSubmissionWhile is inbox.Inbox.BeginSubmission, calling while
+	// (when not nil) during the journal write.
+	BeginSubmissionWhile(id inbox.CardID, s inbox.Submission, while func()) (inbox.Submission, error)
 	// Posted reports whether the form token was posted on the card, here
 	// or on another replica sharing the journal.
 	Posted(id inbox.CardID, token string) bool

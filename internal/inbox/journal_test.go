@@ -284,3 +284,40 @@ func TestACardBeingJournaledIsNotEvicted(t *testing.T) {
 	require.NotNil(t, c.Submission)
 	assert.Equal(t, "c1", c.Submission.CommandID)
 }
+
+// orderJournal notes each Record in a shared log.
+type orderJournal struct {
+	*MemoryJournal
+	log *[]string
+}
+
+func (j orderJournal) Record(s Submission) error {
+	*j.log = append(*j.log, "record "+s.CommandID)
+	return j.MemoryJournal.Record(s)
+}
+
+// BeginSubmissionWhile calls while once the card is reserved (another
+// form's post is refused as in flight) and before the journal write, so
+// what the caller does then overlaps the disk's sync; a refused post
+// calls nothing.
+func TestBeginSubmissionWhileRunsDuringTheJournalWrite(t *testing.T) {
+	t.Parallel()
+	var log []string
+	in := New(Options{Journal: orderJournal{NewMemoryJournal(), &log}})
+	in.Apply(request(t, "r1", 0, formData("")))
+	id := cardIDOf("r1")
+
+	_, err := in.BeginSubmissionWhile(id, sub("t1", "c1"), func() {
+		log = append(log, "while")
+		_, err := in.BeginSubmission(id, sub("t2", "c2"))
+		assert.ErrorIs(t, err, ErrInFlight, "the card is reserved while the caller works")
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"while", "record c1"}, log)
+
+	_, err = in.BeginSubmissionWhile(id, sub("t3", "c3"), func() { log = append(log, "refused while") })
+	require.ErrorIs(t, err, ErrInFlight)
+	_, err = in.BeginSubmissionWhile("no-such-card", sub("t4", "c4"), func() { log = append(log, "gone while") })
+	require.ErrorIs(t, err, ErrNotFound)
+	assert.Equal(t, []string{"while", "record c1"}, log, "a refused post calls nothing")
+}

@@ -49,6 +49,15 @@ var ErrOtherInFlight = fmt.Errorf("%w: sent by another sender, or by this UI bef
 // BeginSubmission returns it, so the journal still sees Record before any
 // Settle of the same command.
 func (in *Inbox) BeginSubmission(id CardID, s Submission) (Submission, error) {
+	return in.BeginSubmissionWhile(id, s, nil)
+}
+
+// BeginSubmissionWhile is BeginSubmission, calling while (when not nil)
+// once the card is reserved for s and before the journal write: what the
+// caller does then overlaps the disk's sync (the UI chooses the card to
+// show next). while must not block; it is not called when the post is
+// refused before the write.
+func (in *Inbox) BeginSubmissionWhile(id CardID, s Submission, while func()) (Submission, error) {
 	en, sub, err := in.reserve(id, s)
 	for errors.Is(err, errBeingJournaled) {
 		// The same form, posted again while its first post is being
@@ -60,6 +69,9 @@ func (in *Inbox) BeginSubmission(id CardID, s Submission) (Submission, error) {
 	}
 	if err != nil {
 		return sub, err
+	}
+	if while != nil {
+		while()
 	}
 	if in.opts.Command != nil {
 		raw, cerr := in.opts.Command(sub)
