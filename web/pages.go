@@ -277,6 +277,17 @@ func (p *pages) goneOpened(w http.ResponseWriter, r *http.Request) {
 	writeHTML(w, http.StatusNotFound, buf)
 }
 
+// notFound answers an address the UI does not serve with 404 and a page
+// in the UI's style that leads to the inbox.
+func (p *pages) notFound(w http.ResponseWriter, r *http.Request) {
+	buf, err := render.Gone(r.Context(), view.NotFound(p.base, p.assets, viewQuery(r).Get("theme")))
+	if err != nil {
+		p.internalError(w, r, err)
+		return
+	}
+	writeHTML(w, http.StatusNotFound, buf)
+}
+
 // unread answers a post that could not be read (too large: 413, or
 // malformed: 400): plain words to the script (which falls back to the
 // browser's own post), a page in the UI's style to that post, saying

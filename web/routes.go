@@ -11,6 +11,9 @@ import (
 func (s *server) routes() http.Handler {
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID, s.recoverer, s.securityHeaders, s.hostCheck)
+	// An address the UI does not serve (a mistyped or stale link) is a
+	// page in the UI's style with the way to the inbox, not bare text.
+	r.NotFound(s.pages.notFound)
 
 	in, pg := s.deps.Inbox, s.pages
 	// gz compresses pages, fragments and assets for a browser that

@@ -130,3 +130,12 @@ func GoneOpened(basePath string, assets Assets, themeName string) GoneView {
 	v.Message = words.refusalPage["gone-open"]
 	return v
 }
+
+// NotFound builds the page for an address the UI does not serve.
+func NotFound(basePath string, assets Assets, themeName string) GoneView {
+	v := Gone(basePath, assets, nil, false, themeName)
+	v.Page.Title = words.refusalPage["not-found-title"] + " · aepforms"
+	v.Heading = words.refusalPage["not-found-title"]
+	v.Message = words.refusalPage["not-found"]
+	return v
+}

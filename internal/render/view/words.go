@@ -156,6 +156,8 @@ var words = struct {
 	},
 	refusalPage: map[string]string{
 		"gone":            "This question is no longer open",
+		"not-found-title": "There is no page here",
+		"not-found":       "This UI has no page at this address (a mistyped or an old link). The questions are on the inbox.",
 		"gone-open":       "This server does not have this question any more: it was answered, it expired or was cleared, or the server restarted. The questions still open are on the inbox.",
 		"too-large-title": "Your answer is too large to send",
 		"too-large":       "Your answer is larger than this UI accepts, so nothing was sent. Go back (the browser's Back button keeps what you typed), shorten it and send it again.",
