@@ -42,16 +42,25 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 			return
 		}
 		post := r.PostForm
-		// The card the redirect shows next is chosen while the journal
-		// syncs the answer (it reads every card's head), not after.
+		// The send outlives the request: a browser that drops its
+		// request after the answer was recorded must not turn it into a
+		// failure.
+		ctx := context.WithoutCancel(r.Context())
+		// While the journal syncs the answer: the card the redirect shows
+		// next is chosen (it reads every card's head), and the respond
+		// path takes the command held, subscribing to its acks; it is let
+		// go once the 303 is out, or dropped when the answer was not kept.
 		var next chan inbox.CardID
-		var while func()
-		if !wantsFragment(r) {
-			while = func() {
+		var held *heldAnswer
+		while := func(s inbox.Submission) {
+			if !wantsFragment(r) {
 				next = make(chan inbox.CardID, 1)
 				go func() { next <- pg.nextCard(r, id, panel) }()
 			}
+			held = holdAnswer(ctx, sub, s)
 		}
+		recorded := false
+		defer func() { held.let(recorded) }() // also when writing the response panics
 		step := beginAnswer(in, pg, answerPost{Card: id, Form: post, By: operatorFrom(r.Context()), While: while})
 		sent := func() {
 			switch {
@@ -82,16 +91,12 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 			sent()
 		case answerRecorded:
 			crashpoint.Hit(crashpoint.Recorded)
-			// The answer is journaled. It is queued held: the respond path
-			// subscribes to its acks while the 303 (or, to the page's
-			// script, the card) is written, and writes the command only
-			// once that is out (its outcome arrives by push either way),
-			// so the browser knows its answer is kept whatever happens to
-			// the send. The send outlives the request: a browser that
-			// drops its request after the answer was recorded must not
-			// turn it into a failure.
-			release := queueAnswerHeld(context.WithoutCancel(r.Context()), in, sub, pg.log, m, step.Submission)
-			defer release() // also when writing the response panics
+			recorded = true
+			// The answer is journaled: the 303 (or, to the page's script,
+			// the card) goes out before the command is written (its
+			// outcome arrives by push either way), so the browser knows
+			// its answer is kept whatever happens to the send.
+			release := queueAnswerHeld(ctx, in, sub, pg.log, m, step.Submission, held)
 			sent()
 			_ = http.NewResponseController(w).Flush() // best effort: a writer that cannot flush sends it on return
 			release()
@@ -106,10 +111,10 @@ type answerPost struct {
 	Card inbox.CardID
 	Form url.Values
 	By   string
-	// While, when not nil, is called (and must not block) once the card
-	// is reserved for the answer, while the journal writes it
-	// (inbox.Inbox.BeginSubmissionWhile).
-	While func()
+	// While, when not nil, is called (and must not block) with the
+	// submission once the card is reserved for it, while the journal
+	// writes it (inbox.Inbox.BeginSubmissionWhile).
+	While func(inbox.Submission)
 }
 
 // answerOutcome is what beginAnswer made of one card's answer.
@@ -228,26 +233,50 @@ func queued(in Inbox, log *slog.Logger, m *Metrics, s inbox.Submission, err erro
 	m.Answer("sent")
 }
 
-// holdingSubmitter is a Submitter that can queue a command whose first write
-// waits for release (respond.Client.SubmitHeld), so the command's ack
-// subscription is made while the post's response is written.
+// holdingSubmitter is a Submitter that can queue a command whose first
+// write waits (respond.Client.SubmitHeld), so the command's ack
+// subscription is made while the answer is journaled and the post's
+// response written.
 type holdingSubmitter interface {
-	SubmitHeld(ctx context.Context, s inbox.Submission) (release func(), err error)
+	SubmitHeld(ctx context.Context, s inbox.Submission) (send func(bool), err error)
 }
 
-// queueAnswerHeld is queueAnswer for a post whose response is still to be
-// written: the command is queued now and written once release is called
-// (on a Submitter that cannot hold one, release queues it then). release
-// must be called; more than once does nothing more.
-func queueAnswerHeld(ctx context.Context, in Inbox, sub Submitter, log *slog.Logger, m *Metrics, s inbox.Submission) (release func()) {
+// heldAnswer is a command queued held while its answer is journaled.
+type heldAnswer struct {
+	send func(bool) // let it go, or drop it (only the first call counts)
+	err  error      // not queued
+}
+
+// holdAnswer queues s's command held on a holdingSubmitter; nil on any
+// other (it is queued once kept, queueAnswerHeld).
+func holdAnswer(ctx context.Context, sub Submitter, s inbox.Submission) *heldAnswer {
 	hs, ok := sub.(holdingSubmitter)
 	if !ok {
-		var once sync.Once
-		return func() { once.Do(func() { queueAnswer(ctx, in, sub, log, m, s) }) }
+		return nil
 	}
-	release, err := hs.SubmitHeld(ctx, s)
-	queued(in, log, m, s, err)
-	return release
+	send, err := hs.SubmitHeld(ctx, s)
+	return &heldAnswer{send: send, err: err}
+}
+
+// let lets a held command go, or drops it; nil does nothing.
+func (h *heldAnswer) let(send bool) {
+	if h != nil {
+		h.send(send)
+	}
+}
+
+// queueAnswerHeld is queueAnswer for a kept answer whose post's response
+// is still to be written: its command, held since the journal write
+// (holdAnswer) or queued now, is written once release is called (on a
+// Submitter that cannot hold one, release queues it then). release must
+// be called; more than once does nothing more.
+func queueAnswerHeld(ctx context.Context, in Inbox, sub Submitter, log *slog.Logger, m *Metrics, s inbox.Submission, held *heldAnswer) (release func()) {
+	if held != nil {
+		queued(in, log, m, s, held.err)
+		return func() { held.let(true) }
+	}
+	var once sync.Once
+	return func() { once.Do(func() { queueAnswer(ctx, in, sub, log, m, s) }) }
 }
 
 // HeaderFragment is the request header the page script sends with an

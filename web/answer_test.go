@@ -2,10 +2,12 @@ package web
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -129,22 +131,30 @@ func TestAnswerPostRedirectsBeforeTheCommandIsQueued(t *testing.T) {
 // release until the test lets it go.
 type holdingFake struct {
 	heldSubmitter
-	held     chan inbox.Submission
-	released chan struct{}
+	held    chan inbox.Submission
+	dropped chan inbox.Submission // let(false); nil: not watched
 }
 
-func (h *holdingFake) SubmitHeld(_ context.Context, s inbox.Submission) (func(), error) {
+func (h *holdingFake) SubmitHeld(_ context.Context, s inbox.Submission) (func(bool), error) {
 	h.held <- s
-	return func() {
-		h.entered <- s // release was called
-		<-h.release
+	var once sync.Once
+	return func(send bool) {
+		once.Do(func() {
+			if send {
+				h.entered <- s // let go
+				<-h.release
+			} else if h.dropped != nil {
+				h.dropped <- s
+			}
+		})
 	}, nil
 }
 
 // With a respond path that can hold a command (respond.Client), the
-// answer is queued before the 303 is written, so its ack subscription is
-// made meanwhile, and released only once the 303 is out: the browser
-// still hears its answer kept before the command can be written.
+// answer is queued held while the journal writes it, so its ack
+// subscription is made meanwhile, and let go only once the 303 is out:
+// the browser still hears its answer kept before the command can be
+// written.
 func TestAnswerPostQueuesHeldAndReleasesAfterThe303(t *testing.T) {
 	t.Parallel()
 	fake := &holdingFake{
@@ -191,6 +201,44 @@ func TestAnswerPostQueuesHeldAndReleasesAfterThe303(t *testing.T) {
 	close(fake.release)
 	_, _ = io.Copy(io.Discard, r.resp.Body)
 	assert.Equal(t, int64(1), h.metrics.answers("sent"))
+}
+
+// refusingJournal keeps nothing: every Record fails (a full disk).
+type refusingJournal struct{ *inbox.MemoryJournal }
+
+func (refusingJournal) Record(inbox.Submission) error { return errors.New("disk full") }
+
+// An answer the journal did not keep is refused (503) and its command,
+// held since the journal write began, is dropped: never sent.
+func TestAnswerNotKeptDropsItsHeldCommand(t *testing.T) {
+	t.Parallel()
+	fake := &holdingFake{
+		heldSubmitter: heldSubmitter{entered: make(chan inbox.Submission, 1), release: make(chan struct{})},
+		held:          make(chan inbox.Submission, 1),
+		dropped:       make(chan inbox.Submission, 1),
+	}
+	close(fake.release)
+	h := newHarness(t, func(s *setup) { s.deps.Submitter = fake },
+		withInbox(func(o *inbox.Options) { o.Journal = refusingJournal{inbox.NewMemoryJournal()} }))
+	id := h.ask("s1", "r1", replicasForm())
+	action, token := answerForm(t, h.getPage(nil, "").doc(t), id)
+
+	resp := h.postForm(nil, h.relative(action), url.Values{"token": {token}, "f0": {"3"}})
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	s := <-fake.held
+	assert.Equal(t, id, s.Card, "held while the journal was asked")
+	select {
+	case d := <-fake.dropped:
+		assert.Equal(t, s.CommandID, d.CommandID, "the held command is dropped")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the held command was not dropped")
+	}
+	select {
+	case e := <-fake.entered:
+		t.Fatalf("a command the journal did not keep was let go: %+v", e)
+	default:
+	}
+	assert.Zero(t, h.metrics.answers("sent"))
 }
 
 // normalise turns json.Number values into float64 or int for comparison.

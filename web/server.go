@@ -26,7 +26,7 @@ type Inbox interface {
 	Status() inbox.Status
 	// BeginSubmissionWhile is inbox.Inbox.BeginSubmission, calling while
 	// (when not nil) during the journal write.
-	BeginSubmissionWhile(id inbox.CardID, s inbox.Submission, while func()) (inbox.Submission, error)
+	BeginSubmissionWhile(id inbox.CardID, s inbox.Submission, while func(inbox.Submission)) (inbox.Submission, error)
 	// Posted reports whether the form token was posted on the card, here
 	// or on another replica sharing the journal.
 	Posted(id inbox.CardID, token string) bool

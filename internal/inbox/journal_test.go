@@ -307,17 +307,17 @@ func TestBeginSubmissionWhileRunsDuringTheJournalWrite(t *testing.T) {
 	in.Apply(request(t, "r1", 0, formData("")))
 	id := cardIDOf("r1")
 
-	_, err := in.BeginSubmissionWhile(id, sub("t1", "c1"), func() {
-		log = append(log, "while")
+	_, err := in.BeginSubmissionWhile(id, sub("t1", "c1"), func(s Submission) {
+		log = append(log, "while "+s.CommandID)
 		_, err := in.BeginSubmission(id, sub("t2", "c2"))
 		assert.ErrorIs(t, err, ErrInFlight, "the card is reserved while the caller works")
 	})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"while", "record c1"}, log)
+	assert.Equal(t, []string{"while c1", "record c1"}, log)
 
-	_, err = in.BeginSubmissionWhile(id, sub("t3", "c3"), func() { log = append(log, "refused while") })
+	_, err = in.BeginSubmissionWhile(id, sub("t3", "c3"), func(Submission) { log = append(log, "refused while") })
 	require.ErrorIs(t, err, ErrInFlight)
-	_, err = in.BeginSubmissionWhile("no-such-card", sub("t4", "c4"), func() { log = append(log, "gone while") })
+	_, err = in.BeginSubmissionWhile("no-such-card", sub("t4", "c4"), func(Submission) { log = append(log, "gone while") })
 	require.ErrorIs(t, err, ErrNotFound)
-	assert.Equal(t, []string{"while", "record c1"}, log, "a refused post calls nothing")
+	assert.Equal(t, []string{"while c1", "record c1"}, log, "a refused post calls nothing")
 }

@@ -53,11 +53,13 @@ func (in *Inbox) BeginSubmission(id CardID, s Submission) (Submission, error) {
 }
 
 // BeginSubmissionWhile is BeginSubmission, calling while (when not nil)
-// once the card is reserved for s and before the journal write: what the
-// caller does then overlaps the disk's sync (the UI chooses the card to
-// show next). while must not block; it is not called when the post is
-// refused before the write.
-func (in *Inbox) BeginSubmissionWhile(id CardID, s Submission, while func()) (Submission, error) {
+// with the submission to be journaled (its Command bytes made) once the
+// card is reserved for it and before the journal write: what the caller
+// does then overlaps the disk's sync (the UI chooses the card to show
+// next and has the respond path subscribe to the command's acks, the
+// command held until the journal kept it). while must not block; it is
+// not called when the post is refused before the write.
+func (in *Inbox) BeginSubmissionWhile(id CardID, s Submission, while func(Submission)) (Submission, error) {
 	en, sub, err := in.reserve(id, s)
 	for errors.Is(err, errBeingJournaled) {
 		// The same form, posted again while its first post is being
@@ -70,15 +72,15 @@ func (in *Inbox) BeginSubmissionWhile(id CardID, s Submission, while func()) (Su
 	if err != nil {
 		return sub, err
 	}
-	if while != nil {
-		while()
-	}
 	if in.opts.Command != nil {
 		raw, cerr := in.opts.Command(sub)
 		if cerr != nil {
 			err = fmt.Errorf("%w: %w", ErrInvalidSubmission, cerr)
 		}
 		sub.Command = raw
+	}
+	if err == nil && while != nil {
+		while(cloneSubmission(sub))
 	}
 	if err == nil && s.Replaces != "" {
 		// "Answer differently": the replaced answer's way out of the live

@@ -86,25 +86,91 @@ func (c *Client) Submit(ctx context.Context, s inbox.Submission) error {
 }
 
 // SubmitHeld is Submit, except that the command's first write waits
-// until release is called: its worker meanwhile takes a relay connection
-// and subscribes to the command's acks. The UI queues an answer this way
-// before writing the post's 303, and calls release once the 303 is out:
-// the operator's browser still hears that the answer is kept before the
-// command can reach the agent, and the ack subscription's round trip is
-// no longer on the answer's way. release may be called more than once;
-// without it the command is never written, so call it on every path
-// (defer). On an error nothing was queued and release does nothing.
-func (c *Client) SubmitHeld(ctx context.Context, s inbox.Submission) (release func(), err error) {
-	hold := make(chan struct{})
-	var once sync.Once
-	release = func() { once.Do(func() { close(hold) }) }
-	if err := c.submit(ctx, s, hold); err != nil {
-		return func() {}, err
+// until send(true) is called: its worker meanwhile takes a relay
+// connection and subscribes to the command's acks. The UI queues an
+// answer this way while the journal writes it, and calls send(true) once
+// the post's 303 is out: the operator's browser still hears that the
+// answer is kept before the command can reach the agent, and the ack
+// subscription's round trip is no longer on the answer's way.
+// send(false) drops the command unsent and unreported (the journal did
+// not keep the answer). Nothing is reported for the command before send
+// is called (a "queued" report waits for send(true)), so it may be
+// submitted before its submission is on its card. Only send's first call
+// counts; without one the command is never written, so call it on every
+// path (defer). On an error nothing was queued and send does nothing.
+func (c *Client) SubmitHeld(ctx context.Context, s inbox.Submission) (send func(bool), err error) {
+	g := &gate{open: make(chan struct{})}
+	if err := c.submit(ctx, s, g); err != nil {
+		return func(bool) {}, err
 	}
-	return release, nil
+	return g.let, nil
 }
 
-func (c *Client) submit(ctx context.Context, s inbox.Submission, hold <-chan struct{}) error {
+// gate holds a command's first write (SubmitHeld).
+type gate struct {
+	once sync.Once
+	open chan struct{} // closed by let
+	drop bool          // let(false); read after open is closed
+	// said is the report Submit would have made at once (queued, or
+	// owed for want of a relay), made by let(true) instead.
+	said func()
+}
+
+// let opens the gate: send the command, or drop it.
+func (g *gate) let(send bool) {
+	g.once.Do(func() {
+		g.drop = !send
+		if send && g.said != nil {
+			g.said()
+		}
+		close(g.open)
+	})
+}
+
+// wait waits until g is opened or ctx ends, and reports whether the
+// command may go on (false: dropped); a nil gate is open.
+func (g *gate) wait(ctx context.Context) bool {
+	if g == nil {
+		return true
+	}
+	select {
+	case <-g.open:
+		return !g.drop
+	case <-ctx.Done():
+		return true
+	}
+}
+
+// isOpen reports whether g is nil or opened.
+func (g *gate) isOpen() bool {
+	if g == nil {
+		return true
+	}
+	select {
+	case <-g.open:
+		return true
+	default:
+		return false
+	}
+}
+
+// passed waits until g is opened (true when the command is to be sent),
+// or ctx or lost ends first (false); a nil gate is open.
+func (g *gate) passed(ctx context.Context, lost <-chan struct{}) (send, opened bool) {
+	if g == nil {
+		return true, true
+	}
+	select {
+	case <-g.open:
+		return !g.drop, true
+	case <-lost:
+		return false, false
+	case <-ctx.Done():
+		return false, false
+	}
+}
+
+func (c *Client) submit(ctx context.Context, s inbox.Submission, hold *gate) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -144,13 +210,24 @@ func (c *Client) submit(ctx context.Context, s inbox.Submission, hold <-chan str
 	away := c.cur == nil && !errors.Is(c.lastErr, ErrUnauthorized)
 	cmd.queued = away && !cmd.sentBefore
 	c.mu.Unlock()
+	var said func()
 	switch {
 	case cmd.queued:
 		// Said before the command is on the queue, so no worker's later
 		// report can be overtaken by it.
-		c.cfg.Reporter.SettleSubmission(cmd.sub.Card, cmd.id, inbox.SubmissionQueued, "", "")
+		said = func() { c.cfg.Reporter.SettleSubmission(cmd.sub.Card, cmd.id, inbox.SubmissionQueued, "", "") }
 	case away:
-		c.cfg.Reporter.SettleSubmission(cmd.sub.Card, cmd.id, inbox.SubmissionSending, inbox.ReasonRelayLost, detailLost)
+		said = func() {
+			c.cfg.Reporter.SettleSubmission(cmd.sub.Card, cmd.id, inbox.SubmissionSending, inbox.ReasonRelayLost, detailLost)
+		}
+	}
+	switch {
+	case hold != nil:
+		// Said when the gate opens: a worker reports nothing before it
+		// (deliver.go).
+		hold.said = said
+	case said != nil:
+		said()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -271,7 +348,19 @@ func (c *Client) dispatch(ctx context.Context) {
 		workers.Go(func() {
 			defer func() { <-sem }()
 			d := &delivery{c: c, cmd: cmd}
-			c.report(cmd, d.run(ctx))
+			o := d.run(ctx)
+			// Nothing is reported before a held command's gate opens:
+			// its submission may not be on its card yet.
+			if !cmd.hold.wait(ctx) {
+				d.dropped = true
+			}
+			if d.dropped {
+				c.mu.Lock()
+				delete(c.pending, cmd.id)
+				c.mu.Unlock()
+			} else {
+				c.report(cmd, o)
+			}
 			if d.after != nil {
 				d.after()
 			}

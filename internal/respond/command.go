@@ -28,9 +28,10 @@ type command struct {
 	// reported sending with inbox.ReasonRelayLost, never "queued", and
 	// it is released (Config.Release) before it is written again.
 	sentBefore bool
-	// hold, when not nil, keeps the first write back until it is closed
-	// (SubmitHeld): the ack subscription is made meanwhile.
-	hold <-chan struct{}
+	// hold, when not nil, keeps the first write (and every report) back
+	// until it is opened (SubmitHeld): the ack subscription is made
+	// meanwhile.
+	hold *gate
 }
 
 // ErrInvalid reports a submission that cannot become a command.

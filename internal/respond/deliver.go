@@ -23,6 +23,9 @@ type delivery struct {
 	// after, when not nil, ends the settled command's ack subscription:
 	// run once its outcome is reported.
 	after func()
+	// dropped: its submitter dropped the held command (SubmitHeld): it
+	// was never written, and nothing is reported.
+	dropped bool
 }
 
 // waited is how a wait ended.
@@ -50,6 +53,15 @@ const (
 func (d *delivery) run(ctx context.Context) outcome {
 	c, cmd := d.c, d.cmd
 	for {
+		if !cmd.hold.isOpen() && (cmd.queued || !c.Connected()) {
+			// Held, and no relay to subscribe on: nothing to do early
+			// (a queued command is released, checks and all, only
+			// once its submission is on its card).
+			if !cmd.hold.wait(ctx) {
+				d.dropped = true
+				return outcome{}
+			}
+		}
 		cn, err := d.connection(ctx)
 		if cn == nil {
 			if (d.sent > 0 || cmd.sentBefore) && ctx.Err() == nil && !errors.Is(err, ErrUnauthorized) {
@@ -158,6 +170,10 @@ func (d *delivery) unsent(ctx context.Context) (*conn, error) {
 		if cn != nil || ctx.Err() != nil || errors.Is(err, ErrUnauthorized) {
 			return cn, err
 		}
+		if !d.cmd.hold.wait(ctx) {
+			d.dropped = true
+			return nil, nil
+		}
 		if !d.cmd.queued || d.released {
 			// Not written yet and no relay: queued (again, when the
 			// connection it was released on dropped before the write; it
@@ -212,8 +228,11 @@ func (d *delivery) on(ctx context.Context, cn *conn) (o outcome, done bool) {
 	writes := 0
 	for {
 		if d.sent == 0 && !cmd.sentBefore {
-			if !d.holdLifted(ctx, cn) {
+			if send, opened := cmd.hold.passed(ctx, cn.done); !opened {
 				return d.ended(ctx)
+			} else if !send {
+				d.dropped = true
+				return outcome{}, true
 			}
 			crashpoint.Hit(crashpoint.Unsent) // before the first write only
 		}
@@ -257,23 +276,6 @@ func (d *delivery) on(ctx context.Context, cn *conn) (o outcome, done bool) {
 		if writes > c.cfg.Retries {
 			return d.timeout(window), true
 		}
-	}
-}
-
-// holdLifted waits, before the command's first write, until its submitter
-// releases it (SubmitHeld). It is false when the connection or ctx ended
-// first.
-func (d *delivery) holdLifted(ctx context.Context, cn *conn) bool {
-	if d.cmd.hold == nil {
-		return true
-	}
-	select {
-	case <-d.cmd.hold:
-		return true
-	case <-cn.done:
-		return false
-	case <-ctx.Done():
-		return false
 	}
 }
 

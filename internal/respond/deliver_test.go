@@ -498,10 +498,11 @@ func TestSubmitHeldSubscribesNowAndWritesOnRelease(t *testing.T) {
 	fr := newFakeRelay(t)
 	fr.onCommand = func(fc *fakeConn, cmd *aep.Event, _ int) { fc.accept(cmd) }
 	c, rep := start(t, testConfig(fr.url()))
+	awaitConnected(t, c)
 
 	s := submission("s1", "card-1")
 	s.CommandID = c.newCommandID()
-	release, err := c.SubmitHeld(t.Context(), s)
+	send, err := c.SubmitHeld(t.Context(), s)
 	require.NoError(t, err)
 	fr.await("the ack subscription, before release", atLeast("subscribe", 1))
 	// Another answer, not held, goes all the way meanwhile: by its
@@ -514,8 +515,8 @@ func TestSubmitHeldSubscribesNowAndWritesOnRelease(t *testing.T) {
 		assert.NotContains(t, string(f.raw), s.CommandID, "the held command was written before release")
 	}
 
-	release()
-	release() // twice is harmless
+	send(true)
+	send(false) // only the first call counts
 	o := rep.next(t)
 	assert.Equal(t, settlement{Card: "card-1", CommandID: s.CommandID, State: inbox.SubmissionAccepted}, o)
 	assert.Len(t, fr.frames(typeRespond), 2, "each command written once, the held one once released")
@@ -575,4 +576,72 @@ func TestOutcomeReportedBeforeUnsubscribe(t *testing.T) {
 	close(rep.release)
 	assert.Equal(t, s.CommandID, rep.next(t).CommandID)
 	fr.await("both subscriptions ended after their reports", atLeast("unsubscribe", 2))
+}
+
+// A held command its submitter drops (the journal did not keep the
+// answer) is never written and nothing is reported for it; its ack
+// subscription ends.
+func TestSubmitHeldDroppedIsNeverSent(t *testing.T) {
+	t.Parallel()
+	fr := newFakeRelay(t)
+	fr.onCommand = func(fc *fakeConn, cmd *aep.Event, _ int) { fc.accept(cmd) }
+	c, rep := start(t, testConfig(fr.url()))
+	awaitConnected(t, c)
+
+	s := submission("s1", "card-1")
+	s.CommandID = c.newCommandID()
+	send, err := c.SubmitHeld(t.Context(), s)
+	require.NoError(t, err)
+	fr.await("the ack subscription", atLeast("subscribe", 1))
+	send(false)
+	send(true) // too late: dropped
+	fr.await("the dropped command's subscription ended", atLeast("unsubscribe", 1))
+	// Another answer goes all the way after it: by its outcome the
+	// dropped one would have been written and reported.
+	other := submission("s2", "card-2")
+	other.CommandID = c.newCommandID()
+	require.NoError(t, c.Submit(t.Context(), other))
+	assert.Equal(t, other.CommandID, rep.next(t).CommandID, "only the other answer is reported")
+	for _, f := range fr.frames(typeRespond) {
+		assert.NotContains(t, string(f.raw), s.CommandID, "the dropped command was written")
+	}
+	select {
+	case o := <-rep.ch:
+		t.Fatalf("reported: %+v", o)
+	default:
+	}
+}
+
+// Held while no relay is connected: the "queued" report waits for the
+// gate (the submission may not be on its card before), and comes at once
+// when it opens.
+func TestSubmitHeldWithoutRelayReportsQueuedWhenLetGo(t *testing.T) {
+	t.Parallel()
+	fr := newFakeRelay(t)
+	fr.down.Store(true)
+	c, rep := start(t, testConfig(fr.url()))
+
+	s := submission("s1", "card-1")
+	s.CommandID = c.newCommandID()
+	send, err := c.SubmitHeld(t.Context(), s)
+	require.NoError(t, err)
+	select {
+	case q := <-rep.queued:
+		t.Fatalf("queued reported before the gate opened: %+v", q)
+	default:
+	}
+	send(true)
+	q := rep.nextQueued(t)
+	assert.Equal(t, s.CommandID, q.CommandID)
+}
+
+// awaitConnected waits until c has a relay connection (held commands
+// subscribe early only on one).
+func awaitConnected(t *testing.T, c *Client) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	cn, err := c.awaitConn(ctx, time.Now().Add(10*time.Second))
+	require.NoError(t, err)
+	require.NotNil(t, cn, "no relay connection")
 }
