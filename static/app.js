@@ -464,6 +464,9 @@
         if (!cur) return;
         typeOther(cur);
         break;
+      case 'x':
+        if (!cur || !batchToggle(cur)) return;
+        break;
       case '?':
         toggleKeys();
         break;
@@ -1341,6 +1344,209 @@
       var words = relTime(now() - at);
       if (words !== text) t.textContent = words;
     });
+  }
+
+  /* ---------- answering many at once (#batch-region) ----------
+   * An open card the server finds selectable carries data-batch-shape and
+   * a hidden "Select for a batch answer" (batchPick). The region (folded)
+   * holds one answer form per shape two or more questions share. The
+   * picks of a shape show while the region has its form; what is picked
+   * is kept here by card id, so a pushed new version of a card stays
+   * picked. The region's counts come from the server: a pushed change
+   * that changes how many cards of a shape the page shows fetches the
+   * region again (?region=1). Its form is posted with fetch, the picked
+   * ids added; the outcome list shows under the form and each card shows
+   * its own outcome by push. */
+  var picked = {}; // card id -> shape
+  var batchSeen = '';
+  var batchTimer = 0;
+  var batchFetching = false;
+
+  function batchRegion() { return byId('batch-region'); }
+  function batchGroupOf(shape) {
+    var r = batchRegion();
+    return r ? r.querySelector('[data-testid="batch"][data-shape="' + shape + '"]') : null;
+  }
+
+  /* batchCounts: the open cards of each shape on the page. */
+  function batchCounts() {
+    var n = {};
+    cards('#open .card[data-batch-shape]').forEach(function (c) {
+      if (c.dataset.withdrawn === 'true' || c.dataset.open !== 'true') return;
+      var sh = c.dataset.batchShape;
+      n[sh] = (n[sh] || 0) + 1;
+    });
+    return n;
+  }
+
+  /* batchSync shows the picks of the shapes the region has a form for,
+   * keeps what is picked, and counts it in the region. */
+  function batchSync() {
+    batchTimer = 0;
+    var region = batchRegion();
+    if (!region) return;
+    var counts = batchCounts();
+    var live = {};
+    cards('#open .card[data-batch-shape]').forEach(function (c) {
+      var sh = c.dataset.batchShape;
+      var box = c.querySelector('[data-batch-pick]');
+      if (!box) return;
+      var on = !!batchGroupOf(sh) && c.dataset.open === 'true' && c.dataset.withdrawn !== 'true';
+      box.closest('[data-testid="batch-pick"]').hidden = !on;
+      box.checked = on && picked[c.dataset.card] === sh;
+      if (box.checked) live[c.dataset.card] = sh;
+    });
+    cards('#open [data-action="batch-go"]').forEach(function (b) {
+      var box = b.parentNode.querySelector('[data-batch-pick]');
+      var k = 0;
+      Object.keys(live).forEach(function (id) { if (live[id] === box.dataset.batchPick) k++; });
+      b.hidden = !box.checked;
+      var text = k === 1 ? 'Answer the 1 selected' : 'Answer the ' + k + ' selected';
+      if (b.textContent !== text) b.textContent = text;
+    });
+    picked = live; // a card answered, gone or changed is no longer picked
+    var any = false;
+    region.querySelectorAll('[data-testid="batch"]').forEach(function (g) {
+      var k = 0;
+      Object.keys(picked).forEach(function (id) { if (picked[id] === g.dataset.shape) k++; });
+      var sel = g.querySelector('[data-testid="batch-selected"]');
+      var text = k + ' selected';
+      if (sel && sel.textContent !== text) sel.textContent = text;
+      g.classList.toggle('has-selection', k > 0);
+      if (k > 0) any = true;
+    });
+    region.classList.toggle('has-selection', any);
+    var seen = JSON.stringify(counts);
+    if (seen !== batchSeen) {
+      var first = batchSeen === '';
+      batchSeen = seen;
+      if (!first) batchRefetch();
+    }
+  }
+  function batchSoon() {
+    if (!batchTimer) batchTimer = window.setTimeout(batchSync, 100);
+  }
+
+  /* batchRefetch reads the region again from the server: new groups come
+   * in, groups gone leave, counts change; a group's form the operator is
+   * in stays as it is. */
+  function batchRefetch() {
+    var region = batchRegion();
+    if (!region || batchFetching || !window.fetch) return;
+    batchFetching = true;
+    var q = window.location.search.replace(/^\?/, '');
+    window.fetch(region.dataset.url + (q ? '&' + q : ''), { credentials: 'same-origin', headers: { Accept: 'text/html' } })
+      .then(function (res) { return res.ok ? res.text() : null; })
+      .then(function (html) {
+        batchFetching = false;
+        if (!html) return;
+        var fresh = parse(html).firstElementChild;
+        if (!fresh || fresh.id !== 'batch-region') return;
+        var details = region.querySelector('details');
+        var into = details;
+        var keep = {};
+        fresh.querySelectorAll('[data-testid="batch"]').forEach(function (g) {
+          keep[g.dataset.shape] = true;
+          var old = batchGroupOf(g.dataset.shape);
+          if (old) {
+            old.dataset.count = g.dataset.count;
+            var c = old.querySelector('[data-testid="batch-count"]');
+            var nc = g.querySelector('[data-testid="batch-count"]');
+            if (c && nc) c.textContent = nc.textContent;
+          } else {
+            into.appendChild(g);
+          }
+        });
+        region.querySelectorAll('[data-testid="batch"]').forEach(function (g) {
+          var a = doc.activeElement;
+          if (!keep[g.dataset.shape] && !(a && g.contains(a))) g.remove();
+        });
+        var count = region.querySelector('[data-testid="batch-region-count"]');
+        var ncount = fresh.querySelector('[data-testid="batch-region-count"]');
+        if (count && ncount) count.textContent = ncount.textContent;
+        region.hidden = !region.querySelector('[data-testid="batch"]');
+        batchSync();
+      }, function () { batchFetching = false; });
+  }
+
+  /* batchToggle picks or unpicks a card (x); false when it has no pick. */
+  function batchToggle(card) {
+    var box = card.querySelector('[data-batch-pick]');
+    if (!box || box.closest('[data-testid="batch-pick"]').hidden) return false;
+    box.checked = !box.checked;
+    batchPicked(box);
+    return true;
+  }
+  function batchPicked(box) {
+    var id = box.value;
+    if (box.checked) picked[id] = box.dataset.batchPick;
+    else delete picked[id];
+    var region = batchRegion();
+    if (box.checked && region) {
+      var d = region.querySelector('details');
+      if (d) d.open = true;
+    }
+    batchSync();
+  }
+
+  doc.addEventListener('change', function (e) {
+    if (e.target.matches && e.target.matches('[data-batch-pick]')) batchPicked(e.target);
+  });
+
+  /* "Answer the n selected": to the group's answer, on its first control. */
+  doc.addEventListener('click', function (e) {
+    var b = e.target.closest && e.target.closest('[data-action="batch-go"]');
+    if (!b) return;
+    var box = b.parentNode.querySelector('[data-batch-pick]');
+    var g = box && batchGroupOf(box.dataset.batchPick);
+    if (!g) return;
+    var d = g.closest('details');
+    if (d) d.open = true;
+    var first = g.querySelector('form input:not([type="hidden"]), form select, form textarea, form summary, form button:not([disabled])');
+    g.scrollIntoView({ block: 'start' });
+    (first || g).focus({ preventScroll: true });
+  });
+
+  doc.addEventListener('submit', function (e) {
+    var form = e.target;
+    if (!form.closest || !form.closest('#batch-region') || e.defaultPrevented || !window.fetch || !window.URLSearchParams) return;
+    e.preventDefault();
+    var shape = form.dataset.shape;
+    var group = form.closest('[data-testid="batch"]');
+    var slot = group.querySelector('[data-testid="batch-result-slot"]');
+    var data = e.submitter ? new FormData(form, e.submitter) : new FormData(form);
+    var ids = Object.keys(picked).filter(function (id) { return picked[id] === shape; });
+    ids.forEach(function (id) { data.append('card', id); });
+    var done = function (html) {
+      delete form.dataset.sent;
+      slot.replaceChildren(parse(html));
+      var heading = slot.querySelector('h2, h3');
+      if (heading) { heading.setAttribute('tabindex', '-1'); heading.focus({ preventScroll: true }); }
+    };
+    window.fetch(form.action, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'X-Aepforms-Fragment': 'batch', Accept: 'text/html' },
+      body: new URLSearchParams(data)
+    }).then(function (res) {
+      return res.text().then(function (html) {
+        if (res.status === 200 || res.status === 409) {
+          // Sent (all or some): what was sent is picked no more.
+          slot.dataset.sent = 'true';
+          ids.forEach(function (id) { delete picked[id]; });
+          batchSync();
+        }
+        done(html);
+      });
+    }, function () {
+      delete form.dataset.sent;
+      slot.textContent = 'Not sent: the server did not answer. Try again.';
+    });
+  });
+
+  if (batchRegion()) {
+    new MutationObserver(batchSoon).observe(byId('inbox') || body, { childList: true, subtree: true });
+    batchSync();
   }
 
   /* ---------- start ---------- */

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aepforms/aepforms/components"
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render"
@@ -56,8 +57,46 @@ func batchShapes(in Inbox, pg *pages) ([][]inbox.Card, []inbox.Card) {
 // answer form. No script needed.
 func handleBatches(in Inbox, pg *pages) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		pg.batches(w, r, http.StatusOK, nil)
+		if r.URL.Query().Get("region") == "" {
+			pg.batches(w, r, http.StatusOK, nil)
+			return
+		}
+		// ?region=1: the inbox's batch region alone, for the page script
+		// (a group appeared, changed or left by push); its filter narrows
+		// it as it narrows the page.
+		v := view.PageView{BatchesURL: strings.TrimSuffix(pg.base, "/") + "/batches"}
+		v.Batches = pg.batchRegion(r, in.Heads(queryOf(r)))
+		buf, err := render.Buffer(r.Context(), components.BatchRegion(v), 1<<10+len(v.Batches)*4<<10)
+		if err != nil {
+			pg.internalError(w, r, err)
+			return
+		}
+		writeHTML(w, http.StatusOK, buf)
 	}
+}
+
+// batchRegion is the inbox's batch groups among heads, for a UI that
+// sends answers (none when watch-only).
+func (p *pages) batchRegion(r *http.Request, heads []inbox.Card) []view.BatchGroup {
+	if p.viewer.WatchOnly {
+		return nil
+	}
+	shapes := view.BatchShapes(heads, p.now())
+	full := make([]inbox.Card, 0, len(shapes))
+	kept := shapes[:0]
+	for _, cards := range shapes {
+		if c, ok := p.in.Card(cards[0].ID); ok && c.Shape == cards[0].Shape {
+			kept = append(kept, cards)
+			full = append(full, c)
+		}
+	}
+	opts := p.batchOptions(r)
+	opts.Max = 0 // the region lists no questions: their cards carry the picks
+	v := view.Batches(kept, full, opts)
+	for i := range v.Groups {
+		v.Groups[i].Items = nil
+	}
+	return v.Groups
 }
 
 // batches renders the batch page under status, with a refused post shown
@@ -99,10 +138,25 @@ func handleBatchAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.Hand
 				ids = append(ids, id)
 			}
 		}
-		refuse := func(status int, message string) {
+		refused := func(status int, problems []aep.Problem) {
 			m.Answer("not_sent")
-			pg.batches(w, r, status, &view.BatchRefused{Shape: shape, Input: post,
-				Problems: []aep.Problem{{Code: "batch", Message: message}}})
+			if r.Header.Get(HeaderFragment) != fragmentBatch {
+				pg.batches(w, r, status, &view.BatchRefused{Shape: shape, Input: post, Problems: problems})
+				return
+			}
+			msgs := make([]string, len(problems))
+			for i, p := range problems {
+				msgs[i] = p.Message
+			}
+			buf, err := render.Buffer(r.Context(), components.BatchProblems(msgs), 1<<10)
+			if err != nil {
+				pg.internalError(w, r, err)
+				return
+			}
+			writeHTML(w, status, buf)
+		}
+		refuse := func(status int, message string) {
+			refused(status, []aep.Problem{{Code: "batch", Message: message}})
 		}
 		token := post.Get(form.NameToken)
 		switch {
@@ -128,8 +182,7 @@ func handleBatchAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.Hand
 				continue
 			}
 			if _, problems := form.ParseAnswer(c.Request, post); len(problems) > 0 {
-				m.Answer("not_sent")
-				pg.batches(w, r, http.StatusUnprocessableEntity, &view.BatchRefused{Shape: shape, Input: post, Problems: problems})
+				refused(http.StatusUnprocessableEntity, problems)
 				return
 			}
 			break

@@ -242,3 +242,48 @@ func TestBatchAnswerCrossSiteAndWatchOnlyRefused(t *testing.T) {
 		}
 	})
 }
+
+// The inbox page carries the batch region (folded) and each selectable
+// card its pick; the panel carries neither region nor a visible way to
+// batch, a watch-only UI offers no batch, and ?region=1 is the region
+// alone for the page script.
+func TestBatchRegionOnThePage(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ids := askPermissions(h, 2)
+	h.ask("s2", "alone", nameForm())
+	d := h.getPage(nil, "").doc(t)
+	region := d.Find(`[data-testid="batch-region"]`)
+	require.Equal(t, 1, region.Length())
+	_, hidden := region.Attr("hidden")
+	assert.False(t, hidden)
+	_, open := region.Find(`details[data-testid="batch-details"]`).Attr("open")
+	assert.False(t, open, "folded until used")
+	assert.Equal(t, "2 waiting", region.Find(`[data-testid="batch-count"]`).Text())
+	assert.Equal(t, "/batches", region.Find(`[data-testid="batches-link"]`).AttrOr("href", ""))
+	for _, id := range ids {
+		pick := d.Find("#" + domID(id) + ` [data-testid="batch-pick-input"]`)
+		require.Equal(t, 1, pick.Length(), "card %s", id)
+		assert.Equal(t, string(id), pick.AttrOr("value", ""))
+		assert.Empty(t, pick.AttrOr("name", ""), "a pick posts nothing with the card's own answer")
+	}
+
+	frag := h.getPage(nil, "batches?region=1")
+	require.Equal(t, http.StatusOK, frag.StatusCode)
+	f := frag.doc(t)
+	assert.Equal(t, 1, f.Find(`[data-testid="batch-region"] [data-testid="batch"]`).Length())
+	assert.Zero(t, f.Find("html body > header").Length(), "the region alone")
+	narrowed := h.getPage(nil, "batches?region=1&session=s2").doc(t)
+	assert.Zero(t, narrowed.Find(`[data-testid="batch"]`).Length(), "the page's filter narrows the region")
+
+	panel := h.getPage(nil, "panel").doc(t)
+	assert.Zero(t, panel.Find(`[data-testid="batch-region"]`).Length(), "no batch controls in the panel")
+	assert.Zero(t, panel.Find(`[data-testid="batch-form"]`).Length())
+
+	wo := newHarness(t, watchOnly)
+	woIDs := askPermissions(wo, 2)
+	wd := wo.getPage(nil, "").doc(t)
+	_, hidden = wd.Find(`[data-testid="batch-region"]`).Attr("hidden")
+	assert.True(t, hidden, "a watch-only UI offers no batch")
+	assert.Zero(t, wd.Find("#"+domID(woIDs[0])+` [data-testid="batch-pick"]`).Length())
+}

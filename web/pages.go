@@ -160,7 +160,8 @@ func (p *pages) page(w http.ResponseWriter, r *http.Request, status int, panel b
 	// The page is chosen from heads (no request bodies) and reads whole
 	// only the cards it renders in full: its cost stays that of one page
 	// however many requests wait.
-	win := view.ChooseWindow(p.in.Heads(opts.Filter), view.WindowOptions{
+	heads := p.in.Heads(opts.Filter)
+	win := view.ChooseWindow(heads, view.WindowOptions{
 		After: viewQuery(r).Get("after"), Cards: p.pageCards, Rows: p.pageRows, Now: opts.Now,
 	})
 	opts.Window = &win
@@ -173,6 +174,9 @@ func (p *pages) page(w http.ResponseWriter, r *http.Request, status int, panel b
 		}
 	}
 	v := view.Page(cards, p.in.Status(), opts)
+	if !panel {
+		v.Batches = p.batchRegion(r, heads)
+	}
 	if refused != nil {
 		bannerRefusal(&v, refused)
 	}

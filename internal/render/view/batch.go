@@ -186,11 +186,11 @@ func batchGroup(cards []inbox.Card, first inbox.Card, opts BatchOptions, page *P
 func BatchHeading(c inbox.Card) string {
 	var parts []string
 	for _, o := range c.Request.Options {
-		parts = append(parts, Text(o.Label))
+		parts = append(parts, form.Label(Text(o.Label)))
 	}
 	if len(parts) == 0 {
 		for _, f := range c.Request.Fields {
-			parts = append(parts, Text(f.Label))
+			parts = append(parts, form.Label(Text(f.Label)))
 		}
 	}
 	h := kindTitle(c.Request.Kind)

@@ -79,6 +79,13 @@ type CardView struct {
 	// differently" (a second command, replacing this one), beside "Send
 	// again" (the same command) when the relay is there. Nil otherwise.
 	Owed *OwedView
+
+	// BatchShape is the card's shape (inbox.Shape.ID) when it may join a
+	// batch answer (inbox.Card.Selectable) from a UI that sends answers:
+	// the page script offers "Select for a batch answer" while the page's
+	// batch region has a form for the shape (never on the panel, which
+	// has no region). "" otherwise.
+	BatchShape string
 }
 
 // OwedView is what an open card offers while its answer is owed.
@@ -259,6 +266,9 @@ func card(c inbox.Card, opts Options) CardView {
 	}
 	v.Form = f
 	v.Notes = cardNotes(c, vd, opts)
+	if opts.CanSubmit && c.Selectable(opts.Now) {
+		v.BatchShape = c.Shape.ID()
+	}
 	return v
 }
 

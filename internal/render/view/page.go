@@ -165,6 +165,11 @@ type PageView struct {
 	// RemovedText is the state line of a card the operator is working in
 	// when it leaves the inbox (data-removed-text on the body).
 	RemovedText string
+	// Batches are the inbox's batch answers (questions that share a
+	// shape, two or more), for the "Answer several at once" region; the
+	// page (not the panel) shows the region, empty and hidden when none.
+	Batches    []BatchGroup
+	BatchesURL string // {base}/batches: the batch page (and, ?region=1, the region alone)
 	// WithdrawnText is the state line of a card the server no longer
 	// holds (it restarted since the page was drawn, or a post found the
 	// question gone): data-withdrawn-text on the body.
@@ -208,6 +213,7 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 		Base:            base,
 		HomeURL:         base + "/",
 		PanelURL:        base + "/panel",
+		BatchesURL:      base + "/batches",
 		CSSURL:          opts.Assets.CSS,
 		JSURL:           opts.Assets.JS,
 		Theme:           theme(opts.Theme),
