@@ -58,6 +58,10 @@ type DB struct {
 	// write) before WriteMu, never the other way: a method holding
 	// WriteMu reports to Health only once it has let go of it.
 	WriteMu *sync.Mutex
+	// Wrote, when set, is called after each write WriteMu serialised,
+	// once it is let go (SQLite counts them to checkpoint its log off the
+	// writes' way). It must not block.
+	Wrote func()
 	// Health is the database's ability to write, as the writes find it.
 	Health *store.Health
 }
@@ -95,5 +99,10 @@ func (db *DB) lockWrites() func() {
 		return func() {}
 	}
 	db.WriteMu.Lock()
-	return db.WriteMu.Unlock
+	return func() {
+		db.WriteMu.Unlock()
+		if db.Wrote != nil {
+			db.Wrote()
+		}
+	}
 }

@@ -81,7 +81,17 @@ type Options struct {
 	// (SQLite reuses its log), so a write's success alone does not tell.
 	// Default DefaultMinFree; negative: not checked.
 	MinFree int64
+	// CheckpointEvery is how many writes pass between two checkpoints of
+	// the write-ahead log, which a goroutine of the journal makes beside
+	// the writes (SQLite's own, in the commit that fills the log, would
+	// hold up a post's Record). Default DefaultCheckpointEvery; negative:
+	// never (tests; the log then grows until Close).
+	CheckpointEvery int
 }
+
+// DefaultCheckpointEvery is Options.CheckpointEvery's default: about as
+// many pages as SQLite's own automatic checkpoint waits for (1000).
+const DefaultCheckpointEvery = 64
 
 // DefaultMinFree is Options.MinFree's default: 1 MiB, room for some
 // hundred answers and the log's checkpoint.
@@ -122,6 +132,8 @@ type Journal struct {
 
 	// minFree is Options.MinFree.
 	minFree int64
+	// The checkpointer (checkpoint.go).
+	ckpt checkpointer
 	// health is the journal's ability to write, as its writes find it,
 	// and the state changes a full disk refused (Ping, Settle).
 	health store.Health
@@ -198,7 +210,7 @@ func (j *Journal) open(opts Options) error {
 		return fmt.Errorf("journal %s: %w", j.path, err)
 	}
 	j.Answers = sqldb.Answers{DB: &sqldb.DB{
-		Synced: j.db, Lazy: j.lazy, WriteMu: &j.writeMu, Health: &j.health,
+		Synced: j.db, Lazy: j.lazy, WriteMu: &j.writeMu, Health: &j.health, Wrote: j.wrote,
 		Dialect: sqldb.Dialect{Instr: "instr", IsLive: isUnique},
 	}}
 	j.Sessions, j.Push, j.RuleBook = sqldb.Sessions{DB: j.Answers.DB}, sqldb.Push{DB: j.Answers.DB}, sqldb.RuleBook{DB: j.Answers.DB}
@@ -219,6 +231,7 @@ func (j *Journal) open(opts Options) error {
 	if j.Lease <= 0 {
 		j.Lease = store.DefaultLease
 	}
+	j.startCheckpoints(opts.CheckpointEvery)
 	// The files SQLite made follow the database file's mode; make sure.
 	for _, p := range j.files() {
 		if err := os.Chmod(p, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -237,6 +250,9 @@ func dsn(path string, busy time.Duration, sync string) string {
 		"_pragma=synchronous(" + sync + ")",
 		"_pragma=foreign_keys(ON)",
 		"_pragma=secure_delete(ON)",
+		// No commit checkpoints the log (a Record would wait for it);
+		// the journal's checkpointer does, off the writes' way.
+		"_pragma=wal_autocheckpoint(0)",
 		"_txlock=immediate",
 	}
 	return "file:" + uriPath(path) + "?" + strings.Join(q, "&")
@@ -384,6 +400,7 @@ func (j *Journal) Close() error {
 	if waiting, _ := j.health.Backlog(); waiting > 0 && j.db != nil {
 		_ = j.health.Check(context.Background(), j.probe)
 	}
+	j.stopCheckpoints()
 	if j.lazy != nil {
 		_ = j.lazy.Close()
 		j.lazy = nil

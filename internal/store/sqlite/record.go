@@ -45,6 +45,7 @@ func (j *Journal) Record(s inbox.Submission) error {
 		j.commitRecords(batch)
 	}
 	j.writeMu.Unlock()
+	j.wrote()
 	return j.health.Wrote("record", <-row.done)
 }
 
