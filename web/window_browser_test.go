@@ -217,8 +217,10 @@ func TestFilteredHeaderFitsAPhoneInChromium(t *testing.T) {
 			require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(h.url(path)), chromedp.WaitReady(`[data-testid="push-controls"]`)))
 		}
 		waitFor(t, ctx, `document.querySelector('[data-testid="push-controls"]').dataset.push === 'off'`, "push.js to read the server's config")
+		waitFor(t, ctx, `document.getElementById('connection').dataset.state === 'live'`, "the page to go live")
 		height := eval[float64](t, ctx, `document.querySelector('header').getBoundingClientRect().height`)
-		assert.Less(t, height, 140.0, "the header at 360 px with %q: %.0f px tall", path, height)
+		assert.Less(t, height, 140.0, "the header at 360 px with %q: %.0f px tall: %q", path, height,
+			eval[string](t, ctx, `document.querySelector('header').innerText`))
 		assert.False(t, eval[bool](t, ctx, `document.documentElement.scrollWidth > document.documentElement.clientWidth`), "nothing wider than the phone with %q", path)
 	}
 }
