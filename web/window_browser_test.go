@@ -222,5 +222,11 @@ func TestFilteredHeaderFitsAPhoneInChromium(t *testing.T) {
 		assert.Less(t, height, 140.0, "the header at 360 px with %q: %.0f px tall: %q", path, height,
 			eval[string](t, ctx, `document.querySelector('header').innerText`))
 		assert.False(t, eval[bool](t, ctx, `document.documentElement.scrollWidth > document.documentElement.clientWidth`), "nothing wider than the phone with %q", path)
+		// The moment before the page is live (its longer word) moves
+		// nothing: the count stays on the name's line.
+		live := eval[float64](t, ctx, `document.getElementById('pending-count').getBoundingClientRect().top`)
+		require.NoError(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('connection').textContent = 'Not live'`)))
+		assert.Equal(t, live, eval[float64](t, ctx, `document.getElementById('pending-count').getBoundingClientRect().top`),
+			"the header keeps its shape while not live, with %q", path)
 	}
 }
