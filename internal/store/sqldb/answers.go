@@ -70,19 +70,42 @@ func (a *Answers) recordOne(ctx context.Context, p *Pending) error {
 	return tx.Commit()
 }
 
-// Insert inserts rows in tx. It returns each row's own result (nil,
-// store.ErrDuplicate, or store.ErrLive: a statement refused by a
-// unique index), or the error that ends the transaction. On PostgreSQL a
+// The statements of a post's Record (Insert) and its states (Settle),
+// prepared once (DB.prepared).
+const (
+	insertSubmission = `INSERT INTO submissions
+		(command_id, card_id, token, source, session, request_id, agent, question, fields, operator, form, answer, search, search_version, posted_at, state, reason, detail, settled_at, command, kind, options, capture, lease_owner, lease_until)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (command_id) DO NOTHING RETURNING seq`
+	insertState = `INSERT INTO submission_states (submission, state, reason, detail, at) VALUES (?, ?, ?, ?, ?)`
+	// settleSubmission is Settle's: an answer the operator replaced
+	// ("Answer differently") leaves the one-live-answer rule for good
+	// (its late ack may settle it beside the replacement); one put back
+	// on its way (the replacement was not kept) rejoins it.
+	settleSubmission = `UPDATE submissions SET state = ?, reason = ?, detail = ?, settled_at = ?,
+		replaced = CASE WHEN ? = ? THEN 1 WHEN ? IN (?, ?) THEN 0 ELSE replaced END
+		WHERE command_id = ? RETURNING seq`
+)
+
+// Insert inserts rows in tx, a transaction of the Synced pool. It
+// returns each row's own result (nil, store.ErrDuplicate, or
+// store.ErrLive: a statement refused by a unique index), or the error
+// that ends the transaction. On PostgreSQL a
 // refused statement aborts the transaction: give it one row.
 func (a *Answers) Insert(ctx context.Context, tx *sql.Tx, rows []*Pending) ([]error, error) {
+	insert, err := a.prepared(ctx, tx, a.Synced, insertSubmission)
+	if err != nil {
+		return nil, err
+	}
+	addState, err := a.prepared(ctx, tx, a.Synced, insertState)
+	if err != nil {
+		return nil, err
+	}
 	results := make([]error, len(rows))
 	for i, row := range rows {
 		s := row.S
 		var seq int64
-		err := tx.QueryRowContext(ctx, a.Q(`INSERT INTO submissions
-			(command_id, card_id, token, source, session, request_id, agent, question, fields, operator, form, answer, search, search_version, posted_at, state, reason, detail, settled_at, command, kind, options, capture, lease_owner, lease_until)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (command_id) DO NOTHING RETURNING seq`),
+		err := insert.QueryRowContext(ctx,
 			s.CommandID, string(s.Card), s.Token, s.Key.Source, s.Key.Session, s.Key.RequestID, s.Agent, s.Question,
 			row.fields, s.By, row.form, row.answer, store.SearchText(s), store.SearchVersion, store.Nanos(s.At),
 			string(s.State), s.Reason, s.Detail, store.Nanos(s.SettledAt), command(s.Command),
@@ -97,8 +120,7 @@ func (a *Answers) Insert(ctx context.Context, tx *sql.Tx, rows []*Pending) ([]er
 		case err != nil:
 			return nil, err
 		}
-		if _, err := tx.ExecContext(ctx, a.Q(`INSERT INTO submission_states (submission, state, reason, detail, at) VALUES (?, ?, ?, ?, ?)`),
-			seq, string(s.State), s.Reason, s.Detail, store.Nanos(s.At)); err != nil {
+		if _, err := addState.ExecContext(ctx, seq, string(s.State), s.Reason, s.Detail, store.Nanos(s.At)); err != nil {
 			return nil, err
 		}
 	}
@@ -129,13 +151,11 @@ func (a *Answers) settle(commandID string, state inbox.SubmissionState, reason, 
 	}
 	defer func() { _ = tx.Rollback() }()
 	var seq int64
-	// An answer the operator replaced ("Answer differently") leaves the
-	// one-live-answer rule for good (its late ack may settle it beside
-	// the replacement); one put back on its way (the replacement was not
-	// kept) rejoins it.
-	err = tx.QueryRowContext(ctx, a.Q(`UPDATE submissions SET state = ?, reason = ?, detail = ?, settled_at = ?,
-		replaced = CASE WHEN ? = ? THEN 1 WHEN ? IN (?, ?) THEN 0 ELSE replaced END
-		WHERE command_id = ? RETURNING seq`),
+	update, err := a.prepared(ctx, tx, a.Lazy, settleSubmission)
+	if err != nil {
+		return err
+	}
+	err = update.QueryRowContext(ctx,
 		string(state), reason, detail, settled, reason, inbox.ReasonReplaced,
 		string(state), string(inbox.SubmissionQueued), string(inbox.SubmissionSending), commandID).Scan(&seq)
 	switch {
@@ -146,8 +166,11 @@ func (a *Answers) settle(commandID string, state inbox.SubmissionState, reason, 
 	case err != nil:
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, a.Q(`INSERT INTO submission_states (submission, state, reason, detail, at) VALUES (?, ?, ?, ?, ?)`),
-		seq, string(state), reason, detail, store.Nanos(at)); err != nil {
+	addState, err := a.prepared(ctx, tx, a.Lazy, insertState)
+	if err != nil {
+		return err
+	}
+	if _, err := addState.ExecContext(ctx, seq, string(state), reason, detail, store.Nanos(at)); err != nil {
 		return err
 	}
 	return tx.Commit()

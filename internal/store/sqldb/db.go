@@ -64,6 +64,46 @@ type DB struct {
 	Wrote func()
 	// Health is the database's ability to write, as the writes find it.
 	Health *store.Health
+
+	// stmts are the answer path's statements, prepared once per pool
+	// (prepared).
+	stmtMu sync.Mutex
+	stmts  map[stmtKey]*sql.Stmt
+}
+
+// stmtKey names a statement prepared on a pool.
+type stmtKey struct {
+	pool  *sql.DB
+	query string
+}
+
+// prepared is query (rebound, Q) as a statement of tx, which runs on
+// pool: prepared on the pool once and reused by every transaction after
+// (database/sql prepares it once per connection), so a post's Record
+// and the states after it do not parse their SQL each time.
+func (db *DB) prepared(ctx context.Context, tx *sql.Tx, pool *sql.DB, query string) (*sql.Stmt, error) {
+	k := stmtKey{pool, query}
+	db.stmtMu.Lock()
+	st := db.stmts[k]
+	db.stmtMu.Unlock()
+	if st == nil {
+		var err error
+		if st, err = pool.PrepareContext(ctx, db.Q(query)); err != nil {
+			return nil, err
+		}
+		db.stmtMu.Lock()
+		if prev := db.stmts[k]; prev != nil {
+			_ = st.Close() // another caller's came first
+			st = prev
+		} else {
+			if db.stmts == nil {
+				db.stmts = make(map[stmtKey]*sql.Stmt)
+			}
+			db.stmts[k] = st
+		}
+		db.stmtMu.Unlock()
+	}
+	return tx.StmtContext(ctx, st), nil
 }
 
 // Q is query rebound for the dialect: each ? becomes $1, $2, … where
