@@ -46,6 +46,19 @@ func TestOwedAnswerControlsAreButtonsInChromium(t *testing.T) {
 	assert.Equal(t, "none", style(toggle, "listStyleType"), "and no disclosure triangle")
 	assert.GreaterOrEqual(t, eval[float64](t, ctx, `document.querySelector('`+toggle+`').getBoundingClientRect().height`), 44.0)
 
+	// The line says what is true now: with no roster (the relay away) the
+	// answer goes again when the relay is back; once the relay and the
+	// agent are there, it is not sent again by itself, and the line says
+	// what the operator can do instead.
+	stateText := `document.querySelector('` + card + ` [data-testid="state-text"]').textContent`
+	assert.Contains(t, eval[string](t, ctx, stateText), "sent again when the relay is back")
+	h.roster.mu.Lock()
+	h.roster.up["s1"] = true
+	h.roster.mu.Unlock()
+	h.in.RefreshReach(h.roster.Reach)
+	waitFor(t, ctx, stateText+`.includes('Send the same answer again, or answer differently below.')`, "the line to follow the relay back")
+	assert.NotContains(t, eval[string](t, ctx, stateText), "when the relay")
+
 	assert.False(t, eval[bool](t, ctx, `document.querySelector('`+card+` details[data-testid="answer-differently"]').open`))
 	require.NoError(t, chromedp.Do(ctx, chromedp.Click(toggle)))
 	waitFor(t, ctx, `document.querySelector('`+card+` details[data-testid="answer-differently"]').open`, "the form under Answer differently")
