@@ -42,6 +42,31 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 			return
 		}
 		post := r.PostForm
+		// "Answer like this from now on…": its problems are the rule
+		// part's, shown at its controls with the input kept; nothing
+		// is sent until they are fixed.
+		var rule form.RuleSpec
+		var ruleCard inbox.Card
+		if post.Get(form.NameRule) != "" {
+			if c, ok := in.Card(id); ok {
+				spec, probs := pg.ruleProblems(c, post)
+				if len(probs) > 0 {
+					// The answer's own problems too, so one round fixes both.
+					if _, answerProbs := form.ParseAnswer(c.Request, post); len(answerProbs) > 0 {
+						probs = append(answerProbs, probs...)
+					}
+					m.Answer("not_sent")
+					refused := &view.Refused{Card: id, Input: post, Problems: probs}
+					if wantsFragment(r) {
+						pg.cardFragment(w, r, http.StatusUnprocessableEntity, id, refused)
+						return
+					}
+					pg.page(w, r, http.StatusUnprocessableEntity, panel, refused)
+					return
+				}
+				rule, ruleCard = spec, c
+			}
+		}
 		// The send outlives the request: a browser that drops its
 		// request after the answer was recorded must not turn it into a
 		// failure.
@@ -92,6 +117,13 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 		case answerRecorded:
 			crashpoint.Hit(crashpoint.Recorded)
 			recorded = true
+			if rule.Make {
+				if made, err := pg.makeRule(r.Context(), ruleCard, rule, step.Submission, operatorFrom(r.Context())); err != nil {
+					pg.log.Error("web: rule not kept; the answer is sent", "card", string(id), "err", err)
+				} else {
+					pg.log.Info("rule made", "rule", made.ID, "name", made.Name, "operator", made.Maker)
+				}
+			}
 			// The answer is journaled: the 303 (or, to the page's script,
 			// the card) goes out before the command is written (its
 			// outcome arrives by push either way), so the browser knows

@@ -83,6 +83,7 @@ func handleHistory(h History, pg *pages) http.HandlerFunc {
 			BasePath: pg.base, Assets: pg.assets, Theme: r.URL.Query().Get("theme"),
 			SignedIn: pg.signedIn, Operator: operatorFrom(r.Context()),
 			Filter: filter, After: q.After, Off: h == nil, NamedOperators: pg.namedOperators,
+			Rule: pg.ruleLookup(r.Context()),
 		}
 		status := http.StatusOK
 		var page store.HistoryPage

@@ -79,6 +79,7 @@ type pages struct {
 	prompts *markdown.Cache
 	connect view.Connect
 	epoch   string // Config.PushEpoch
+	rules   Rules  // nil: no rules
 }
 
 func newPages(cfg Config, deps Deps) *pages {
@@ -108,6 +109,7 @@ func newPages(cfg Config, deps Deps) *pages {
 		pageRows:       cfg.PageRows,
 		now:            cfg.Now,
 		log:            cfg.Logger,
+		rules:          deps.Rules,
 	}
 }
 
@@ -141,6 +143,8 @@ func (p *pages) options(r *http.Request, panel bool) view.PageOptions {
 		PushSubscribeTimeout: p.pushSub,
 		Prompts:              p.prompts,
 		Connect:              p.connect,
+		Rule:                 p.ruleLookup(r.Context()),
+		Rules:                p.makesRules(),
 	}
 }
 
@@ -213,6 +217,7 @@ func (p *pages) cardOptions(r *http.Request, c inbox.Card, now time.Time) view.O
 	return view.Options{
 		BasePath: p.base, Now: now, CanSubmit: !p.viewer.WatchOnly, Reachable: p.reach(c.Key.Session),
 		PromptBytes: p.prompt, NoHistory: p.noHistory, Prompts: p.prompts, Operator: operatorFrom(r.Context()),
+		Rule: p.ruleLookup(r.Context()), Rules: p.makesRules(),
 	}
 }
 

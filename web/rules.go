@@ -1,12 +1,25 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"maps"
+	"net/http"
+	"net/url"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/go-chi/chi/v5"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render"
+	"github.com/aepforms/aepforms/internal/render/form"
+	"github.com/aepforms/aepforms/internal/render/view"
 	"github.com/aepforms/aepforms/internal/rules"
+	"github.com/aepforms/aepforms/internal/store"
 )
 
 // Rules is the standing answers (internal/rules.Runner): where they are
@@ -29,4 +42,155 @@ func writeRuleAnswers(b *strings.Builder, rs Rules) {
 	for _, id := range slices.Sorted(maps.Keys(counts)) {
 		fmt.Fprintf(b, "aepforms_rule_answers_total{rule=%q} %d\n", id, counts[id])
 	}
+}
+
+// makesRules reports whether this UI makes and runs rules: it has them
+// and is not watch-only.
+func (p *pages) makesRules() bool {
+	return p.rules != nil && p.rules.Enabled() && !p.viewer.WatchOnly
+}
+
+// ruleLookup names the rule behind an answer a rule sent, read from the
+// journal (deleted rules too); nil without rules.
+func (p *pages) ruleLookup(ctx context.Context) view.RuleLookup {
+	if p.rules == nil {
+		return nil
+	}
+	st, base := p.rules.Store(), strings.TrimSuffix(p.base, "/")
+	return func(by string) (view.RuleRef, bool) {
+		id, ok := rules.RuleOf(by)
+		if !ok {
+			return view.RuleRef{}, false
+		}
+		r, found, err := st.Rule(ctx, id)
+		if err != nil || !found {
+			return view.RuleRef{}, false
+		}
+		return view.RuleRef{Name: r.Name, Maker: r.Maker, URL: base + "/rules#" + view.RuleAnchor(id), Gone: r.State == store.RuleDeleted}, true
+	}
+}
+
+// ruleProblems checks the rule part of an answer post to card c (when
+// it asks for a rule) before anything is sent: its own controls, and
+// that the rule would be a rule (a form's answer fills every field).
+func (p *pages) ruleProblems(c inbox.Card, post url.Values) (form.RuleSpec, []aep.Problem) {
+	spec, probs := form.ParseRule(post)
+	if !spec.Make {
+		return spec, nil
+	}
+	if !p.makesRules() || !view.RuleKind(c.Request) {
+		return spec, []aep.Problem{{Field: form.NameRule, Message: "No rule can be made from this card here; send the answer without “Keep answering”."}}
+	}
+	if len(c.Request.Fields) > 0 {
+		if answer, errs := form.ParseAnswer(c.Request, post); len(errs) == 0 && !rules.Pins(c.Request.Fields, answer) {
+			probs = append(probs, aep.Problem{Field: form.NameRule, Message: "A rule must fill every field: fill them all, or untick “Keep answering”."})
+		}
+	}
+	return spec, probs
+}
+
+// makeRule keeps the rule spec describes, made by maker from the answer
+// s sent to card c.
+func (p *pages) makeRule(ctx context.Context, c inbox.Card, spec form.RuleSpec, s inbox.Submission, maker string) (store.Rule, error) {
+	agent, session := "", ""
+	if spec.Agent {
+		agent = c.Agent
+	}
+	if spec.Session {
+		session = c.Key.Session
+	}
+	m := rules.MatchOf(c, agent, session, spec.Contains)
+	now := p.now()
+	r := store.Rule{
+		ID: ulid.Make().String(), Name: rules.Name(m, s.Answer), Match: m, Answer: s.Answer, Note: spec.Note, Maker: maker,
+		Created: now, Expires: now.Add(spec.Expires), State: store.RuleActive,
+	}
+	return r, p.rules.Store().CreateRule(ctx, r)
+}
+
+// handleRules renders the Rules page.
+func handleRules(pg *pages) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		pg.rulesPage(w, r, http.StatusOK, "")
+	}
+}
+
+func (p *pages) rulesPage(w http.ResponseWriter, r *http.Request, status int, problem string) {
+	opts := view.RulesOptions{BasePath: p.base, Assets: p.assets, Theme: r.URL.Query().Get("theme"), SignedIn: p.signedIn,
+		Operator: operatorFrom(r.Context()), Now: p.now(), CanChange: p.makesRules(), MaxRate: rules.DefaultMaxRate,
+		Window: "1 minute", Problem: problem}
+	var list []store.Rule
+	if p.rules != nil {
+		cfg := p.rules.Config()
+		opts.MaxRate, opts.Window = cfg.MaxRate, durationWords(cfg.RateWindow)
+		var err error
+		if list, err = p.rules.Store().Rules(r.Context()); err != nil {
+			p.internalError(w, r, err)
+			return
+		}
+	}
+	buf, err := render.Rules(r.Context(), view.Rules(list, opts))
+	if err != nil {
+		p.internalError(w, r, err)
+		return
+	}
+	writeHTML(w, status, buf)
+}
+
+// handleRuleChange pauses, resumes or deletes a rule (a plain form
+// post), then shows the Rules page at the rule (post/redirect/get).
+// Every replica reads the rules from the journal: the change holds
+// everywhere at once.
+func handleRuleChange(pg *pages, action string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id := chi.URLParam(r, "id")
+		if !pg.makesRules() {
+			pg.rulesPage(w, r, http.StatusConflict, "This UI is watch-only: it changes no rule.")
+			return
+		}
+		st, now, ctx := pg.rules.Store(), pg.now(), r.Context()
+		var err error
+		switch action {
+		case "pause":
+			who := operatorFrom(ctx)
+			why := "Paused by an operator."
+			if who != "" {
+				why = "Paused by " + who + "."
+			}
+			_, err = st.SetRuleState(ctx, id, store.RulePaused, why, now)
+		case "resume":
+			_, err = st.SetRuleState(ctx, id, store.RuleActive, "", now)
+		case "delete":
+			_, err = st.DeleteRule(ctx, id, now)
+		}
+		if err != nil {
+			pg.internalError(w, r, err)
+			return
+		}
+		pg.log.Info("rule changed", "rule", id, "action", action, "operator", operatorFrom(ctx))
+		target := strings.TrimSuffix(pg.base, "/") + "/rules"
+		if action != "delete" {
+			target += "#" + view.RuleAnchor(id)
+		}
+		http.Redirect(w, r, target, http.StatusSeeOther)
+	}
+}
+
+// durationWords is a window as the Rules page says it: "1 minute".
+func durationWords(d time.Duration) string {
+	unit := func(n int64, u string) string {
+		if n == 1 {
+			return "1 " + u
+		}
+		return fmt.Sprintf("%d %ss", n, u)
+	}
+	switch {
+	case d%time.Hour == 0:
+		return unit(int64(d/time.Hour), "hour")
+	case d%time.Minute == 0:
+		return unit(int64(d/time.Minute), "minute")
+	case d%time.Second == 0:
+		return unit(int64(d/time.Second), "second")
+	}
+	return d.String()
 }

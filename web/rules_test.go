@@ -2,6 +2,8 @@ package web
 
 import (
 	"context"
+	"net/http"
+	"net/url"
 	"path/filepath"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render/form"
 	"github.com/aepforms/aepforms/internal/rules"
 	"github.com/aepforms/aepforms/internal/store"
 	"github.com/aepforms/aepforms/internal/store/sqlite"
@@ -45,7 +48,7 @@ func newRulesHarness(t *testing.T, opts ...option) *rulesHarness {
 	t.Cleanup(func() { _ = j.Close() })
 	rh := &rulesHarness{j: j}
 	var h *harness
-	opts = append([]option{withInbox(func(o *inbox.Options) { o.Journal = j }), func(s *setup) {
+	opts = append(opts, withInbox(func(o *inbox.Options) { o.Journal = j }), func(s *setup) {
 		sub := rules.Submitter(s.deps.Submitter)
 		if s.cfg.WatchOnly || s.deps.Submitter == nil {
 			sub = nil
@@ -53,7 +56,7 @@ func newRulesHarness(t *testing.T, opts ...option) *rulesHarness {
 		rh.runner = rules.New(rules.Config{Now: s.cfg.Now}, j, harnessInbox{&h}, sub)
 		s.deps.Rules = rh.runner
 		s.deps.History, s.deps.Sessions = j, j
-	}}, opts...)
+	})
 	h = newHarness(t, opts...)
 	rh.harness = h
 	return rh
@@ -79,4 +82,161 @@ func TestMetricsCountRuleAnswers(t *testing.T) {
 	m := rh.scrape("Authorization", "Bearer "+secret)
 	assert.Equal(t, 2.0, m[`aepforms_rule_answers_total{rule="R1"}`], "%v", m)
 	assert.Len(t, rh.sub.all(), 2)
+}
+
+// settle has the agent take and record the answer sub sent to request
+// id in session s1 (attention.answered caused by its command).
+func (rh *rulesHarness) settle(sub inbox.Submission) {
+	rh.t.Helper()
+	rh.in.SettleSubmission(sub.Card, sub.CommandID, inbox.SubmissionAccepted, "", "")
+	rh.emit(aep.Envelope{ID: "ans-" + sub.Key.RequestID, Type: "attention.answered", Session: sub.Key.Session, Subject: sub.Key.RequestID, Cause: sub.CommandID,
+		Data: map[string]any{"answer": sub.Answer, "by": "aepforms/" + sub.By, "via": aep.ViaControl}})
+}
+
+// ruleFromCard answers card id with its first option, making a rule
+// with extra rule controls; it returns the response.
+func (rh *rulesHarness) ruleFromCard(c *http.Client, id inbox.CardID, extra url.Values) response {
+	rh.t.Helper()
+	d := rh.getPage(c, "").doc(rh.t)
+	require.Equal(rh.t, 1, d.Find("#"+domID(id)+` [data-testid="rule-maker"]`).Length(), "the card offers a rule")
+	action, token := answerForm(rh.t, d, id)
+	post := url.Values{"token": {token}, form.NameOption: {"0"}, form.NameRule: {"on"}}
+	for k, v := range extra {
+		post[k] = v
+	}
+	return rh.postForm(c, rh.relative(action), post)
+}
+
+// A rule made from a card's answer answers the next matching requests
+// (each once, under the rule's name on the card and in History), leaves
+// a request it does not match, is listed on /rules, and once deleted
+// there answers nothing more.
+func TestRuleFromACard(t *testing.T) {
+	t.Parallel()
+	rh := newRulesHarness(t, withToken(secret))
+	c := rh.client()
+	rh.signIn(c, "alice")
+	first := rh.ask("s1", "r1", permissionReq())
+	r := rh.ruleFromCard(c, first, url.Values{form.NameRuleContains: {"make release"}, form.NameRuleNote: {"CI does this"}})
+	require.Equal(t, http.StatusSeeOther, r.StatusCode, "%s", r.body)
+	require.Len(t, rh.sub.all(), 1, "the answer itself is sent")
+
+	list, err := rh.j.Rules(context.Background())
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	rule := list[0]
+	assert.Equal(t, "alice", rule.Maker)
+	assert.Equal(t, "allow", rule.Answer.Option)
+	assert.Equal(t, "make release", rule.Match.PromptContains)
+	assert.True(t, rule.Expires.Equal(testNow.Add(8*time.Hour)), "8 hours by default: %v", rule.Expires)
+
+	for _, req := range []string{"r2", "r3", "r4"} {
+		id := rh.ask("s1", req, permissionReq())
+		rh.observe(id)
+		card, _ := rh.in.Card(id)
+		require.NotNil(t, card.Submission, req)
+		rh.settle(*card.Submission)
+	}
+	require.Len(t, rh.sub.all(), 4, "one command per matching request")
+	other := rh.ask("s1", "r5", aep.Request{Kind: aep.KindPermission, Prompt: "Delete the branch?", Options: permissionReq().Options})
+	rh.observe(other)
+	left, _ := rh.in.Card(other)
+	assert.Nil(t, left.Submission, "not matching: left for the operator")
+
+	d := rh.getPage(c, "").doc(t)
+	by := d.Find("#" + domID(cardID("s1", "r2")) + ` [data-testid="answered-by-rule"]`)
+	require.Equal(t, 1, by.Length(), "the card names the rule")
+	assert.Contains(t, by.Text(), rule.Name)
+	assert.Contains(t, by.Text(), "set by alice")
+	href, _ := by.Find(`[data-testid="rule-link"]`).Attr("href")
+	assert.Equal(t, "/rules#rule-"+rule.ID, href)
+
+	hist := rh.getPage(c, "history").doc(t)
+	assert.Equal(t, 3, hist.Find(`[data-testid="history-operator"] [data-testid="answered-by-rule"]`).Length(), "History names the rule")
+
+	page := rh.getPage(c, "rules").doc(t)
+	row := page.Find(`[data-testid="rule"][data-rule="` + rule.ID + `"]`)
+	require.Equal(t, 1, row.Length())
+	assert.Equal(t, "active", row.AttrOr("data-state", ""))
+	assert.Equal(t, "3 times", row.Find(`[data-testid="rule-uses-count"]`).Text())
+	assert.Contains(t, row.Find(`[data-testid="rule-note"]`).Text(), "CI does this")
+	assert.Contains(t, row.Find(`[data-testid="rule-answer"]`).Text(), "Allow once")
+
+	pause, _ := row.Find(`[data-testid="rule-pause"]`).Parent().Attr("action")
+	require.Equal(t, http.StatusSeeOther, rh.postForm(c, rh.relative(pause), url.Values{}).StatusCode)
+	row = rh.getPage(c, "rules").doc(t).Find(`[data-testid="rule"][data-rule="` + rule.ID + `"]`)
+	assert.Equal(t, "paused", row.AttrOr("data-state", ""))
+	assert.Contains(t, row.Find(`[data-testid="rule-reason"]`).Text(), "Paused by alice")
+	paused := rh.ask("s1", "r6", permissionReq())
+	rh.observe(paused)
+	left, _ = rh.in.Card(paused)
+	assert.Nil(t, left.Submission, "paused: left for the operator")
+
+	del, _ := row.Find(`[data-testid="rule-delete"]`).Parent().Attr("action")
+	require.Equal(t, http.StatusSeeOther, rh.postForm(c, rh.relative(del), url.Values{}).StatusCode)
+	assert.Zero(t, rh.getPage(c, "rules").doc(t).Find(`[data-testid="rule"]`).Length())
+	_, err = rh.j.SetRuleState(context.Background(), rule.ID, store.RuleActive, "", testNow)
+	require.NoError(t, err)
+	after := rh.ask("s1", "r7", permissionReq())
+	rh.observe(after)
+	left, _ = rh.in.Card(after)
+	assert.Nil(t, left.Submission, "deleted: the next match stays pending")
+	assert.Len(t, rh.sub.all(), 4)
+}
+
+// A problem with the rule part is the rule part's: shown at its control
+// with the operator's input kept, and nothing is sent; a form rule must
+// fill every field.
+func TestRulePartProblems(t *testing.T) {
+	t.Parallel()
+	rh := newRulesHarness(t, withToken(secret))
+	c := rh.client()
+	rh.signIn(c, "alice")
+	id := rh.ask("s1", "r1", permissionReq())
+	r := rh.ruleFromCard(c, id, url.Values{form.NameRuleHours: {"1000"}, form.NameRuleContains: {"release"}})
+	require.Equal(t, http.StatusUnprocessableEntity, r.StatusCode)
+	d := r.doc(t)
+	maker := d.Find("#" + domID(id) + ` [data-testid="rule-maker"]`)
+	_, open := maker.Attr("open")
+	assert.True(t, open, "shown open")
+	assert.Contains(t, maker.Find(`[data-testid="field-error"]`).Text(), "720 hours")
+	assert.Equal(t, "1000", maker.Find(`[data-testid="rule-hours"]`).AttrOr("value", ""), "input kept")
+	assert.Equal(t, "release", maker.Find(`[data-testid="rule-contains"]`).AttrOr("value", ""))
+	_, ticked := maker.Find(`[data-testid="rule-make"]`).Attr("checked")
+	assert.True(t, ticked)
+	link, _ := d.Find(`[data-testid="error-summary"] a`).Attr("href")
+	assert.Equal(t, "#"+string(id)+"-rule-hours", link, "the summary leads to the control")
+	assert.Empty(t, rh.sub.all(), "nothing sent")
+	list, err := rh.j.Rules(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, list)
+
+	f := rh.ask("s1", "r2", aep.Request{Kind: aep.KindForm, Prompt: "Where?", Fields: []aep.FieldSpec{
+		{ID: "env", Type: aep.FieldString, Label: "Environment"}, {ID: "why", Type: aep.FieldString, Label: "Reason"}}})
+	action, token := answerForm(t, rh.getPage(c, "").doc(t), f)
+	r = rh.postForm(c, rh.relative(action), url.Values{"token": {token}, "f0": {"staging"}, form.NameRule: {"on"}})
+	require.Equal(t, http.StatusUnprocessableEntity, r.StatusCode)
+	assert.Contains(t, r.doc(t).Find("#"+domID(f)+` [data-testid="rule-maker"] [data-testid="field-error"]`).Text(), "fill every field")
+	assert.Empty(t, rh.sub.all())
+}
+
+// A watch-only UI offers no rule, runs none, and its Rules page changes
+// none.
+func TestWatchOnlyMakesNoRules(t *testing.T) {
+	t.Parallel()
+	rh := newRulesHarness(t, withToken(secret), withConfig(func(c *Config) { c.WatchOnly = true }))
+	c := rh.client()
+	rh.signIn(c, "alice")
+	id := rh.ask("s1", "r1", permissionReq())
+	d := rh.getPage(c, "").doc(t)
+	assert.Zero(t, d.Find(`[data-testid="rule-maker"]`).Length())
+	require.NoError(t, rh.j.CreateRule(context.Background(), store.Rule{ID: "R1", Name: "Allow once", Maker: "alice", Created: testNow, Expires: testNow.Add(time.Hour),
+		Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, "", "", ""), Answer: aep.Answer{Option: "allow"}}))
+	rh.observe(id)
+	card, _ := rh.in.Card(id)
+	assert.Nil(t, card.Submission)
+	page := rh.getPage(c, "rules").doc(t)
+	assert.Equal(t, 1, page.Find(`[data-testid="rule"]`).Length())
+	assert.Zero(t, page.Find(`[data-testid="rule-delete"]`).Length())
+	assert.Equal(t, http.StatusConflict, rh.postForm(c, "rules/R1/delete", url.Values{}).StatusCode)
 }

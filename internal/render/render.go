@@ -225,3 +225,8 @@ func BatchResult(ctx context.Context, v view.BatchResultView, outcomes bool) (*b
 	}
 	return Buffer(ctx, components.BatchResult(v), 4<<10+len(v.Outcomes)*256)
 }
+
+// Rules renders the Rules page (GET /rules).
+func Rules(ctx context.Context, v view.RulesView) (*bytes.Buffer, error) {
+	return Buffer(ctx, components.Rules(v), 8<<10+len(v.Rows)*2<<10)
+}

@@ -24,6 +24,9 @@ type View struct {
 	// would press the first). The form then starts with a disabled default
 	// button; Ctrl/Cmd+Enter or the button sends it.
 	HoldEnter bool
+	// Rule is "Answer like this from now on…" (the view sets it); nil
+	// when no rule can be made here.
+	Rule *RuleMaker
 }
 
 // ErrorLink is one line of an error summary: the message and the id of

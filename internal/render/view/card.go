@@ -114,6 +114,8 @@ type AnsweredBy struct {
 	// HistoryURL is the answer's history entry ("" when History is off),
 	// HistoryText its link text.
 	HistoryURL, HistoryText string
+	// Rule is the rule that sent the answer; nil for an operator's.
+	Rule *RuleRef
 }
 
 // Provenance is the card's origin, in the UI's own voice.
@@ -251,11 +253,16 @@ func card(c inbox.Card, opts Options) CardView {
 		// "Answer differently" (components).
 		v.Owed, answerable = owedView(c, base, id), true
 	}
+	answerProbs, ruleProbs := splitRuleProblems(opts.Problems)
 	f, errs := form.Build(form.Spec{
 		Card: id, Request: c.Request, Action: base + "/cards/" + url.PathEscape(id) + "/answer", Token: opts.Token,
-		Answerable: answerable, Kept: kept, Problems: opts.Problems, Placeholder: placeholder,
+		Answerable: answerable, Kept: kept, Problems: answerProbs, Placeholder: placeholder,
 	})
 	noteWords(f)
+	if f != nil && f.Answerable && opts.Rules && v.Owed == nil && !placeholder && RuleKind(c.Request) {
+		f.Rule = ruleMaker(c, id, opts.Input, ruleProbs)
+		errs = append(errs, ruleErrorLinks(f.Rule)...)
+	}
 	v.Errors = errs
 	v.DropDraft = vd.DropDraft
 	if vd.Settled || vd.Locked {
@@ -410,6 +417,7 @@ func answeredBy(c inbox.Card, vd inbox.Verdict, base string, opts Options) *Answ
 		AtISO: ans.At.UTC().Format(htmlTime), AtText: relTime(ans.At, opts.Now), AtTitle: exactTime(ans.At),
 	}
 	a.Who = whoAnswered(ans.By, opts.Operator)
+	a.Rule = ruleOf(opts.Rule, ans.By)
 	if !opts.NoHistory && !opts.Panel && ans.CommandID != "" {
 		// The session's history holds the entry on its first page for
 		// any recent answer; the anchor is the entry's row.

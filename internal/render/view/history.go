@@ -51,6 +51,8 @@ type HistoryOptions struct {
 	// SignedIn and Operator are as in PageOptions (the header's account).
 	SignedIn bool
 	Operator string
+	// Rule names the rule behind an answer a rule sent; nil: none.
+	Rule RuleLookup
 	// Filter is the filter in force, as typed.
 	Filter HistoryFilter
 	// After is the cursor the page was read from ("" for the newest).
@@ -136,6 +138,8 @@ type HistoryRow struct {
 	// ShowBy is false when answers carry no name at all (no operator
 	// secret): the row then says nothing of who answered.
 	ShowBy bool
+	// Rule is the rule that sent the answer; nil for an operator's.
+	Rule *RuleRef
 }
 
 // HistoryOutcome is what became of an answer: the outcome in the UI's
@@ -245,6 +249,7 @@ func History(page store.HistoryPage, opts HistoryOptions) HistoryView {
 		r.AgentURL = withQuery(v.Action, url.Values{"agent": {e.Submission.Agent}})
 		r.SessionURL = withQuery(v.Action, url.Values{"session": {e.Submission.Key.Session}})
 		r.ShowBy = opts.SignedIn || r.Named
+		r.Rule = ruleOf(opts.Rule, e.Submission.By)
 		v.Rows = append(v.Rows, r)
 	}
 	safeHistory(&v)
@@ -374,6 +379,9 @@ func safeHistory(v *HistoryView) {
 	for i := range v.Rows {
 		r := &v.Rows[i]
 		r.Question, r.Agent, r.Operator = Marked(r.Question), Marked(r.Agent), Marked(r.Operator)
+		if r.Rule != nil {
+			r.Rule.Name, r.Rule.Maker = Marked(r.Rule.Name), Marked(r.Rule.Maker)
+		}
 		for j := range r.Values {
 			rv := &r.Values[j]
 			rv.Label, rv.Value = Marked(rv.Label), Marked(rv.Value)

@@ -14,6 +14,10 @@ import (
 
 // PageOptions are what Page needs beyond the cards and the inbox status.
 type PageOptions struct {
+	// Rule and Rules are as in Options: the rule behind an answer a rule
+	// sent, and whether cards offer "Answer like this from now on…".
+	Rule  RuleLookup
+	Rules bool
 	// BasePath is the UI's mount point ("/" or "/forms/"), as in Options.
 	BasePath string
 	// Assets are the URLs of the page's stylesheet, script and icon.
@@ -277,6 +281,8 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 			NoHistory:   opts.NoHistory,
 			Prompts:     opts.Prompts,
 			Operator:    opts.Operator,
+			Rule:        opts.Rule,
+			Rules:       opts.Rules,
 		}
 		if opts.Token != nil {
 			o.Token = opts.Token(c.ID)

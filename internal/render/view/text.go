@@ -292,6 +292,9 @@ func safeCard(v *CardView) {
 	v.GroupLabel = Marked(v.GroupLabel)
 	if v.Answered != nil {
 		v.Answered.Who = Marked(v.Answered.Who)
+		if r := v.Answered.Rule; r != nil {
+			r.Name, r.Maker = Marked(r.Name), Marked(r.Maker)
+		}
 	}
 	for i := range v.Errors {
 		e := &v.Errors[i]

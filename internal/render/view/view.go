@@ -52,6 +52,12 @@ type Options struct {
 	// Operator is the name of the operator the card is drawn for (""
 	// when none): an answer they gave reads "Answered by you (name)".
 	Operator string
+	// Rule names the rule behind an answer sent by one ("rule:{id}");
+	// nil: no rules.
+	Rule RuleLookup
+	// Rules is true when this UI makes rules: answerable cards offer
+	// "Answer like this from now on…".
+	Rules bool
 }
 
 // viewer is who the cards are drawn for, the verdict's input

@@ -1,0 +1,204 @@
+package view
+
+import (
+	"fmt"
+	"net/url"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/store"
+)
+
+// RulesOptions are what the Rules page (GET /rules) is drawn with.
+type RulesOptions struct {
+	BasePath string
+	Assets   Assets
+	Theme    string
+	SignedIn bool
+	Operator string
+	Now      time.Time
+	// CanChange is false on a watch-only UI: the rules are listed, but
+	// none can be paused, resumed or deleted here.
+	CanChange bool
+	// MaxRate and Window are the rate pause, for the intro.
+	MaxRate int
+	Window  string
+	// Problem is a refused change's message (the page is drawn again).
+	Problem string
+}
+
+// RulesView is the Rules page.
+type RulesView struct {
+	Page    PageView
+	Heading string
+	Intro   string
+	Empty   string
+	Problem string
+	Rows    []RuleRow
+	// CanChange: each row has its pause/resume/delete buttons.
+	CanChange bool
+}
+
+// RuleRow is one rule as the Rules page lists it.
+type RuleRow struct {
+	ID, Anchor string
+	Name       string
+	// Match is what a request must be, a line each; Answer what it gets.
+	Match  []string
+	Answer string
+	Note   string
+	Maker  string
+	// Made, Expires and LastUse in words, with their exact times.
+	MadeISO, ExpiresISO, LastUseISO string // for <time datetime>
+	MadeText, MadeTitle             string
+	ExpiresText, ExpiresTitle       string
+	Uses                            int
+	LastUseText, LastUseTitle       string
+	// State is "active", "paused" or "expired"; StateText its words and
+	// Reason why it is paused.
+	State, StateText, Reason string
+	// PauseURL, ResumeURL, DeleteURL are the buttons' actions (only the
+	// ones that apply are set).
+	PauseURL, ResumeURL, DeleteURL string
+}
+
+// Rules builds the Rules page from the rules kept.
+func Rules(rules []store.Rule, opts RulesOptions) RulesView {
+	base := root(opts.BasePath)
+	title := "Rules"
+	v := RulesView{
+		Page: PageView{
+			Title: title, Base: base, HomeURL: base + "/", CSSURL: opts.Assets.CSS, JSURL: opts.Assets.JS,
+			IconURL: opts.Assets.Icon, Theme: theme(opts.Theme), Relay: RelayView{Connected: true},
+			SignedIn: opts.SignedIn, Operator: opts.Operator, SignOutURL: base + "/signout",
+			SignOutOthersURL: base + "/signout/others",
+			UnreachableText:  words.page["unreachable"],
+		},
+		Heading: "Rules (standing answers)",
+		Intro: fmt.Sprintf("A rule answers each new request that matches it, as its maker answered the one it was made from. "+
+			"It pauses itself if it would answer more than %d requests within %s. Make one from a card: “Answer like this from now on…”.", opts.MaxRate, opts.Window),
+		Empty:     "No rules. Make one from a permission, review or choice card: open “Answer like this from now on…” before you answer.",
+		Problem:   opts.Problem,
+		CanChange: opts.CanChange,
+	}
+	if !opts.CanChange {
+		v.Intro += " This UI is watch-only: it runs no rule and changes none."
+	}
+	if opts.Problem != "" {
+		v.Page.Title = "Error: " + title
+	}
+	for _, r := range rules {
+		v.Rows = append(v.Rows, ruleRow(r, base, opts))
+	}
+	for i := range v.Rows {
+		r := &v.Rows[i]
+		r.Name, r.Note, r.Maker, r.Answer, r.Reason = Marked(r.Name), Marked(r.Note), Marked(r.Maker), Marked(r.Answer), Marked(r.Reason)
+		for j := range r.Match {
+			r.Match[j] = Marked(r.Match[j])
+		}
+	}
+	scrub(reflect.ValueOf(&v).Elem())
+	return v
+}
+
+func ruleRow(r store.Rule, base string, opts RulesOptions) RuleRow {
+	m := r.Match
+	row := RuleRow{
+		ID: r.ID, Anchor: RuleAnchor(r.ID), Name: r.Name, Note: r.Note, Maker: r.Maker, Uses: r.Uses,
+		MadeText: relTime(r.Created, opts.Now), MadeTitle: exactTime(r.Created),
+		ExpiresText: untilText(r.Expires, opts.Now), ExpiresTitle: exactTime(r.Expires),
+		Answer:  ruleAnswer(m, r.Answer),
+		MadeISO: r.Created.UTC().Format(htmlTime), ExpiresISO: r.Expires.UTC().Format(htmlTime),
+	}
+	if row.Maker == "" {
+		row.Maker = "an operator with no name"
+	}
+	row.Match = append(row.Match, "Kind: "+m.Kind)
+	if len(m.Options) > 0 {
+		labels := make([]string, len(m.Options))
+		for i, o := range m.Options {
+			labels[i] = fmt.Sprintf("%s (%s)", o.Label, o.ID)
+		}
+		row.Match = append(row.Match, "Options: "+strings.Join(labels, ", "))
+	}
+	if len(m.Fields) > 0 {
+		labels := make([]string, len(m.Fields))
+		for i, f := range m.Fields {
+			labels[i] = f.Label
+		}
+		row.Match = append(row.Match, "Fields: "+strings.Join(labels, ", "))
+	}
+	row.Match = append(row.Match, scope("Agent", m.Agent), scope("Session", m.Session))
+	if m.PromptContains != "" {
+		row.Match = append(row.Match, fmt.Sprintf("Question contains: “%s”", m.PromptContains))
+	}
+	if !r.LastUse.IsZero() {
+		row.LastUseText, row.LastUseTitle = relTime(r.LastUse, opts.Now), exactTime(r.LastUse)
+		row.LastUseISO = r.LastUse.UTC().Format(htmlTime)
+	}
+	rule := base + "/rules/" + url.PathEscape(r.ID)
+	switch {
+	case r.State == store.RulePaused:
+		row.State, row.StateText, row.Reason = "paused", "Paused", r.Reason
+		if row.Reason == "" {
+			row.Reason = "Paused by an operator."
+		}
+		row.ResumeURL = rule + "/resume"
+	case !opts.Now.Before(r.Expires):
+		row.State, row.StateText = "expired", "Expired"
+	default:
+		row.State, row.StateText = "active", "Active"
+		row.PauseURL = rule + "/pause"
+	}
+	if opts.CanChange {
+		row.DeleteURL = rule + "/delete"
+	} else {
+		row.PauseURL, row.ResumeURL = "", ""
+	}
+	return row
+}
+
+func scope(what, v string) string {
+	if v == "" {
+		return what + ": any"
+	}
+	return what + ": " + v
+}
+
+// ruleAnswer is a rule's answer in the request's words.
+func ruleAnswer(m store.RuleMatch, a aep.Answer) string {
+	var parts []string
+	if a.Option != "" {
+		label := a.Option
+		for _, o := range m.Options {
+			if o.ID == a.Option {
+				label = o.Label
+			}
+		}
+		parts = append(parts, label)
+	}
+	for _, f := range m.Fields {
+		if v, ok := a.Values[f.ID]; ok {
+			parts = append(parts, fmt.Sprintf("%s: %v", f.Label, v))
+		}
+	}
+	if a.Text != nil && *a.Text != "" {
+		parts = append(parts, fmt.Sprintf("with the note “%s”", *a.Text))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// untilText says when a rule expires, at now: "in 7 h 59 min (1 Mar
+// 2026 20:00:00 UTC)", or when it did.
+func untilText(t, now time.Time) string {
+	if !now.Before(t) {
+		return "expired " + relTime(t, now) + " (" + exactTime(t) + ")"
+	}
+	d := t.Sub(now)
+	if d >= 48*time.Hour {
+		return fmt.Sprintf("in %d days (%s)", int(d/(24*time.Hour)), exactTime(t))
+	}
+	return "in " + formatDuration(d.Round(time.Minute)) + " (" + exactTime(t) + ")"
+}
