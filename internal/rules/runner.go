@@ -29,6 +29,7 @@ const (
 type Store interface {
 	CreateRule(ctx context.Context, r store.Rule) error
 	Rules(ctx context.Context) ([]store.Rule, error)
+	ActiveRules(ctx context.Context, now time.Time) ([]store.Rule, error)
 	Rule(ctx context.Context, id string) (store.Rule, bool, error)
 	SetRuleState(ctx context.Context, id, state, reason string, at time.Time) (bool, error)
 	DeleteRule(ctx context.Context, id string, at time.Time) (bool, error)
@@ -189,13 +190,12 @@ func (r *Runner) find(ctx context.Context, c inbox.Card, act bool) (store.Rule, 
 	if vd.Refusal != nil || c.Submission != nil {
 		return store.Rule{}, false
 	}
-	all, err := r.store.Rules(ctx)
+	all, err := r.store.ActiveRules(ctx, now)
 	if err != nil {
 		r.cfg.Logger.Warn("rules: could not be read; the request is left for the operators", "card", string(c.ID), "err", err)
 		return store.Rule{}, false
 	}
-	for i := len(all) - 1; i >= 0; i-- { // oldest first
-		rule := all[i]
+	for _, rule := range all { // oldest first
 		if ok, _ := Match(rule, c, now); !ok {
 			continue
 		}

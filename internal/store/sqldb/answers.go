@@ -272,6 +272,10 @@ func (a *Answers) Prune(ctx context.Context, before time.Time) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("journal: prune: %w", err)
 	}
+	// The rules' uses are kept as long as the answers they sent.
+	if _, err := a.Synced.ExecContext(ctx, a.Q(`DELETE FROM rule_uses WHERE at < ?`), before.UnixNano()); err != nil {
+		return n, fmt.Errorf("journal: prune rule uses: %w", err)
+	}
 	return n, nil
 }
 

@@ -63,6 +63,27 @@ func (r *RuleBook) Rules(ctx context.Context) ([]store.Rule, error) {
 	return out, rows.Err()
 }
 
+// ActiveRules lists the rules that may answer at now (active, not
+// expired), oldest first, without their uses: what the Runner reads for
+// every new request.
+func (r *RuleBook) ActiveRules(ctx context.Context, now time.Time) ([]store.Rule, error) {
+	rows, err := r.Synced.QueryContext(ctx, r.Q(`SELECT `+ruleColumns+` FROM rules WHERE state = ? AND expires_at > ? ORDER BY created_at, id`),
+		store.RuleActive, store.Nanos(now))
+	if err != nil {
+		return nil, fmt.Errorf("journal: active rules: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Rule
+	for rows.Next() {
+		rule, err := scanRule(rows, &rule0{}, nil)
+		if err != nil {
+			return nil, fmt.Errorf("journal: active rules: %w", err)
+		}
+		out = append(out, rule)
+	}
+	return out, rows.Err()
+}
+
 // Rule returns the rule id, deleted ones too (History names the rule
 // that answered after it is gone).
 func (r *RuleBook) Rule(ctx context.Context, id string) (store.Rule, bool, error) {

@@ -17,6 +17,7 @@ import (
 type RuleStore interface {
 	CreateRule(ctx context.Context, r store.Rule) error
 	Rules(ctx context.Context) ([]store.Rule, error)
+	ActiveRules(ctx context.Context, now time.Time) ([]store.Rule, error)
 	Rule(ctx context.Context, id string) (store.Rule, bool, error)
 	SetRuleState(ctx context.Context, id, state, reason string, at time.Time) (bool, error)
 	DeleteRule(ctx context.Context, id string, at time.Time) (bool, error)
@@ -72,6 +73,14 @@ func testRules(t *testing.T, st Store) {
 	require.Len(t, got, 2)
 	assert.Equal(t, r2, utcRule(got[0]), "newest first, kept whole")
 	assert.Equal(t, r1, utcRule(got[1]))
+	active, err := j.ActiveRules(ctx, T0.Add(time.Hour))
+	require.NoError(t, err)
+	require.Len(t, active, 2)
+	assert.Equal(t, []string{"r1", "r2"}, []string{active[0].ID, active[1].ID}, "oldest first")
+	active, err = j.ActiveRules(ctx, r1.Expires)
+	require.NoError(t, err)
+	require.Len(t, active, 1, "expired at its instant")
+	assert.Equal(t, "r2", active[0].ID)
 
 	ok, err := j.SetRuleState(ctx, "r1", store.RulePaused, "It answered 31 requests within 1m0s.", T0.Add(2*time.Minute))
 	require.NoError(t, err)
@@ -116,6 +125,9 @@ func testRules(t *testing.T, st Store) {
 	ok, err = j.SetRuleState(ctx, "r1", store.RuleActive, "", T0.Add(6*time.Minute))
 	require.NoError(t, err)
 	assert.False(t, ok, "a deleted rule stays deleted")
+	active, err = j.ActiveRules(ctx, T0.Add(time.Hour))
+	require.NoError(t, err)
+	require.Len(t, active, 1, "a deleted rule answers nothing")
 	r, found, err := j.Rule(ctx, "r1")
 	require.NoError(t, err)
 	require.True(t, found, "still named in History")
@@ -164,4 +176,11 @@ func testRuleUses(t *testing.T, st Store) {
 	assert.True(t, byID["r1"].LastUse.Equal(T0.Add(70*time.Second)), "last use %v", byID["r1"].LastUse)
 	assert.Zero(t, byID["r2"].Uses)
 	assert.True(t, byID["r2"].LastUse.IsZero())
+
+	// Retention forgets the uses with the answers.
+	_, err = j.Prune(ctx, T0.Add(10*time.Second))
+	require.NoError(t, err)
+	n, err = j.RuleUses(ctx, "r1", T0)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "the uses before the cutoff are pruned")
 }
