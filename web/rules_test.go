@@ -148,6 +148,7 @@ func TestRuleFromACard(t *testing.T) {
 	require.Equal(t, 1, by.Length(), "the card names the rule")
 	assert.Contains(t, by.Text(), rule.Name)
 	assert.Contains(t, by.Text(), "set by alice")
+	assert.Contains(t, d.Find("#"+domID(cardID("s1", "r2"))+` [data-testid="state"]`).Text(), "by a rule of this UI", "nobody pressed anything on this page")
 	href, _ := by.Find(`[data-testid="rule-link"]`).Attr("href")
 	assert.Equal(t, "/rules#rule-"+rule.ID, href)
 

@@ -231,6 +231,10 @@ func card(c inbox.Card, opts Options) CardView {
 		anon, ans := vd, *vd.Answered
 		ans.By, anon.Answered = "", &ans
 		v.State = stateLine(c, anon, opts.Now, opts.Operator, opts.Reachable)
+		if v.Answered.Rule != nil {
+			// Not "from this page": nobody pressed anything.
+			v.State.Text = strings.Replace(v.State.Text, words.via["control"], words.via["rule"], 1)
+		}
 	} else {
 		v.State = stateLine(c, vd, opts.Now, opts.Operator, opts.Reachable)
 	}

@@ -272,6 +272,7 @@ var words = struct {
 	via: map[string]string{
 		"oob":               "in the agent's own window",
 		"control":           "from this page",
+		"rule":              "by a rule of this UI",
 		"control-elsewhere": "from another aepforms page",
 		"":                  "via %s",
 	},
