@@ -1391,7 +1391,8 @@
       var sh = c.dataset.batchShape;
       var box = c.querySelector('[data-batch-pick]');
       if (!box) return;
-      var on = !!batchGroupOf(sh) && c.dataset.open === 'true' && c.dataset.withdrawn !== 'true';
+      var g = batchGroupOf(sh);
+      var on = !!g && !g.querySelector('form[hidden]') && c.dataset.open === 'true' && c.dataset.withdrawn !== 'true';
       box.closest('[data-testid="batch-pick"]').hidden = !on;
       box.checked = on && picked[c.dataset.card] === sh;
       if (box.checked) live[c.dataset.card] = sh;
@@ -1457,9 +1458,17 @@
             into.appendChild(g);
           }
         });
+        var counts = batchCounts();
         region.querySelectorAll('[data-testid="batch"]').forEach(function (g) {
+          if (keep[g.dataset.shape]) return;
           var a = doc.activeElement;
-          if (!keep[g.dataset.shape] && !(a && g.contains(a))) g.remove();
+          if (!(a && g.contains(a))) { g.remove(); return; }
+          // The operator is in it (reading its outcomes): it stays until
+          // they leave, saying what is left, its form gone.
+          var c = g.querySelector('[data-testid="batch-count"]');
+          if (c) c.textContent = (counts[g.dataset.shape] || 0) + ' waiting';
+          var f = g.querySelector('form');
+          if (f) f.hidden = true;
         });
         var count = region.querySelector('[data-testid="batch-region-count"]');
         var ncount = fresh.querySelector('[data-testid="batch-region-count"]');
