@@ -34,13 +34,15 @@ const RuleTextMax = 500
 // RuleMaker is the rule part of a card's answer form: a disclosure that
 // makes a standing answer from the answer being sent.
 type RuleMaker struct {
-	ID      string // element id prefix
-	Open    bool   // shown open (kept input, or a problem with it)
-	Make    bool   // "make a rule" ticked
-	Agent   string // the card's agent ("" when none: no agent scope offered)
-	ByAgent bool
-	Session string // the card's session, short
-	BySess  bool
+	ID string // element id prefix
+	// RulesURL is the Rules page, where every rule is seen and stopped.
+	RulesURL string
+	Open     bool   // shown open (kept input, or a problem with it)
+	Make     bool   // "make a rule" ticked
+	Agent    string // the card's agent ("" when none: no agent scope offered)
+	ByAgent  bool
+	Session  string // the card's session, short
+	BySess   bool
 	// Contains, Note and Hours are the inputs as kept.
 	Contains, Note, Hours string
 	// HoursError, ContainsError, MakeError are problems with the rule

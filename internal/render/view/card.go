@@ -265,6 +265,7 @@ func card(c inbox.Card, opts Options) CardView {
 	noteWords(f)
 	if f != nil && f.Answerable && opts.Rules && v.Owed == nil && !placeholder && RuleKind(c.Request) {
 		f.Rule = ruleMaker(c, id, opts.Input, ruleProbs)
+		f.Rule.RulesURL = base + "/rules"
 		errs = append(errs, ruleErrorLinks(f.Rule)...)
 	}
 	v.Errors = errs
