@@ -98,9 +98,10 @@ func (a *Agent) openFloodLocked(now time.Time, sc *scenario) *session {
 // a page of thousands reads as thousands of questions, not one repeated.
 var floodServices = []string{"payments", "checkout", "search", "billing", "inventory", "accounts", "notifications", "reports", "gateway", "ledger", "catalog", "shipping"}
 
-// floodPrompt is the n-th Pending question's prompt (0-based).
+// floodPrompt is the n-th Pending question's prompt (0-based): the
+// service first, so a row cut short on a phone still says which.
 func floodPrompt(base string, n int) string {
-	return fmt.Sprintf("%s: %s-%d", base, floodServices[n%len(floodServices)], n/len(floodServices)+1)
+	return fmt.Sprintf("%s-%d: %s", floodServices[n%len(floodServices)], n/len(floodServices)+1, base)
 }
 
 // openLocked opens a session for sc: session.started, run.started and the

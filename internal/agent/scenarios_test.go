@@ -202,17 +202,19 @@ func TestPendingAsksThatManyDeployForms(t *testing.T) {
 	h := newHarness(t, []string{ScenarioPermission}, func(c *Config) { c.Pending = n })
 	evs := h.take()
 	asked := map[string]int{}
-	prompts := map[string]bool{}
+	prompts, heads := map[string]bool{}, map[string]bool{}
 	for _, ev := range evs {
 		if ev.Type() == "attention.requested" && strings.HasPrefix(ev.Session(), ScenarioDeploy+"-") {
 			asked[ev.Session()]++
 			var req aep.Request
 			require.NoError(t, ev.DecodeData(&req))
 			prompts[req.Prompt] = true
+			heads[strings.SplitN(req.Prompt, ":", 2)[0]] = true
 		}
 	}
 	assert.Len(t, asked, 10, "ten sessions")
 	assert.Len(t, prompts, n, "every question names its own service: a page of them does not read the same")
+	assert.Len(t, heads, n, "and names it first, so a row cut short on a phone still differs")
 	total := 0
 	for _, k := range asked {
 		total += k
