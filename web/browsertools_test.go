@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/inbox"
 )
 
 // The markup checks (TestAccessibilityAudit, TestKeyboardReachesEveryControlWithVisibleFocus,
@@ -34,6 +36,11 @@ func markupPages(t *testing.T) []markupPage {
 	refusedForm := url.Values{"token": {"fresh"}, "f0": {""}, "f2": {"5000"}, "f5": {"other"}, "f5-other": {""}, "f7": {"other"}}
 	require.NotEmpty(t, f.Form)
 	hist := newHarness(t, withHistory(seedHistory(t)))
+	batch := newHarness(t)
+	askPermissions(batch, 3)
+	otherShape := batch.ask("s2", "form-a", nameForm())
+	batch.ask("s2", "form-b", nameForm())
+	shape := inbox.ShapeOf(deployPermission("")).ID()
 	return []markupPage{
 		{name: "page", path: "", h: h},
 		{name: "page dark", path: "?theme=dark", h: h},
@@ -41,6 +48,12 @@ func markupPages(t *testing.T) []markupPage {
 		{name: "panel dark", path: "panel?theme=dark&agent=deployer", h: h},
 		{name: "refused post", path: "cards/" + string(f.Form) + "/answer", post: refusedForm, h: h},
 		{name: "refused post on a settled card", path: "cards/" + string(f.Answered) + "/answer", post: url.Values{"token": {"x"}}, h: h},
+		{name: "page with batches", path: "", h: batch},
+		{name: "batches", path: "batches", h: batch},
+		{name: "batches dark", path: "batches?theme=dark", h: batch},
+		{name: "batch none sent", path: "batch/answer", post: url.Values{"shape": {shape}, "token": {"t"}, "option": {"0"},
+			"card": {string(otherShape), "gone-card"}}, h: batch},
+		{name: "batch refused", path: "batch/answer", post: url.Values{"shape": {shape}, "token": {"t"}, "option": {"0"}}, h: batch},
 		{name: "history", path: "history", h: hist},
 		{name: "history dark, filtered", path: "history?theme=dark&agent=deployer&since=2026-03-01T11:00", h: hist},
 		{name: "sign-in", path: "signin", h: signin},
