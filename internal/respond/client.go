@@ -376,9 +376,11 @@ func (c *Client) report(cmd *command, o outcome) {
 	delete(c.pending, cmd.id)
 	c.outcomes[o.State]++
 	c.mu.Unlock()
+	c.cfg.Reporter.SettleSubmission(cmd.sub.Card, cmd.id, o.State, o.Reason, o.Detail)
+	// Logged after the report: the card shows the outcome without
+	// waiting for the log's write.
 	c.log.Info("command settled", "command", cmd.id, "session", cmd.session,
 		"state", o.State, "reason", o.Reason)
-	c.cfg.Reporter.SettleSubmission(cmd.sub.Card, cmd.id, o.State, o.Reason, o.Detail)
 	if owedOutcome(o) && !c.isClosed() {
 		// After the report: its next round's release must come after it.
 		c.owe(cmd, o.Reason == inbox.ReasonRelayLost)
