@@ -41,7 +41,7 @@ func markupPages(t *testing.T) []markupPage {
 	otherShape := batch.ask("s2", "form-a", nameForm())
 	batch.ask("s2", "form-b", nameForm())
 	shape := inbox.ShapeOf(deployPermission("")).ID()
-	return []markupPage{
+	return append(rulePages(t), []markupPage{
 		{name: "page", path: "", h: h},
 		{name: "page dark", path: "?theme=dark", h: h},
 		{name: "panel", path: "panel", h: h},
@@ -58,5 +58,5 @@ func markupPages(t *testing.T) []markupPage {
 		{name: "history dark, filtered", path: "history?theme=dark&agent=deployer&since=2026-03-01T11:00", h: hist},
 		{name: "sign-in", path: "signin", h: signin},
 		{name: "sign-in refused", path: "signin", post: url.Values{"token": {"wrong"}, "name": {"mallory"}}, h: signin},
-	}
+	}...)
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -240,4 +241,32 @@ func TestWatchOnlyMakesNoRules(t *testing.T) {
 	assert.Equal(t, 1, page.Find(`[data-testid="rule"]`).Length())
 	assert.Zero(t, page.Find(`[data-testid="rule-delete"]`).Length())
 	assert.Equal(t, http.StatusConflict, rh.postForm(c, "rules/R1/delete", url.Values{}).StatusCode)
+}
+
+// rulePages are the markup tests' pages of the rules: the Rules page with
+// an active and a paused rule, and a card whose rule part was refused
+// (the disclosure open, its problem at its control).
+func rulePages(t *testing.T) []markupPage {
+	t.Helper()
+	rh := newRulesHarness(t)
+	ctx := context.Background()
+	for i, state := range []string{store.RuleActive, store.RulePaused} {
+		r := store.Rule{ID: "R" + strconv.Itoa(i), Name: "Allow once to permission requests", Maker: "alice", Note: "CI asks this all day",
+			Created: testNow, Expires: testNow.Add(8 * time.Hour), State: state,
+			Match:  rules.MatchOf(inbox.Card{Agent: "deployer", Request: permissionReq()}, "deployer", "", "make release"),
+			Answer: aep.Answer{Option: "allow"}}
+		if state == store.RulePaused {
+			r.Reason = "Paused: it answered 31 requests within 1 minute, more than the 30 allowed (a runaway agent?). Resume it when that is sorted."
+		}
+		require.NoError(t, rh.j.CreateRule(ctx, r))
+	}
+	id := rh.ask("s1", "r1", permissionReq())
+	d := rh.getPage(nil, "").doc(t)
+	_, token := answerForm(t, d, id)
+	bad := url.Values{"token": {token}, form.NameOption: {"0"}, form.NameRule: {"on"}, form.NameRuleHours: {"0"}, form.NameRuleContains: {"release"}}
+	return []markupPage{
+		{name: "rules", path: "rules", h: rh.harness},
+		{name: "rules dark", path: "rules?theme=dark", h: rh.harness},
+		{name: "refused rule part", path: "cards/" + string(id) + "/answer", post: bad, h: rh.harness},
+	}
 }
