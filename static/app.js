@@ -1353,8 +1353,8 @@
    * picks of a shape show while the region has its form; what is picked
    * is kept here by card id, so a pushed new version of a card stays
    * picked. The region's counts come from the server: a pushed change
-   * that changes how many cards of a shape the page shows fetches the
-   * region again (?region=1). Its form is posted with fetch, the picked
+   * that changes how many cards of a shape (or rows) the page shows
+   * fetches the region again (?region=1). Its form is posted with fetch, the picked
    * ids added; the outcome list shows under the form and each card shows
    * its own outcome by push. */
   var picked = {}; // card id -> shape
@@ -1417,7 +1417,9 @@
       if (k > 0) any = true;
     });
     region.classList.toggle('has-selection', any);
-    var seen = JSON.stringify(counts);
+    // Rows count too: a question of a group arriving or leaving past
+    // the cards shown in full changes the group's count.
+    var seen = JSON.stringify(counts) + cards('#open [data-row]').length;
     if (seen !== batchSeen) {
       var first = batchSeen === '';
       batchSeen = seen;

@@ -109,3 +109,20 @@ func TestBatchJoinsByPushInBrowser(t *testing.T) {
 	assert.True(t, eval[bool](t, ctx, `window.__samePage === true`), "no page load")
 	stopTab(t, ctx, console)
 }
+
+// Past the cards shown in full, a question of a group arriving as a row
+// still counts: the region's count follows it.
+func TestBatchCountFollowsRowsInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: starts Chromium")
+	}
+	h := newHarness(t, withConfig(func(c *Config) { c.PageCards = 2 }))
+	askInOrder(h, permissionReq(), permissionReq())
+	ctx, console := flowTab(t, h, "")
+	count := `document.querySelector('[data-testid="batch-region"] [data-testid="batch-count"]').textContent`
+	assert.Equal(t, "2 waiting", eval[string](t, ctx, count))
+	h.ask("s9", "late", permissionReq())
+	waitFor(t, ctx, `document.querySelectorAll('#open [data-row]').length === 1`, "the new question as a row")
+	waitFor(t, ctx, count+` === '3 waiting'`, "the count follows the row")
+	stopTab(t, ctx, console)
+}
