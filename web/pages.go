@@ -359,7 +359,7 @@ func (p *pages) redirectNext(w http.ResponseWriter, r *http.Request, id inbox.Ca
 // from, or id when none waits. It only reads r.
 func (p *pages) nextCard(r *http.Request, id inbox.CardID, panel bool) inbox.CardID {
 	opts := p.options(r, panel)
-	heads := p.in.Heads(opts.Filter)
+	heads := p.in.WaitingHeads(opts.Filter)
 	if next := view.NextPending(heads, id, view.WindowOptions{
 		After: viewQuery(r).Get("after"), Cards: p.pageCards, Rows: p.pageRows, Now: opts.Now,
 	}); next != "" {

@@ -22,6 +22,9 @@ type Inbox interface {
 	// (open by urgency, then settled newest first): what a page is chosen
 	// from; it then reads whole (Card) only the cards it renders.
 	Heads(inbox.Query) []inbox.Card
+	// WaitingHeads are the heads of the open cards only, in no order:
+	// what the next card after a post is chosen from.
+	WaitingHeads(inbox.Query) []inbox.Card
 	Card(inbox.CardID) (inbox.Card, bool)
 	Status() inbox.Status
 	// BeginSubmissionWhile is inbox.Inbox.BeginSubmission, calling while

@@ -321,3 +321,29 @@ func TestBeginSubmissionWhileRunsDuringTheJournalWrite(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotFound)
 	assert.Equal(t, []string{"while c1", "record c1"}, log, "a refused post calls nothing")
 }
+
+// WaitingHeads are Heads' open cards only (the next card after a post is
+// chosen among them): a settled card is not copied.
+func TestWaitingHeadsAreTheOpenHeads(t *testing.T) {
+	t.Parallel()
+	in := New(Options{})
+	in.Apply(request(t, "r1", 0, formData("")))
+	in.Apply(request(t, "r2", 1, formData("")))
+	in.Apply(request(t, "r3", 2, formData("")))
+	in.Apply(lifecycle(t, "attention.resolved", "z2", "r2", "", 3, map[string]any{"resolution": "answered"}))
+
+	var open []CardID
+	for _, h := range in.Heads(Query{}) {
+		if h.State.Open() {
+			open = append(open, h.ID)
+		}
+	}
+	require.Len(t, open, 2, "r2 settled")
+	var waiting []CardID
+	for _, h := range in.WaitingHeads(Query{}) {
+		waiting = append(waiting, h.ID)
+		assert.Nil(t, h.Request.Fields, "a head, without its request's body")
+	}
+	assert.ElementsMatch(t, open, waiting)
+	assert.Empty(t, in.WaitingHeads(Query{Session: "no such session"}), "the query applies")
+}

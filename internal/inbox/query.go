@@ -132,6 +132,22 @@ func (in *Inbox) Heads(q Query) []Card {
 	return out
 }
 
+// WaitingHeads returns the heads (Heads) of the open cards that match q,
+// in no order: what the choice of the next card to answer reads (it
+// sorts them its own way), without the settled cards' copies or a sort
+// under the lock.
+func (in *Inbox) WaitingHeads(q Query) []Card {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	out := make([]Card, 0, len(in.byID))
+	for _, en := range in.byID {
+		if en.card.State.Open() && q.match(&en.card) {
+			out = append(out, head(&en.card))
+		}
+	}
+	return out
+}
+
 // headKey is what listBefore orders a copied head by, and where it is.
 type headKey struct {
 	settledOrder, arrival uint64

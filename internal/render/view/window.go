@@ -395,8 +395,8 @@ func gist(prompt string, cache *markdown.Cache) string {
 // order the page shows them (groups by their most urgent request, then
 // each group's requests by urgency), wrapping round, among those on the
 // page o describes (its cards and rows): where the browser lands after an
-// answer. "" when none other waits. It reads heads only, so an answer's
-// redirect costs no page render.
+// answer. "" when none other waits. It reads heads only (in any order:
+// it sorts them), so an answer's redirect costs no page render.
 func NextPending(heads []inbox.Card, id inbox.CardID, o WindowOptions) inbox.CardID {
 	o.Cards = cmp.Or(o.Cards, DefaultPageCards)
 	o.Rows = cmp.Or(o.Rows, DefaultPageRows)
