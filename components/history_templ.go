@@ -978,7 +978,7 @@ func historyRow(r view.HistoryRow) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if r.Rule != nil {
-				templ_7745c5c3_Err = ruleRef(*r.Rule).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = ruleRef(*r.Rule, "").Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
