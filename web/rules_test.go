@@ -27,6 +27,7 @@ func (x harnessInbox) Subscribe(buf int) *inbox.Subscription { return (*x.h).in.
 func (x harnessInbox) Card(id inbox.CardID) (inbox.Card, bool) {
 	return (*x.h).in.Card(id)
 }
+func (x harnessInbox) Cards(q inbox.Query) []inbox.Card { return (*x.h).in.Cards(q) }
 func (x harnessInbox) BeginSubmission(id inbox.CardID, s inbox.Submission) (inbox.Submission, error) {
 	return (*x.h).in.BeginSubmission(id, s)
 }

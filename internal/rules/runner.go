@@ -42,6 +42,7 @@ type Store interface {
 type Inbox interface {
 	Subscribe(buf int) *inbox.Subscription
 	Card(inbox.CardID) (inbox.Card, bool)
+	Cards(inbox.Query) []inbox.Card
 	BeginSubmission(inbox.CardID, inbox.Submission) (inbox.Submission, error)
 	SettleSubmission(id inbox.CardID, commandID string, state inbox.SubmissionState, reason, detail string)
 }
@@ -116,7 +117,11 @@ func (r *Runner) Answered() map[string]int64 {
 }
 
 // Run follows the inbox from sub (made before the feed starts, so no
-// request is missed) until ctx ends.
+// request is missed) until ctx ends. When the inbox drops the
+// subscription (a burst of requests overflowed its queue while rules were
+// read and answers journaled), Run subscribes again and then looks at
+// every card the inbox holds: the requests that arrived in the gap are
+// answered like any other, and cards that left in it are forgotten.
 func (r *Runner) Run(ctx context.Context, sub *inbox.Subscription) {
 	for {
 		r.follow(ctx, sub)
@@ -125,6 +130,29 @@ func (r *Runner) Run(ctx context.Context, sub *inbox.Subscription) {
 			return
 		}
 		sub = r.in.Subscribe(256)
+		r.catchUp(ctx)
+	}
+}
+
+// catchUp observes every card of the inbox not tried yet (Observe tries
+// each once), after the changes of a gap were lost, and keeps tried to
+// the cards that are still there (their removals were lost too).
+func (r *Runner) catchUp(ctx context.Context) {
+	cards := r.in.Cards(inbox.Query{})
+	held := make(map[inbox.CardID]bool, len(cards))
+	for _, c := range cards {
+		held[c.ID] = true
+	}
+	r.mu.Lock()
+	maps.DeleteFunc(r.tried, func(id inbox.CardID, _ bool) bool { return !held[id] })
+	r.mu.Unlock()
+	for _, c := range cards {
+		if ctx.Err() != nil {
+			return
+		}
+		if c.State.Open() {
+			r.Observe(ctx, c)
+		}
 	}
 }
 

@@ -228,3 +228,41 @@ func TestRunFollowsTheInbox(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// A Run whose subscription the inbox dropped (a slow consumer: a burst
+// of requests overflowed its queue) still answers every request that
+// arrived meanwhile: it looks at the inbox's cards again when it
+// re-subscribes, not only at the changes after that.
+func TestRunAnswersRequestsMissedWhileDropped(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	j := journal(t)
+	in := inbox.New(inbox.Options{Journal: j})
+	out := &sent{}
+	r := New(Config{}, j, in, out)
+	rule := permRule()
+	rule.ID, rule.Created, rule.Expires = "R1", time.Now(), time.Now().Add(time.Hour)
+	require.NoError(t, j.CreateRule(ctx, rule))
+	sub := in.Subscribe(1)
+	var ids []inbox.CardID
+	for _, id := range []string{"d1", "d2", "d3", "d4"} {
+		ids = append(ids, ask(t, in, "builder", id, "p").ID)
+	}
+	require.True(t, sub.Dropped(), "the burst overflowed the queue")
+	done := make(chan struct{})
+	go func() { r.Run(ctx, sub); close(done) }()
+	require.Eventually(t, func() bool { return len(out.all()) == len(ids) }, 5*time.Second, 5*time.Millisecond,
+		"every request of the burst is answered")
+	for _, id := range ids {
+		got := card(t, in, id)
+		require.NotNil(t, got.Submission, string(id))
+		assert.Equal(t, By("R1"), got.Submission.By)
+	}
+	// After the burst, Run follows the inbox as before.
+	next := ask(t, in, "builder", "d5", "p")
+	require.Eventually(t, func() bool { return len(out.all()) == len(ids)+1 }, 5*time.Second, 5*time.Millisecond)
+	assert.Equal(t, By("R1"), card(t, in, next.ID).Submission.By)
+	cancel()
+	<-done
+	assert.Len(t, out.all(), len(ids)+1, "each request answered once")
+}
