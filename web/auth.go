@@ -325,13 +325,25 @@ func bearer(h string) (string, bool) {
 // maxOperatorName bounds an operator's name, in bytes.
 const maxOperatorName = 80
 
+// ruleNamePrefix starts the name an answer sent by a rule is recorded
+// under (rules.ByPrefix: "rule:" and the rule's id); no operator may take
+// it, or their answers would be shown as that rule's.
+const ruleNamePrefix = "rule:"
+
+// reservedName reports whether s (trimmed) is a name only rules carry.
+func reservedName(s string) bool {
+	s = strings.TrimSpace(s)
+	return len(s) >= len(ruleNamePrefix) && strings.EqualFold(s[:len(ruleNamePrefix)], ruleNamePrefix)
+}
+
 // operatorName cleans a name an operator gave (sign-in form or
 // X-Operator-Name): trimmed, valid UTF-8, no control characters, at most
-// maxOperatorName bytes; anything else is no name. It becomes part of
-// every command's agent attribute, so it is kept small and printable.
+// maxOperatorName bytes, not a rule's (reservedName); anything else is no
+// name. It becomes part of every command's agent attribute, so it is kept
+// small and printable.
 func operatorName(s string) string {
 	s = strings.TrimSpace(s)
-	if len(s) > maxOperatorName || !utf8.ValidString(s) {
+	if len(s) > maxOperatorName || !utf8.ValidString(s) || reservedName(s) {
 		return ""
 	}
 	for _, r := range s {

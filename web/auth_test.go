@@ -153,6 +153,27 @@ func TestSignInWithWrongSecretIsRefused(t *testing.T) {
 	}
 }
 
+// A name beginning "rule:" is how answers sent by a rule are recorded
+// ("Answered by rule ‘…’"): an operator who signs in with one, with the
+// right secret, is refused with a reason and no session, and a script's
+// X-Operator-Name of that form is no name; an operators file cannot name
+// one either.
+func TestNoOperatorTakesARulesName(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withToken(secret))
+	for _, name := range []string{"rule:01JABC", " Rule:x", "RULE:"} {
+		r := h.postForm(h.client(), "signin", url.Values{"token": {secret}, "name": {name}})
+		require.Equal(t, http.StatusUnprocessableEntity, r.StatusCode, "name %q: got %d, want 422", name, r.StatusCode)
+		assert.Nil(t, sessionCookie(r.Response), "name %q: a session was opened", name)
+		assert.Contains(t, r.doc(t).Find(`[data-testid="error-summary"]`).Text(), "rule:", "name %q: the problem names the reserved start", name)
+	}
+	assert.Empty(t, operatorName("rule:01JABC"), "X-Operator-Name")
+	assert.Equal(t, "rules fan", operatorName("rules fan"), "a name merely starting with the word")
+	assert.False(t, ValidOperatorName("rule:1"))
+	_, err := ParseOperators(strings.NewReader("rule:1 " + bcryptHash(t, annSecret) + "\n"))
+	assert.ErrorIs(t, err, ErrOperatorsFile)
+}
+
 func TestBearerTokenForScripts(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, withToken(secret))

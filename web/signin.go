@@ -78,6 +78,11 @@ func handleSignIn(a *auth, g *guard, pg *pages) http.HandlerFunc {
 			http.Error(w, "The sign-in form could not be read.", http.StatusBadRequest)
 			return
 		}
+		if typed := r.PostForm.Get(form.NameOperator); reservedName(typed) {
+			pg.signIn(w, r, http.StatusUnprocessableEntity,
+				"A name cannot begin with “rule:”: that is how answers sent by a rule are named. Give your own name.", "")
+			return
+		}
 		name := operatorName(r.PostForm.Get(form.NameOperator))
 		keys := []string{g.key(r), nameKey(name)}
 		tooMany := func(wait time.Duration) {

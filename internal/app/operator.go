@@ -53,7 +53,7 @@ func runOperator(_ context.Context, args []string, env Env, _ io.Reader, stdout,
 		return operatorUsage(stderr, "say which file: --operators-file PATH or AEPFORMS_OPERATORS_FILE")
 	}
 	if !web.ValidOperatorName(name) {
-		return operatorUsage(stderr, fmt.Sprintf("%q cannot be an operator's name: at most 80 bytes of printable text, not starting with #", name))
+		return operatorUsage(stderr, fmt.Sprintf("%q cannot be an operator's name: at most 80 bytes of printable text, not starting with # or rule:", name))
 	}
 	secret, err := addOperator(*file, name)
 	if err != nil {
