@@ -2,9 +2,11 @@ package web
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aepforms/aepforms/internal/inbox"
@@ -37,17 +39,26 @@ const maxSharedCardBytes = 16 << 20
 
 // pushShare is the per-change work shared among browsers. Safe for
 // concurrent use.
+//
+// Thousands of browsers look up the same change at once, so a lookup
+// takes no lock: the maps are sync.Maps (lock-free reads), and the
+// browsers that find a change being read or framed wait on its done
+// channel, which the first one closes and so wakes them all at once (a
+// mutex, or a sync.Once's, would hand itself from one waiter to the next,
+// a wakeup each, while every later browser waits behind them).
 type pushShare struct {
-	mu        sync.Mutex
-	cards     map[uint64]*sharedCard
-	cardBytes int // of the cards read into cards
-	frames    map[frameKey]*sharedFrame
+	cards     sync.Map     // uint64 (change seq) -> *sharedCard
+	nCards    atomic.Int64 // entries made in cards since its last clear
+	cardBytes atomic.Int64 // of the cards read into cards since its last clear
+	frames    sync.Map     // frameKey -> *sharedFrame
+	nFrames   atomic.Int64
 	pool      sync.Pool // *bytes.Buffer for a browser's copy of a frame
 }
 
-// sharedCard is one change's card, read once.
+// sharedCard is one change's card, read once; card and ok are set before
+// done is closed.
 type sharedCard struct {
-	once sync.Once
+	done chan struct{}
 	card inbox.Card
 	ok   bool
 }
@@ -63,62 +74,77 @@ type frameKey struct {
 	operator string
 }
 
-// sharedFrame is one framed card message split where the tokens go.
+// sharedFrame is one framed card message split where the tokens go;
+// parts and err are set before done is closed.
 type sharedFrame struct {
-	once  sync.Once
+	done  chan struct{}
 	parts [][]byte
 	err   error
 }
 
-func newPushShare() *pushShare {
-	return &pushShare{cards: make(map[uint64]*sharedCard), frames: make(map[frameKey]*sharedFrame)}
-}
+func newPushShare() *pushShare { return &pushShare{} }
 
 // card returns change seq's card, read from in once for every browser.
 func (s *pushShare) card(in Inbox, seq uint64, id inbox.CardID) (inbox.Card, bool) {
-	s.mu.Lock()
-	e := s.cards[seq]
-	if e == nil {
-		if len(s.cards) >= maxShared || s.cardBytes > maxSharedCardBytes {
-			clear(s.cards)
-			s.cardBytes = 0
-		}
-		e = &sharedCard{}
-		s.cards[seq] = e
+	if v, ok := s.cards.Load(seq); ok {
+		e := v.(*sharedCard)
+		<-e.done
+		return e.card, e.ok
 	}
-	s.mu.Unlock()
-	e.once.Do(func() {
-		e.card, e.ok = in.Card(id)
-		s.mu.Lock()
-		s.cardBytes += len(e.card.Request.Prompt) + 1024
-		s.mu.Unlock()
-	})
+	if s.nCards.Load() >= maxShared || s.cardBytes.Load() > maxSharedCardBytes {
+		// Past the bounds the kept changes go (a browser that comes
+		// to one later reads it again); each browser racing here may
+		// clear, which only costs reads.
+		s.cards.Clear()
+		s.nCards.Store(0)
+		s.cardBytes.Store(0)
+	}
+	e := &sharedCard{done: make(chan struct{})}
+	if v, loaded := s.cards.LoadOrStore(seq, e); loaded {
+		e = v.(*sharedCard)
+		<-e.done
+		return e.card, e.ok
+	}
+	s.nCards.Add(1)
+	defer close(e.done) // also if the read panics: the others must not wait forever
+	e.card, e.ok = in.Card(id)
+	s.cardBytes.Add(int64(len(e.card.Request.Prompt) + 1024))
 	return e.card, e.ok
 }
 
-// frame returns the framed card message for k, made once by make: its
+// frame returns the framed card message for k, made once by build: its
 // bytes split at the placeholder.
 func (s *pushShare) frame(k frameKey, build func() ([]byte, string, error)) ([][]byte, error) {
-	s.mu.Lock()
-	e := s.frames[k]
-	if e == nil {
-		if len(s.frames) >= maxShared {
-			clear(s.frames)
-		}
-		e = &sharedFrame{}
-		s.frames[k] = e
+	if v, ok := s.frames.Load(k); ok {
+		e := v.(*sharedFrame)
+		<-e.done
+		return e.parts, e.err
 	}
-	s.mu.Unlock()
-	e.once.Do(func() {
-		b, placeholder, err := build()
-		if err != nil {
-			e.err = err
-			return
-		}
-		e.parts = bytes.Split(b, []byte(placeholder))
-	})
-	return e.parts, e.err
+	if s.nFrames.Load() >= maxShared {
+		s.frames.Clear()
+		s.nFrames.Store(0)
+	}
+	e := &sharedFrame{done: make(chan struct{})}
+	if v, loaded := s.frames.LoadOrStore(k, e); loaded {
+		e = v.(*sharedFrame)
+		<-e.done
+		return e.parts, e.err
+	}
+	s.nFrames.Add(1)
+	defer close(e.done) // also if build panics: the others must not wait forever
+	e.err = errFramePanicked
+	b, placeholder, err := build()
+	if err != nil {
+		e.err = err
+		return nil, err
+	}
+	e.parts, e.err = bytes.Split(b, []byte(placeholder)), nil
+	return e.parts, nil
 }
+
+// errFramePanicked is what browsers waiting on a framing get when its
+// build panicked (the panicking browser's request is recovered).
+var errFramePanicked = errors.New("web: framing a pushed card failed")
 
 // write writes parts to w joined by one fresh form token.
 func (s *pushShare) write(w *sse.Writer, parts [][]byte) error {

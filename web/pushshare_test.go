@@ -93,9 +93,7 @@ func TestPushShareCardsBoundedByBytes(t *testing.T) {
 	for seq := range uint64(40) {
 		_, ok := share.card(h.in, seq, id)
 		require.True(t, ok)
-		share.mu.Lock()
-		kept := share.cardBytes
-		share.mu.Unlock()
+		kept := int(share.cardBytes.Load())
 		assert.LessOrEqual(t, kept, maxSharedCardBytes+(8<<20)+1024, "after %d changes", seq+1)
 	}
 }
