@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -98,17 +99,28 @@ func resumePoint(r *http.Request, epoch string) (since uint64, ok, foreign bool)
 
 // stream writes the catch-up, the current status, then every change and a
 // heartbeat until the browser leaves, the subscription is dropped or a
-// write fails (whose error it returns).
+// write fails (whose error it returns). Changes already waiting are
+// written together, in one write (see batch).
 func (p *pusher) stream(sub *inbox.Subscription, catchUp []inbox.Change, ok bool, heartbeat time.Duration) error {
 	if !ok {
 		return p.w.Event(sse.Message{Event: "reload", Data: "too far behind"})
 	}
 	for _, c := range catchUp {
-		if err := p.send(c); err != nil {
+		if err := p.add(c); err != nil {
+			p.release()
 			return err
 		}
+		if p.full() {
+			if err := p.flush(); err != nil {
+				return err
+			}
+		}
 	}
-	if err := p.status(""); err != nil {
+	if err := p.addStatus(""); err != nil {
+		p.release()
+		return err
+	}
+	if err := p.flush(); err != nil {
 		return err
 	}
 	tick := time.NewTicker(heartbeat)
@@ -125,11 +137,43 @@ func (p *pusher) stream(sub *inbox.Subscription, catchUp []inbox.Change, ok bool
 			if !open {
 				return nil // dropped: the caller counts it
 			}
-			if err := p.send(c); err != nil {
-				return err
+			open, err := p.batch(c, sub.C())
+			if err != nil || !open {
+				return err // !open: dropped, the caller counts it
 			}
 		}
 	}
+}
+
+// maxBatchBytes bounds one write of waiting changes: past it the rest
+// wait for the next write.
+const maxBatchBytes = 64 << 10
+
+// batch writes c and the changes already waiting after it (up to
+// maxBatchBytes) in one write and one flush. At fleet scale a write is a
+// system call per browser; a browser that fell behind by a few changes
+// (a burst of cards, or cards arriving faster than one reaches every
+// browser) catches up in one instead of one per change. It reports
+// false when more was closed (the subscription dropped).
+func (p *pusher) batch(c inbox.Change, more <-chan inbox.Change) (bool, error) {
+	open := true
+	err := p.add(c)
+	for err == nil && !p.full() {
+		var next inbox.Change
+		select {
+		case next, open = <-more:
+		default:
+		}
+		if !open || next.Seq == 0 {
+			break
+		}
+		err = p.add(next)
+	}
+	if err != nil {
+		p.release()
+		return open, err
+	}
+	return open, p.flush()
 }
 
 // pusher writes inbox changes to one browser.
@@ -141,6 +185,7 @@ type pusher struct {
 	r     *http.Request
 	q     inbox.Query
 	last  uint64
+	buf   *bytes.Buffer // the pending write (nil between writes)
 	// until and after bound the sort keys of the page the browser shows
 	// ("" = unbounded): an update of a waiting request outside them is
 	// not sent (a new one is: the page counts it, and a settled one: the
@@ -158,20 +203,21 @@ func (p *pusher) elsewhere(c inbox.Card) bool {
 	return (p.until != "" && k > p.until) || (p.after != "" && k <= p.after)
 }
 
-// send writes one change: the card's fragment, `remove` when the card is
-// gone or outside the browser's filter, or the status fragment.
-func (p *pusher) send(c inbox.Change) error {
+// add appends one change to the browser's pending write: the card's
+// fragment, `remove` when the card is gone or outside the browser's
+// filter, or the status fragment.
+func (p *pusher) add(c inbox.Change) error {
 	if c.Seq <= p.last {
 		return nil
 	}
 	p.last = c.Seq
 	id := view.PushID(p.pg.epoch, c.Seq)
 	if c.Kind == inbox.ChangeStatus {
-		return p.status(id)
+		return p.addStatus(id)
 	}
 	card, ok := p.share.card(p.in, c.Seq, c.Card)
 	if !ok || !p.q.Match(card) {
-		return p.w.Event(sse.Message{ID: id, Event: "remove", Data: domID(c.Card)})
+		return p.addEvent(sse.Message{ID: id, Event: "remove", Data: domID(c.Card)})
 	}
 	if c.Kind == inbox.ChangeUpdated && p.elsewhere(card) {
 		return nil
@@ -180,17 +226,62 @@ func (p *pusher) send(c inbox.Change) error {
 	if err != nil {
 		return err
 	}
-	return p.share.write(p.w, parts)
+	p.share.appendCopy(p.buffer(), parts)
+	return nil
 }
 
-// status writes the status fragment (banners, relay state); id is "" for
-// the one sent on connect, which is not a change.
-func (p *pusher) status(id string) error {
+// addStatus appends the status fragment (banners, relay state); id is ""
+// for the one sent on connect, which is not a change.
+func (p *pusher) addStatus(id string) error {
 	html, err := p.pg.status(p.r)
 	if err != nil {
 		return err
 	}
-	return p.w.Event(sse.Message{ID: id, Event: "status", Data: html})
+	return p.addEvent(sse.Message{ID: id, Event: "status", Data: html})
+}
+
+// addEvent appends m framed.
+func (p *pusher) addEvent(m sse.Message) error {
+	buf := p.buffer()
+	b, err := sse.AppendFrame(buf.AvailableBuffer(), m)
+	if err != nil {
+		return err
+	}
+	buf.Write(b)
+	return nil
+}
+
+// buffer is the pending write, taken from the shared pool when there is
+// none (a stream keeps none between writes).
+func (p *pusher) buffer() *bytes.Buffer {
+	if p.buf == nil {
+		p.buf = p.share.getBuffer()
+	}
+	return p.buf
+}
+
+// full reports whether the pending write has reached maxBatchBytes.
+func (p *pusher) full() bool { return p.buf != nil && p.buf.Len() >= maxBatchBytes }
+
+// flush writes the pending changes, if any, in one write and flush, and
+// gives the buffer back.
+func (p *pusher) flush() error {
+	if p.buf == nil {
+		return nil
+	}
+	defer p.release()
+	if p.buf.Len() == 0 {
+		return nil
+	}
+	return p.w.Frame(p.buf.Bytes())
+}
+
+// release gives the pending write's buffer back unwritten.
+func (p *pusher) release() {
+	if p.buf != nil {
+		p.share.putBuffer(p.buf)
+		p.buf = nil
+	}
 }
 
 // newPushEpoch is a random push epoch: 12 hex digits.

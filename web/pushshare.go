@@ -146,18 +146,8 @@ func (s *pushShare) frame(k frameKey, build func() ([]byte, string, error)) ([][
 // build panicked (the panicking browser's request is recovered).
 var errFramePanicked = errors.New("web: framing a pushed card failed")
 
-// write writes parts to w joined by one fresh form token.
-func (s *pushShare) write(w *sse.Writer, parts [][]byte) error {
-	buf, _ := s.pool.Get().(*bytes.Buffer)
-	if buf == nil {
-		buf = new(bytes.Buffer)
-	}
-	defer func() {
-		if buf.Cap() <= 64<<10 {
-			buf.Reset()
-			s.pool.Put(buf)
-		}
-	}()
+// appendCopy appends parts to buf joined by one fresh form token.
+func (s *pushShare) appendCopy(buf *bytes.Buffer, parts [][]byte) {
 	token := render.NewToken()
 	for i, p := range parts {
 		if i > 0 {
@@ -165,8 +155,28 @@ func (s *pushShare) write(w *sse.Writer, parts [][]byte) error {
 		}
 		buf.Write(p)
 	}
-	return w.Frame(buf.Bytes())
 }
+
+// getBuffer is an empty buffer for one browser's write.
+func (s *pushShare) getBuffer() *bytes.Buffer {
+	if buf, _ := s.pool.Get().(*bytes.Buffer); buf != nil {
+		return buf
+	}
+	return new(bytes.Buffer)
+}
+
+// putBuffer gives buf back; one grown past maxKeptBuffer is not kept (a
+// large prompt's card does not pin its size for the pool's life).
+func (s *pushShare) putBuffer(buf *bytes.Buffer) {
+	if buf.Cap() <= maxKeptBuffer {
+		buf.Reset()
+		s.pool.Put(buf)
+	}
+}
+
+// maxKeptBuffer is the largest write buffer the pool keeps: a batch of
+// up to maxBatchBytes plus its last card.
+const maxKeptBuffer = 2 * maxBatchBytes
 
 // cardFrame returns card's push message, with id, framed once for every
 // browser drawn for the same operator: its bytes split where each copy's

@@ -1,6 +1,9 @@
 package web
 
 import (
+	"net"
+	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -96,4 +99,61 @@ func TestPushShareCardsBoundedByBytes(t *testing.T) {
 		kept := int(share.cardBytes.Load())
 		assert.LessOrEqual(t, kept, maxSharedCardBytes+(8<<20)+1024, "after %d changes", seq+1)
 	}
+}
+
+// countingConn counts the server's writes on a connection.
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c countingConn) Write(b []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(b)
+}
+
+type countingListener struct {
+	net.Listener
+	writes atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{Conn: c, writes: &l.writes}, nil
+}
+
+// A browser that comes back behind by ten changes gets them, and the
+// status, in one write (a system call per browser, at fleet scale) rather
+// than one per change, in order and each with its own id.
+func TestPushWritesWaitingChangesTogether(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ts := httptest.NewUnstartedServer(h.srv.Config.Handler)
+	ln := &countingListener{Listener: ts.Listener}
+	ts.Listener = ln
+	ts.Start()
+	t.Cleanup(ts.Close)
+	h.srv = ts
+
+	from := h.in.Seq()
+	var ids []inbox.CardID
+	for i := range 10 {
+		ids = append(ids, h.ask("s1", "r"+strconv.Itoa(i), nameForm()))
+	}
+	ps := h.openPush("?since=" + pushID(from))
+	for i, id := range ids {
+		m := ps.next()
+		require.Equal(t, "card", m.Event, "change %d", i)
+		assert.Equal(t, domID(id), attr(cardMsg(t, m), "id"), "change %d in order", i)
+		assert.Equal(t, pushID(from+uint64(i)+1), m.ID)
+	}
+	require.Equal(t, "status", ps.next().Event)
+	// The response's headers are flushed first, in a write of their own;
+	// then the batch: net/http's HTTP/1.1 chunk writer, whose buffer is 4
+	// KiB, makes a large write into at most three (the buffer's first
+	// fill, the rest, the chunk's end), whatever its length.
+	assert.LessOrEqual(t, ln.writes.Load()-1, int64(3), "ten cards and the status in one batch")
 }
