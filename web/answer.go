@@ -118,7 +118,7 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 			crashpoint.Hit(crashpoint.Recorded)
 			recorded = true
 			if rule.Make {
-				if made, err := pg.makeRule(r.Context(), ruleCard, rule, step.Submission, operatorFrom(r.Context())); err != nil {
+				if made, err := pg.makeRule(ctx, ruleCard, rule, step.Submission, operatorFrom(r.Context())); err != nil {
 					pg.log.Error("web: rule not kept; the answer is sent", "card", string(id), "err", err)
 				} else {
 					pg.log.Info("rule made", "rule", made.ID, "name", made.Name, "operator", made.Maker)

@@ -3,9 +3,11 @@ package web
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -270,4 +272,30 @@ func rulePages(t *testing.T) []markupPage {
 		{name: "rules dark", path: "rules?theme=dark", h: rh.harness},
 		{name: "refused rule part", path: "cards/" + string(id) + "/answer", post: bad, h: rh.harness},
 	}
+}
+
+// The rule an operator asked for is kept even when their browser drops
+// the request once the answer is journaled (the answer goes on, so must
+// the rule): its making does not hang on the request's context.
+func TestRuleKeptWhenTheBrowserLeaves(t *testing.T) {
+	t.Parallel()
+	rh := newRulesHarness(t, withToken(secret))
+	id := rh.ask("s1", "r1", permissionReq())
+	action, token := answerForm(t, rh.getPage(rh.client(), "", "Authorization", "Bearer "+secret).doc(t), id)
+	post := url.Values{"token": {token}, form.NameOption: {"0"}, form.NameRule: {"on"}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the browser is gone by the time the handler runs
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, rh.url(rh.relative(action)), strings.NewReader(post.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", rh.srv.URL)
+	req.Header.Set("Authorization", "Bearer "+secret)
+	req.Header.Set("X-Operator-Name", "alice")
+	rec := httptest.NewRecorder()
+	rh.srv.Config.Handler.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusSeeOther, rec.Code, "%s", rec.Body.String())
+	require.Len(t, rh.sub.all(), 1, "the answer is sent")
+	list, err := rh.j.Rules(context.Background())
+	require.NoError(t, err)
+	require.Len(t, list, 1, "the rule is kept")
+	assert.Equal(t, "alice", list[0].Maker)
 }
