@@ -33,7 +33,8 @@ type Store interface {
 	Rule(ctx context.Context, id string) (store.Rule, bool, error)
 	SetRuleState(ctx context.Context, id, state, reason string, at time.Time) (bool, error)
 	DeleteRule(ctx context.Context, id string, at time.Time) (bool, error)
-	RecordRuleUse(ctx context.Context, u store.RuleUse) error
+	ClaimRuleUse(ctx context.Context, u store.RuleUse, now time.Time) (bool, error)
+	ReleaseRuleUse(ctx context.Context, u store.RuleUse) error
 	RuleUses(ctx context.Context, id string, since time.Time) (int, error)
 }
 
@@ -260,25 +261,40 @@ func (r *Runner) pause(ctx context.Context, rule store.Rule, why string, now tim
 	}
 }
 
-// answer sends rule's answer to c's request: begun and journaled by the
-// inbox under the operator name By(rule.ID) (another replica's answer
-// to the same request is refused by the journal: nothing is sent twice),
-// then queued on the respond path.
+// answer sends rule's answer to c's request. The request is first
+// claimed for the rule in the journal, which holds only while the rule is
+// still active there (a pause or delete that landed since the rules were
+// read wins) and once per request (another replica's claim wins). Then
+// the answer is begun and journaled by the inbox under the operator name
+// By(rule.ID) (an answer already on its way, an operator's or another
+// replica's, is refused by the journal: nothing is sent twice; the claim
+// is released), then queued on the respond path.
 func (r *Runner) answer(ctx context.Context, rule store.Rule, c inbox.Card) {
-	s, err := r.in.BeginSubmission(c.ID, inbox.Submission{
-		Token: "rule-" + rule.ID, CommandID: ulid.Make().String(), Answer: rule.Answer, By: By(rule.ID),
-	})
+	now := r.cfg.Now()
+	use := store.RuleUse{Rule: rule.ID, Card: string(c.ID), Source: c.Key.Source, Session: c.Key.Session,
+		RequestID: c.Key.RequestID, CommandID: ulid.Make().String(), At: now}
+	claimed, err := r.store.ClaimRuleUse(ctx, use, now)
 	switch {
-	case errors.Is(err, inbox.ErrDuplicate), errors.Is(err, inbox.ErrInFlight):
-		r.cfg.Logger.Debug("rules: the request is answered already (another replica)", "rule", rule.ID, "card", string(c.ID))
-		return
 	case err != nil:
-		r.cfg.Logger.Warn("rules: the answer was not recorded; the request is left for the operators", "rule", rule.ID, "card", string(c.ID), "err", err)
+		r.cfg.Logger.Warn("rules: the request could not be claimed; it is left for the operators", "rule", rule.ID, "card", string(c.ID), "err", err)
+		return
+	case !claimed:
+		r.cfg.Logger.Debug("rules: not answered (the rule stopped meanwhile, or another replica claimed the request)", "rule", rule.ID, "card", string(c.ID))
 		return
 	}
-	if err := r.store.RecordRuleUse(ctx, store.RuleUse{Rule: rule.ID, Card: string(c.ID), Source: c.Key.Source, Session: c.Key.Session,
-		RequestID: c.Key.RequestID, CommandID: s.CommandID, At: r.cfg.Now()}); err != nil {
-		r.cfg.Logger.Warn("rules: the use was not recorded", "rule", rule.ID, "err", err)
+	s, err := r.in.BeginSubmission(c.ID, inbox.Submission{
+		Token: "rule-" + rule.ID, CommandID: use.CommandID, Answer: rule.Answer, By: By(rule.ID),
+	})
+	if err != nil {
+		if errors.Is(err, inbox.ErrDuplicate) || errors.Is(err, inbox.ErrInFlight) || errors.Is(err, inbox.ErrOtherInFlight) {
+			r.cfg.Logger.Debug("rules: the request is answered already", "rule", rule.ID, "card", string(c.ID))
+		} else {
+			r.cfg.Logger.Warn("rules: the answer was not recorded; the request is left for the operators", "rule", rule.ID, "card", string(c.ID), "err", err)
+		}
+		if err := r.store.ReleaseRuleUse(context.WithoutCancel(ctx), use); err != nil {
+			r.cfg.Logger.Warn("rules: the claim was not released", "rule", rule.ID, "err", err)
+		}
+		return
 	}
 	r.mu.Lock()
 	r.answers[rule.ID]++

@@ -266,3 +266,57 @@ func TestRunAnswersRequestsMissedWhileDropped(t *testing.T) {
 	<-done
 	assert.Len(t, out.all(), len(ids)+1, "each request answered once")
 }
+
+// deleteAfterRead is a journal where an operator deletes rule id just
+// after the Runner read the active rules: the delete lands while the
+// Runner is deciding.
+type deleteAfterRead struct {
+	*sqlite.Journal
+	id  string
+	now func() time.Time
+}
+
+func (d deleteAfterRead) ActiveRules(ctx context.Context, now time.Time) ([]store.Rule, error) {
+	list, err := d.Journal.ActiveRules(ctx, now)
+	if err == nil {
+		_, err = d.DeleteRule(ctx, d.id, d.now())
+	}
+	return list, err
+}
+
+// A rule deleted (or paused) while the Runner decides answers nothing
+// more: the Runner claims the request for the rule in the journal only
+// while the rule is still active there, and answers only what it
+// claimed. A request an operator answered first releases the claim, so
+// the rule's uses count only what it sent.
+func TestRunnerAnswersOnlyWhileTheRuleIsActive(t *testing.T) {
+	ctx := context.Background()
+	clk := &clock{t: t0}
+	j := journal(t)
+	in := inbox.New(inbox.Options{Journal: j, Now: clk.Now})
+	out := &sent{}
+	makeRule(t, j, "R1", t0, nil)
+	r := New(Config{Now: clk.Now}, deleteAfterRead{Journal: j, id: "R1", now: clk.Now}, in, out)
+	c := ask(t, in, "builder", "q1", "p")
+	r.Observe(ctx, c)
+	assert.Nil(t, card(t, in, c.ID).Submission, "deleted meanwhile: left for the operator")
+	assert.Empty(t, out.all())
+	n, err := j.RuleUses(ctx, "R1", t0)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+
+	// An operator's answer already on its way: the rule sends nothing and
+	// counts no use.
+	makeRule(t, j, "R2", t0, nil)
+	out = &sent{}
+	r = New(Config{Now: clk.Now}, j, in, out)
+	mine := ask(t, in, "builder", "q2", "p")
+	_, err = in.BeginSubmission(mine.ID, inbox.Submission{Token: "t", CommandID: "op-1", Answer: aep.Answer{Option: "allow"}, By: "alice"})
+	require.NoError(t, err)
+	r.Observe(ctx, card(t, in, mine.ID))
+	assert.Equal(t, "alice", card(t, in, mine.ID).Submission.By)
+	assert.Empty(t, out.all())
+	n, err = j.RuleUses(ctx, "R2", t0)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+}

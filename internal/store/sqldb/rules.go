@@ -122,12 +122,32 @@ func (r *RuleBook) DeleteRule(ctx context.Context, id string, at time.Time) (boo
 	return r.SetRuleState(ctx, id, store.RuleDeleted, "", at)
 }
 
-// RecordRuleUse keeps that a rule answered a request; the same request
-// is kept once.
-func (r *RuleBook) RecordRuleUse(ctx context.Context, u store.RuleUse) error {
-	if _, err := r.Synced.ExecContext(ctx, r.Q(`INSERT INTO rule_uses (rule_id, card_id, source, session, request_id, command_id, at)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rule_id, source, session, request_id) DO NOTHING`),
-		u.Rule, u.Card, u.Source, u.Session, u.RequestID, u.CommandID, store.Nanos(u.At)); err != nil {
+// ClaimRuleUse keeps that rule u.Rule answers u's request, and reports
+// whether it did: only while the rule is active and unexpired at now,
+// and only once per request (another replica's claim, or an earlier one,
+// wins). The rule answers only a request it claimed, so a rule paused or
+// deleted before the claim answers nothing more.
+func (r *RuleBook) ClaimRuleUse(ctx context.Context, u store.RuleUse, now time.Time) (bool, error) {
+	res, err := r.Synced.ExecContext(ctx, r.Q(`INSERT INTO rule_uses (rule_id, card_id, source, session, request_id, command_id, at)
+		SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM rules WHERE id = ? AND state = ? AND expires_at > ?)
+		ON CONFLICT (rule_id, source, session, request_id) DO NOTHING`),
+		u.Rule, u.Card, u.Source, u.Session, u.RequestID, u.CommandID, store.Nanos(u.At), u.Rule, store.RuleActive, store.Nanos(now))
+	if err != nil {
+		return false, fmt.Errorf("journal: rule use: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("journal: rule use: %w", err)
+	}
+	return n > 0, nil
+}
+
+// ReleaseRuleUse forgets the claim u (its command u.CommandID) when the
+// rule's answer was not kept after all (the request was answered
+// meanwhile): the rule's uses count what it sent.
+func (r *RuleBook) ReleaseRuleUse(ctx context.Context, u store.RuleUse) error {
+	if _, err := r.Synced.ExecContext(ctx, r.Q(`DELETE FROM rule_uses WHERE rule_id = ? AND source = ? AND session = ? AND request_id = ? AND command_id = ?`),
+		u.Rule, u.Source, u.Session, u.RequestID, u.CommandID); err != nil {
 		return fmt.Errorf("journal: rule use: %w", err)
 	}
 	return nil

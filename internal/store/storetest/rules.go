@@ -21,7 +21,8 @@ type RuleStore interface {
 	Rule(ctx context.Context, id string) (store.Rule, bool, error)
 	SetRuleState(ctx context.Context, id, state, reason string, at time.Time) (bool, error)
 	DeleteRule(ctx context.Context, id string, at time.Time) (bool, error)
-	RecordRuleUse(ctx context.Context, u store.RuleUse) error
+	ClaimRuleUse(ctx context.Context, u store.RuleUse, now time.Time) (bool, error)
+	ReleaseRuleUse(ctx context.Context, u store.RuleUse) error
 	RuleUses(ctx context.Context, id string, since time.Time) (int, error)
 }
 
@@ -146,19 +147,51 @@ func testRuleUses(t *testing.T, st Store) {
 	j := st.Open()
 	require.NoError(t, j.CreateRule(ctx, rule("r1", T0)))
 	require.NoError(t, j.CreateRule(ctx, rule("r2", T0)))
-	use := func(j Backend, req string, at time.Time) {
-		require.NoError(t, j.RecordRuleUse(ctx, store.RuleUse{Rule: "r1", Card: "card-" + req, Source: "aep://h/agent", Session: "s1", RequestID: req, CommandID: "cmd-" + req, At: at}))
+	u := func(rule, req string, at time.Time) store.RuleUse {
+		return store.RuleUse{Rule: rule, Card: "card-" + req, Source: "aep://h/agent", Session: "s1", RequestID: req, CommandID: "cmd-" + req, At: at}
 	}
-	use(j, "q1", T0.Add(time.Second))
-	use(j, "q2", T0.Add(2*time.Second))
-	use(j, "q3", T0.Add(70*time.Second))
+	use := func(j Backend, req string, at time.Time) bool {
+		claimed, err := j.ClaimRuleUse(ctx, u("r1", req, at), at)
+		require.NoError(t, err)
+		return claimed
+	}
+	assert.True(t, use(j, "q1", T0.Add(time.Second)))
+	assert.True(t, use(j, "q2", T0.Add(2*time.Second)))
+	assert.True(t, use(j, "q3", T0.Add(70*time.Second)))
 	other := j
 	if st.Shared {
 		other = st.Open()
 	}
-	use(other, "q3", T0.Add(71*time.Second))
+	assert.False(t, use(other, "q3", T0.Add(71*time.Second)), "a request is claimed once")
 
-	n, err := j.RuleUses(ctx, "r1", T0)
+	// A rule that is not active at the claim claims nothing: paused,
+	// deleted, expired, or never made.
+	_, err := j.SetRuleState(ctx, "r2", store.RulePaused, "Paused by alice.", T0)
+	require.NoError(t, err)
+	claimed, err := j.ClaimRuleUse(ctx, u("r2", "q9", T0), T0)
+	require.NoError(t, err)
+	assert.False(t, claimed, "paused")
+	_, err = j.SetRuleState(ctx, "r2", store.RuleActive, "", T0)
+	require.NoError(t, err)
+	claimed, err = j.ClaimRuleUse(ctx, u("r2", "q9", T0.Add(9*time.Hour)), T0.Add(9*time.Hour))
+	require.NoError(t, err)
+	assert.False(t, claimed, "expired")
+	claimed, err = j.ClaimRuleUse(ctx, u("missing", "q9", T0), T0)
+	require.NoError(t, err)
+	assert.False(t, claimed, "no such rule")
+	// A released claim is no use; another command's claim is not released.
+	claimed, err = j.ClaimRuleUse(ctx, u("r2", "q8", T0), T0)
+	require.NoError(t, err)
+	require.True(t, claimed)
+	notMine := u("r2", "q8", T0)
+	notMine.CommandID = "cmd-other"
+	require.NoError(t, j.ReleaseRuleUse(ctx, notMine))
+	n, err := j.RuleUses(ctx, "r2", T0)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	require.NoError(t, j.ReleaseRuleUse(ctx, u("r2", "q8", T0)))
+
+	n, err = j.RuleUses(ctx, "r1", T0)
 	require.NoError(t, err)
 	assert.Equal(t, 3, n, "one use per request")
 	n, err = j.RuleUses(ctx, "r1", T0.Add(10*time.Second))
