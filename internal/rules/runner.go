@@ -228,6 +228,11 @@ func (r *Runner) find(ctx context.Context, c inbox.Card, act bool) (store.Rule, 
 		if ok, _ := Match(rule, c, now); !ok {
 			continue
 		}
+		if c.ReceivedAt.Before(rule.Created) {
+			// Asked before the rule was made (looked at late: a
+			// catch-up, a busy Runner): it stays for the operators.
+			continue
+		}
 		if r.cfg.Allowed != nil && !r.cfg.Allowed(rule.Maker) {
 			if act {
 				r.pause(ctx, rule, fmt.Sprintf("Paused: %s, who made it, no longer has access.", rule.Maker), now)

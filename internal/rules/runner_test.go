@@ -320,3 +320,27 @@ func TestRunnerAnswersOnlyWhileTheRuleIsActive(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, n)
 }
+
+// A rule answers only requests that arrived after it was made, as the
+// README promises, even when the Runner looks at a request later (a
+// catch-up after its subscription was dropped, or a busy Runner): the
+// ones already waiting stay for the operator.
+func TestRunnerLeavesRequestsFromBeforeTheRule(t *testing.T) {
+	ctx := context.Background()
+	clk := &clock{t: t0}
+	j := journal(t)
+	in := inbox.New(inbox.Options{Journal: j, Now: clk.Now})
+	out := &sent{}
+	r := New(Config{Now: clk.Now}, j, in, out)
+	waiting := ask(t, in, "builder", "q1", "p")
+	clk.Add(time.Second)
+	makeRule(t, j, "R1", clk.Now(), nil)
+	r.Observe(ctx, card(t, in, waiting.ID))
+	assert.Nil(t, card(t, in, waiting.ID).Submission, "asked before the rule: left for the operator")
+	assert.False(t, r.Answers(ctx, card(t, in, waiting.ID)), "and notified as any question")
+	clk.Add(time.Second)
+	next := ask(t, in, "builder", "q2", "p")
+	r.Observe(ctx, next)
+	require.NotNil(t, card(t, in, next.ID).Submission, "asked after: answered")
+	assert.Len(t, out.all(), 1)
+}
