@@ -20,6 +20,10 @@
  *   status  data: the HTML of components.StatusFragment: top-level
  *           elements with ids (#banners, data-relay="up|connecting|lost") that replace
  *           the elements with the same ids.
+ *   batches data: JSON {count, groups: [{shape, n, text}]}: the inbox's
+ *           "Answer several at once" counts (view.BatchSummary), sent
+ *           to a page whose push URL has batches=1, at most one per
+ *           --batch-push-interval, no id (it is no change of its own).
  *   reload  the server cannot catch this page up: "too far behind" reloads
  *           the page; "another server" (a restarted process, a replica that
  *           did not draw the page) reconciles it in place (reconcile()):
@@ -1035,6 +1039,7 @@
     source.addEventListener('card', track(onCard));
     source.addEventListener('remove', track(onRemove));
     source.addEventListener('status', track(onStatus));
+    source.addEventListener('batches', function (e) { onBatches(e.data); });
     source.addEventListener('reload', function (e) {
       source.close();
       if (e.data === 'another server') {
@@ -1352,15 +1357,20 @@
    * holds one answer form per shape two or more questions share. The
    * picks of a shape show while the region has its form; what is picked
    * is kept here by card id, so a pushed new version of a card stays
-   * picked. The region's counts come from the server: a pushed change
-   * that changes how many cards of a shape (or rows) the page shows
-   * fetches the region again (?region=1). Its form is posted with fetch, the picked
+   * picked. The region's counts come from the server as one pushed
+   * summary (the `batches` event: JSON {count, groups: [{shape, n, text}]},
+   * the same message to every page of a filter, at most one a
+   * --batch-push-interval); the page fetches the region (?region=1) only
+   * when the summary names a group it has never drawn, or when the
+   * operator opens the region after such a fetch failed, and then once
+   * for a burst. Its form is posted with fetch, the picked
    * ids added; the outcome list shows under the form and each card shows
    * its own outcome by push. */
   var picked = {}; // card id -> shape
-  var batchSeen = '';
   var batchTimer = 0;
   var batchFetching = false;
+  var batchWant = false; // a group is named that the region has not drawn
+  var batchFetchTimer = 0;
 
   function batchRegion() { return byId('batch-region'); }
   function batchGroupOf(shape) {
@@ -1385,7 +1395,6 @@
     batchTimer = 0;
     var region = batchRegion();
     if (!region) return;
-    var counts = batchCounts();
     var live = {};
     cards('#open .card[data-batch-shape]').forEach(function (c) {
       var sh = c.dataset.batchShape;
@@ -1417,26 +1426,70 @@
       if (k > 0) any = true;
     });
     region.classList.toggle('has-selection', any);
-    // Rows count too: a question of a group arriving or leaving past
-    // the cards shown in full changes the group's count.
-    var seen = JSON.stringify(counts) + cards('#open [data-row]').length;
-    if (seen !== batchSeen) {
-      var first = batchSeen === '';
-      batchSeen = seen;
-      if (!first) batchRefetch();
-    }
   }
   function batchSoon() {
     if (!batchTimer) batchTimer = window.setTimeout(batchSync, 100);
   }
 
-  /* batchRefetch reads the region again from the server: new groups come
-   * in, groups gone leave, counts change; a group's form the operator is
-   * in stays as it is. */
+  /* batchLeave drops a group the server no longer counts, unless the
+   * operator is in it (reading its outcomes): then it stays until they
+   * leave, saying what is left, its form gone. */
+  function batchLeave(g, counts) {
+    var a = doc.activeElement;
+    if (!(a && g.contains(a))) { g.remove(); return; }
+    var c = g.querySelector('[data-testid="batch-count"]');
+    if (c) c.textContent = (counts[g.dataset.shape] || 0) + ' waiting';
+    var f = g.querySelector('form');
+    if (f) f.hidden = true;
+  }
+
+  /* onBatches applies a pushed summary: counts change, groups gone leave,
+   * and a group never drawn asks for one fetch of the region. */
+  function onBatches(data) {
+    var region = batchRegion();
+    if (!region) return;
+    var sum;
+    try { sum = JSON.parse(data); } catch (e) { return; }
+    if (!sum || !sum.groups) return;
+    var keep = {};
+    var missing = false;
+    sum.groups.forEach(function (s) {
+      keep[s.shape] = true;
+      var g = batchGroupOf(s.shape);
+      if (!g) { missing = true; return; }
+      g.dataset.count = String(s.n);
+      var c = g.querySelector('[data-testid="batch-count"]');
+      if (c && c.textContent !== s.text) c.textContent = s.text;
+    });
+    var counts = batchCounts();
+    region.querySelectorAll('[data-testid="batch"]').forEach(function (g) {
+      if (!keep[g.dataset.shape]) batchLeave(g, counts);
+    });
+    var count = region.querySelector('[data-testid="batch-region-count"]');
+    if (count && count.textContent !== sum.count) count.textContent = sum.count;
+    region.hidden = !region.querySelector('[data-testid="batch"]');
+    batchWant = missing;
+    if (missing) batchFetchSoon();
+    batchSync();
+  }
+
+  /* batchFetchSoon fetches the region once for a burst of summaries that
+   * name a group not drawn yet. */
+  function batchFetchSoon() {
+    if (!batchFetchTimer) batchFetchTimer = window.setTimeout(function () {
+      batchFetchTimer = 0;
+      if (batchWant) batchRefetch();
+    }, 250);
+  }
+
+  /* batchRefetch reads the region from the server for the groups it has
+   * not drawn: new groups come in, groups gone leave, counts change; a
+   * group's form the operator is in stays as it is. */
   function batchRefetch() {
     var region = batchRegion();
     if (!region || batchFetching || !window.fetch) return;
     batchFetching = true;
+    batchWant = false;
     var q = window.location.search.replace(/^\?/, '');
     window.fetch(region.dataset.url + (q ? '&' + q : ''), { credentials: 'same-origin', headers: { Accept: 'text/html' } })
       .then(function (res) { return res.ok ? res.text() : null; })
@@ -1462,22 +1515,14 @@
         });
         var counts = batchCounts();
         region.querySelectorAll('[data-testid="batch"]').forEach(function (g) {
-          if (keep[g.dataset.shape]) return;
-          var a = doc.activeElement;
-          if (!(a && g.contains(a))) { g.remove(); return; }
-          // The operator is in it (reading its outcomes): it stays until
-          // they leave, saying what is left, its form gone.
-          var c = g.querySelector('[data-testid="batch-count"]');
-          if (c) c.textContent = (counts[g.dataset.shape] || 0) + ' waiting';
-          var f = g.querySelector('form');
-          if (f) f.hidden = true;
+          if (!keep[g.dataset.shape]) batchLeave(g, counts);
         });
         var count = region.querySelector('[data-testid="batch-region-count"]');
         var ncount = fresh.querySelector('[data-testid="batch-region-count"]');
         if (count && ncount) count.textContent = ncount.textContent;
         region.hidden = !region.querySelector('[data-testid="batch"]');
         batchSync();
-      }, function () { batchFetching = false; });
+      }, function () { batchFetching = false; batchWant = true; });
   }
 
   /* batchToggle picks or unpicks a card (x); false when it has no pick. */
@@ -1557,6 +1602,11 @@
 
   if (batchRegion()) {
     new MutationObserver(batchSoon).observe(byId('inbox') || body, { childList: true, subtree: true });
+    // Opening the region draws a group a failed fetch left out.
+    var batchDetails = batchRegion().querySelector('details');
+    if (batchDetails) batchDetails.addEventListener('toggle', function () {
+      if (batchDetails.open && batchWant) batchRefetch();
+    });
     batchSync();
   }
 

@@ -31,14 +31,14 @@ func (p *pages) batchOptions(r *http.Request) view.BatchOptions {
 	return view.BatchOptions{
 		BasePath: p.base, Assets: p.assets, Now: p.now(), Theme: r.URL.Query().Get("theme"),
 		SignedIn: p.signedIn, Operator: operatorFrom(r.Context()), Prompts: p.prompts,
-		Max: MaxBatch, Token: render.NewToken,
+		Max: MaxBatch, Token: render.NewToken, Filter: filterOf(r),
 	}
 }
 
 // batchShapes are the inbox's batches now: the open cards by shape (two
 // or more each, most urgent first) and each shape's first card in full.
-func batchShapes(in Inbox, pg *pages) ([][]inbox.Card, []inbox.Card) {
-	shapes := view.BatchShapes(in.Heads(inbox.Query{}), pg.now())
+func batchShapes(in Inbox, pg *pages, filter inbox.Query) ([][]inbox.Card, []inbox.Card) {
+	shapes := view.BatchShapes(in.Heads(filter), pg.now())
 	full := make([]inbox.Card, 0, len(shapes))
 	kept := shapes[:0]
 	for _, cards := range shapes {
@@ -64,7 +64,8 @@ func handleBatches(in Inbox, pg *pages) http.HandlerFunc {
 		// ?region=1: the inbox's batch region alone, for the page script
 		// (a group appeared, changed or left by push); its filter narrows
 		// it as it narrows the page.
-		v := view.PageView{BatchesURL: strings.TrimSuffix(pg.base, "/") + "/batches"}
+		base := strings.TrimSuffix(pg.base, "/")
+		v := view.PageView{BatchesURL: base + "/batches", BatchesLink: view.BatchesLink(base, queryOf(r))}
 		v.Batches = pg.batchRegion(r, in.Heads(queryOf(r)))
 		buf, err := render.Buffer(r.Context(), components.BatchRegion(v), 1<<10+len(v.Batches)*4<<10)
 		if err != nil {
@@ -102,7 +103,7 @@ func (p *pages) batchRegion(r *http.Request, heads []inbox.Card) []view.BatchGro
 // batches renders the batch page under status, with a refused post shown
 // again on its shape's form when refused is set.
 func (p *pages) batches(w http.ResponseWriter, r *http.Request, status int, refused *view.BatchRefused) {
-	shapes, full := batchShapes(p.in, p)
+	shapes, full := batchShapes(p.in, p, filterOf(r))
 	opts := p.batchOptions(r)
 	opts.Refused = refused
 	buf, err := render.Batches(r.Context(), view.Batches(shapes, full, opts))
@@ -269,4 +270,11 @@ func handleBatchReload(pg *pages) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, pg.base+"batches", http.StatusSeeOther)
 	}
+}
+
+// filterOf is the agent, session and kind filter of the view a request
+// shows (viewQuery: a refused post keeps its page's).
+func filterOf(r *http.Request) inbox.Query {
+	q := viewQuery(r)
+	return inbox.Query{Agent: q.Get("agent"), Session: q.Get("session"), Kind: q.Get("kind")}
 }

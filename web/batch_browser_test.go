@@ -1,6 +1,7 @@
 package web
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -124,5 +125,38 @@ func TestBatchCountFollowsRowsInBrowser(t *testing.T) {
 	h.ask("s9", "late", permissionReq())
 	waitFor(t, ctx, `document.querySelectorAll('#open [data-row]').length === 1`, "the new question as a row")
 	waitFor(t, ctx, count+` === '3 waiting'`, "the count follows the row")
+	stopTab(t, ctx, console)
+}
+
+// Many questions of a group the page has drawn arrive one after another:
+// the region's counts follow the pushed summary, and the page fetches the
+// region not once (every open page re-fetching on every change is what a
+// fleet of browsers cannot afford).
+func TestBatchCountsComeByPushNotFetchInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: starts Chromium")
+	}
+	h := newHarness(t, withConfig(func(c *Config) { c.PageCards = 5 }))
+	askInOrder(h, permissionReq(), permissionReq())
+	ctx, console := flowTab(t, h, "")
+	fetches := `performance.getEntriesByType('resource').filter(function (e) { return e.name.indexOf('region=1') >= 0; }).length`
+	count := `document.querySelector('[data-testid="batch-region"] [data-testid="batch-count"]').textContent`
+	for i := range 20 {
+		id := h.ask("s-many", "m"+strconv.Itoa(i), permissionReq())
+		// Each arrives on its own (as a card or a row), so a page that
+		// re-fetched on every change would fetch each time.
+		waitFor(t, ctx, `!!document.getElementById('`+domID(id)+`')`, "question "+strconv.Itoa(i)+" on the page")
+	}
+	waitFor(t, ctx, count+` === '22 waiting'`, "the count follows by push")
+	waitFor(t, ctx, `document.querySelector('[data-testid="batch-region-count"]').textContent === '22 questions in 1 group'`, "the region's count too")
+	assert.Equal(t, 0, eval[int](t, ctx, fetches), "no fetch of the region for a group already drawn")
+
+	// A group never drawn is fetched, once for the burst.
+	for i := range 3 {
+		h.ask("s-new", "f"+strconv.Itoa(i), envForm())
+	}
+	waitFor(t, ctx, `document.querySelectorAll('[data-testid="batch-region"] [data-testid="batch"]').length === 2`, "the new group")
+	assert.Equal(t, 1, eval[int](t, ctx, fetches), "one fetch for the new group")
+	assert.True(t, eval[bool](t, ctx, `window.__samePage === true`), "no page load")
 	stopTab(t, ctx, console)
 }

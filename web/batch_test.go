@@ -13,6 +13,7 @@ import (
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render/view"
 )
 
 // deployPermission is a permission request; prompt varies, options do not.
@@ -286,4 +287,42 @@ func TestBatchRegionOnThePage(t *testing.T) {
 	_, hidden = wd.Find(`[data-testid="batch-region"]`).Attr("hidden")
 	assert.True(t, hidden, "a watch-only UI offers no batch")
 	assert.Zero(t, wd.Find("#"+domID(woIDs[0])+` [data-testid="batch-pick"]`).Length())
+}
+
+// The batch page takes the inbox's filter (agent, session, kind), names
+// it with a way to clear it, and the filtered inbox links to it so; the
+// push URL of a page with a batch region asks for the group counts.
+func TestBatchesPageFollowsTheFilter(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	askPermissions(h, 3) // session s1
+	for i := range 2 {
+		h.ask("s2", "p"+strconv.Itoa(i), deployPermission("Deploy in s2?"))
+	}
+	all := h.getPage(nil, "batches").doc(t)
+	assert.Equal(t, "5", all.Find(`[data-testid="batch"]`).AttrOr("data-count", ""))
+	assert.Zero(t, all.Find(`[data-testid="filter"]`).Length(), "no filter, no filter line")
+
+	d := h.getPage(nil, "batches?session=s2").doc(t)
+	b := d.Find(`[data-testid="batch"]`)
+	require.Equal(t, 1, b.Length())
+	assert.Equal(t, "2", b.AttrOr("data-count", ""), "only the filter's questions")
+	assert.Equal(t, 2, b.Find(`[data-testid="batch-check"]`).Length())
+	assert.Equal(t, "s2", d.Find(`[data-testid="filter-term"][data-name="session"] bdi`).Text())
+	assert.Equal(t, "/batches", d.Find(`[data-testid="clear-filter"]`).AttrOr("href", ""))
+
+	inboxPage := h.getPage(nil, "?session=s2").doc(t)
+	region := inboxPage.Find(`[data-testid="batch-region"]`)
+	assert.Equal(t, "/batches?session=s2", region.Find(`[data-testid="batches-link"]`).AttrOr("href", ""))
+	assert.Equal(t, "2 waiting", region.Find(`[data-testid="batch-count"]`).Text())
+	assert.Contains(t, inboxPage.Find("body").AttrOr("data-push", ""), "batches=1", "the page's region counts come by push")
+	assert.NotContains(t, h.getPage(nil, "panel").doc(t).Find("body").AttrOr("data-push", ""), "batches=1", "the panel has no region")
+}
+
+// The region's counts group their thousands like the header's.
+func TestBatchRegionCountGroupsThousands(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, "1\u00a0201 questions in 1 group", view.BatchRegionCount([]int{1201}))
+	assert.Equal(t, "1\u00a0201 waiting", view.BatchWaiting(1201))
+	assert.Equal(t, "5 questions in 2 groups", view.BatchRegionCount([]int{2, 3}))
 }

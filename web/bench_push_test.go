@@ -18,7 +18,8 @@ import (
 
 // BenchmarkPushFanOut is the push stream's own cost at fleet scale, in
 // process: N browsers (raw /push readers over loopback that only count
-// `event: card` lines) follow an inbox, and each iteration applies one
+// `event: card` lines) follow an inbox as inbox pages do (batches=1:
+// with the batch region's counts, one shared summary a second), and each iteration applies one
 // new question and waits until every browser has read its card. ns/op is
 // the time for one card to reach every browser; us-per-browser divides
 // it by N. The readers share the process (and the cores), so compare
@@ -52,7 +53,7 @@ func benchPushFanOut(b *testing.B, browsers int) {
 	arrived := make(chan struct{}, 1)
 	ready := make(chan struct{}, browsers)
 	for range browsers {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/push", nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/push?batches=1", nil) // as an inbox page: its batch region's counts too
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -220,7 +220,7 @@ func newHarness(t *testing.T, opts ...option) *harness {
 	t.Helper()
 	h := &harness{t: t, clk: &clock{t: testNow}, sub: &fakeSubmitter{},
 		roster: &fakeRoster{up: map[string]bool{}}, ready: &fakeReady{}, metrics: &Metrics{}}
-	h.cfg = Config{Now: h.clk.Now, Heartbeat: time.Hour, WriteTimeout: 5 * time.Second, PushEpoch: testEpoch}
+	h.cfg = Config{Now: h.clk.Now, Heartbeat: time.Hour, WriteTimeout: 5 * time.Second, PushEpoch: testEpoch, BatchPushEvery: 50 * time.Millisecond}
 	deps := Deps{Submitter: h.sub, Roster: h.roster, Upstream: h.ready, Database: h.ready, Metrics: h.metrics}
 	inOpts := inbox.Options{Now: h.clk.Now}
 	for _, o := range opts {

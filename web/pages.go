@@ -180,6 +180,9 @@ func (p *pages) page(w http.ResponseWriter, r *http.Request, status int, panel b
 	v := view.Page(cards, p.in.Status(), opts)
 	if !panel {
 		v.Batches = p.batchRegion(r, heads)
+		if v.PushURL != "" && !p.viewer.WatchOnly {
+			v.PushURL += "&batches=1" // its region's counts come by push
+		}
 	}
 	if refused != nil {
 		bannerRefusal(&v, refused)

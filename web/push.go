@@ -32,10 +32,14 @@ type pushSettings struct {
 	Buffer       int
 	WriteTimeout time.Duration
 	Heartbeat    time.Duration
+	// BatchEvery is how long a browser's batch summary waits for the
+	// changes of a burst (batchSums).
+	BatchEvery time.Duration
 }
 
 func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings) http.HandlerFunc {
 	share := newPushShare()
+	sums := newBatchSums(in, pg, cfg.BatchEvery)
 	return func(w http.ResponseWriter, r *http.Request) {
 		since, hasSince, foreign := resumePoint(r, pg.epoch)
 		// The stream lives for hours: no deadline on the whole response,
@@ -68,6 +72,9 @@ func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings) http.HandlerF
 
 		p := &pusher{in: in, share: share, pg: pg, w: sw, r: r, q: queryOf(r), last: since,
 			until: r.URL.Query().Get("until"), after: r.URL.Query().Get("after")}
+		if r.URL.Query().Get("batches") != "" && !pg.viewer.WatchOnly {
+			p.sums, p.sumEvery = sums, cfg.BatchEvery // the page has a batch region
+		}
 		err = p.stream(sub, changes, ok, cfg.Heartbeat)
 		if sub.Dropped() || errors.Is(err, os.ErrDeadlineExceeded) {
 			m.PushDrops.Add(1)
@@ -105,6 +112,18 @@ func (p *pusher) stream(sub *inbox.Subscription, catchUp []inbox.Change, ok bool
 	if !ok {
 		return p.w.Event(sse.Message{Event: "reload", Data: "too far behind"})
 	}
+	// sum fires when the batch summary is due: armed by the first
+	// change after the last summary, so a burst of changes is one summary.
+	sum := time.NewTimer(time.Hour)
+	sum.Stop()
+	armed := false
+	arm := func(d time.Duration) {
+		if p.sums != nil && !armed {
+			sum.Reset(d)
+			armed = true
+		}
+	}
+	defer sum.Stop()
 	for _, c := range catchUp {
 		if err := p.add(c); err != nil {
 			p.release()
@@ -115,6 +134,7 @@ func (p *pusher) stream(sub *inbox.Subscription, catchUp []inbox.Change, ok bool
 				return err
 			}
 		}
+		arm(p.sumEvery)
 	}
 	if err := p.addStatus(""); err != nil {
 		p.release()
@@ -133,6 +153,15 @@ func (p *pusher) stream(sub *inbox.Subscription, catchUp []inbox.Change, ok bool
 			if err := p.w.Ping(); err != nil {
 				return err
 			}
+		case <-sum.C:
+			armed = false
+			wait, err := p.batches()
+			if err != nil {
+				return err
+			}
+			if wait > 0 {
+				arm(wait)
+			}
 		case c, open := <-sub.C():
 			if !open {
 				return nil // dropped: the caller counts it
@@ -141,6 +170,7 @@ func (p *pusher) stream(sub *inbox.Subscription, catchUp []inbox.Change, ok bool
 			if err != nil || !open {
 				return err // !open: dropped, the caller counts it
 			}
+			arm(p.sumEvery)
 		}
 	}
 }
@@ -176,6 +206,21 @@ func (p *pusher) batch(c inbox.Change, more <-chan inbox.Change) (bool, error) {
 	return open, p.flush()
 }
 
+// batches writes the batch summary as of the last change sent, unless
+// the browser has it already; wait > 0 is how long until it may be
+// asked for again (it is not derived yet).
+func (p *pusher) batches() (wait time.Duration, err error) {
+	frame, wait, err := p.sums.get(p.q, p.last)
+	if err != nil || frame == nil {
+		return wait, err
+	}
+	if bytes.Equal(frame, p.lastSum) {
+		return 0, nil
+	}
+	p.lastSum = frame
+	return 0, p.w.Frame(frame)
+}
+
 // pusher writes inbox changes to one browser.
 type pusher struct {
 	in    Inbox
@@ -191,6 +236,11 @@ type pusher struct {
 	// not sent (a new one is: the page counts it, and a settled one: the
 	// page stops counting it).
 	until, after string
+	// sums are the batch summaries, nil for a page without a batch
+	// region; lastSum is the one the browser has.
+	sums     *batchSums
+	sumEvery time.Duration
+	lastSum  []byte
 }
 
 // elsewhere reports whether c is a waiting request of another page than

@@ -147,6 +147,11 @@ type Config struct {
 	WatchOnly bool
 	// Heartbeat is the push stream's comment interval, 15 s by default.
 	Heartbeat time.Duration
+	// BatchPushEvery is how often at most each inbox page is sent the
+	// batch region's counts (one summary a filter, derived once and
+	// pushed to every page of it), 1 s by default: the changes of a
+	// burst wait for it and go as one.
+	BatchPushEvery time.Duration
 	// PushBuffer is each browser's queue of pending changes, 256 by default.
 	PushBuffer int
 	// WriteTimeout bounds each network write of the push stream, 10 s by default.
@@ -217,6 +222,9 @@ func (c *Config) defaults() {
 	if c.Heartbeat <= 0 {
 		c.Heartbeat = 15 * time.Second
 	}
+	if c.BatchPushEvery <= 0 {
+		c.BatchPushEvery = time.Second
+	}
 	if c.PushBuffer <= 0 {
 		c.PushBuffer = 256
 	}
@@ -280,7 +288,7 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 		deps.Sessions = newMemorySessions()
 	}
 	s := &server{cfg: cfg, deps: deps, auth: newAuth(cfg, deps.Sessions), guard: newGuard(cfg, deps.Metrics), pages: newPages(cfg, deps), metrics: deps.Metrics,
-		push: pushSettings{Buffer: cfg.PushBuffer, WriteTimeout: cfg.WriteTimeout, Heartbeat: cfg.Heartbeat}}
+		push: pushSettings{Buffer: cfg.PushBuffer, WriteTimeout: cfg.WriteTimeout, Heartbeat: cfg.Heartbeat, BatchEvery: cfg.BatchPushEvery}}
 	if cfg.WatchOnly {
 		s.deps.Submitter = nil
 	}

@@ -153,7 +153,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 	g.handler = web.NewServer(web.Config{
 		BasePath: cfg.basePath, OperatorToken: cfg.operatorToken, AllowHosts: cfg.allowHosts,
 		EmbedOrigins: cfg.embedOrigins, SecureCookies: cfg.tlsCert != "" || cfg.trustProxy,
-		WatchOnly: watchOnly, Heartbeat: cfg.heartbeat, Logger: logger.With("part", "web"),
+		WatchOnly: watchOnly, Heartbeat: cfg.heartbeat, BatchPushEvery: cfg.batchEvery, Logger: logger.With("part", "web"),
 		BodyTimeout: cfg.bodyTimeout, ResponseTimeout: cfg.respTimeout, TrustProxy: cfg.trustProxy, Operators: cfg.operators,
 		PromptBytes: int(cfg.promptBytes), PageCards: cfg.pageCards, PageRows: cfg.pageRows, SessionIdle: cfg.sessionIdle, SessionMax: cfg.sessionMax,
 		Connect: connectInfo(relayURL, cfg.tokenPath), MaxPushDevices: cfg.pushMaxDevices, TrustedProxies: cfg.trustedProxy,

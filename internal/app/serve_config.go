@@ -47,6 +47,7 @@ type serveConfig struct {
 	logLevel      string
 	feedSilence   time.Duration
 	heartbeat     time.Duration
+	batchEvery    time.Duration
 	ackWindow     time.Duration
 	rosterIntvl   time.Duration
 	// respondBackoff caps the respond path's reconnect wait
@@ -168,6 +169,7 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.logLevel, "log-level", envOr("AEPFORMS_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env AEPFORMS_LOG_LEVEL)")
 	fs.DurationVar(&c.feedSilence, "feed-silence", envDur("AEPFORMS_FEED_SILENCE", 60*time.Second), "reconnect the relay feed after this long without a byte (env AEPFORMS_FEED_SILENCE)")
 	fs.DurationVar(&c.heartbeat, "heartbeat", envDur("AEPFORMS_HEARTBEAT", 15*time.Second), "browser push heartbeat interval (env AEPFORMS_HEARTBEAT)")
+	fs.DurationVar(&c.batchEvery, "batch-push-interval", envDur("AEPFORMS_BATCH_PUSH_INTERVAL", time.Second), "send each inbox page the 'Answer several at once' counts at most this often; the changes of a burst go as one (env AEPFORMS_BATCH_PUSH_INTERVAL)")
 	fs.DurationVar(&c.ackWindow, "ack-window", envDur("AEPFORMS_ACK_WINDOW", 0), "wait this long for an agent's ack; 0 uses the agent's declared window, else 10s (env AEPFORMS_ACK_WINDOW)")
 	fs.DurationVar(&c.rosterIntvl, "roster-interval", envDur("AEPFORMS_ROSTER_INTERVAL", 30*time.Second), "re-read the relay's roster (which agents are connected) this often (env AEPFORMS_ROSTER_INTERVAL)")
 	fs.DurationVar(&c.respondBackoff, "respond-backoff-max", envDur("AEPFORMS_RESPOND_BACKOFF_MAX", respond.DefaultBackoffMax), "the longest wait between the respond path's attempts to reconnect to the relay; answers queued while it is away wait on it (env AEPFORMS_RESPOND_BACKOFF_MAX)")
@@ -253,7 +255,7 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"--demo-every", c.demoEvery}, {"--ack-window", c.ackWindow}, {"--feed-silence", c.feedSilence}, {"--heartbeat", c.heartbeat}, {"--body-timeout", c.bodyTimeout}, {"--response-timeout", c.respTimeout}, {"--resend-max-age", c.resendMaxAge}} {
+	}{{"--demo-every", c.demoEvery}, {"--ack-window", c.ackWindow}, {"--feed-silence", c.feedSilence}, {"--heartbeat", c.heartbeat}, {"--batch-push-interval", c.batchEvery}, {"--body-timeout", c.bodyTimeout}, {"--response-timeout", c.respTimeout}, {"--resend-max-age", c.resendMaxAge}} {
 		if d.v < 0 {
 			return c, fmt.Errorf("%w: %s %v: a duration cannot be negative", ErrUsage, d.name, d.v)
 		}

@@ -73,6 +73,9 @@ type BatchOptions struct {
 	// Refused is a refused batch post to show again: its shape's form
 	// keeps the operator's input and choices and shows the problems.
 	Refused *BatchRefused
+	// Filter narrows the page as the inbox's filter narrows the inbox
+	// (agent, session, kind): the page names it with a way to clear it.
+	Filter inbox.Query
 }
 
 // BatchRefused is a batch post refused as a whole (nothing sent): the
@@ -128,6 +131,8 @@ func Batches(shapes [][]inbox.Card, full []inbox.Card, opts BatchOptions) Batche
 		Intro:   strings.ReplaceAll(batchWords["intro"], "{max}", strconv.Itoa(opts.Max)),
 		Empty:   batchWords["empty"],
 	}
+	v.Page.Filter, _ = filterTerms(opts.Filter)
+	v.Page.ClearURL = base + "/batches"
 	for i, cards := range shapes {
 		v.Groups = append(v.Groups, batchGroup(cards, full[i], opts, &v.Page))
 	}
@@ -237,7 +242,7 @@ func BatchResult(outcomes []BatchOutcome, opts BatchOptions) BatchResultView {
 		},
 		Outcomes: outcomes,
 		InboxURL: base + "/",
-		BackURL:  base + "/batches",
+		BackURL:  BatchesLink(base, opts.Filter),
 	}
 	for _, o := range outcomes {
 		if o.Sent {
@@ -302,3 +307,53 @@ var batchWords = map[string]string{
 
 // BatchWord is one of the batch words, for the web handlers.
 func BatchWord(name string) string { return batchWords[name] }
+
+// BatchSummary is what the inbox's batch region shows of its groups
+// without their forms: each group's count and the region's. It is
+// derived once on the server and pushed to every page of the same filter
+// (the `batches` push event, as JSON); the page updates its region from
+// it and fetches the region only for a group it has never drawn.
+type BatchSummary struct {
+	Count  string              `json:"count"` // "1 201 questions in 1 group"
+	Groups []BatchSummaryGroup `json:"groups"`
+}
+
+// BatchSummaryGroup is one group of a BatchSummary.
+type BatchSummaryGroup struct {
+	Shape string `json:"shape"` // inbox.Shape.ID, the group's data-shape
+	Count int    `json:"n"`
+	Text  string `json:"text"` // "12 waiting"
+}
+
+// BatchSummaryOf is the summary of shapes (BatchShapes).
+func BatchSummaryOf(shapes [][]inbox.Card) BatchSummary {
+	s := BatchSummary{Groups: make([]BatchSummaryGroup, 0, len(shapes))}
+	counts := make([]int, 0, len(shapes))
+	for _, cards := range shapes {
+		s.Groups = append(s.Groups, BatchSummaryGroup{Shape: cards[0].Shape.ID(), Count: len(cards), Text: BatchWaiting(len(cards))})
+		counts = append(counts, len(cards))
+	}
+	s.Count = BatchRegionCount(counts)
+	return s
+}
+
+// BatchWaiting is a group's count for reading: "1 201 waiting".
+func BatchWaiting(n int) string { return Count(n) + " waiting" }
+
+// BatchRegionCount is the region's count for reading, its numbers
+// grouped like the header's: "1 201 questions in 1 group".
+func BatchRegionCount(counts []int) string {
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	groups := " groups"
+	if len(counts) == 1 {
+		groups = " group"
+	}
+	questions := " questions in "
+	if n == 1 {
+		questions = " question in "
+	}
+	return Count(n) + questions + Count(len(counts)) + groups
+}

@@ -174,6 +174,8 @@ type PageView struct {
 	// page (not the panel) shows the region, empty and hidden when none.
 	Batches    []BatchGroup
 	BatchesURL string // {base}/batches: the batch page (and, ?region=1, the region alone)
+	// BatchesLink is the batch page under the page's filter.
+	BatchesLink string
 	// WithdrawnText is the state line of a card the server no longer
 	// holds (it restarted since the page was drawn, or a post found the
 	// question gone): data-withdrawn-text on the body.
@@ -255,13 +257,9 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 	if line := dropLine(status); line != "" {
 		v.Notices = append(v.Notices, line)
 	}
-	q := url.Values{}
-	for _, t := range []FilterTerm{{"agent", opts.Filter.Agent}, {"session", opts.Filter.Session}, {"kind", opts.Filter.Kind}} {
-		if t.Value != "" {
-			v.Filter = append(v.Filter, t)
-			q.Set(t.Name, t.Value)
-		}
-	}
+	var q url.Values
+	v.Filter, q = filterTerms(opts.Filter)
+	v.BatchesLink = BatchesLink(base, opts.Filter)
 	q.Set("since", PushID(opts.Epoch, opts.Seq))
 	v.PushURL = base + "/push?" + q.Encode()
 	v.ClearURL = v.HomeURL
@@ -377,4 +375,27 @@ func PushID(epoch string, seq uint64) string {
 		return strconv.FormatUint(seq, 10)
 	}
 	return epoch + "-" + strconv.FormatUint(seq, 10)
+}
+
+// filterTerms are filter's terms in force and the query that names them.
+func filterTerms(filter inbox.Query) ([]FilterTerm, url.Values) {
+	var terms []FilterTerm
+	q := url.Values{}
+	for _, t := range []FilterTerm{{"agent", filter.Agent}, {"session", filter.Session}, {"kind", filter.Kind}} {
+		if t.Value != "" {
+			terms = append(terms, t)
+			q.Set(t.Name, t.Value)
+		}
+	}
+	return terms, q
+}
+
+// BatchesLink is the batch page (base = the UI's root, no trailing slash)
+// under filter, as the inbox narrowed by it links to it.
+func BatchesLink(base string, filter inbox.Query) string {
+	_, q := filterTerms(filter)
+	if len(q) == 0 {
+		return base + "/batches"
+	}
+	return base + "/batches?" + q.Encode()
 }
