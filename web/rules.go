@@ -78,7 +78,7 @@ func (p *pages) ruleProblems(c inbox.Card, post url.Values) (form.RuleSpec, []ae
 	if !spec.Make {
 		return spec, nil
 	}
-	if !p.makesRules() || !view.RuleKind(c.Request) {
+	if !p.makesRules() || !view.RuleKind(c.Request) || c.Capture <= aep.CaptureMetadata {
 		return spec, []aep.Problem{{Field: form.NameRule, Message: "No rule can be made from this card here; send the answer without “Keep answering”."}}
 	}
 	if len(c.Request.Fields) > 0 {

@@ -299,3 +299,28 @@ func TestRuleKeptWhenTheBrowserLeaves(t *testing.T) {
 	require.Len(t, list, 1, "the rule is kept")
 	assert.Equal(t, "alice", list[0].Maker)
 }
+
+// A card whose labels the emitter withheld (capture metadata) offers no
+// rule, and a post asking for one anyway is refused at the rule part with
+// nothing sent: such a rule could never answer anything (a rule never
+// matches placeholders), so keeping it would only mislead its maker.
+func TestNoRuleFromPlaceholderLabels(t *testing.T) {
+	t.Parallel()
+	rh := newRulesHarness(t, withToken(secret))
+	c := rh.client()
+	rh.signIn(c, "alice")
+	rh.emit(aep.Envelope{ID: "r1", Type: "attention.requested", Session: "s1", Run: "run_1", Capture: "metadata", Data: permissionReq()})
+	id := cardID("s1", "r1")
+	d := rh.getPage(c, "").doc(t)
+	require.Equal(t, 1, d.Find("#"+domID(id)).Length())
+	assert.Zero(t, d.Find("#"+domID(id)+` [data-testid="rule-maker"]`).Length(), "no rule offered")
+	action, token := answerForm(t, d, id)
+	r := rh.postForm(c, rh.relative(action), url.Values{"token": {token}, form.NameOption: {"0"}, form.NameRule: {"on"}})
+	require.Equal(t, http.StatusUnprocessableEntity, r.StatusCode, "%s", r.body)
+	assert.Contains(t, r.doc(t).Find("#"+domID(id)+` [data-testid="error-summary"]`).Text(), "No rule can be made from this card",
+		"the refusal says why")
+	assert.Empty(t, rh.sub.all(), "nothing sent")
+	list, err := rh.j.Rules(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, list, "no rule kept")
+}

@@ -267,6 +267,12 @@ func card(c inbox.Card, opts Options) CardView {
 		f.Rule = ruleMaker(c, id, opts.Input, ruleProbs)
 		f.Rule.RulesURL = base + "/rules"
 		errs = append(errs, ruleErrorLinks(f.Rule)...)
+	} else {
+		// No rule part on this card (it offers none): a post that asked
+		// for a rule anyway still reads why it was refused.
+		for _, p := range ruleProbs {
+			errs = append(errs, form.ErrorLink{Href: "#" + v.DOMID, Message: p.Message, Field: "Rule"})
+		}
 	}
 	v.Errors = errs
 	v.DropDraft = vd.DropDraft
