@@ -344,3 +344,34 @@ func TestRunnerLeavesRequestsFromBeforeTheRule(t *testing.T) {
 	require.NotNil(t, card(t, in, next.ID).Submission, "asked after: answered")
 	assert.Len(t, out.all(), 1)
 }
+
+// The Runner forgets the cards that left the inbox while its
+// subscription was dropped (their removals were lost with it): what it
+// keeps per card is bounded by the inbox, however often it is dropped.
+func TestCatchUpForgetsCardsThatLeft(t *testing.T) {
+	ctx := context.Background()
+	j := journal(t)
+	in := inbox.New(inbox.Options{Journal: j, MaxSettled: 1})
+	r := New(Config{}, j, in, &sent{})
+	var ids []inbox.CardID
+	for _, id := range []string{"g1", "g2", "g3"} {
+		c := ask(t, in, "builder", id, "p")
+		r.Observe(ctx, c)
+		ids = append(ids, c.ID)
+	}
+	for _, id := range []string{"g1", "g2", "g3"} { // settled; all but the last evicted
+		seq++
+		e, err := aep.Build(aep.Envelope{ID: "res-" + id, Type: "attention.resolved", Source: "aep://h/agent/builder", Agent: "builder",
+			Session: "s1", Subject: id, Seq: aep.Int64(seq), Time: "2026-03-01T12:00:01Z", Data: map[string]any{}})
+		require.NoError(t, err)
+		in.Apply(e)
+	}
+	_, kept := in.Card(ids[2])
+	require.True(t, kept)
+	_, gone := in.Card(ids[0])
+	require.False(t, gone, "evicted")
+	r.catchUp(ctx)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	assert.Equal(t, map[inbox.CardID]bool{ids[2]: true}, r.tried, "only the card still held is remembered")
+}
