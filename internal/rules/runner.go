@@ -228,9 +228,14 @@ func (r *Runner) find(ctx context.Context, c inbox.Card, act bool) (store.Rule, 
 		if ok, _ := Match(rule, c, now); !ok {
 			continue
 		}
-		if c.ReceivedAt.Before(rule.Created) {
-			// Asked before the rule was made (looked at late: a
-			// catch-up, a busy Runner): it stays for the operators.
+		since := rule.Created
+		if rule.StateAt.After(since) {
+			since = rule.StateAt // resumed (an active rule's last change)
+		}
+		if c.ReceivedAt.Before(since) {
+			// Asked before the rule was made, or while it was paused
+			// (looked at late: a catch-up, a busy Runner): it stays for
+			// the operators.
 			continue
 		}
 		if r.cfg.Allowed != nil && !r.cfg.Allowed(rule.Maker) {

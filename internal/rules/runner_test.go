@@ -375,3 +375,31 @@ func TestCatchUpForgetsCardsThatLeft(t *testing.T) {
 	defer r.mu.Unlock()
 	assert.Equal(t, map[inbox.CardID]bool{ids[2]: true}, r.tried, "only the card still held is remembered")
 }
+
+// A resumed rule answers only requests that arrived after it was
+// resumed: the ones that came while it was paused stay for the operator,
+// even when the Runner looks at them late.
+func TestResumedRuleLeavesRequestsFromWhileItWasPaused(t *testing.T) {
+	ctx := context.Background()
+	clk := &clock{t: t0}
+	j := journal(t)
+	in := inbox.New(inbox.Options{Journal: j, Now: clk.Now})
+	out := &sent{}
+	r := New(Config{Now: clk.Now}, j, in, out)
+	makeRule(t, j, "R1", t0, nil)
+	clk.Add(time.Second)
+	_, err := j.SetRuleState(ctx, "R1", store.RulePaused, "Paused by alice.", clk.Now())
+	require.NoError(t, err)
+	clk.Add(time.Second)
+	waiting := ask(t, in, "builder", "q1", "p")
+	clk.Add(time.Second)
+	_, err = j.SetRuleState(ctx, "R1", store.RuleActive, "", clk.Now())
+	require.NoError(t, err)
+	r.Observe(ctx, card(t, in, waiting.ID))
+	assert.Nil(t, card(t, in, waiting.ID).Submission, "asked while paused: left for the operator")
+	clk.Add(time.Second)
+	next := ask(t, in, "builder", "q2", "p")
+	r.Observe(ctx, next)
+	require.NotNil(t, card(t, in, next.ID).Submission, "asked after the resume: answered")
+	assert.Len(t, out.all(), 1)
+}
