@@ -51,6 +51,8 @@ func markupPages(t *testing.T) []markupPage {
 		{name: "page with batches", path: "", h: batch},
 		{name: "batches", path: "batches", h: batch},
 		{name: "batches dark", path: "batches?theme=dark", h: batch},
+		{name: "batches filtered", path: "batches?session=s2", h: batch},
+		{name: "page with batches, filtered", path: "?session=s1", h: batch},
 		{name: "batch none sent", path: "batch/answer", post: url.Values{"shape": {shape}, "token": {"t"}, "option": {"0"},
 			"card": {string(otherShape), "gone-card"}}, h: batch},
 		{name: "batch refused", path: "batch/answer", post: url.Values{"shape": {shape}, "token": {"t"}, "option": {"0"}}, h: batch},
