@@ -326,3 +326,27 @@ func TestBatchRegionCountGroupsThousands(t *testing.T) {
 	assert.Equal(t, "1\u00a0201 waiting", view.BatchWaiting(1201))
 	assert.Equal(t, "5 questions in 2 groups", view.BatchRegionCount([]int{2, 3}))
 }
+
+// A post from the filtered batch page keeps its filter: refused, the page
+// comes back narrowed; sent, "Answer more at once" goes back to it.
+func TestBatchPostKeepsTheFilter(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	askPermissions(h, 3) // session s1
+	var s2 []inbox.CardID
+	for i := range 2 {
+		s2 = append(s2, h.ask("s2", "p"+strconv.Itoa(i), deployPermission("Deploy in s2?")))
+	}
+	shape, token := batchOf(t, h.getPage(nil, "batches?session=s2").doc(t))
+	from := []string{"Referer", h.url("batches?session=s2")}
+
+	refused := h.postForm(nil, "batch/answer", batchPost(shape, token, "0"), from...)
+	assert.Equal(t, http.StatusUnprocessableEntity, refused.StatusCode)
+	d := refused.doc(t)
+	assert.Equal(t, "s2", d.Find(`[data-testid="filter-term"][data-name="session"] bdi`).Text())
+	assert.Equal(t, "2", d.Find(`[data-testid="batch"]`).AttrOr("data-count", ""), "still only the filter's questions")
+
+	sent := h.postForm(nil, "batch/answer", batchPost(shape, token, "0", s2...), from...)
+	require.Equal(t, http.StatusOK, sent.StatusCode)
+	assert.Equal(t, "/batches?session=s2", sent.doc(t).Find(`[data-testid="batch-back"]`).AttrOr("href", ""))
+}
