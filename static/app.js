@@ -1438,14 +1438,21 @@
     var a = doc.activeElement;
     if (!(a && g.contains(a))) { g.remove(); return; }
     var c = g.querySelector('[data-testid="batch-count"]');
-    if (c) c.textContent = (counts[g.dataset.shape] || 0) + ' waiting';
+    if (c) c.textContent = groupDigits(counts[g.dataset.shape] || 0) + ' waiting';
     var f = g.querySelector('form');
     if (f) f.hidden = true;
   }
 
   /* onBatches applies a pushed summary: counts change, groups gone leave,
    * and a group never drawn asks for one fetch of the region. */
+  var batchLast = ''; // the last summary pushed
+  var batchSums = 0; // how many were pushed
   function onBatches(data) {
+    batchLast = data;
+    batchSums++;
+    batchApply(data);
+  }
+  function batchApply(data) {
     var region = batchRegion();
     if (!region) return;
     var sum;
@@ -1490,6 +1497,7 @@
     if (!region || batchFetching || !window.fetch) return;
     batchFetching = true;
     batchWant = false;
+    var sums = batchSums;
     var q = window.location.search.replace(/^\?/, '');
     window.fetch(region.dataset.url + (q ? '&' + q : ''), { credentials: 'same-origin', headers: { Accept: 'text/html' } })
       .then(function (res) { return res.ok ? res.text() : null; })
@@ -1521,6 +1529,10 @@
         var ncount = fresh.querySelector('[data-testid="batch-region-count"]');
         if (count && ncount) count.textContent = ncount.textContent;
         region.hidden = !region.querySelector('[data-testid="batch"]');
+        // A summary pushed while the fetch was on its way is the newer
+        // truth: applied again (a group it names that the fetch missed
+        // asks for one more).
+        if (batchSums > sums) batchApply(batchLast);
         batchSync();
       }, function () { batchFetching = false; batchWant = true; });
   }
