@@ -157,6 +157,7 @@ type agentOptions struct {
 	neverAck  bool
 	expiresIn time.Duration
 	reask     bool // ask the expiring form again each time it times out
+	agent     string // the agent attribute; "" = the demo agent's
 }
 
 // startAgent runs a demo agent (internal/agent, so its record can be read)
@@ -175,6 +176,9 @@ func (s *stack) startAgent(t *testing.T, o agentOptions) *agent.Agent {
 	cfg.DrainTimeout = -1
 	cfg.NeverAck = o.neverAck
 	cfg.ReaskExpired = o.reask
+	if o.agent != "" {
+		cfg.Agent = o.agent
+	}
 	if o.expiresIn > 0 {
 		cfg.ExpiresIn = o.expiresIn
 	}

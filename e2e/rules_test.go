@@ -171,3 +171,43 @@ func TestRuleOnTwoReplicasAnswersEachMatchOnce(t *testing.T) {
 		assert.Equal(t, "6 times", strings.TrimSpace(s.rulesPage(t).Find(`[data-testid="rule-uses-count"]`).Text()))
 	}
 }
+
+// A deleted rule leaves the next match pending, checked after the rule
+// Runner has certainly looked at that match: a second rule, scoped to
+// another agent, answers a request asked after it, and the Runner takes
+// requests in the order they arrive. (Without that, "still open" could
+// be read before the Runner got to the request, and pass whatever the
+// delete did.)
+func TestDeletedRuleLeavesTheNextMatch(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, stackOptions{uiEnv: map[string]string{"AEPFORMS_OPERATOR_TOKEN": recordedSecret}})
+	s.signIn(t, "alice")
+	// The barrier rule: "Allow once" to the permission requests of agent
+	// "barrier" only.
+	barrier := s.startAgent(t, agentOptions{scenarios: []string{agent.ScenarioPermission}, agent: "barrier"})
+	bs, _ := askedRequest(t, barrier, agent.ScenarioPermission)
+	_, card, f := s.openForm(t, bs.ID)
+	require.Equal(t, 1, card.Find(`[data-testid="rule-agent"]`).Length(), "the card offers the agent scope")
+	f.tick(t, form.NameRule, "on", true)
+	f.tick(t, form.NameRuleAgent, "on", true)
+	s.sendAndAccept(t, barrier, bs.ID, f, f.button(t, "Allow once"))
+	// The rule under test, for every agent; then deleted.
+	first := s.startAgent(t, agentOptions{scenarios: []string{agent.ScenarioPermission}})
+	sess, _ := askedRequest(t, first, agent.ScenarioPermission)
+	s.makeRuleFromCard(t, first, sess.ID)
+	rows := s.rulesPage(t)
+	require.Equal(t, 2, rows.Length())
+	s.postRuleButton(t, rows.First(), "rule-delete") // newest first: the rule for every agent
+	require.Equal(t, 1, s.rulesPage(t).Length(), "deleted")
+
+	late, lateSessions := s.askAll(t, agent.ScenarioPermission)
+	_, card, _ = s.openForm(t, lateSessions[0])
+	require.Equal(t, "true", card.AttrOr("data-open", ""))
+	after := s.startAgent(t, agentOptions{scenarios: []string{agent.ScenarioPermission}, agent: "barrier"})
+	as, _ := askedRequest(t, after, agent.ScenarioPermission)
+	got := awaitCommands(t, after, as.ID, 1, nil)
+	require.Len(t, got, 1, "the barrier rule answered the request asked after the late one")
+	_, card, _ = s.openForm(t, lateSessions[0])
+	assert.Equal(t, "true", card.AttrOr("data-open", ""), "deleted: the next match stays pending")
+	assert.Empty(t, commandsTo(late, lateSessions[0]))
+}
