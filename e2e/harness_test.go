@@ -156,7 +156,7 @@ type agentOptions struct {
 	relayURL  string // "" = the stack's relay
 	neverAck  bool
 	expiresIn time.Duration
-	reask     bool // ask the expiring form again each time it times out
+	reask     bool   // ask the expiring form again each time it times out
 	agent     string // the agent attribute; "" = the demo agent's
 }
 
