@@ -35,8 +35,8 @@ type Rule struct {
 	Name   string
 	Match  RuleMatch
 	Answer aep.Answer
-	// Note is the maker's note, sent as the answer's text when the
-	// request allows one.
+	// Note is the maker's why, shown on the Rules page; it is not sent
+	// (the note typed for the agent, if any, is Answer.Text).
 	Note    string
 	Maker   string
 	Created time.Time
