@@ -111,6 +111,25 @@ func (rh *rulesHarness) ruleFromCard(c *http.Client, id inbox.CardID, extra url.
 	return rh.postForm(c, rh.relative(action), post)
 }
 
+// "Answer like this from now on…" starts narrowed to the card's agent:
+// one Allow does not become a standing Allow for every agent unless the
+// operator unticks it; the session scope starts open.
+func TestRuleMakerStartsScopedToTheAgent(t *testing.T) {
+	t.Parallel()
+	rh := newRulesHarness(t, withToken(secret))
+	c := rh.client()
+	rh.signIn(c, "alice")
+	id := rh.ask("s1", "r1", permissionReq())
+	maker := rh.getPage(c, "").doc(t).Find("#" + domID(id) + ` [data-testid="rule-maker"]`)
+	require.Equal(t, 1, maker.Length(), "the card offers a rule")
+	_, byAgent := maker.Find(`[data-testid="rule-agent"]`).Attr("checked")
+	assert.True(t, byAgent, "'Only from agent' starts ticked")
+	_, bySession := maker.Find(`[data-testid="rule-session"]`).Attr("checked")
+	assert.False(t, bySession, "'Only in this session' starts unticked")
+	_, make := maker.Find(`[data-testid="rule-make"]`).Attr("checked")
+	assert.False(t, make, "no rule unless asked for")
+}
+
 // A rule made from a card's answer answers the next matching requests
 // (each once, under the rule's name on the card and in History), leaves
 // a request it does not match, is listed on /rules, and once deleted

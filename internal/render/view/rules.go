@@ -68,7 +68,10 @@ func splitRuleProblems(all []aep.Problem) (answer, rule []aep.Problem) {
 // ruleMaker is card c's "Answer like this from now on…", with a refused
 // post's rule input and problems.
 func ruleMaker(c inbox.Card, id string, kept url.Values, probs []aep.Problem) *form.RuleMaker {
-	m := &form.RuleMaker{ID: id + "-rule", Agent: c.Agent, Session: shortenID(c.Key.Session, idRunes),
+	// "Only from agent …" starts ticked: one Allow should not become a
+	// standing Allow for every agent's request of that shape unless the
+	// operator widens it on purpose.
+	m := &form.RuleMaker{ID: id + "-rule", Agent: c.Agent, ByAgent: c.Agent != "", Session: shortenID(c.Key.Session, idRunes),
 		Hours: strconv.Itoa(form.RuleHoursDefault)}
 	if kept != nil && kept.Get(form.NameRule) != "" {
 		m.Open, m.Make = true, true
