@@ -128,7 +128,11 @@ func handleBatchAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.Hand
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := r.ParseForm(); err != nil {
 			var tooBig *http.MaxBytesError
-			pg.unread(w, r, http.StatusBadRequest, false, errors.As(err, &tooBig))
+			if errors.As(err, &tooBig) {
+				pg.unread(w, r, http.StatusRequestEntityTooLarge, false, true)
+				return
+			}
+			pg.unread(w, r, http.StatusBadRequest, false, false)
 			return
 		}
 		post := r.PostForm

@@ -350,3 +350,22 @@ func TestBatchPostKeepsTheFilter(t *testing.T) {
 	require.Equal(t, http.StatusOK, sent.StatusCode)
 	assert.Equal(t, "/batches?session=s2", sent.doc(t).Find(`[data-testid="batch-back"]`).AttrOr("href", ""))
 }
+
+// A batch post over the body limit is refused as a single answer's is:
+// 413 with the "too large" page, nothing sent.
+func TestBatchAnswerOverMaxBodyIs413(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withConfig(func(c *Config) { c.MaxBody = 2048 }))
+	ids := askPermissions(h, 2)
+	shape, token := batchOf(t, h.getPage(nil, "batches").doc(t))
+	post := batchPost(shape, token, "0", ids...)
+	post.Set("pad", strings.Repeat("x", 4096))
+	r := h.postForm(nil, "batch/answer", post)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, r.StatusCode, "status: got %d, want 413", r.StatusCode)
+	assert.Equal(t, "Your answer is too large to send", strings.TrimSpace(r.doc(t).Find(`[data-testid="gone"] h1`).Text()))
+	assert.Empty(t, h.sub.all())
+	for _, id := range ids {
+		c, _ := h.in.Card(id)
+		assert.Nil(t, c.Submission)
+	}
+}
