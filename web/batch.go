@@ -246,9 +246,21 @@ func beginBatchAnswer(in Inbox, pg *pages, id inbox.CardID, shape string, post u
 	}
 	token := post.Get(form.NameToken) + "." + string(id)
 	one.Set(form.NameToken, token)
-	if c.Shape.ID() != shape && !c.Posted(token) {
-		o.Line = view.BatchWord("shape")
-		return o, nil
+	// The page's own test (inbox Selectable, the same shape), so a
+	// hand-made post cannot batch a question the page never offers. A
+	// question that can take no answer at all is left to beginAnswer,
+	// which says why.
+	if !c.Posted(token) {
+		switch {
+		case c.Shape == "" || c.Shape.ID() != shape:
+			o.Line = view.BatchWord("shape")
+			return o, nil
+		case !c.Selectable(pg.now()) && c.CanAnswer(pg.now()) == nil:
+			// Answerable alone, but not in a batch: its labels are
+			// capture placeholders.
+			o.Line = view.BatchWord("placeholders")
+			return o, nil
+		}
 	}
 	step := beginAnswer(in, pg, answerPost{Card: id, Form: one, By: by})
 	switch step.Outcome {

@@ -369,3 +369,34 @@ func TestBatchAnswerOverMaxBodyIs413(t *testing.T) {
 		assert.Nil(t, c.Submission)
 	}
 }
+
+// A hand-made batch post naming questions the batch page never offers
+// (their labels withheld at capture metadata: an answer by label cannot
+// mean the same to each) sends nothing to them and names each with why.
+func TestBatchAnswerRefusesCardsThePageNeverOffers(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ids := make([]inbox.CardID, 2)
+	for i := range ids {
+		rid := "meta-" + strconv.Itoa(i)
+		h.emit(aep.Envelope{ID: rid, Type: "attention.requested", Session: "s1", Run: "run_1", Capture: "metadata",
+			Data: deployPermission("Deploy build " + strconv.Itoa(i) + "?")})
+		ids[i] = cardID("s1", rid)
+	}
+	c, ok := h.in.Card(ids[0])
+	require.True(t, ok)
+	c1, _ := h.in.Card(ids[1])
+	require.Equal(t, c.Shape, c1.Shape, "the two placeholder cards share a shape")
+	assert.Zero(t, h.getPage(nil, "batches").doc(t).Find(`[data-testid="batch"]`).Length(), "the page offers no batch of them")
+
+	r := h.postForm(nil, "batch/answer", batchPost(c.Shape.ID(), "tok-hand", "0", ids...))
+	assert.Equal(t, http.StatusConflict, r.StatusCode, "nothing sent: got %d", r.StatusCode)
+	lines, sent := outcomes(r.doc(t))
+	for _, id := range ids {
+		assert.False(t, sent[string(id)], "a placeholder card was answered in a batch")
+		assert.Contains(t, lines[string(id)], "labels were withheld", "the outcome says why")
+		got, _ := h.in.Card(id)
+		assert.Nil(t, got.Submission, "a placeholder card's batch answer was recorded")
+	}
+	assert.Empty(t, h.sub.all())
+}

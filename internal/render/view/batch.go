@@ -303,6 +303,7 @@ var batchWords = map[string]string{
 	"gone":           "Not sent: this question is no longer in the inbox",
 	"shape":          "Not sent: this question now asks something else; answer it on its own",
 	"broken":         "Not sent: the server could not record the answer",
+	"placeholders":   "Not sent: this question's labels were withheld by its sender, so one answer cannot mean the same to each; answer it on its own",
 }
 
 // BatchWord is one of the batch words, for the web handlers.
