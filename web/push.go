@@ -45,6 +45,12 @@ func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings) http.HandlerF
 		// The stream lives for hours: no deadline on the whole response,
 		// one on each write (the writer's).
 		optOutOfResponseDeadline(w)
+		// Unchunked over HTTP/1.1: the stream ends with the connection
+		// (as the SSE spec suggests; net/http closes it after the
+		// response). Chunked, every write of a card of more than 4 KiB
+		// is two or three system calls (net/http's connection buffer
+		// is 4 KiB), once per browser per card. HTTP/2 ignores it.
+		w.Header().Set("Transfer-Encoding", "identity")
 		sw, err := sse.NewWriter(w, cfg.WriteTimeout)
 		if err != nil {
 			pg.internalError(w, r, err)
