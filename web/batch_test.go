@@ -348,7 +348,9 @@ func TestBatchPostKeepsTheFilter(t *testing.T) {
 
 	sent := h.postForm(nil, "batch/answer", batchPost(shape, token, "0", s2...), from...)
 	require.Equal(t, http.StatusOK, sent.StatusCode)
-	assert.Equal(t, "/batches?session=s2", sent.doc(t).Find(`[data-testid="batch-back"]`).AttrOr("href", ""))
+	sd := sent.doc(t)
+	assert.Equal(t, "/batches?session=s2", sd.Find(`[data-testid="batch-back"]`).AttrOr("href", ""))
+	assert.Equal(t, "/?session=s2", sd.Find(`[data-testid="batch-inbox"]`).AttrOr("href", ""), "back to the questions keeps the filter")
 }
 
 // A batch post over the body limit is refused as a single answer's is:

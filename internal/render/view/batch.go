@@ -241,7 +241,7 @@ func BatchResult(outcomes []BatchOutcome, opts BatchOptions) BatchResultView {
 			UnreachableText:  words.page["unreachable"],
 		},
 		Outcomes: outcomes,
-		InboxURL: base + "/",
+		InboxURL: InboxLink(base, opts.Filter),
 		BackURL:  BatchesLink(base, opts.Filter),
 	}
 	for _, o := range outcomes {

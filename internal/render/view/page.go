@@ -390,6 +390,16 @@ func filterTerms(filter inbox.Query) ([]FilterTerm, url.Values) {
 	return terms, q
 }
 
+// InboxLink is the inbox (base = the UI's root, no trailing slash) under
+// filter.
+func InboxLink(base string, filter inbox.Query) string {
+	_, q := filterTerms(filter)
+	if len(q) == 0 {
+		return base + "/"
+	}
+	return base + "/?" + q.Encode()
+}
+
 // BatchesLink is the batch page (base = the UI's root, no trailing slash)
 // under filter, as the inbox narrowed by it links to it.
 func BatchesLink(base string, filter inbox.Query) string {
