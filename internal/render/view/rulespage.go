@@ -79,7 +79,7 @@ func Rules(rules []store.Rule, opts RulesOptions) RulesView {
 		Heading: "Rules (standing answers)",
 		Intro: fmt.Sprintf("A rule answers each new request that matches it, as its maker answered the one it was made from. "+
 			"It pauses itself if it would answer more than %d requests within %s. Make one from a card: “Answer like this from now on…”.", opts.MaxRate, opts.Window),
-		Empty:     "No rules. Make one from a permission, review or choice card: open “Answer like this from now on…” before you answer.",
+		Empty:     "No rules. Make one from a permission, review, choice or form card: open “Answer like this from now on…” before you answer.",
 		Problem:   opts.Problem,
 		CanChange: opts.CanChange,
 	}
