@@ -1154,9 +1154,17 @@
     }
     refresh();
   }
-  // reconnect opens the stream again after wait, once however many ask.
+  // reconnect opens the stream again after wait, once however many ask;
+  // an ask that is due sooner (the probe found the server back while a
+  // long backoff was pending) moves the pending one up.
+  var reconnectDue = 0;
   function reconnect(wait) {
-    if (reconnectTimer) return;
+    var due = Date.now() + wait;
+    if (reconnectTimer) {
+      if (due >= reconnectDue) return;
+      window.clearTimeout(reconnectTimer);
+    }
+    reconnectDue = due;
     reconnectTimer = window.setTimeout(function () { reconnectTimer = 0; connect(); }, wait);
   }
 
