@@ -443,8 +443,9 @@ func handleCardPage(in Inbox, pg *pages) http.HandlerFunc {
 		}
 		opts := pg.options(r, false)
 		opts.Filter = inbox.Query{}
-		v := view.Page([]inbox.Card{card}, pg.in.Status(), opts)
-		v.PushURL = ""
+		// The header counts the inbox as its page does (the verdict's
+		// pending), not the one card shown.
+		v := view.SinglePage(card, view.CountPending(in.WaitingHeads(inbox.Query{}), opts.Now), pg.in.Status(), opts)
 		buf, err := render.Page(r.Context(), v)
 		if err != nil {
 			pg.internalError(w, r, err)

@@ -136,6 +136,10 @@ type PageView struct {
 	// waiting requests by agent and kind, each linking to its filter.
 	Pager  *Pager
 	Facets []Facet
+	// Single is set on one question's own page (/cards/{id}/page): the
+	// header counts the whole inbox, not the one card shown, and a line
+	// leads to the rest instead of "No questions waiting".
+	Single *SingleView
 	// SettledMore says that older settled questions are in History (the
 	// inbox shows the latest DefaultPageSettled); "" when all are shown.
 	SettledMore string
@@ -408,4 +412,38 @@ func BatchesLink(base string, filter inbox.Query) string {
 		return base + "/batches"
 	}
 	return base + "/batches?" + q.Encode()
+}
+
+// SingleView is what one question's own page says of the rest of the
+// inbox.
+type SingleView struct {
+	// OffPage is how many questions wait besides the one shown
+	// (data-off-page: the script counts the page's own card on top).
+	OffPage int
+	Text    string // "One question of 15 pending."
+	AllText string // "See all questions"
+}
+
+// SinglePage is card's own page: Page for the one card, with the header
+// counting the inbox's pending (inboxPending, counted as the inbox page
+// counts them) and no push (it shows one question, it does not follow
+// the inbox).
+func SinglePage(card inbox.Card, inboxPending int, status inbox.Status, opts PageOptions) PageView {
+	v := Page([]inbox.Card{card}, status, opts)
+	v.PushURL = ""
+	off := inboxPending - v.Pending
+	if off < 0 {
+		off = 0
+	}
+	v.Pending = off + v.Pending
+	v.Title = "aepforms"
+	if v.Pending > 0 {
+		v.Title = "(" + strconv.Itoa(v.Pending) + ") aepforms"
+	}
+	text := words.page["single-none"]
+	if v.Pending > 0 {
+		text = strings.ReplaceAll(words.page["single"], "{n}", formatCount(uint64(v.Pending)))
+	}
+	v.Single = &SingleView{OffPage: off, Text: text, AllText: words.page["single-all"]}
+	return v
 }

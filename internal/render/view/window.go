@@ -444,3 +444,16 @@ func NextPending(heads []inbox.Card, id inbox.CardID, o WindowOptions) inbox.Car
 	}
 	return ""
 }
+
+// CountPending counts heads as the inbox page's header does: open, and
+// pending by the verdict (an informational or malformed card is shown,
+// never counted).
+func CountPending(heads []inbox.Card, now time.Time) int {
+	n := 0
+	for i := range heads {
+		if heads[i].State.Open() && heads[i].Verdict(now, inbox.Viewer{}).Pending {
+			n++
+		}
+	}
+	return n
+}

@@ -211,6 +211,9 @@ var words = struct {
 		"unreachable": "aepforms is not reachable; what you typed is kept in this browser. Sending is off until it is back.",
 		// A page of many requests (window.go): the most urgent in full,
 		// the rest as rows, pages of rows, counts that filter.
+		"single":       "This is one question's own page; {n} pending in the inbox.",
+		"single-none":  "This is one question's own page; nothing else is waiting.",
+		"single-all":   "See all questions",
 		"window":       "Showing %s of %s pending: the %s most urgent in full, the rest as rows.",
 		"window-later": "Showing %s more of %s pending, as rows.",
 		"next-page":    "Next %s questions",
