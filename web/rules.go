@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -57,16 +58,34 @@ func (p *pages) ruleLookup(ctx context.Context) view.RuleLookup {
 		return nil
 	}
 	st, base := p.rules.Store(), strings.TrimSuffix(p.base, "/")
+	// One render reads each rule it names once, however many of its rows
+	// (a History page, a card list) that rule answered.
+	type seen struct {
+		ref   view.RuleRef
+		found bool
+	}
+	var mu sync.Mutex
+	memo := map[string]seen{}
 	return func(by string) (view.RuleRef, bool) {
 		id, ok := rules.RuleOf(by)
 		if !ok {
 			return view.RuleRef{}, false
 		}
-		r, found, err := st.Rule(ctx, id)
-		if err != nil || !found {
-			return view.RuleRef{}, false
+		mu.Lock()
+		defer mu.Unlock()
+		if s, ok := memo[id]; ok {
+			return s.ref, s.found
 		}
-		return view.RuleRef{Name: r.Name, Maker: r.Maker, URL: base + "/rules#" + view.RuleAnchor(id), Gone: r.State == store.RuleDeleted}, true
+		r, found, err := st.Rule(ctx, id)
+		if err != nil {
+			return view.RuleRef{}, false // not remembered: the next row tries again
+		}
+		s := seen{found: found}
+		if found {
+			s.ref = view.RuleRef{Name: r.Name, Maker: r.Maker, URL: base + "/rules#" + view.RuleAnchor(id), Gone: r.State == store.RuleDeleted}
+		}
+		memo[id] = s
+		return s.ref, s.found
 	}
 }
 

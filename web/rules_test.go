@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -342,4 +343,50 @@ func TestNoRuleFromPlaceholderLabels(t *testing.T) {
 	list, err := rh.j.Rules(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, list, "no rule kept")
+}
+
+// countingRules is a Rules whose store counts its Rule reads.
+type countingRules struct {
+	Rules
+	st *countingStore
+}
+
+func (c countingRules) Store() rules.Store { return c.st }
+
+type countingStore struct {
+	rules.Store
+	reads atomic.Int64
+}
+
+func (c *countingStore) Rule(ctx context.Context, id string) (store.Rule, bool, error) {
+	c.reads.Add(1)
+	return c.Store.Rule(ctx, id)
+}
+
+// One render (a History page of 50 rows a rule answered) reads each rule
+// it names once, not once per row.
+func TestRuleLookupReadsEachRuleOncePerRender(t *testing.T) {
+	t.Parallel()
+	rh := newRulesHarness(t)
+	ctx := context.Background()
+	for _, id := range []string{"R1", "R2"} {
+		require.NoError(t, rh.j.CreateRule(ctx, store.Rule{ID: id, Name: "Allow once " + id, Maker: "alice", Created: testNow, Expires: testNow.Add(time.Hour),
+			Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, "", "", ""), Answer: aep.Answer{Option: "allow"}}))
+	}
+	cs := &countingStore{Store: rh.runner.Store()}
+	p := &pages{base: "/", rules: countingRules{Rules: rh.runner, st: cs}}
+	lookup := p.ruleLookup(ctx)
+	for i := range 50 {
+		id := []string{"R1", "R2", "gone"}[i%3]
+		ref, ok := lookup(rules.By(id))
+		if id == "gone" {
+			assert.False(t, ok)
+			continue
+		}
+		require.True(t, ok)
+		assert.Equal(t, "Allow once "+id, ref.Name)
+	}
+	assert.Equal(t, int64(3), cs.reads.Load(), "rule reads for 50 rows naming 3 rules")
+	_, ok := lookup("alice")
+	assert.False(t, ok, "an operator's answer names no rule")
 }
