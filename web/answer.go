@@ -49,7 +49,7 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 		var ruleCard inbox.Card
 		if post.Get(form.NameRule) != "" {
 			if c, ok := in.Card(id); ok {
-				spec, probs := pg.ruleProblems(c, post)
+				spec, probs := pg.ruleProblems(context.WithoutCancel(r.Context()), c, post)
 				if len(probs) > 0 {
 					// The answer's own problems too, so one round fixes both.
 					if _, answerProbs := form.ParseAnswer(c.Request, post); len(answerProbs) > 0 {

@@ -92,13 +92,25 @@ func (p *pages) ruleLookup(ctx context.Context) view.RuleLookup {
 // ruleProblems checks the rule part of an answer post to card c (when
 // it asks for a rule) before anything is sent: its own controls, and
 // that the rule would be a rule (a form's answer fills every field).
-func (p *pages) ruleProblems(c inbox.Card, post url.Values) (form.RuleSpec, []aep.Problem) {
+func (p *pages) ruleProblems(ctx context.Context, c inbox.Card, post url.Values) (form.RuleSpec, []aep.Problem) {
 	spec, probs := form.ParseRule(post)
 	if !spec.Make {
 		return spec, nil
 	}
 	if !p.makesRules() || !view.RuleKind(c.Request) || c.Capture <= aep.CaptureMetadata {
 		return spec, []aep.Problem{{Field: form.NameRule, Message: "No rule can be made from this card here; send the answer without “Keep answering”."}}
+	}
+	// At most --rule-max rules kept at once: the process stays bounded
+	// however many an operator makes.
+	if max := p.rules.Config().MaxRules; max > 0 {
+		kept, err := p.rules.Store().Rules(ctx)
+		switch {
+		case err != nil:
+			p.log.Error("web: rules not read to count them", "err", err)
+			return spec, []aep.Problem{{Field: form.NameRule, Message: "The rules could not be read just now: try again, or untick “Keep answering”."}}
+		case len(kept) >= max:
+			return spec, []aep.Problem{{Field: form.NameRule, Message: fmt.Sprintf("There are already %d rules, the most kept at once: delete one on the Rules page, or untick “Keep answering”.", len(kept))}}
+		}
 	}
 	if len(c.Request.Fields) > 0 {
 		if answer, errs := form.ParseAnswer(c.Request, post); len(errs) == 0 && !rules.Pins(c.Request.Fields, answer) {

@@ -48,6 +48,13 @@ type rulesHarness struct {
 
 func newRulesHarness(t *testing.T, opts ...option) *rulesHarness {
 	t.Helper()
+	return newRulesHarnessWith(t, rules.Config{}, opts...)
+}
+
+// newRulesHarnessWith is newRulesHarness with the Runner's cfg (its Now
+// is the harness's clock).
+func newRulesHarnessWith(t *testing.T, cfg rules.Config, opts ...option) *rulesHarness {
+	t.Helper()
 	j, err := sqlite.Open(filepath.Join(t.TempDir(), "state", "j.db"), sqlite.Options{Host: "h"})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = j.Close() })
@@ -58,7 +65,8 @@ func newRulesHarness(t *testing.T, opts ...option) *rulesHarness {
 		if s.cfg.WatchOnly || s.deps.Submitter == nil {
 			sub = nil
 		}
-		rh.runner = rules.New(rules.Config{Now: s.cfg.Now}, j, harnessInbox{&h}, sub)
+		cfg.Now = s.cfg.Now
+		rh.runner = rules.New(cfg, j, harnessInbox{&h}, sub)
 		s.deps.Rules = rh.runner
 		s.deps.History, s.deps.Sessions = j, j
 	})
@@ -389,4 +397,39 @@ func TestRuleLookupReadsEachRuleOncePerRender(t *testing.T) {
 	assert.Equal(t, int64(3), cs.reads.Load(), "rule reads for 50 rows naming 3 rules")
 	_, ok := lookup("alice")
 	assert.False(t, ok, "an operator's answer names no rule")
+}
+
+// Past --rule-max rules kept, making one more is refused at the rule
+// part, the input kept and nothing sent; after a delete it can be made.
+func TestRuleMaxRefusesOneMore(t *testing.T) {
+	t.Parallel()
+	rh := newRulesHarnessWith(t, rules.Config{MaxRules: 2}, withToken(secret))
+	c := rh.client()
+	rh.signIn(c, "alice")
+	ctx := context.Background()
+	for _, id := range []string{"R1", "R2"} {
+		require.NoError(t, rh.j.CreateRule(ctx, store.Rule{ID: id, Name: "Allow once " + id, Maker: "alice", Created: testNow, Expires: testNow.Add(time.Hour),
+			Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, "", "other-agent", ""), Answer: aep.Answer{Option: "allow"}}))
+	}
+	id := rh.ask("s1", "r1", permissionReq())
+	action, token := answerForm(t, rh.getPage(c, "").doc(t), id)
+	post := url.Values{"token": {token}, form.NameOption: {"0"}, form.NameRule: {"on"}, form.NameRuleNote: {"CI asks this all day"}}
+	r := rh.postForm(c, rh.relative(action), post)
+	require.Equal(t, http.StatusUnprocessableEntity, r.StatusCode, "%s", r.body)
+	d := r.doc(t)
+	assert.Contains(t, d.Find("#"+domID(id)+` [data-testid="error-summary"]`).Text(), "2 rules", "the refusal says why")
+	assert.Equal(t, "CI asks this all day", d.Find("#"+domID(id)+` [name="`+form.NameRuleNote+`"]`).AttrOr("value", d.Find("#"+domID(id)+` [name="`+form.NameRuleNote+`"]`).Text()), "the input is kept")
+	assert.Empty(t, rh.sub.all(), "nothing sent")
+	list, err := rh.j.Rules(ctx)
+	require.NoError(t, err)
+	assert.Len(t, list, 2, "no third rule kept")
+
+	ok, err := rh.j.DeleteRule(ctx, "R1", testNow)
+	require.NoError(t, err)
+	require.True(t, ok)
+	r = rh.postForm(c, rh.relative(action), post)
+	require.Equal(t, http.StatusSeeOther, r.StatusCode, "after a delete: %s", r.body)
+	list, err = rh.j.Rules(ctx)
+	require.NoError(t, err)
+	assert.Len(t, list, 2, "the new rule kept")
 }

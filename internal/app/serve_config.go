@@ -103,6 +103,7 @@ type serveConfig struct {
 	pushMaxDevices    int           // --push-max-devices
 	ruleMaxRate       int           // --rule-max-rate
 	ruleRateWindow    time.Duration // --rule-rate-window
+	ruleMax           int           // --rule-max
 }
 
 // listFlag is a repeatable flag whose env form is comma-separated.
@@ -216,6 +217,7 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.replica, "replica", envOr("AEPFORMS_REPLICA", ""), "this replica's name on a shared PostgreSQL journal, under which it holds its answers' resend leases; a replica restarted under the same name resends its own at once, another waits for --lease. Default: random (a SQLite journal: the journal's own) (env AEPFORMS_REPLICA)")
 	fs.DurationVar(&c.lease, "lease", envDur("AEPFORMS_LEASE", 30*time.Second), "how long a replica holds the resend lease of an answer waiting for the agent without renewing it (it renews every third of it); once lapsed, another replica sends the answer again (env AEPFORMS_LEASE)")
 	fs.IntVar(&c.ruleMaxRate, "rule-max-rate", envInt(env, "AEPFORMS_RULE_MAX_RATE", rules.DefaultMaxRate), "a rule (standing answer) that would answer more than this many requests within --rule-rate-window pauses itself instead, and the Rules page says why: a runaway agent asking the same thing in a loop (env AEPFORMS_RULE_MAX_RATE)")
+	fs.IntVar(&c.ruleMax, "rule-max", envInt(env, "AEPFORMS_RULE_MAX", rules.DefaultMaxRules), "the most rules (standing answers) kept at once, paused ones included: making one more is refused until one is deleted (env AEPFORMS_RULE_MAX)")
 	fs.DurationVar(&c.ruleRateWindow, "rule-rate-window", envDur("AEPFORMS_RULE_RATE_WINDOW", rules.DefaultRateWindow), "the window --rule-max-rate counts a rule's answers in (env AEPFORMS_RULE_RATE_WINDOW)")
 	err = fs.Parse(args)
 	if err != nil {
@@ -223,6 +225,9 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	}
 	if c.ruleMaxRate <= 0 {
 		return c, fmt.Errorf("%w: --rule-max-rate %d: at least 1", ErrUsage, c.ruleMaxRate)
+	}
+	if c.ruleMax <= 0 {
+		return c, fmt.Errorf("%w: --rule-max %d: at least 1", ErrUsage, c.ruleMax)
 	}
 	if c.ruleRateWindow <= 0 {
 		return c, fmt.Errorf("%w: --rule-rate-window %v: must be positive", ErrUsage, c.ruleRateWindow)

@@ -23,6 +23,10 @@ const (
 	DefaultRateWindow = time.Minute
 )
 
+// DefaultMaxRules is the most rules kept at once (not deleted) by
+// default (--rule-max): one more is refused at its making.
+const DefaultMaxRules = 500
+
 // Store is what the rules keep in the journal (sqldb.RuleBook). The
 // Runner reads it for every request, never a copy of its own, so a rule
 // paused or deleted on one replica stops on every replica at once.
@@ -59,6 +63,9 @@ type Config struct {
 	// --rule-rate-window): 0 takes the defaults.
 	MaxRate    int
 	RateWindow time.Duration
+	// MaxRules is the most rules kept at once, not deleted (--rule-max):
+	// 0 takes DefaultMaxRules.
+	MaxRules int
 	// Allowed reports whether an operator still has access (named
 	// operators: still in the operators file); a rule whose maker has
 	// not is paused. nil: everyone has.
@@ -90,6 +97,9 @@ func New(cfg Config, st Store, in Inbox, sub Submitter) *Runner {
 	}
 	if cfg.RateWindow <= 0 {
 		cfg.RateWindow = DefaultRateWindow
+	}
+	if cfg.MaxRules <= 0 {
+		cfg.MaxRules = DefaultMaxRules
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
