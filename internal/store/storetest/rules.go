@@ -217,3 +217,33 @@ func testRuleUses(t *testing.T, st Store) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, n, "the uses before the cutoff are pruned")
 }
+
+// Retention forgets a deleted rule with the last kept answer that names
+// it: deleted rules do not pile up, and History still names the rule of
+// every answer it shows. Kept and paused rules stay.
+func testPruneDeletedRules(t *testing.T, st Store) {
+	ctx := context.Background()
+	j := st.Open()
+	for _, id := range []string{"gone", "named", "old-named", "kept"} {
+		require.NoError(t, j.CreateRule(ctx, rule(id, T0)))
+	}
+	for _, id := range []string{"gone", "named", "old-named"} {
+		ok, err := j.DeleteRule(ctx, id, T0.Add(time.Hour))
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	s := Submission(CmdID(1), T0.Add(5*time.Hour))
+	s.By = "rule:named"
+	require.NoError(t, j.Record(s))
+	old := Submission(CmdID(2), T0.Add(2*time.Hour))
+	old.By = "rule:old-named"
+	require.NoError(t, j.Record(old))
+
+	_, err := j.Prune(ctx, T0.Add(4*time.Hour))
+	require.NoError(t, err)
+	for id, want := range map[string]bool{"gone": false, "old-named": false, "named": true, "kept": true} {
+		_, found, err := j.Rule(ctx, id)
+		require.NoError(t, err)
+		assert.Equal(t, want, found, "rule %s kept", id)
+	}
+}

@@ -123,6 +123,7 @@ func Run(t *testing.T, fresh Fresh) {
 		{"PushClaimedOnce", testPushClaims},
 		{"PageVisibility", testPageVisibility},
 		{"RulesKeptPausedDeleted", testRules},
+		{"PruneDeletedRules", testPruneDeletedRules},
 		{"RuleUsesCountedOncePerRequest", testRuleUses},
 		{"LookupToken", testLookupToken},
 		{"ResendLeases", testLeases},
