@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/oklog/ulid/v2"
@@ -153,7 +152,7 @@ func (p *pages) rulesPage(w http.ResponseWriter, r *http.Request, status int, pr
 	var list []store.Rule
 	if p.rules != nil {
 		cfg := p.rules.Config()
-		opts.MaxRate, opts.Window = cfg.MaxRate, durationWords(cfg.RateWindow)
+		opts.MaxRate, opts.Window = cfg.MaxRate, rules.Words(cfg.RateWindow)
 		var err error
 		if list, err = p.rules.Store().Rules(r.Context()); err != nil {
 			p.internalError(w, r, err)
@@ -205,23 +204,4 @@ func handleRuleChange(pg *pages, action string) http.HandlerFunc {
 		}
 		http.Redirect(w, r, target, http.StatusSeeOther)
 	}
-}
-
-// durationWords is a window as the Rules page says it: "1 minute".
-func durationWords(d time.Duration) string {
-	unit := func(n int64, u string) string {
-		if n == 1 {
-			return "1 " + u
-		}
-		return fmt.Sprintf("%d %ss", n, u)
-	}
-	switch {
-	case d%time.Hour == 0:
-		return unit(int64(d/time.Hour), "hour")
-	case d%time.Minute == 0:
-		return unit(int64(d/time.Minute), "minute")
-	case d%time.Second == 0:
-		return unit(int64(d/time.Second), "second")
-	}
-	return d.String()
 }

@@ -261,7 +261,7 @@ func (r *Runner) find(ctx context.Context, c inbox.Card, act bool) (store.Rule, 
 		}
 		if n >= r.cfg.MaxRate {
 			if act {
-				r.pause(ctx, rule, fmt.Sprintf("Paused: it answered %d requests within %s, more than the %d allowed (a runaway agent?). Resume it when that is sorted.", n+1, words(r.cfg.RateWindow), r.cfg.MaxRate), now)
+				r.pause(ctx, rule, fmt.Sprintf("Paused: it answered %d requests within %s, more than the %d allowed (a runaway agent?). Resume it when that is sorted.", n+1, Words(r.cfg.RateWindow), r.cfg.MaxRate), now)
 			}
 			continue
 		}
@@ -326,22 +326,22 @@ func (r *Runner) answer(ctx context.Context, rule store.Rule, c inbox.Card) {
 	}
 }
 
-// words is a window as the page says it: "1 minute", "90 seconds".
-func words(d time.Duration) string {
+// Words is a window as the operator reads it ("1 minute", "90 seconds"):
+// the rate pause's reason and the Rules page say it so.
+func Words(d time.Duration) string {
+	unit := func(n int64, u string) string {
+		if n == 1 {
+			return "1 " + u
+		}
+		return fmt.Sprintf("%d %ss", n, u)
+	}
 	switch {
 	case d%time.Hour == 0:
-		return plural(int(d/time.Hour), "hour")
+		return unit(int64(d/time.Hour), "hour")
 	case d%time.Minute == 0:
-		return plural(int(d/time.Minute), "minute")
+		return unit(int64(d/time.Minute), "minute")
 	case d%time.Second == 0:
-		return plural(int(d/time.Second), "second")
+		return unit(int64(d/time.Second), "second")
 	}
 	return d.String()
-}
-
-func plural(n int, unit string) string {
-	if n == 1 {
-		return "1 " + unit
-	}
-	return fmt.Sprintf("%d %ss", n, unit)
 }

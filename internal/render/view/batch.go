@@ -120,13 +120,7 @@ func Batches(shapes [][]inbox.Card, full []inbox.Card, opts BatchOptions) Batche
 	base := root(opts.BasePath)
 	title := batchWords["title"]
 	v := BatchesView{
-		Page: PageView{
-			Title: title, Base: base, HomeURL: base + "/", CSSURL: opts.Assets.CSS, JSURL: opts.Assets.JS,
-			IconURL: opts.Assets.Icon, Theme: theme(opts.Theme), Relay: RelayView{Connected: true},
-			SignedIn: opts.SignedIn, Operator: opts.Operator, SignOutURL: base + "/signout",
-			SignOutOthersURL: base + "/signout/others",
-			UnreachableText:  words.page["unreachable"],
-		},
+		Page:    subPage(title, base, opts.Assets, opts.Theme, opts.SignedIn, opts.Operator),
 		Heading: batchWords["heading"],
 		Intro:   strings.ReplaceAll(batchWords["intro"], "{max}", strconv.Itoa(opts.Max)),
 		Empty:   batchWords["empty"],
@@ -233,13 +227,7 @@ type BatchOutcome struct {
 func BatchResult(outcomes []BatchOutcome, opts BatchOptions) BatchResultView {
 	base := root(opts.BasePath)
 	v := BatchResultView{
-		Page: PageView{
-			Title: batchWords["result-title"], Base: base, HomeURL: base + "/", CSSURL: opts.Assets.CSS, JSURL: opts.Assets.JS,
-			IconURL: opts.Assets.Icon, Theme: theme(opts.Theme), Relay: RelayView{Connected: true},
-			SignedIn: opts.SignedIn, Operator: opts.Operator, SignOutURL: base + "/signout",
-			SignOutOthersURL: base + "/signout/others",
-			UnreachableText:  words.page["unreachable"],
-		},
+		Page:     subPage(batchWords["result-title"], base, opts.Assets, opts.Theme, opts.SignedIn, opts.Operator),
 		Outcomes: outcomes,
 		InboxURL: InboxLink(base, opts.Filter),
 		BackURL:  BatchesLink(base, opts.Filter),

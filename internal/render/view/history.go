@@ -202,14 +202,8 @@ func History(page store.HistoryPage, opts HistoryOptions) HistoryView {
 		who = words.history["who-open"]
 	}
 	v := HistoryView{
-		Who: who,
-		Page: PageView{
-			Title: title, Base: base, HomeURL: base + "/", CSSURL: opts.Assets.CSS, JSURL: opts.Assets.JS,
-			IconURL: opts.Assets.Icon, Theme: theme(opts.Theme), Relay: RelayView{Connected: true},
-			SignedIn: opts.SignedIn, Operator: opts.Operator, SignOutURL: base + "/signout",
-			SignOutOthersURL: base + "/signout/others",
-			UnreachableText:  words.page["unreachable"],
-		},
+		Who:     who,
+		Page:    subPage(title, base, opts.Assets, opts.Theme, opts.SignedIn, opts.Operator),
 		Heading: words.history["heading"],
 		Action:  base + "/history",
 		Filter:  opts.Filter,

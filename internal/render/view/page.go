@@ -447,3 +447,16 @@ func SinglePage(card inbox.Card, inboxPending int, status inbox.Status, opts Pag
 	v.Single = &SingleView{OffPage: off, Text: text, AllText: words.page["single-all"]}
 	return v
 }
+
+// subPage is the frame of a page other than the inbox (History, Rules,
+// the batch pages): its title, assets, theme and the header's account.
+// Their script follows no push, so the relay is shown as connected.
+func subPage(title, base string, assets Assets, themeName string, signedIn bool, operator string) PageView {
+	return PageView{
+		Title: title, Base: base, HomeURL: base + "/", CSSURL: assets.CSS, JSURL: assets.JS,
+		IconURL: assets.Icon, Theme: theme(themeName), Relay: RelayView{Connected: true},
+		SignedIn: signedIn, Operator: operator, SignOutURL: base + "/signout",
+		SignOutOthersURL: base + "/signout/others",
+		UnreachableText:  words.page["unreachable"],
+	}
+}

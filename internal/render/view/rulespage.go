@@ -69,13 +69,7 @@ func Rules(rules []store.Rule, opts RulesOptions) RulesView {
 	base := root(opts.BasePath)
 	title := "Rules"
 	v := RulesView{
-		Page: PageView{
-			Title: title, Base: base, HomeURL: base + "/", CSSURL: opts.Assets.CSS, JSURL: opts.Assets.JS,
-			IconURL: opts.Assets.Icon, Theme: theme(opts.Theme), Relay: RelayView{Connected: true},
-			SignedIn: opts.SignedIn, Operator: opts.Operator, SignOutURL: base + "/signout",
-			SignOutOthersURL: base + "/signout/others",
-			UnreachableText:  words.page["unreachable"],
-		},
+		Page:    subPage(title, base, opts.Assets, opts.Theme, opts.SignedIn, opts.Operator),
 		Heading: "Rules (standing answers)",
 		Intro: fmt.Sprintf("A rule answers each new request that matches it, as its maker answered the one it was made from. "+
 			"It pauses itself if it would answer more than %d requests within %s. Make one from a card: “Answer like this from now on…”.", opts.MaxRate, opts.Window),
