@@ -231,7 +231,7 @@ func (r *Runner) find(ctx context.Context, c inbox.Card, act bool) (store.Rule, 
 	}
 	all, err := r.store.ActiveRules(ctx, now)
 	if err != nil {
-		r.cfg.Logger.Warn("rules: could not be read; the request is left for the operators", "card", string(c.ID), "err", err)
+		r.warn(ctx, "rules: could not be read; the request is left for the operators", "card", string(c.ID), "err", err)
 		return store.Rule{}, false
 	}
 	for _, rule := range all { // oldest first
@@ -256,7 +256,7 @@ func (r *Runner) find(ctx context.Context, c inbox.Card, act bool) (store.Rule, 
 		}
 		n, err := r.store.RuleUses(ctx, rule.ID, now.Add(-r.cfg.RateWindow))
 		if err != nil {
-			r.cfg.Logger.Warn("rules: uses could not be read; the request is left for the operators", "rule", rule.ID, "err", err)
+			r.warn(ctx, "rules: uses could not be read; the request is left for the operators", "rule", rule.ID, "err", err)
 			continue
 		}
 		if n >= r.cfg.MaxRate {
@@ -273,7 +273,7 @@ func (r *Runner) find(ctx context.Context, c inbox.Card, act bool) (store.Rule, 
 func (r *Runner) pause(ctx context.Context, rule store.Rule, why string, now time.Time) {
 	changed, err := r.store.SetRuleState(ctx, rule.ID, store.RulePaused, why, now)
 	if err != nil {
-		r.cfg.Logger.Warn("rules: could not pause", "rule", rule.ID, "err", err)
+		r.warn(ctx, "rules: could not pause", "rule", rule.ID, "err", err)
 		return
 	}
 	if changed {
@@ -296,7 +296,7 @@ func (r *Runner) answer(ctx context.Context, rule store.Rule, c inbox.Card) {
 	claimed, err := r.store.ClaimRuleUse(ctx, use, now)
 	switch {
 	case err != nil:
-		r.cfg.Logger.Warn("rules: the request could not be claimed; it is left for the operators", "rule", rule.ID, "card", string(c.ID), "err", err)
+		r.warn(ctx, "rules: the request could not be claimed; it is left for the operators", "rule", rule.ID, "card", string(c.ID), "err", err)
 		return
 	case !claimed:
 		r.cfg.Logger.Debug("rules: not answered (the rule stopped meanwhile, or another replica claimed the request)", "rule", rule.ID, "card", string(c.ID))
@@ -309,10 +309,10 @@ func (r *Runner) answer(ctx context.Context, rule store.Rule, c inbox.Card) {
 		if errors.Is(err, inbox.ErrDuplicate) || errors.Is(err, inbox.ErrInFlight) || errors.Is(err, inbox.ErrOtherInFlight) {
 			r.cfg.Logger.Debug("rules: the request is answered already", "rule", rule.ID, "card", string(c.ID))
 		} else {
-			r.cfg.Logger.Warn("rules: the answer was not recorded; the request is left for the operators", "rule", rule.ID, "card", string(c.ID), "err", err)
+			r.warn(ctx, "rules: the answer was not recorded; the request is left for the operators", "rule", rule.ID, "card", string(c.ID), "err", err)
 		}
 		if err := r.store.ReleaseRuleUse(context.WithoutCancel(ctx), use); err != nil {
-			r.cfg.Logger.Warn("rules: the claim was not released", "rule", rule.ID, "err", err)
+			r.warn(ctx, "rules: the claim was not released", "rule", rule.ID, "err", err)
 		}
 		return
 	}
@@ -321,7 +321,7 @@ func (r *Runner) answer(ctx context.Context, rule store.Rule, c inbox.Card) {
 	r.mu.Unlock()
 	r.cfg.Logger.Info("rule answered a request", "rule", rule.ID, "name", rule.Name, "card", string(c.ID), "command", s.CommandID)
 	if err := r.sub.Submit(context.WithoutCancel(ctx), s); err != nil {
-		r.cfg.Logger.Warn("rules: answer not queued", "card", string(c.ID), "command", s.CommandID, "err", err)
+		r.warn(ctx, "rules: answer not queued", "card", string(c.ID), "command", s.CommandID, "err", err)
 		r.in.SettleSubmission(c.ID, s.CommandID, inbox.SubmissionFailed, inbox.ReasonUnreachable, "not sent; the rule's answer is kept")
 	}
 }
@@ -344,4 +344,15 @@ func Words(d time.Duration) string {
 		return unit(int64(d/time.Second), "second")
 	}
 	return d.String()
+}
+
+// warn logs a failure that leaves a request to the operators, unless the
+// Runner is stopping (ctx done): a read cut short by the shutdown loses
+// nothing (the request stays open) and is not worth a warning.
+func (r *Runner) warn(ctx context.Context, msg string, args ...any) {
+	if ctx.Err() != nil {
+		r.cfg.Logger.Debug(msg+" (stopping)", args...)
+		return
+	}
+	r.cfg.Logger.Warn(msg, args...)
 }

@@ -2,7 +2,9 @@ package rules
 
 import (
 	"context"
+	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -402,4 +404,31 @@ func TestResumedRuleLeavesRequestsFromWhileItWasPaused(t *testing.T) {
 	r.Observe(ctx, next)
 	require.NotNil(t, card(t, in, next.ID).Submission, "asked after the resume: answered")
 	assert.Len(t, out.all(), 1)
+}
+
+// While serve stops, the Runner's reads are cut short by its context: the
+// request stays open and nothing is lost, so it is no warning (SIGTERM's
+// quiet stop in CI printed "rules: could not be read" at WARN). The same
+// failure while running is one.
+func TestRunnerStoppingWarnsNothing(t *testing.T) {
+	t.Parallel()
+	clk := &clock{t: t0}
+	j := journal(t)
+	in := inbox.New(inbox.Options{Journal: j, Now: clk.Now})
+	var logged strings.Builder
+	log := slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	r := New(Config{Now: clk.Now, Logger: log}, j, in, &sent{})
+	makeRule(t, j, "R1", t0, nil)
+
+	stopping, stop := context.WithCancel(context.Background())
+	stop()
+	c := ask(t, in, "builder", "q1", "May I run ls?")
+	r.Observe(stopping, c)
+	assert.Nil(t, card(t, in, c.ID).Submission, "not answered while stopping")
+	assert.NotContains(t, logged.String(), "level=WARN", "a read cut short by the stop")
+
+	require.NoError(t, j.Close())
+	c2 := ask(t, in, "builder", "q2", "May I run ls?")
+	r.Observe(context.Background(), c2)
+	assert.Contains(t, logged.String(), "rules: could not be read", "a broken journal while running warns")
 }
