@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -93,15 +94,37 @@ func TestServiceWorkerShowsPushedNotification(t *testing.T) {
 		require.NoError(t, err)
 	}
 	shown := `navigator.serviceWorker.ready.then(r => r.getNotifications()).then(ns => JSON.stringify(ns.map(n => ({title: n.title, body: n.body, tag: n.tag, url: n.data && n.data.url}))))`
+	// DevTools' DeliverPushMessage is best effort: under CI's load a
+	// message handed over while the worker is being started again can be
+	// lost (seen once in CI: the second message never shown in 80 s). A
+	// push service delivers again too; the same message (same tag) only
+	// replaces the same notification, so the wait hands the last one over
+	// again each redeliverEvery until the notifications are as wanted.
+	const redeliverEvery = 5 * time.Second
+	var last map[string]any
+	lastAt := time.Now()
+	deliverOnce := deliver
+	deliver = func(m map[string]any) { deliverOnce(m); last, lastAt = m, time.Now() }
 	deliver(map[string]any{"tag": "c1", "title": "builder asks", "body": "Deploy v1.2?", "url": "/forms/#card-c1"})
 	waitNotifications := func(want string) {
 		t.Helper()
 		var got string
 		for ctx.Err() == nil {
-			got, err = chromedp.Run(ctx, chromedp.Evaluate[string](shown, chromedp.EvalAwaitPromise))
+			// One look at a time, bounded: a look that waits on a worker
+			// being started again is given up and made anew.
+			look, done := context.WithTimeout(ctx, redeliverEvery)
+			got, err = chromedp.Run(look, chromedp.Evaluate[string](shown, chromedp.EvalAwaitPromise))
+			done()
+			if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+				err = nil
+			}
 			require.NoError(t, err)
 			if got == want {
 				return
+			}
+			if last != nil && time.Since(lastAt) > redeliverEvery {
+				t.Logf("notifications still %s after %v: delivering the last message again", got, redeliverEvery)
+				deliver(last)
 			}
 			// Showing is asynchronous in the worker: let the page's
 			// event loop turn once (a message to itself: unlike a frame,
