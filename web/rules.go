@@ -100,15 +100,17 @@ func (p *pages) ruleProblems(ctx context.Context, c inbox.Card, post url.Values)
 		return spec, []aep.Problem{{Field: form.NameRule, Message: "No rule can be made from this card here; send the answer without “Keep answering”."}}
 	}
 	// At most --rule-max rules kept at once: the process stays bounded
-	// however many an operator makes.
+	// however many an operator makes. This count refuses before anything
+	// is sent; the journal's insert is the one that holds against makers
+	// posting at once (makeRule).
 	if max := p.rules.Config().MaxRules; max > 0 {
-		kept, err := p.rules.Store().Rules(ctx)
+		n, err := p.rules.Store().RuleCount(ctx, p.now())
 		switch {
 		case err != nil:
 			p.log.Error("web: rules not read to count them", "err", err)
 			return spec, []aep.Problem{{Field: form.NameRule, Message: "The rules could not be read just now: try again, or untick “Keep answering”."}}
-		case len(kept) >= max:
-			return spec, []aep.Problem{{Field: form.NameRule, Message: fmt.Sprintf("There are already %d rules, the most kept at once: delete one on the Rules page, or untick “Keep answering”.", len(kept))}}
+		case n >= max:
+			return spec, []aep.Problem{{Field: form.NameRule, Message: ruleMaxMessage(max, n)}}
 		}
 	}
 	if len(c.Request.Fields) > 0 {
@@ -135,7 +137,13 @@ func (p *pages) makeRule(ctx context.Context, c inbox.Card, spec form.RuleSpec, 
 		ID: ulid.Make().String(), Name: rules.Name(m, s.Answer), Match: m, Answer: s.Answer, Note: spec.Note, Maker: maker,
 		Created: now, Expires: now.Add(spec.Expires), State: store.RuleActive,
 	}
-	return r, p.rules.Store().CreateRule(ctx, r)
+	return r, p.rules.Store().CreateRule(ctx, r, p.rules.Config().MaxRules)
+}
+
+// ruleMaxMessage is the refusal of one rule more than max,
+// when n are kept.
+func ruleMaxMessage(max, n int) string {
+	return fmt.Sprintf("At most %d rules are kept at once, and there are %d: delete one on the Rules page, or untick “Keep answering”.", max, n)
 }
 
 // handleRules renders the Rules page.

@@ -89,7 +89,7 @@ func TestMetricsCountRuleAnswers(t *testing.T) {
 	rh := newRulesHarness(t, withToken(secret))
 	ctx := context.Background()
 	require.NoError(t, rh.j.CreateRule(ctx, store.Rule{ID: "R1", Name: "Allow once", Maker: "alice", Created: testNow, Expires: testNow.Add(time.Hour),
-		Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, "", "", ""), Answer: aep.Answer{Option: "allow"}}))
+		Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, "", "", ""), Answer: aep.Answer{Option: "allow"}}, 0))
 	rh.observe(rh.ask("s1", "r1", permissionReq()))
 	rh.observe(rh.ask("s1", "r2", permissionReq()))
 	m := rh.scrape("Authorization", "Bearer "+secret)
@@ -264,7 +264,7 @@ func TestWatchOnlyMakesNoRules(t *testing.T) {
 	d := rh.getPage(c, "").doc(t)
 	assert.Zero(t, d.Find(`[data-testid="rule-maker"]`).Length())
 	require.NoError(t, rh.j.CreateRule(context.Background(), store.Rule{ID: "R1", Name: "Allow once", Maker: "alice", Created: testNow, Expires: testNow.Add(time.Hour),
-		Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, "", "", ""), Answer: aep.Answer{Option: "allow"}}))
+		Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, "", "", ""), Answer: aep.Answer{Option: "allow"}}, 0))
 	rh.observe(id)
 	card, _ := rh.in.Card(id)
 	assert.Nil(t, card.Submission)
@@ -289,7 +289,7 @@ func rulePages(t *testing.T) []markupPage {
 		if state == store.RulePaused {
 			r.Reason = "Paused: it answered 31 requests within 1 minute, more than the 30 allowed (a runaway agent?). Resume it when that is sorted."
 		}
-		require.NoError(t, rh.j.CreateRule(ctx, r))
+		require.NoError(t, rh.j.CreateRule(ctx, r, 0))
 	}
 	id := rh.ask("s1", "r1", permissionReq())
 	d := rh.getPage(nil, "").doc(t)
@@ -379,7 +379,7 @@ func TestRuleLookupReadsEachRuleOncePerRender(t *testing.T) {
 	ctx := context.Background()
 	for _, id := range []string{"R1", "R2"} {
 		require.NoError(t, rh.j.CreateRule(ctx, store.Rule{ID: id, Name: "Allow once " + id, Maker: "alice", Created: testNow, Expires: testNow.Add(time.Hour),
-			Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, "", "", ""), Answer: aep.Answer{Option: "allow"}}))
+			Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, "", "", ""), Answer: aep.Answer{Option: "allow"}}, 0))
 	}
 	cs := &countingStore{Store: rh.runner.Store()}
 	p := &pages{base: "/", rules: countingRules{Rules: rh.runner, st: cs}}
@@ -409,7 +409,7 @@ func TestRuleMaxRefusesOneMore(t *testing.T) {
 	ctx := context.Background()
 	for _, id := range []string{"R1", "R2"} {
 		require.NoError(t, rh.j.CreateRule(ctx, store.Rule{ID: id, Name: "Allow once " + id, Maker: "alice", Created: testNow, Expires: testNow.Add(time.Hour),
-			Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, "", "other-agent", ""), Answer: aep.Answer{Option: "allow"}}))
+			Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, "", "other-agent", ""), Answer: aep.Answer{Option: "allow"}}, 0))
 	}
 	id := rh.ask("s1", "r1", permissionReq())
 	action, token := answerForm(t, rh.getPage(c, "").doc(t), id)

@@ -31,7 +31,8 @@ const DefaultMaxRules = 500
 // Runner reads it for every request, never a copy of its own, so a rule
 // paused or deleted on one replica stops on every replica at once.
 type Store interface {
-	CreateRule(ctx context.Context, r store.Rule) error
+	CreateRule(ctx context.Context, r store.Rule, max int) error
+	RuleCount(ctx context.Context, now time.Time) (int, error)
 	Rules(ctx context.Context) ([]store.Rule, error)
 	ActiveRules(ctx context.Context, now time.Time) ([]store.Rule, error)
 	Rule(ctx context.Context, id string) (store.Rule, bool, error)

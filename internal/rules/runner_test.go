@@ -88,7 +88,7 @@ func makeRule(t *testing.T, st Store, id string, at time.Time, m func(*store.Rul
 	if m != nil {
 		m(&r.Match)
 	}
-	require.NoError(t, st.CreateRule(context.Background(), r))
+	require.NoError(t, st.CreateRule(context.Background(), r, 0))
 	return r
 }
 
@@ -165,7 +165,7 @@ func TestRunnerPauses(t *testing.T) {
 	_, err = j.DeleteRule(ctx, "R2", clk.Now())
 	require.NoError(t, err)
 	bad.ID = "R3"
-	require.NoError(t, j.CreateRule(ctx, bad))
+	require.NoError(t, j.CreateRule(ctx, bad, 0))
 	c := ask(t, in, "builder", "q4", "four")
 	r.Observe(ctx, c)
 	assert.Nil(t, card(t, in, c.ID).Submission)
@@ -220,7 +220,7 @@ func TestRunFollowsTheInbox(t *testing.T) {
 	r := New(Config{}, j, in, out)
 	rule := permRule()
 	rule.ID, rule.Created, rule.Expires = "R1", time.Now(), time.Now().Add(time.Hour)
-	require.NoError(t, j.CreateRule(ctx, rule))
+	require.NoError(t, j.CreateRule(ctx, rule, 0))
 	done := make(chan struct{})
 	sub := in.Subscribe(16)
 	go func() { r.Run(ctx, sub); close(done) }()
@@ -244,7 +244,7 @@ func TestRunAnswersRequestsMissedWhileDropped(t *testing.T) {
 	r := New(Config{}, j, in, out)
 	rule := permRule()
 	rule.ID, rule.Created, rule.Expires = "R1", time.Now(), time.Now().Add(time.Hour)
-	require.NoError(t, j.CreateRule(ctx, rule))
+	require.NoError(t, j.CreateRule(ctx, rule, 0))
 	sub := in.Subscribe(1)
 	var ids []inbox.CardID
 	for _, id := range []string{"d1", "d2", "d3", "d4"} {

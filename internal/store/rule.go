@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/aepforms/aepforms/internal/aep"
@@ -61,4 +62,12 @@ type RuleUse struct {
 	RequestID string
 	CommandID string
 	At        time.Time
+}
+
+// RuleMaxError refuses a new rule: Max rules that may still answer
+// (active or paused, not expired) are kept already.
+type RuleMaxError struct{ Max int }
+
+func (e *RuleMaxError) Error() string {
+	return fmt.Sprintf("at most %d rules are kept at once", e.Max)
 }

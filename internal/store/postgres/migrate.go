@@ -13,6 +13,11 @@ import (
 // reads or changes the schema ("aepforms" in ASCII, as a bigint).
 const migrationLock int64 = 0x6165_7066_6f72_6d73
 
+// lockRules holds rule makers one at a time across replicas, so the
+// cap's count and the insert are one step (sqldb.RuleBook.CreateRule);
+// its key is "aeprules" in ASCII.
+const lockRules = `SELECT pg_advisory_xact_lock(x'61657072756c6573'::bigint)`
+
 // migrations are the journal's schema, one numbered step each: step i
 // takes the schema from version i to i+1. Append only; never edit a step
 // that has shipped. They follow the SQLite journal's (times in unix

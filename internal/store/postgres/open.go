@@ -123,7 +123,7 @@ func Open(ctx context.Context, dbURL string, opts Options) (*Journal, error) {
 	j := &Journal{pool: pool, sql: stdlib.OpenDBFromPool(pool), name: name, write: opts.WriteTimeout, health: store.Health{Classify: classify}}
 	j.Answers = sqldb.Answers{DB: &sqldb.DB{
 		Synced: j.sql, Lazy: j.sql, Timeout: opts.WriteTimeout, Health: &j.health,
-		Dialect: sqldb.Dialect{Numbered: true, Instr: "strpos", IsLive: isLive},
+		Dialect: sqldb.Dialect{Numbered: true, Instr: "strpos", IsLive: isLive, LockRules: lockRules},
 	}, LeaseOwner: opts.Replica, Lease: opts.Lease}
 	j.Sessions, j.Push, j.RuleBook = sqldb.Sessions{DB: j.Answers.DB}, sqldb.Push{DB: j.Answers.DB}, sqldb.RuleBook{DB: j.Answers.DB}
 	if err := migrate(ctx, pool, opts.Now); err != nil {

@@ -31,6 +31,12 @@ type Dialect struct {
 	// IsLive reports the refusal of submissions_live, the unique index
 	// that keeps one live submission per request.
 	IsLive func(error) bool
+	// LockRules, when set, is run first in the transaction that makes
+	// a rule: it holds off every other maker, on every replica, until
+	// that transaction ends (PostgreSQL: a transaction-level advisory
+	// lock). "": the transaction alone serialises makers (SQLite's
+	// BEGIN IMMEDIATE).
+	LockRules string
 }
 
 // DB is one database as the shared queries use it. Its methods are safe

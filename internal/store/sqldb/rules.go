@@ -18,8 +18,16 @@ type RuleBook struct{ *DB }
 
 const ruleColumns = `id, name, match, answer, note, maker, created_at, expires_at, state, reason, state_at`
 
-// CreateRule keeps a new rule.
-func (r *RuleBook) CreateRule(ctx context.Context, rule store.Rule) error {
+// CreateRule keeps a new rule, unless max (> 0) rules that may still
+// answer are kept already: then it is refused with *store.RuleMaxError.
+// The count and the insert are one transaction the database serialises
+// with every other maker's (SQLite: BEGIN IMMEDIATE; PostgreSQL:
+// Dialect.LockRules), so makers posting at once, on any replica, never
+// overshoot max. Paused rules count (they can be resumed); expired ones
+// do not (they never answer again), and past max the longest-expired are
+// deleted to make room (kept for History, as a deleted rule is), so the
+// rules listed stay at most max.
+func (r *RuleBook) CreateRule(ctx context.Context, rule store.Rule, max int) error {
 	match, err := json.Marshal(rule.Match)
 	if err != nil {
 		return fmt.Errorf("journal: create rule: %w", err)
@@ -32,12 +40,56 @@ func (r *RuleBook) CreateRule(ctx context.Context, rule store.Rule) error {
 	if state == "" {
 		state = store.RuleActive
 	}
-	if _, err := r.Synced.ExecContext(ctx, r.Q(`INSERT INTO rules (`+ruleColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+	tx, err := r.Synced.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("journal: create rule: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if max > 0 && r.Dialect.LockRules != "" {
+		if _, err := tx.ExecContext(ctx, r.Dialect.LockRules); err != nil {
+			return fmt.Errorf("journal: create rule: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, r.Q(`INSERT INTO rules (`+ruleColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		rule.ID, rule.Name, string(match), string(answer), rule.Note, rule.Maker,
 		store.Nanos(rule.Created), store.Nanos(rule.Expires), state, rule.Reason, store.Nanos(rule.StateAt)); err != nil {
 		return fmt.Errorf("journal: create rule: %w", err)
 	}
+	if max > 0 {
+		now := store.Nanos(rule.Created)
+		var counted, listed int
+		if err := tx.QueryRowContext(ctx, r.Q(`SELECT
+			coalesce(sum(CASE WHEN expires_at > ? THEN 1 ELSE 0 END), 0), count(*)
+			FROM rules WHERE state != ?`), now, store.RuleDeleted).Scan(&counted, &listed); err != nil {
+			return fmt.Errorf("journal: create rule: %w", err)
+		}
+		if counted > max {
+			return &store.RuleMaxError{Max: max}
+		}
+		if listed > max {
+			if _, err := tx.ExecContext(ctx, r.Q(`UPDATE rules SET state = ?, reason = '', state_at = ?
+				WHERE id IN (SELECT id FROM rules WHERE state != ? AND expires_at <= ? ORDER BY expires_at, id LIMIT ?)`),
+				store.RuleDeleted, now, store.RuleDeleted, now, listed-max); err != nil {
+				return fmt.Errorf("journal: create rule: %w", err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("journal: create rule: %w", err)
+	}
 	return nil
+}
+
+// RuleCount counts the rules that count toward the cap at now: active or
+// paused, not expired (CreateRule's count, for a check before anything
+// is sent).
+func (r *RuleBook) RuleCount(ctx context.Context, now time.Time) (int, error) {
+	var n int
+	if err := r.Synced.QueryRowContext(ctx, r.Q(`SELECT count(*) FROM rules WHERE state != ? AND expires_at > ?`),
+		store.RuleDeleted, store.Nanos(now)).Scan(&n); err != nil {
+		return 0, fmt.Errorf("journal: rule count: %w", err)
+	}
+	return n, nil
 }
 
 // Rules lists the rules that are not deleted, newest first, each with

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -15,7 +16,8 @@ import (
 // RuleStore is what the standing answers (internal/rules) keep in the
 // journal.
 type RuleStore interface {
-	CreateRule(ctx context.Context, r store.Rule) error
+	CreateRule(ctx context.Context, r store.Rule, max int) error
+	RuleCount(ctx context.Context, now time.Time) (int, error)
 	Rules(ctx context.Context) ([]store.Rule, error)
 	ActiveRules(ctx context.Context, now time.Time) ([]store.Rule, error)
 	Rule(ctx context.Context, id string) (store.Rule, bool, error)
@@ -65,9 +67,9 @@ func testRules(t *testing.T, st Store) {
 	r1, r2 := rule("r1", T0), rule("r2", T0.Add(time.Minute))
 	r2.Match.Fields = []aep.FieldSpec{{ID: "name", Type: aep.FieldString, Label: "Name"}}
 	r2.Answer = aep.Answer{Values: aep.Values{"name": "v1"}}
-	require.NoError(t, j.CreateRule(ctx, r1))
-	require.NoError(t, j.CreateRule(ctx, r2))
-	require.Error(t, j.CreateRule(ctx, r1), "one rule per id")
+	require.NoError(t, j.CreateRule(ctx, r1, 0))
+	require.NoError(t, j.CreateRule(ctx, r2, 0))
+	require.Error(t, j.CreateRule(ctx, r1, 0), "one rule per id")
 
 	got, err := j.Rules(ctx)
 	require.NoError(t, err)
@@ -145,8 +147,8 @@ func testRules(t *testing.T, st Store) {
 func testRuleUses(t *testing.T, st Store) {
 	ctx := context.Background()
 	j := st.Open()
-	require.NoError(t, j.CreateRule(ctx, rule("r1", T0)))
-	require.NoError(t, j.CreateRule(ctx, rule("r2", T0)))
+	require.NoError(t, j.CreateRule(ctx, rule("r1", T0), 0))
+	require.NoError(t, j.CreateRule(ctx, rule("r2", T0), 0))
 	u := func(rule, req string, at time.Time) store.RuleUse {
 		return store.RuleUse{Rule: rule, Card: "card-" + req, Source: "aep://h/agent", Session: "s1", RequestID: req, CommandID: "cmd-" + req, At: at}
 	}
@@ -225,7 +227,7 @@ func testPruneDeletedRules(t *testing.T, st Store) {
 	ctx := context.Background()
 	j := st.Open()
 	for _, id := range []string{"gone", "named", "old-named", "kept"} {
-		require.NoError(t, j.CreateRule(ctx, rule(id, T0)))
+		require.NoError(t, j.CreateRule(ctx, rule(id, T0), 0))
 	}
 	for _, id := range []string{"gone", "named", "old-named"} {
 		ok, err := j.DeleteRule(ctx, id, T0.Add(time.Hour))
@@ -245,5 +247,79 @@ func testPruneDeletedRules(t *testing.T, st Store) {
 		_, found, err := j.Rule(ctx, id)
 		require.NoError(t, err)
 		assert.Equal(t, want, found, "rule %s kept", id)
+	}
+}
+
+// The rule cap is one atomic step with the insert: makers posting at
+// once (on two replicas where the store is shared) end with exactly max
+// rules and the rest refused, saying so. Paused rules count (they can be
+// resumed); expired ones do not (they never answer again): past the cap
+// a new rule is kept, and the longest-expired rule is deleted to make
+// room, so the rules listed stay at most max.
+func testRuleCap(t *testing.T, st Store) {
+	ctx := context.Background()
+	const max, makers = 5, 24
+	js := []Backend{st.Open()}
+	if st.Shared {
+		js = append(js, st.Open())
+	}
+	errs := make(chan error, makers)
+	start := make(chan struct{})
+	for i := range makers {
+		go func() {
+			<-start
+			errs <- js[i%len(js)].CreateRule(ctx, rule(fmt.Sprintf("c%02d", i), T0.Add(time.Duration(i)*time.Millisecond)), max)
+		}()
+	}
+	close(start)
+	kept := 0
+	for range makers {
+		err := <-errs
+		if err == nil {
+			kept++
+			continue
+		}
+		var capped *store.RuleMaxError
+		require.ErrorAs(t, err, &capped)
+		assert.Equal(t, max, capped.Max)
+		assert.Contains(t, err.Error(), "at most 5 rules")
+	}
+	assert.Equal(t, max, kept, "exactly max made")
+	got, err := js[0].Rules(ctx)
+	require.NoError(t, err)
+	require.Len(t, got, max, "exactly max kept")
+	n, err := js[0].RuleCount(ctx, T0.Add(time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, max, n)
+
+	// Paused rules count: pausing one makes no room.
+	_, err = js[0].SetRuleState(ctx, got[0].ID, store.RulePaused, "Paused by alice.", T0.Add(time.Minute))
+	require.NoError(t, err)
+	err = js[0].CreateRule(ctx, rule("paused-counts", T0.Add(time.Hour)), max)
+	require.ErrorAs(t, err, new(*store.RuleMaxError), "a paused rule counts")
+
+	// Expired rules do not: they all expired at T0+8h.
+	later := T0.Add(9 * time.Hour)
+	n, err = js[0].RuleCount(ctx, later)
+	require.NoError(t, err)
+	assert.Zero(t, n, "expired rules are not counted")
+	require.NoError(t, js[0].CreateRule(ctx, rule("after-expiry", later), max), "expired rules make room")
+	got, err = js[0].Rules(ctx)
+	require.NoError(t, err)
+	require.Len(t, got, max, "the rules listed stay at most max")
+	assert.Equal(t, "after-expiry", got[0].ID)
+	deleted := 0
+	for i := range makers {
+		r, found, err := js[0].Rule(ctx, fmt.Sprintf("c%02d", i))
+		require.NoError(t, err)
+		if found && r.State == store.RuleDeleted {
+			deleted++
+		}
+	}
+	assert.Equal(t, 1, deleted, "one expired rule made room, kept for History by id")
+
+	// Without a cap (0) nothing is refused.
+	for i := range max + 2 {
+		require.NoError(t, js[0].CreateRule(ctx, rule(fmt.Sprintf("free%d", i), later), 0))
 	}
 }

@@ -125,6 +125,7 @@ func Run(t *testing.T, fresh Fresh) {
 		{"RulesKeptPausedDeleted", testRules},
 		{"PruneDeletedRules", testPruneDeletedRules},
 		{"RuleUsesCountedOncePerRequest", testRuleUses},
+		{"RuleCapHoldsUnderConcurrentMakers", testRuleCap},
 		{"LookupToken", testLookupToken},
 		{"ResendLeases", testLeases},
 		{"ReplicasGiveOneAnswer", testReplicasOneAnswer},
