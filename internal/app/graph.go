@@ -131,7 +131,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 	if g.respond != nil {
 		ruleSub = g.respond
 	}
-	g.rules = rules.New(rules.Config{MaxRate: cfg.ruleMaxRate, RateWindow: cfg.ruleRateWindow, MaxRules: cfg.ruleMax, Allowed: allowedOperators(cfg.operators),
+	g.rules = rules.New(rules.Config{MaxRate: cfg.ruleMaxRate, RateWindow: cfg.ruleRateWindow, MaxRules: cfg.ruleMax, RetryInterval: cfg.ruleRetry, Allowed: allowedOperators(cfg.operators),
 		Logger: logger.With("part", "rules")}, jr, g.in, ruleSub)
 	deps.Rules = g.rules
 	g.feed = feed.New(feedCfg)

@@ -104,6 +104,7 @@ type serveConfig struct {
 	ruleMaxRate       int           // --rule-max-rate
 	ruleRateWindow    time.Duration // --rule-rate-window
 	ruleMax           int           // --rule-max
+	ruleRetry         time.Duration // --rule-retry-interval
 }
 
 // listFlag is a repeatable flag whose env form is comma-separated.
@@ -219,9 +220,13 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	fs.IntVar(&c.ruleMaxRate, "rule-max-rate", envInt(env, "AEPFORMS_RULE_MAX_RATE", rules.DefaultMaxRate), "a rule (standing answer) that would answer more than this many requests within --rule-rate-window pauses itself instead, and the Rules page says why: a runaway agent asking the same thing in a loop (env AEPFORMS_RULE_MAX_RATE)")
 	fs.IntVar(&c.ruleMax, "rule-max", envInt(env, "AEPFORMS_RULE_MAX", rules.DefaultMaxRules), "the most rules (standing answers) kept at once, paused ones included, expired ones not: making one more is refused until one is deleted or expires (env AEPFORMS_RULE_MAX)")
 	fs.DurationVar(&c.ruleRateWindow, "rule-rate-window", envDur("AEPFORMS_RULE_RATE_WINDOW", rules.DefaultRateWindow), "the window --rule-max-rate counts a rule's answers in (env AEPFORMS_RULE_RATE_WINDOW)")
+	fs.DurationVar(&c.ruleRetry, "rule-retry-interval", envDur("AEPFORMS_RULE_RETRY_INTERVAL", rules.DefaultRetryInterval), "when the journal fails a rule's look at a request (a database blip), the request is looked at again after this long, the wait doubling while it keeps failing (up to 32 times this); meanwhile it waits on the page as any other (env AEPFORMS_RULE_RETRY_INTERVAL)")
 	err = fs.Parse(args)
 	if err != nil {
 		return c, err
+	}
+	if c.ruleRetry <= 0 {
+		return c, fmt.Errorf("%w: --rule-retry-interval %v: must be positive", ErrUsage, c.ruleRetry)
 	}
 	if c.ruleMaxRate <= 0 {
 		return c, fmt.Errorf("%w: --rule-max-rate %d: at least 1", ErrUsage, c.ruleMaxRate)

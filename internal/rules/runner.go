@@ -23,6 +23,14 @@ const (
 	DefaultRateWindow = time.Minute
 )
 
+// DefaultRetryInterval is how long the Runner waits before it looks at a
+// request again after the journal failed it (--rule-retry-interval); the
+// wait doubles while the journal keeps failing, up to maxRetryWaits
+// times the interval.
+const DefaultRetryInterval = 2 * time.Second
+
+const maxRetryWaits = 32
+
 // DefaultMaxRules is the most rules kept at once (not deleted) by
 // default (--rule-max): one more is refused at its making.
 const DefaultMaxRules = 500
@@ -67,6 +75,10 @@ type Config struct {
 	// MaxRules is the most rules kept at once, not deleted (--rule-max):
 	// 0 takes DefaultMaxRules.
 	MaxRules int
+	// RetryInterval is the first wait before a request the journal
+	// failed (a rule read, the claim, the answer's record) is looked at
+	// again (--rule-retry-interval): 0 takes DefaultRetryInterval.
+	RetryInterval time.Duration
 	// Allowed reports whether an operator still has access (named
 	// operators: still in the operators file); a rule whose maker has
 	// not is paused. nil: everyone has.
@@ -88,6 +100,7 @@ type Runner struct {
 	mu      sync.Mutex
 	tried   map[inbox.CardID]bool
 	answers map[string]int64 // by rule id
+	retries sync.WaitGroup   // the requests waiting to be tried again
 }
 
 // New makes a Runner. sub nil is a watch-only UI: it makes and runs no
@@ -101,6 +114,9 @@ func New(cfg Config, st Store, in Inbox, sub Submitter) *Runner {
 	}
 	if cfg.MaxRules <= 0 {
 		cfg.MaxRules = DefaultMaxRules
+	}
+	if cfg.RetryInterval <= 0 {
+		cfg.RetryInterval = DefaultRetryInterval
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -135,6 +151,7 @@ func (r *Runner) Answered() map[string]int64 {
 // every card the inbox holds: the requests that arrived in the gap are
 // answered like any other, and cards that left in it are forgotten.
 func (r *Runner) Run(ctx context.Context, sub *inbox.Subscription) {
+	defer r.Wait()
 	for {
 		r.follow(ctx, sub)
 		sub.Close()
@@ -197,7 +214,7 @@ func (r *Runner) Answers(ctx context.Context, c inbox.Card) bool {
 	if !r.Enabled() {
 		return false
 	}
-	_, ok := r.find(ctx, c, false)
+	_, ok, _ := r.find(ctx, c, false)
 	return ok
 }
 
@@ -214,26 +231,76 @@ func (r *Runner) Observe(ctx context.Context, c inbox.Card) {
 	if seen {
 		return
 	}
-	rule, ok := r.find(ctx, c, true)
-	if !ok {
-		return
-	}
-	r.answer(ctx, rule, c)
+	r.try(ctx, c, 0)
 }
 
+// Wait returns once no request is waiting to be tried again: each such
+// wait ends when its context does, or with its try.
+func (r *Runner) Wait() { r.retries.Wait() }
+
+// try answers card c by the first active rule that matches it. When the
+// journal fails that (a rule read, the claim, the answer's record), the
+// request is not left to the operators for good: it is looked at again
+// after a wait that doubles while the journal keeps failing (a database
+// blip does not turn a standing answer off), until ctx ends or the
+// request is answered, withdrawn or gone. Meanwhile it waits on the page
+// as any other.
+func (r *Runner) try(ctx context.Context, c inbox.Card, failed int) {
+	rule, ok, err := r.find(ctx, c, true)
+	if err == nil && ok {
+		err = r.answer(ctx, rule, c)
+	}
+	if err == nil {
+		return
+	}
+	wait := r.cfg.RetryInterval << min(failed, 5)
+	wait = min(wait, maxRetryWaits*r.cfg.RetryInterval)
+	r.warn(ctx, err.Error()+"; the request waits for the operators, and is tried again in "+wait.String(), "card", string(c.ID), "failed", failed+1, "err", errors.Unwrap(err))
+	if ctx.Err() != nil {
+		return
+	}
+	r.retries.Add(1)
+	go func() {
+		defer r.retries.Done()
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		r.mu.Lock()
+		held := r.tried[c.ID] // forgotten: the card left the inbox
+		r.mu.Unlock()
+		if now, ok := r.in.Card(c.ID); held && ok && now.State.Open() {
+			r.try(ctx, now, failed+1)
+		}
+	}()
+}
+
+// journalError is a failure of the journal that leaves a request
+// unanswered for now: Msg says what failed, in the log's words.
+type journalError struct {
+	Msg string
+	Err error
+}
+
+func (e *journalError) Error() string { return e.Msg }
+func (e *journalError) Unwrap() error { return e.Err }
+
 // find returns the oldest active rule that matches c, if the card can be
-// answered at all. With act, a matching rule whose maker lost access or
-// that answered too fast is paused on the way (and skipped).
-func (r *Runner) find(ctx context.Context, c inbox.Card, act bool) (store.Rule, bool) {
+// answered at all; an error when the journal failed the look. With act, a
+// matching rule whose maker lost access or that answered too fast is
+// paused on the way (and skipped).
+func (r *Runner) find(ctx context.Context, c inbox.Card, act bool) (store.Rule, bool, error) {
 	now := r.cfg.Now()
 	vd := c.Verdict(now, inbox.Viewer{})
 	if vd.Refusal != nil || c.Submission != nil {
-		return store.Rule{}, false
+		return store.Rule{}, false, nil
 	}
 	all, err := r.store.ActiveRules(ctx, now)
 	if err != nil {
-		r.warn(ctx, "rules: could not be read; the request is left for the operators", "card", string(c.ID), "err", err)
-		return store.Rule{}, false
+		return store.Rule{}, false, &journalError{"rules: could not be read", err}
 	}
 	for _, rule := range all { // oldest first
 		if ok, _ := Match(rule, c, now); !ok {
@@ -257,8 +324,9 @@ func (r *Runner) find(ctx context.Context, c inbox.Card, act bool) (store.Rule, 
 		}
 		n, err := r.store.RuleUses(ctx, rule.ID, now.Add(-r.cfg.RateWindow))
 		if err != nil {
-			r.warn(ctx, "rules: uses could not be read; the request is left for the operators", "rule", rule.ID, "err", err)
-			continue
+			// Not the next rule instead: this one, the oldest that
+			// matches, is the one to answer once the journal is back.
+			return store.Rule{}, false, &journalError{"rules: the uses of rule " + rule.ID + " could not be read", err}
 		}
 		if n >= r.cfg.MaxRate {
 			if act {
@@ -266,9 +334,9 @@ func (r *Runner) find(ctx context.Context, c inbox.Card, act bool) (store.Rule, 
 			}
 			continue
 		}
-		return rule, true
+		return rule, true, nil
 	}
-	return store.Rule{}, false
+	return store.Rule{}, false, nil
 }
 
 func (r *Runner) pause(ctx context.Context, rule store.Rule, why string, now time.Time) {
@@ -289,33 +357,38 @@ func (r *Runner) pause(ctx context.Context, rule store.Rule, why string, now tim
 // the answer is begun and journaled by the inbox under the operator name
 // By(rule.ID) (an answer already on its way, an operator's or another
 // replica's, is refused by the journal: nothing is sent twice; the claim
-// is released), then queued on the respond path.
-func (r *Runner) answer(ctx context.Context, rule store.Rule, c inbox.Card) {
+// is released), then queued on the respond path. It returns an error
+// when the journal failed the claim or the record, and the request may
+// be tried again.
+func (r *Runner) answer(ctx context.Context, rule store.Rule, c inbox.Card) error {
 	now := r.cfg.Now()
 	use := store.RuleUse{Rule: rule.ID, Card: string(c.ID), Source: c.Key.Source, Session: c.Key.Session,
 		RequestID: c.Key.RequestID, CommandID: ulid.Make().String(), At: now}
 	claimed, err := r.store.ClaimRuleUse(ctx, use, now)
 	switch {
 	case err != nil:
-		r.warn(ctx, "rules: the request could not be claimed; it is left for the operators", "rule", rule.ID, "card", string(c.ID), "err", err)
-		return
+		return &journalError{"rules: the request could not be claimed for rule " + rule.ID, err}
 	case !claimed:
 		r.cfg.Logger.Debug("rules: not answered (the rule stopped meanwhile, or another replica claimed the request)", "rule", rule.ID, "card", string(c.ID))
-		return
+		return nil
 	}
 	s, err := r.in.BeginSubmission(c.ID, inbox.Submission{
 		Token: "rule-" + rule.ID, CommandID: use.CommandID, Answer: rule.Answer, By: By(rule.ID),
 	})
 	if err != nil {
-		if errors.Is(err, inbox.ErrDuplicate) || errors.Is(err, inbox.ErrInFlight) || errors.Is(err, inbox.ErrOtherInFlight) {
+		answered := errors.Is(err, inbox.ErrDuplicate) || errors.Is(err, inbox.ErrInFlight) || errors.Is(err, inbox.ErrOtherInFlight)
+		if answered {
 			r.cfg.Logger.Debug("rules: the request is answered already", "rule", rule.ID, "card", string(c.ID))
-		} else {
-			r.warn(ctx, "rules: the answer was not recorded; the request is left for the operators", "rule", rule.ID, "card", string(c.ID), "err", err)
 		}
 		if err := r.store.ReleaseRuleUse(context.WithoutCancel(ctx), use); err != nil {
+			// The claim stays: a try again finds the request claimed and
+			// leaves it to the operators.
 			r.warn(ctx, "rules: the claim was not released", "rule", rule.ID, "err", err)
 		}
-		return
+		if answered {
+			return nil
+		}
+		return &journalError{"rules: rule " + rule.ID + "'s answer was not recorded", err}
 	}
 	r.mu.Lock()
 	r.answers[rule.ID]++
@@ -325,6 +398,7 @@ func (r *Runner) answer(ctx context.Context, rule store.Rule, c inbox.Card) {
 		r.warn(ctx, "rules: answer not queued", "card", string(c.ID), "command", s.CommandID, "err", err)
 		r.in.SettleSubmission(c.ID, s.CommandID, inbox.SubmissionFailed, inbox.ReasonUnreachable, "not sent; the rule's answer is kept")
 	}
+	return nil
 }
 
 // Words is a window as the operator reads it ("1 minute", "90 seconds"):

@@ -2,10 +2,12 @@ package rules
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -431,4 +433,89 @@ func TestRunnerStoppingWarnsNothing(t *testing.T) {
 	c2 := ask(t, in, "builder", "q2", "May I run ls?")
 	r.Observe(context.Background(), c2)
 	assert.Contains(t, logged.String(), "rules: could not be read", "a broken journal while running warns")
+}
+
+// flaky is a journal whose rule reads fail while fails is above zero
+// (each failed read takes one), then heal: a database blip.
+type flaky struct {
+	Store
+	fails atomic.Int32
+	reads atomic.Int32
+}
+
+func (f *flaky) ActiveRules(ctx context.Context, now time.Time) ([]store.Rule, error) {
+	f.reads.Add(1)
+	if f.fails.Add(-1) >= 0 {
+		return nil, errors.New("database is locked")
+	}
+	return f.Store.ActiveRules(ctx, now)
+}
+
+// A rule read that fails does not leave the request to the operators for
+// good: the Runner reads again after --rule-retry-interval, doubling the
+// wait while it fails, and answers once the journal is back.
+func TestRunnerRetriesAFailedReadUntilItHeals(t *testing.T) {
+	t.Parallel()
+	clk := &clock{t: t0}
+	j := journal(t)
+	st := &flaky{Store: j}
+	st.fails.Store(3)
+	in := inbox.New(inbox.Options{Journal: j, Now: clk.Now})
+	out := &sent{}
+	var logged syncBuffer
+	r := New(Config{Now: clk.Now, RetryInterval: 5 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logged, nil))}, st, in, out)
+	makeRule(t, j, "R1", t0, nil)
+
+	c := ask(t, in, "builder", "q1", "May I run ls?")
+	r.Observe(context.Background(), c)
+	require.Eventually(t, func() bool { return len(out.all()) == 1 }, 10*time.Second, 5*time.Millisecond, "answered once the reads heal")
+	assert.Equal(t, By("R1"), card(t, in, c.ID).Submission.By)
+	assert.Equal(t, int32(4), st.reads.Load(), "three failed reads, then the one that answered")
+	assert.Contains(t, logged.String(), "tried again in 5ms")
+	r.Wait()
+	assert.Len(t, out.all(), 1, "one command")
+}
+
+// While the reads fail, a request an operator answers meanwhile is
+// tried no more, and nothing more is sent.
+func TestRunnerStopsRetryingARequestAnswered(t *testing.T) {
+	t.Parallel()
+	clk := &clock{t: t0}
+	j := journal(t)
+	st := &flaky{Store: j}
+	st.fails.Store(1 << 20)
+	in := inbox.New(inbox.Options{Journal: j, Now: clk.Now})
+	out := &sent{}
+	r := New(Config{Now: clk.Now, RetryInterval: time.Millisecond}, st, in, out)
+	makeRule(t, j, "R1", t0, nil)
+
+	c := ask(t, in, "builder", "q1", "May I run ls?")
+	r.Observe(context.Background(), c)
+	require.Eventually(t, func() bool { return st.reads.Load() >= 3 }, 10*time.Second, time.Millisecond, "retried")
+	_, err := in.BeginSubmission(c.ID, inbox.Submission{Token: "tok", CommandID: "cmd-alice", Answer: aep.Answer{Option: "deny"}, By: "alice"})
+	require.NoError(t, err)
+	r.Wait() // every retry under way ends: the answered request is not tried again
+	n := st.reads.Load()
+	r.Wait()
+	assert.Equal(t, n, st.reads.Load(), "no retry after the operator answered")
+	assert.Empty(t, out.all(), "the rule sent nothing")
+	assert.Equal(t, "alice", card(t, in, c.ID).Submission.By)
+}
+
+// syncBuffer is a log safe for the retries' goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
