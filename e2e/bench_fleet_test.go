@@ -1,17 +1,21 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aepforms/aepforms/internal/feed"
+	"github.com/aepforms/aepforms/internal/sse"
 )
 
 // BenchmarkPushFleet is the push stream at fleet scale: 100, 500 and 2000
@@ -26,9 +30,22 @@ import (
 // resident set (VmRSS) from before the browsers connected to after the
 // samples, divided by the browsers (no figure under -short).
 //
+// After serve's samples, the same run measures the floor beside them
+// (benchFanOutFloor): a minimal Go server (e2e/benchfloor, also a
+// subprocess) writes the frame a browser read for sample 0, with each
+// sample's number, to as many loopback connections read the same way, as
+// many samples at the same ticks: what the machine takes to carry one
+// card to every browser, with no serve in it.
+//
 // Metrics: hop-p50/p99-ms, ui-p50/p99-ms (every browser's delivery),
 // ui-last-p99-ms (the slowest browser of each sample), push-drops (must be
-// 0) and mem-per-browser-KB.
+// 0), mem-per-browser-KB, and (not under -short) card-frame-bytes (one
+// browser's frame of the card), floor-p50/p99-ms and floor-last-p99-ms.
+//
+// AEPFORMS_BENCH_SERVE_CPUS=LIST runs serve and the floor on those CPUs
+// (run the benchmark under `taskset -c OTHERS`);
+// AEPFORMS_BENCH_SERVE_CPUPROFILE=FILE writes serve's CPU profile over
+// the samples (not the connects) to FILE.
 func BenchmarkPushFleet(b *testing.B) {
 	fleets := []int{100, 500, 2000}
 	bin := ""
@@ -76,6 +93,8 @@ func benchPushFleet(b *testing.B, bin string, browsers int) {
 	tick := time.NewTicker(50 * time.Millisecond) // at most 20 new cards a second
 	defer tick.Stop()
 	var hop, all, last benchLatencies
+	var card sse.Message // a browser's copy of sample 0, for the floor
+	benchProfileServe(b, pid, true)
 	b.ResetTimer()
 	for i := range b.N {
 		<-tick.C
@@ -100,6 +119,9 @@ func benchPushFleet(b *testing.B, bin string, browsers int) {
 				} else {
 					all = append(all, d)
 					slowest = max(slowest, d)
+					if i == 0 && card.Data == "" {
+						card = a.msg
+					}
 				}
 			case <-ctx.Done():
 				b.Fatalf("sample %d: %d of %d readers got it in time", i, got, browsers+1)
@@ -108,6 +130,7 @@ func benchPushFleet(b *testing.B, bin string, browsers int) {
 		last = append(last, slowest)
 	}
 	b.StopTimer()
+	benchProfileServe(b, pid, false)
 	benchReportLatency(b, "hop", hop)
 	benchReportLatency(b, "ui", all)
 	b.ReportMetric(benchMS(last.quantile(0.99)), "ui-last-p99-ms")
@@ -115,6 +138,105 @@ func benchPushFleet(b *testing.B, bin string, browsers int) {
 	if pid != 0 {
 		b.ReportMetric(float64(benchRSS(b, pid)-before)/float64(browsers)/1024, "mem-per-browser-KB")
 	}
+	if bin == "" {
+		return // under -short: no floor
+	}
+	frame, err := sse.AppendFrame(nil, card)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(len(frame)), "card-frame-bytes")
+	benchCloseAll(taps) // serve's browsers leave before the floor's connect
+	floor, floorLast := benchFanOutFloor(b, ctx, browsers, card, b.N)
+	benchReportLatency(b, "floor", floor)
+	b.ReportMetric(benchMS(floorLast.quantile(0.99)), "floor-last-p99-ms")
+}
+
+// benchFanOutFloor is the bare fan-out baseline of a fleet benchmark run:
+// e2e/benchfloor (a minimal Go server, a subprocess as serve is, on
+// AEPFORMS_BENCH_SERVE_CPUS when set) writes card's frame, with each
+// sample's number, to browsers loopback connections read by the same
+// readers as serve's /push, n samples at the same 50 ms ticks. It
+// returns every reader's delivery time (from just before the frame is
+// handed to the server's stdin) and each sample's slowest.
+func benchFanOutFloor(b *testing.B, ctx context.Context, browsers int, card sse.Message, n int) (all, last benchLatencies) {
+	b.Helper()
+	bin := benchBuild(b, "github.com/aepforms/aepforms/e2e/benchfloor")
+	argv := []string{bin}
+	if cpus := os.Getenv("AEPFORMS_BENCH_SERVE_CPUS"); cpus != "" {
+		argv = append([]string{"taskset", "-c", cpus}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		stdin.Close() // the floor exits when its stdin ends
+		if err := cmd.Wait(); err != nil {
+			b.Errorf("benchfloor: %v", err)
+		}
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if err != nil || !ok {
+		b.Fatalf("benchfloor said %q: %v", line, err)
+	}
+	client := &http.Client{Transport: &http.Transport{}}
+	arrivals := make(chan benchArrival, 4*browsers)
+	taps := make([]*benchTap, 0, browsers)
+	for i := range browsers {
+		taps = append(taps, benchOpenTap(b, client, "http://"+addr+"/push", nil, i, "status", map[string]bool{"card": true}, arrivals))
+	}
+	defer benchCloseAll(taps)
+
+	const mark = "benchmark sample #0."
+	if !strings.Contains(card.Data, mark) {
+		b.Fatalf("the card of sample 0 does not say %q", mark)
+	}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for i := range n {
+		m := card
+		m.Data = strings.Replace(card.Data, mark, fmt.Sprintf("benchmark sample #%d.", i), 1)
+		frame, err := sse.AppendFrame(binary.BigEndian.AppendUint32(nil, 0), m)
+		if err != nil {
+			b.Fatal(err)
+		}
+		binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
+		<-tick.C
+		t0 := time.Now()
+		if _, err := stdin.Write(frame); err != nil {
+			b.Fatalf("benchfloor: %v", err)
+		}
+		seen := make([]bool, browsers)
+		var slowest time.Duration
+		for got := 0; got < browsers; {
+			select {
+			case a := <-arrivals:
+				if seen[a.tap] || benchSampleOf(a.msg.Data) != i {
+					continue
+				}
+				seen[a.tap] = true
+				got++
+				d := a.at.Sub(t0)
+				all = append(all, d)
+				slowest = max(slowest, d)
+			case <-ctx.Done():
+				b.Fatalf("floor sample %d: %d of %d readers got it in time", i, got, browsers)
+			}
+		}
+		last = append(last, slowest)
+	}
+	return all, last
 }
 
 // benchRSS is a process's resident set (VmRSS) in bytes; 0 for pid 0.

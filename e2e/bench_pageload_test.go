@@ -11,12 +11,14 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -291,10 +293,39 @@ func benchPostNDJSON(ctx context.Context, s *benchStack, body []byte) error {
 // benchBuildServe builds cmd/aepforms without -race into b's temporary
 // directory (removed when b ends; the Go build cache makes a second build
 // a link).
+// With AEPFORMS_BENCH_SERVE_CPUPROFILE set it builds e2e/benchserve
+// instead (cmd/aepforms that profiles between SIGUSR1 and SIGUSR2 into
+// that file, see benchProfileServe).
 func benchBuildServe(b *testing.B) string {
 	b.Helper()
-	bin := filepath.Join(b.TempDir(), "aepforms")
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "github.com/aepforms/aepforms/cmd/aepforms")
+	if os.Getenv("AEPFORMS_BENCH_SERVE_CPUPROFILE") != "" {
+		return benchBuild(b, "github.com/aepforms/aepforms/e2e/benchserve")
+	}
+	return benchBuild(b, "github.com/aepforms/aepforms/cmd/aepforms")
+}
+
+// benchProfileServe starts (on) or stops serve's CPU profile when
+// AEPFORMS_BENCH_SERVE_CPUPROFILE is set (serve is then e2e/benchserve).
+func benchProfileServe(b *testing.B, pid int, on bool) {
+	b.Helper()
+	if pid == 0 || os.Getenv("AEPFORMS_BENCH_SERVE_CPUPROFILE") == "" {
+		return
+	}
+	sig := syscall.SIGUSR2
+	if on {
+		sig = syscall.SIGUSR1
+	}
+	if err := syscall.Kill(pid, sig); err != nil {
+		b.Fatalf("serve's profile: %v", err)
+	}
+}
+
+// benchBuild builds the command pkg without -race into b's temporary
+// directory.
+func benchBuild(b *testing.B, pkg string) string {
+	b.Helper()
+	bin := filepath.Join(b.TempDir(), path.Base(pkg))
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, pkg)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -317,6 +348,9 @@ func benchServeProcess(b *testing.B, bin string, s *benchStack, args ...string) 
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = []string{"AEP_TOKEN=" + s.token, "HOME=" + home, "PATH=" + os.Getenv("PATH")}
+	if p := os.Getenv("AEPFORMS_BENCH_SERVE_CPUPROFILE"); p != "" {
+		cmd.Env = append(cmd.Env, "AEPFORMS_BENCH_SERVE_CPUPROFILE="+p)
+	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		b.Fatal(err)
