@@ -82,6 +82,9 @@ func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings) http.HandlerF
 			p.sums, p.sumEvery = sums, cfg.BatchEvery // the page has a batch region
 		}
 		err = p.stream(sub, changes, ok, cfg.Heartbeat)
+		if err == nil {
+			sw.Done()
+		}
 		if sub.Dropped() || errors.Is(err, os.ErrDeadlineExceeded) {
 			m.PushDrops.Add(1)
 			pg.log.Debug("web: dropped a browser that read too slowly", "remote", r.RemoteAddr)

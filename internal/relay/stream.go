@@ -106,12 +106,16 @@ func (r *Relay) handleStream(w http.ResponseWriter, req *http.Request) {
 	if !sr.live {
 		if !s.writeReplay(rp) {
 			abort(w)
+			return
 		}
+		sw.Done() // the chunked end is written under no stale deadline
 		return
 	}
 	if !s.writeReplay(rp) || !s.loop(req) {
 		abort(w)
+		return
 	}
+	sw.Done()
 }
 
 // abort makes every later write to w fail at once, so the server closes a

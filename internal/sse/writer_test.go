@@ -192,3 +192,74 @@ func TestWriterDeadline(t *testing.T) {
 		t.Fatal("write to a stalled client did not time out")
 	}
 }
+
+// deadlineRecorder is a response that records the write deadlines set on
+// it (http.ResponseController finds SetWriteDeadline) and, at each write,
+// how long the deadline then in force left (-1: none).
+type deadlineRecorder struct {
+	*httptest.ResponseRecorder
+	now      func() time.Time
+	deadline time.Time
+	sets     int
+	left     []time.Duration
+}
+
+func (d *deadlineRecorder) SetWriteDeadline(t time.Time) error {
+	d.deadline = t
+	d.sets++
+	return nil
+}
+
+func (d *deadlineRecorder) Write(b []byte) (int, error) {
+	if d.deadline.IsZero() {
+		d.left = append(d.left, -1)
+	} else {
+		d.left = append(d.left, d.deadline.Sub(d.now()))
+	}
+	return d.ResponseRecorder.Write(b)
+}
+
+// TestWriterDeadlineRefreshedRarely: at fleet scale setting and clearing a
+// deadline around every write was a tenth of serve's CPU. The writer sets
+// one and refreshes it only when less than half the timeout is left, so
+// every write still runs under a deadline between half the timeout and
+// the whole of it; Done lifts it for the server's own final writes.
+func TestWriterDeadlineRefreshedRarely(t *testing.T) {
+	t.Parallel()
+	const timeout = 10 * time.Second
+	clock := time.Date(2026, 12, 6, 5, 0, 0, 0, time.UTC)
+	now := func() time.Time { return clock }
+	rec := &deadlineRecorder{ResponseRecorder: httptest.NewRecorder(), now: now}
+	w, err := newWriter(rec, timeout, now)
+	require.NoError(t, err)
+	for range 100 {
+		require.NoError(t, w.Event(Message{Event: "card", Data: "x"}))
+	}
+	assert.Equal(t, 1, rec.sets, "one deadline for the headers and a burst of 100 events")
+
+	clock = clock.Add(4 * time.Second) // 6 s left: kept
+	require.NoError(t, w.Frame([]byte("data: y\n\n")))
+	assert.Equal(t, 1, rec.sets, "6 s of 10 left: the deadline is kept")
+	clock = clock.Add(2 * time.Second) // 4 s left: refreshed
+	require.NoError(t, w.Ping())
+	assert.Equal(t, 2, rec.sets, "4 s of 10 left: refreshed")
+	clock = clock.Add(time.Minute) // long past: refreshed
+	require.NoError(t, w.Event(Message{Data: "z"}))
+	assert.Equal(t, 3, rec.sets)
+
+	require.Len(t, rec.left, 103)
+	for i, l := range rec.left {
+		assert.GreaterOrEqual(t, l, timeout/2, "write %d under a deadline with at least half the timeout left", i)
+		assert.LessOrEqual(t, l, timeout, "write %d", i)
+	}
+	w.Done()
+	assert.True(t, rec.deadline.IsZero(), "Done lifts the deadline")
+	assert.Equal(t, 4, rec.sets)
+
+	rec = &deadlineRecorder{ResponseRecorder: httptest.NewRecorder(), now: now}
+	w, err = newWriter(rec, 0, now)
+	require.NoError(t, err)
+	require.NoError(t, w.Ping())
+	w.Done()
+	assert.Zero(t, rec.sets, "no timeout, no deadline")
+}
