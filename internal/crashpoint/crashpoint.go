@@ -21,6 +21,9 @@ const (
 	// Acked: the agent's ack (or the relay's refusal) arrived, its
 	// outcome not yet reported nor journaled (respond).
 	Acked = "acked"
+	// RuleClaimed: a rule (standing answer) claimed a request in the
+	// journal, its answer not begun nor journaled yet (rules.Runner).
+	RuleClaimed = "rule-claimed"
 )
 
 // Env is the environment variable that arms one point in a crashpoints

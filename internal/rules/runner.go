@@ -11,6 +11,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/aepforms/aepforms/internal/crashpoint"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/store"
 )
@@ -372,6 +373,7 @@ func (r *Runner) answer(ctx context.Context, rule store.Rule, c inbox.Card) erro
 		r.cfg.Logger.Debug("rules: not answered (the rule stopped meanwhile, or another replica claimed the request)", "rule", rule.ID, "card", string(c.ID))
 		return nil
 	}
+	crashpoint.Hit(crashpoint.RuleClaimed)
 	s, err := r.in.BeginSubmission(c.ID, inbox.Submission{
 		Token: "rule-" + rule.ID, CommandID: use.CommandID, Answer: rule.Answer, By: By(rule.ID),
 	})

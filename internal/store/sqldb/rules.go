@@ -93,11 +93,14 @@ func (r *RuleBook) RuleCount(ctx context.Context, now time.Time) (int, error) {
 }
 
 // Rules lists the rules that are not deleted, newest first, each with
-// its count of uses and its last use.
+// its count of uses and its last use: the requests it answered, a claim
+// counted only once its answer is journaled (a process killed between
+// the two left the request to the operators: ClaimRuleUse).
 func (r *RuleBook) Rules(ctx context.Context) ([]store.Rule, error) {
+	const answered = `FROM rule_uses u WHERE u.rule_id = rules.id AND EXISTS (SELECT 1 FROM submissions s WHERE s.command_id = u.command_id)`
 	rows, err := r.Synced.QueryContext(ctx, r.Q(`SELECT `+ruleColumns+`,
-		(SELECT count(*) FROM rule_uses u WHERE u.rule_id = rules.id),
-		(SELECT coalesce(max(u.at), 0) FROM rule_uses u WHERE u.rule_id = rules.id)
+		(SELECT count(*) `+answered+`),
+		(SELECT coalesce(max(u.at), 0) `+answered+`)
 		FROM rules WHERE state != ? ORDER BY created_at DESC, id`), store.RuleDeleted)
 	if err != nil {
 		return nil, fmt.Errorf("journal: rules: %w", err)

@@ -203,10 +203,26 @@ func testRuleUses(t *testing.T, st Store) {
 	require.NoError(t, err)
 	assert.Zero(t, n)
 
+	// The Rules page counts the requests a rule answered: a claim whose
+	// answer the journal holds (a process killed between the claim and
+	// the answer left that request to the operators).
 	got, err := j.Rules(ctx)
 	require.NoError(t, err)
 	require.Len(t, got, 2)
+	assert.Zero(t, got[0].Uses+got[1].Uses, "claims without a journaled answer are not counted")
+	for _, q := range []string{"q1", "q2"} {
+		require.NoError(t, j.Record(Submission("cmd-"+q, T0)))
+	}
+	got, err = j.Rules(ctx)
+	require.NoError(t, err)
+	require.Len(t, got, 2)
 	byID := map[string]store.Rule{got[0].ID: got[0], got[1].ID: got[1]}
+	assert.Equal(t, 2, byID["r1"].Uses)
+	assert.True(t, byID["r1"].LastUse.Equal(T0.Add(2*time.Second)), "last use %v", byID["r1"].LastUse)
+	require.NoError(t, j.Record(Submission("cmd-q3", T0)))
+	got, err = j.Rules(ctx)
+	require.NoError(t, err)
+	byID = map[string]store.Rule{got[0].ID: got[0], got[1].ID: got[1]}
 	assert.Equal(t, 3, byID["r1"].Uses)
 	assert.True(t, byID["r1"].LastUse.Equal(T0.Add(70*time.Second)), "last use %v", byID["r1"].LastUse)
 	assert.Zero(t, byID["r2"].Uses)
