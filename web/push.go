@@ -76,7 +76,7 @@ func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings) http.HandlerF
 		m.Browsers.Add(1)
 		defer m.Browsers.Add(-1)
 
-		p := &pusher{in: in, share: share, pg: pg, w: sw, r: r, q: queryOf(r), last: since,
+		p := &pusher{in: in, share: share, pg: pg, w: sw, r: r, operator: operatorFrom(r.Context()), q: queryOf(r), last: since,
 			until: r.URL.Query().Get("until"), after: r.URL.Query().Get("after")}
 		if r.URL.Query().Get("batches") != "" && !pg.viewer.WatchOnly {
 			p.sums, p.sumEvery = sums, cfg.BatchEvery // the page has a batch region
@@ -237,9 +237,11 @@ type pusher struct {
 	pg    *pages
 	w     *sse.Writer
 	r     *http.Request
-	q     inbox.Query
-	last  uint64
-	buf   *bytes.Buffer // the pending write (nil between writes)
+	// operator is the signed-in operator the cards are drawn for.
+	operator string
+	q        inbox.Query
+	last     uint64
+	buf      *bytes.Buffer // the pending write (nil between writes)
 	// until and after bound the sort keys of the page the browser shows
 	// ("" = unbounded): an update of a waiting request outside them is
 	// not sent (a new one is: the page counts it, and a settled one: the
@@ -281,7 +283,7 @@ func (p *pusher) add(c inbox.Change) error {
 	if c.Kind == inbox.ChangeUpdated && p.elsewhere(card) {
 		return nil
 	}
-	parts, err := p.pg.cardFrame(p.r, p.share, c.Seq, id, card)
+	parts, err := p.pg.cardFrame(p.r, p.operator, p.share, c.Seq, id, card)
 	if err != nil {
 		return err
 	}

@@ -179,13 +179,15 @@ func (s *pushShare) putBuffer(buf *bytes.Buffer) {
 const maxKeptBuffer = 2 * maxBatchBytes
 
 // cardFrame returns card's push message, with id, framed once for every
-// browser drawn for the same operator: its bytes split where each copy's
-// form token goes.
-func (p *pages) cardFrame(r *http.Request, share *pushShare, seq uint64, id string, c inbox.Card) ([][]byte, error) {
+// browser drawn for the same operator (operator is
+// operatorFrom(r.Context()), looked up once per stream): its bytes split
+// where each copy's form token goes. The card's options are made only by
+// the browser that frames it.
+func (p *pages) cardFrame(r *http.Request, operator string, share *pushShare, seq uint64, id string, c inbox.Card) ([][]byte, error) {
 	now := p.now()
-	opts := p.cardOptions(r, c, now)
-	k := frameKey{seq: seq, card: c.ID, version: c.Version, minute: now.Truncate(time.Minute).Unix(), operator: opts.Operator}
+	k := frameKey{seq: seq, card: c.ID, version: c.Version, minute: now.Truncate(time.Minute).Unix(), operator: operator}
 	return share.frame(k, func() ([]byte, string, error) {
+		opts := p.cardOptions(r, c, now)
 		html, placeholder, err := p.frags.Template(r.Context(), c, opts)
 		if err != nil {
 			return nil, "", err
