@@ -22,7 +22,7 @@ import (
 // EventSource resumes with Last-Event-ID; the page passes the position it
 // was rendered at as ?since= for its first connect, and a position of
 // another epoch (another replica, an earlier process) gets `reload`. The catch-up and the subscription are taken
-// atomically (Inbox.SubscribeSince), so no change falls between them. A
+// atomically (Inbox.FollowSince), so no change falls between them. A
 // browser too far behind gets `reload`; one that reads too slowly (its
 // queue overflows, or a write outlasts Config.WriteTimeout) is dropped,
 // counted in the push drops metric, and catches up when it reconnects.
@@ -63,14 +63,14 @@ func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings) http.HandlerF
 			return
 		}
 		var (
-			sub     *inbox.Subscription
+			sub     *inbox.Follower
 			changes []inbox.Change
 			ok      = true
 		)
 		if hasSince {
-			sub, changes, ok = in.SubscribeSince(since, cfg.Buffer)
+			sub, changes, ok = in.FollowSince(since, cfg.Buffer)
 		} else {
-			sub = in.Subscribe(cfg.Buffer)
+			sub = in.Follow(cfg.Buffer)
 		}
 		defer sub.Close()
 		m.Browsers.Add(1)
@@ -117,7 +117,7 @@ func resumePoint(r *http.Request, epoch string) (since uint64, ok, foreign bool)
 // heartbeat until the browser leaves, the subscription is dropped or a
 // write fails (whose error it returns). Changes already waiting are
 // written together, in one write (see batch).
-func (p *pusher) stream(sub *inbox.Subscription, catchUp []inbox.Change, ok bool, heartbeat time.Duration) error {
+func (p *pusher) stream(sub *inbox.Follower, catchUp []inbox.Change, ok bool, heartbeat time.Duration) error {
 	if !ok {
 		return p.w.Event(sse.Message{Event: "reload", Data: "too far behind"})
 	}
@@ -133,15 +133,9 @@ func (p *pusher) stream(sub *inbox.Subscription, catchUp []inbox.Change, ok bool
 		}
 	}
 	defer sum.Stop()
-	for _, c := range catchUp {
-		if err := p.add(c); err != nil {
-			p.release()
+	if len(catchUp) > 0 {
+		if err := p.batch(catchUp, false); err != nil {
 			return err
-		}
-		if p.full() {
-			if err := p.flush(); err != nil {
-				return err
-			}
 		}
 		arm(p.sumEvery)
 	}
@@ -171,13 +165,17 @@ func (p *pusher) stream(sub *inbox.Subscription, catchUp []inbox.Change, ok bool
 			if wait > 0 {
 				arm(wait)
 			}
-		case c, open := <-sub.C():
+		case <-sub.Ready():
+			var room [8]inbox.Change
+			changes, open := sub.Take(room[:0])
 			if !open {
-				return nil // dropped: the caller counts it
+				return nil // dropped (the caller counts it) or closed
 			}
-			open, err := p.batch(c, sub.C())
-			if err != nil || !open {
-				return err // !open: dropped, the caller counts it
+			if len(changes) == 0 {
+				continue
+			}
+			if err := p.batch(changes, true); err != nil {
+				return err
 			}
 			arm(p.sumEvery)
 		}
@@ -188,31 +186,28 @@ func (p *pusher) stream(sub *inbox.Subscription, catchUp []inbox.Change, ok bool
 // wait for the next write.
 const maxBatchBytes = 64 << 10
 
-// batch writes c and the changes already waiting after it (up to
-// maxBatchBytes) in one write and one flush. At fleet scale a write is a
-// system call per browser; a browser that fell behind by a few changes
-// (a burst of cards, or cards arriving faster than one reaches every
-// browser) catches up in one instead of one per change. It reports
-// false when more was closed (the subscription dropped).
-func (p *pusher) batch(c inbox.Change, more <-chan inbox.Change) (bool, error) {
-	open := true
-	err := p.add(c)
-	for err == nil && !p.full() {
-		var next inbox.Change
-		select {
-		case next, open = <-more:
-		default:
+// batch writes changes, the ones waiting for the browser, in one write
+// and one flush per maxBatchBytes (the last is left pending when flush is
+// false: the caller adds to it). At fleet scale a write is a system call
+// per browser; a browser that fell behind by a few changes (a burst of
+// cards, or cards arriving faster than one reaches every browser)
+// catches up in one instead of one per change.
+func (p *pusher) batch(changes []inbox.Change, flush bool) error {
+	for _, c := range changes {
+		if err := p.add(c); err != nil {
+			p.release()
+			return err
 		}
-		if !open || next.Seq == 0 {
-			break
+		if p.full() {
+			if err := p.flush(); err != nil {
+				return err
+			}
 		}
-		err = p.add(next)
 	}
-	if err != nil {
-		p.release()
-		return open, err
+	if !flush {
+		return nil
 	}
-	return open, p.flush()
+	return p.flush()
 }
 
 // batches writes the batch summary as of the last change sent, unless

@@ -36,13 +36,13 @@ type Inbox interface {
 	SettleSubmission(id inbox.CardID, commandID string, state inbox.SubmissionState, reason, detail string)
 	// Seq is the number of the latest change (0 before any).
 	Seq() uint64
-	// Subscribe follows every change from now on (a browser with no
-	// position to resume from).
-	Subscribe(buf int) *inbox.Subscription
-	// SubscribeSince atomically returns the changes after seq and a
-	// subscription for every later one; false means seq is too far behind
+	// Follow follows every change from now on (a browser with no
+	// position to resume from), dropped past max waiting changes.
+	Follow(max int) *inbox.Follower
+	// FollowSince atomically returns the changes after seq and a
+	// follower of every later one; false means seq is too far behind
 	// (or ahead): the browser must reload.
-	SubscribeSince(seq uint64, buf int) (*inbox.Subscription, []inbox.Change, bool)
+	FollowSince(seq uint64, max int) (*inbox.Follower, []inbox.Change, bool)
 }
 
 // Submitter queues a submission (begun by Inbox.BeginSubmission) and

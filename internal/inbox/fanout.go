@@ -1,6 +1,9 @@
 package inbox
 
-import "sync/atomic"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // ChangeKind says what happened to a card, or that the status changed.
 type ChangeKind string
@@ -104,6 +107,121 @@ func (in *Inbox) publish(ch Change) {
 			s.dropped.Store(true)
 			in.unsubscribe(s)
 		}
+	}
+	for f := range in.followers {
+		in.offer(f, ch)
+	}
+}
+
+// Follower receives every change after it was made, in order, like a
+// Subscription, but its changes wait in a list that exists only while
+// some wait, and one signal (Ready) stands for all that arrived since the
+// last Take. A Subscription's channel holds its whole queue for its life
+// (256 changes of 40 bytes, 10 KiB, for each of thousands of push
+// streams), and wakes its reader once per change. More than max changes
+// waiting drop the follower, as a full Subscription is dropped.
+type Follower struct {
+	in      *Inbox
+	max     int
+	ready   chan struct{} // one slot: changes wait, or the follower ended
+	closed  bool          // guarded by in.mu
+	dropped atomic.Bool
+
+	mu      sync.Mutex
+	pending []Change
+	ended   bool
+}
+
+// Follow returns a follower of every change from now on, dropped past max
+// waiting changes (DefaultSubscriptionBuffer for max <= 0).
+func (in *Inbox) Follow(max int) *Follower {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.follow(max)
+}
+
+// FollowSince atomically returns the changes after seq (as Since does)
+// and a follower of every change after those; on false (too far behind,
+// or ahead) the follower is still made: reload, then follow.
+func (in *Inbox) FollowSince(seq uint64, max int) (*Follower, []Change, bool) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	changes, ok := in.since(seq)
+	return in.follow(max), changes, ok
+}
+
+func (in *Inbox) follow(max int) *Follower {
+	if max <= 0 {
+		max = DefaultSubscriptionBuffer
+	}
+	f := &Follower{in: in, max: max, ready: make(chan struct{}, 1)}
+	in.followers[f] = struct{}{}
+	return f
+}
+
+// Ready is signalled when changes wait, and when the follower ends
+// (closed or dropped); Take then says which.
+func (f *Follower) Ready() <-chan struct{} { return f.ready }
+
+// Take appends the waiting changes to dst, oldest first, and returns it;
+// open is false once the follower ended (closed or dropped: what waited
+// is not returned, a dropped browser catches up as it reconnects).
+func (f *Follower) Take(dst []Change) (changes []Change, open bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ended {
+		return dst, false
+	}
+	dst = append(dst, f.pending...)
+	f.pending = nil // held only while changes wait
+	return dst, true
+}
+
+// Dropped reports whether the inbox dropped the follower because more than
+// its max changes waited.
+func (f *Follower) Dropped() bool { return f.dropped.Load() }
+
+// Close ends the follower. It is safe to call more than once and after a
+// drop.
+func (f *Follower) Close() {
+	f.in.mu.Lock()
+	defer f.in.mu.Unlock()
+	f.in.unfollow(f)
+}
+
+// unfollow ends f (in.mu held).
+func (in *Inbox) unfollow(f *Follower) {
+	if f.closed {
+		return
+	}
+	f.closed = true
+	delete(in.followers, f)
+	f.mu.Lock()
+	f.ended, f.pending = true, nil
+	f.mu.Unlock()
+	f.signal()
+}
+
+// offer queues ch for f, or drops f past its max (in.mu held).
+func (in *Inbox) offer(f *Follower, ch Change) {
+	f.mu.Lock()
+	full := len(f.pending) >= f.max
+	if !full {
+		f.pending = append(f.pending, ch)
+	}
+	f.mu.Unlock()
+	if full {
+		f.dropped.Store(true)
+		in.unfollow(f)
+		return
+	}
+	f.signal()
+}
+
+func (f *Follower) signal() {
+	select {
+	case f.ready <- struct{}{}:
+	default: // already signalled
 	}
 }
 

@@ -245,6 +245,8 @@ type Inbox struct {
 	history []Change // ring
 	histPos int
 	subs    map[*Subscription]struct{}
+	// followers are the Followers (the push streams'), as subs.
+	followers map[*Follower]struct{}
 
 	feedConnected bool
 	feedError     string
@@ -286,6 +288,7 @@ func New(opts Options) *Inbox {
 		orphanIdx:  make(map[subjKey][]aep.Key),
 		txnChanged: make(map[*entry]bool),
 		subs:       make(map[*Subscription]struct{}),
+		followers:  make(map[*Follower]struct{}),
 		loads:      make(map[string]*agentLoad),
 		dropped:    make(map[string]uint64),
 		started:    opts.Now(),
