@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"sync"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/oklog/ulid/v2"
@@ -21,9 +20,9 @@ import (
 // handleAnswer takes one operator post for one card: beginAnswer maps it
 // to an answer through the request's field specs and the inbox begins one
 // submission for it (one command per form token; the domain decides
-// whether the card can still be answered), the browser is redirected
-// (post/redirect/get), and queueAnswer hands it to the respond path; the
-// card's state then arrives by push. A problem the operator can fix
+// whether the card can still be answered), its command is let go to the
+// respond path once the journal has kept it, beside the redirect
+// (post/redirect/get); the card's state then arrives by push. A problem the operator can fix
 // re-renders the page with their input kept: 422 for their answer, 409
 // when the card can no longer be answered (checked before the answer, so
 // the operator is not asked to fix an answer that cannot be sent anyway).
@@ -74,7 +73,7 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 		// While the journal syncs the answer: the card the redirect shows
 		// next is chosen (it reads every card's head), and the respond
 		// path takes the command held, subscribing to its acks; it is let
-		// go once the 303 is out, or dropped when the answer was not kept.
+		// go once the answer is kept, or dropped when it was not.
 		var next chan inbox.CardID
 		var held *heldAnswer
 		while := func(s inbox.Submission) {
@@ -117,6 +116,16 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 		case answerRecorded:
 			crashpoint.Hit(crashpoint.Recorded)
 			recorded = true
+			// The answer is journaled and synced, so its command goes
+			// now, beside the 303 (or, to the page's script, the card),
+			// not after it: its outcome arrives by push either way. A
+			// crash before the browser has the response leaves it to
+			// retry the post, and the form token finds the kept answer
+			// (answerKept: the same 303, nothing sent twice).
+			if held != nil {
+				queued(in, pg.log, m, step.Submission, held.err)
+				held.let(true)
+			}
 			if rule.Make {
 				if made, err := pg.makeRule(ctx, ruleCard, rule, step.Submission, operatorFrom(r.Context())); err != nil {
 					pg.log.Error("web: rule not kept; the answer is sent", "card", string(id), "err", err)
@@ -124,14 +133,15 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 					pg.log.Info("rule made", "rule", made.ID, "name", made.Name, "operator", made.Maker)
 				}
 			}
-			// The answer is journaled: the 303 (or, to the page's script,
-			// the card) goes out before the command is written (its
-			// outcome arrives by push either way), so the browser knows
-			// its answer is kept whatever happens to the send.
-			release := queueAnswerHeld(ctx, in, sub, pg.log, m, step.Submission, held)
+			crashpoint.Hold(crashpoint.SentNo303)
 			sent()
-			_ = http.NewResponseController(w).Flush() // best effort: a writer that cannot flush sends it on return
-			release()
+			if held == nil {
+				// A Submitter that cannot hold a command is handed it
+				// once the response is out, so a slow Submit does not
+				// keep the browser waiting.
+				_ = http.NewResponseController(w).Flush() // best effort: a writer that cannot flush sends it on return
+				queueAnswer(ctx, in, sub, pg.log, m, step.Submission)
+			}
 		}
 	}
 }
@@ -267,8 +277,7 @@ func queued(in Inbox, log *slog.Logger, m *Metrics, s inbox.Submission, err erro
 
 // holdingSubmitter is a Submitter that can queue a command whose first
 // write waits (respond.Client.SubmitHeld), so the command's ack
-// subscription is made while the answer is journaled and the post's
-// response written.
+// subscription is made while the answer is journaled.
 type holdingSubmitter interface {
 	SubmitHeld(ctx context.Context, s inbox.Submission) (send func(bool), err error)
 }
@@ -280,7 +289,7 @@ type heldAnswer struct {
 }
 
 // holdAnswer queues s's command held on a holdingSubmitter; nil on any
-// other (it is queued once kept, queueAnswerHeld).
+// other (handleAnswer queues it once kept and its response is out).
 func holdAnswer(ctx context.Context, sub Submitter, s inbox.Submission) *heldAnswer {
 	hs, ok := sub.(holdingSubmitter)
 	if !ok {
@@ -295,20 +304,6 @@ func (h *heldAnswer) let(send bool) {
 	if h != nil {
 		h.send(send)
 	}
-}
-
-// queueAnswerHeld is queueAnswer for a kept answer whose post's response
-// is still to be written: its command, held since the journal write
-// (holdAnswer) or queued now, is written once release is called (on a
-// Submitter that cannot hold one, release queues it then). release must
-// be called; more than once does nothing more.
-func queueAnswerHeld(ctx context.Context, in Inbox, sub Submitter, log *slog.Logger, m *Metrics, s inbox.Submission, held *heldAnswer) (release func()) {
-	if held != nil {
-		queued(in, log, m, s, held.err)
-		return func() { held.let(true) }
-	}
-	var once sync.Once
-	return func() { once.Do(func() { queueAnswer(ctx, in, sub, log, m, s) }) }
 }
 
 // HeaderFragment is the request header the page script sends with an

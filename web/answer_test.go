@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -128,11 +129,14 @@ func TestAnswerPostRedirectsBeforeTheCommandIsQueued(t *testing.T) {
 }
 
 // holdingFake queues each submission held (SubmitHeld) and blocks in
-// release until the test lets it go.
+// release until the test lets it go. When wrote is set, the fake notes
+// at each release whether the post's response had begun (atLet).
 type holdingFake struct {
 	heldSubmitter
 	held    chan inbox.Submission
 	dropped chan inbox.Submission // let(false); nil: not watched
+	wrote   *atomic.Bool
+	atLet   chan bool
 }
 
 func (h *holdingFake) SubmitHeld(_ context.Context, s inbox.Submission) (func(bool), error) {
@@ -141,6 +145,9 @@ func (h *holdingFake) SubmitHeld(_ context.Context, s inbox.Submission) (func(bo
 	return func(send bool) {
 		once.Do(func() {
 			if send {
+				if h.wrote != nil {
+					h.atLet <- h.wrote.Load()
+				}
 				h.entered <- s // let go
 				<-h.release
 			} else if h.dropped != nil {
@@ -150,18 +157,52 @@ func (h *holdingFake) SubmitHeld(_ context.Context, s inbox.Submission) (func(bo
 	}, nil
 }
 
+// headerWatch notes in wrote when a response's status line is written.
+type headerWatch struct {
+	http.ResponseWriter
+	wrote *atomic.Bool
+}
+
+func (w headerWatch) WriteHeader(code int) {
+	w.wrote.Store(true)
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w headerWatch) Write(b []byte) (int, error) {
+	w.wrote.Store(true)
+	return w.ResponseWriter.Write(b)
+}
+
+func (w headerWatch) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 // With a respond path that can hold a command (respond.Client), the
 // answer is queued held while the journal writes it, so its ack
-// subscription is made meanwhile, and let go only once the 303 is out:
-// the browser still hears its answer kept before the command can be
-// written.
-func TestAnswerPostQueuesHeldAndReleasesAfterThe303(t *testing.T) {
+// subscription is made meanwhile, and let go as soon as the journal has
+// kept it: beside the 303, not after it. The command does not wait for
+// the response (a crash between the two leaves the browser to retry the
+// post, which finds the kept answer by its form token:
+// TestServeProcessCrashesAndJournal's "sent-no-303" window), and the
+// 303 does not wait for the command's send.
+func TestAnswerPostReleasesItsCommandOnceKept(t *testing.T) {
 	t.Parallel()
+	var wrote atomic.Bool
 	fake := &holdingFake{
 		heldSubmitter: heldSubmitter{entered: make(chan inbox.Submission, 1), release: make(chan struct{})},
 		held:          make(chan inbox.Submission, 1),
+		wrote:         &wrote,
+		atLet:         make(chan bool, 1),
 	}
-	h := newHarness(t, func(s *setup) { s.deps.Submitter = fake })
+	h := newHarness(t, func(s *setup) {
+		s.deps.Submitter = fake
+		s.wrap = func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPost {
+					w = headerWatch{ResponseWriter: w, wrote: &wrote}
+				}
+				next.ServeHTTP(w, r)
+			})
+		}
+	})
 	id := h.ask("s1", "r1", replicasForm())
 	action, token := answerForm(t, h.getPage(nil, "").doc(t), id)
 
@@ -176,29 +217,35 @@ func TestAnswerPostQueuesHeldAndReleasesAfterThe303(t *testing.T) {
 		resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
 		got <- result{resp, err}
 	}()
+	select {
+	case s := <-fake.entered:
+		assert.Equal(t, id, s.Card, "the command let go")
+	case <-time.After(5 * time.Second):
+		close(fake.release)
+		t.Fatal("the command was not let go while its post's response was pending")
+	}
+	select {
+	case s := <-fake.held:
+		assert.Equal(t, id, s.Card, "queued held while the journal wrote it")
+	default:
+		t.Fatal("let go without being queued held first")
+	}
+	assert.False(t, <-fake.atLet, "the command waited for the post's response to begin")
+	card, ok := h.in.Card(id)
+	require.True(t, ok)
+	require.NotNil(t, card.Submission, "let go only once the answer is kept on its card")
+	assert.Equal(t, inbox.SubmissionSending, card.Submission.State)
+	close(fake.release)
+
 	var r result
 	select {
 	case r = <-got:
 	case <-time.After(5 * time.Second):
-		close(fake.release)
-		t.Fatal("no response while the release of the command blocks: the 303 waits for the send")
+		t.Fatal("no response after the command was let go")
 	}
 	require.NoError(t, r.err)
 	defer r.resp.Body.Close()
 	assert.Equal(t, http.StatusSeeOther, r.resp.StatusCode)
-	select {
-	case s := <-fake.held:
-		assert.Equal(t, id, s.Card, "queued held before the 303")
-	default:
-		t.Fatal("the 303 came before the answer was queued held")
-	}
-	select {
-	case s := <-fake.entered:
-		assert.Equal(t, id, s.Card, "released after the 303")
-	case <-time.After(5 * time.Second):
-		t.Fatal("the command was never released")
-	}
-	close(fake.release)
 	_, _ = io.Copy(io.Discard, r.resp.Body)
 	assert.Equal(t, int64(1), h.metrics.answers("sent"))
 }

@@ -193,6 +193,9 @@ type setup struct {
 	cfg   *Config
 	deps  *Deps
 	inbox *inbox.Options
+	// wrap, when set, wraps the server's handler (a test watching the
+	// responses as they are written).
+	wrap func(http.Handler) http.Handler
 }
 
 // option changes the server's configuration or parts before it starts.
@@ -223,15 +226,20 @@ func newHarness(t *testing.T, opts ...option) *harness {
 	h.cfg = Config{Now: h.clk.Now, Heartbeat: time.Hour, WriteTimeout: 5 * time.Second, PushEpoch: testEpoch, BatchPushEvery: 50 * time.Millisecond}
 	deps := Deps{Submitter: h.sub, Roster: h.roster, Upstream: h.ready, Database: h.ready, Metrics: h.metrics}
 	inOpts := inbox.Options{Now: h.clk.Now}
+	st := setup{cfg: &h.cfg, deps: &deps, inbox: &inOpts}
 	for _, o := range opts {
-		o(&setup{cfg: &h.cfg, deps: &deps, inbox: &inOpts})
+		o(&st)
 	}
 	h.in = inbox.New(inOpts)
 	h.in.FeedState(true, nil)
 	h.ready.feed.Store(true)
 	h.ready.respond.Store(true)
 	deps.Inbox = h.in
-	h.srv = httptest.NewServer(NewServer(h.cfg, deps))
+	handler := NewServer(h.cfg, deps)
+	if st.wrap != nil {
+		handler = st.wrap(handler)
+	}
+	h.srv = httptest.NewServer(handler)
 	t.Cleanup(h.srv.Close)
 	return h
 }

@@ -9,15 +9,20 @@ package crashpoint
 // may die for real (power loss, kill -9); the journal must make each one
 // end with the agent executing the answer once, under one command id.
 const (
-	// Recorded: the submission is journaled, the 303 not yet written
-	// (web, after BeginSubmission).
+	// Recorded: the submission is journaled, neither the 303 written
+	// nor the command let go (web, after BeginSubmission).
 	Recorded = "recorded"
-	// Unsent: the 303 went out, the command is not written to the relay
-	// yet (respond, before the first write).
+	// Unsent: the command is let go but not written to the relay yet
+	// (respond, before the first write); the 303, written beside it,
+	// may or may not be out.
 	Unsent = "unsent"
 	// Sent: the command is written to the relay's WebSocket, its ack not
-	// yet seen (respond, after the write).
+	// yet seen (respond, after the write); the 303 may or may not be out.
 	Sent = "sent"
+	// SentNo303: Sent, with the post's 303 held back until the kill
+	// (web Holds it): the command is out and the browser has no
+	// response, so it retries the post.
+	SentNo303 = "sent-no-303"
 	// Acked: the agent's ack (or the relay's refusal) arrived, its
 	// outcome not yet reported nor journaled (respond).
 	Acked = "acked"

@@ -4,3 +4,6 @@ package crashpoint
 
 // Hit does nothing: this build has no crash points.
 func Hit(string) {}
+
+// Hold does nothing: this build has no crash points.
+func Hold(string) {}

@@ -242,6 +242,7 @@ func (d *delivery) on(ctx context.Context, cn *conn) (o outcome, done bool) {
 		d.sent++
 		writes++
 		crashpoint.Hit(crashpoint.Sent)
+		crashpoint.Hit(crashpoint.SentNo303) // web holds the 303 meanwhile
 		r, w := d.wait(ctx, cn, acks, window)
 		switch w {
 		case waitAcked:
