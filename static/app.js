@@ -825,6 +825,12 @@
     var fresh = parse(html).firstElementChild;
     if (!fresh || !fresh.id) return;
     dropDrafts(fresh);
+    if (inbox.single && fresh.id !== inbox.single) {
+      // One question's own page: the others are only counted.
+      countOffPage(fresh);
+      refresh();
+      return;
+    }
     var old = byId(fresh.id);
     if (old && old.dataset.row && fresh.dataset.settled !== 'true' && fresh.dataset.open === 'true') {
       old.dataset.version = fresh.dataset.version; // still waiting: it stays a row
@@ -888,6 +894,10 @@
   function onRemove(id) {
     var card = byId(id.trim());
     if (!card) return;
+    if (inbox.single) {
+      withdraw(card); // its own page keeps showing it, and what was typed
+      return;
+    }
     if (busy(card)) {
       lock(card, doc.body.dataset.removedText);
     } else {
@@ -1215,6 +1225,8 @@
     after: inboxEl ? inboxEl.dataset.pageAfter || '' : '',
     until: inboxEl ? inboxEl.dataset.pageUntil || '' : '',
     offPage: inboxEl ? Number(inboxEl.dataset.offPage || 0) : 0,
+    // single: one question's own page, the DOM id of its card.
+    single: inboxEl ? inboxEl.dataset.single || '' : '',
     busy: false
   };
 

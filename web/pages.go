@@ -433,9 +433,14 @@ func domID(id inbox.CardID) string { return "card-" + string(id) }
 
 // handleCardPage is one card on a page of its own: where a row's link
 // leads without the script (the script opens the card in place from its
-// fragment, GET /cards/{id}, instead). It is a snapshot: it takes no push.
+// fragment, GET /cards/{id}, instead), and a notification's. It follows
+// the inbox's push as the inbox page does: its card as it changes, the
+// others only counted.
 func handleCardPage(in Inbox, pg *pages) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		// Read the seq before the card: a change racing with the read is
+		// then sent again by push, never lost.
+		seq := pg.in.Seq()
 		card, ok := in.Card(inbox.CardID(chi.URLParam(r, "id")))
 		if !ok {
 			pg.goneOpened(w, r)
@@ -443,6 +448,7 @@ func handleCardPage(in Inbox, pg *pages) http.HandlerFunc {
 		}
 		opts := pg.options(r, false)
 		opts.Filter = inbox.Query{}
+		opts.Seq, opts.Epoch = seq, pg.epoch
 		// The header counts the inbox as its page does (the verdict's
 		// pending), not the one card shown.
 		v := view.SinglePage(card, view.CountPending(in.WaitingHeads(inbox.Query{}), opts.Now), pg.in.Status(), opts)

@@ -420,17 +420,20 @@ type SingleView struct {
 	// OffPage is how many questions wait besides the one shown
 	// (data-off-page: the script counts the page's own card on top).
 	OffPage int
+	// Card is the DOM id of the card shown (data-single): the push
+	// stream's other cards only change the script's count.
+	Card    string
 	Text    string // "One question of 15 pending."
 	AllText string // "See all questions"
 }
 
 // SinglePage is card's own page: Page for the one card, with the header
 // counting the inbox's pending (inboxPending, counted as the inbox page
-// counts them) and no push (it shows one question, it does not follow
-// the inbox).
+// counts them). It follows the inbox's push as the inbox page does
+// (opts.Seq and Epoch as there): its card's changes replace it, and the
+// other cards' only change the count.
 func SinglePage(card inbox.Card, inboxPending int, status inbox.Status, opts PageOptions) PageView {
 	v := Page([]inbox.Card{card}, status, opts)
-	v.PushURL = ""
 	off := inboxPending - v.Pending
 	if off < 0 {
 		off = 0
@@ -444,7 +447,7 @@ func SinglePage(card inbox.Card, inboxPending int, status inbox.Status, opts Pag
 	if v.Pending > 0 {
 		text = strings.ReplaceAll(words.page["single"], "{n}", formatCount(uint64(v.Pending)))
 	}
-	v.Single = &SingleView{OffPage: off, Text: text, AllText: words.page["single-all"]}
+	v.Single = &SingleView{OffPage: off, Card: "card-" + string(card.ID), Text: text, AllText: words.page["single-all"]}
 	return v
 }
 
