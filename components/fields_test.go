@@ -220,7 +220,11 @@ func TestFieldPlaceholdersAtMetadata(t *testing.T) {
 	note := doc.Find(`[data-testid="placeholder-note"]`)
 	require.Equal(t, 1, note.Length())
 	assert.Contains(t, note.Text(), "Labels withheld at capture metadata")
-	assert.True(t, doc.Find(`[data-testid="prompt"]`).HasClass("prompt--placeholder"))
+	// Headed by the structural prompt (it names the agent and what it
+	// asks), not by "Form" alone, and not repeated in a quote.
+	assert.Equal(t, "Form claude-code requests form: AskUserQuestion", squash(doc.Find(`.card__title`).Text()))
+	assert.Equal(t, "claude-code requests form: AskUserQuestion", doc.Find(`[data-testid="question"]`).Text())
+	assert.Zero(t, doc.Find(`[data-testid="prompt"]`).Length(), "the heading is the whole prompt")
 	legend := field(t, doc, "f0").Find("legend")
 	assert.Equal(t, "Field 1 (required)", squash(legend.Text()))
 	assert.Equal(t, "1", legend.Find("code").Text(), "the id is shown as an id")

@@ -212,6 +212,7 @@ func card(c inbox.Card, opts Options) CardView {
 	}
 	if placeholder {
 		v.Placeholder = "labels withheld at capture " + c.Capture.String()
+		placeholderTitle(&v, c)
 	} else {
 		questionOf(&v, opts.Prompts)
 		questionTitle(&v, c)

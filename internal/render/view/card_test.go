@@ -330,3 +330,39 @@ func TestCardQuestionFromMarkdown(t *testing.T) {
 	assert.LessOrEqual(t, len([]rune(v.Title)), GistRunes)
 	assert.Len(t, v.Prompt.Blocks, 1, "a heading cut short keeps the whole line in the quote")
 }
+
+// A card whose words the capture level withheld is headed by what a
+// person still recognises, not by its kind alone ("Form"): the structural
+// prompt the adapter put in their place (Claude Code's AskUserQuestion at
+// capture metadata: "claude-code asks 2 questions"), once, not repeated in
+// the quote; without a prompt, the agent's name. Never a label: at this
+// level the labels are ids.
+func TestCardPlaceholderTitle(t *testing.T) {
+	t.Parallel()
+	fields := []aep.FieldSpec{
+		{ID: "1", Type: aep.FieldSelect, Label: "1", Required: true, Other: true, Choices: []aep.Choice{{ID: "1", Label: "1"}, {ID: "2", Label: "2"}}},
+		{ID: "2", Type: aep.FieldSelect, Label: "2", Required: true, Multi: true, Other: true, Choices: []aep.Choice{{ID: "1", Label: "1"}, {ID: "2", Label: "2"}}},
+	}
+	for _, tc := range []struct {
+		name, prompt  string
+		title, quoted string
+	}{
+		{"AskUserQuestion", "claude-code asks 2 questions", "claude-code asks 2 questions", ""},
+		{"down-levelled at a hop", "claude-code requests form: AskUserQuestion", "claude-code requests form: AskUserQuestion", ""},
+		{"more than a line", "claude-code requests form: AskUserQuestion\nsecond line", "claude-code requests form: AskUserQuestion", "second line"},
+		{"markup is text", "**claude-code** asks", "**claude-code** asks", ""},
+		{"no prompt", "", "from claude-code", ""},
+		{"a prompt too long to head", strings.Repeat("x", GistRunes+1), "from claude-code", strings.Repeat("x", GistRunes+1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := viewCard(aep.Request{Kind: aep.KindForm, Prompt: tc.prompt, Fields: fields})
+			c.Capture = aep.CaptureMetadata
+			v := Card(c, viewOpts())
+			assert.Equal(t, tc.title, v.Title)
+			assert.True(t, v.TitleAgent, "the heading is more than the kind")
+			assert.Equal(t, "Form", v.KindTitle, "the kind stays the heading's tag")
+			assert.Equal(t, tc.quoted, v.Prompt.Text, "what the quote still shows")
+			assert.Equal(t, "labels withheld at capture metadata", v.Placeholder)
+		})
+	}
+}

@@ -3,6 +3,7 @@ package view
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
@@ -35,6 +36,27 @@ func questionTitle(v *CardView, c inbox.Card) {
 	v.Title, v.TitleAgent = title, true
 	// The agent's own words (who asks how many) stay, in the quote.
 	v.Prompt.Blocks = markdown.Parse(r.Prompt, markdown.Options{Clean: Text}).Blocks
+}
+
+// placeholderTitle heads a card whose words the capture level withheld
+// (metadata or none: its labels are ids) with what a person still
+// recognises, rather than its kind alone ("Form"): the prompt the adapter
+// made from the request's structure in their place ("claude-code asks 2
+// questions" for Claude Code's AskUserQuestion, "claude-code requests
+// form: AskUserQuestion" at a hop), its first line as it is (never read
+// as Markdown), and not repeated in the quote; without a prompt short
+// enough for a heading, the agent's name.
+func placeholderTitle(v *CardView, c inbox.Card) {
+	line, rest, _ := strings.Cut(strings.TrimSpace(c.Request.Prompt), "\n")
+	line = strings.TrimSpace(Text(line))
+	switch {
+	case line != "" && utf8.RuneCountInString(line) <= GistRunes && v.Prompt.Cut == nil:
+		v.Title, v.TitleAgent = line, true
+		v.Prompt.Text = strings.TrimSpace(rest)
+		v.Prompt.Long = longPrompt(v.Prompt.Text)
+	case c.Agent != "":
+		v.Title, v.TitleAgent = fmt.Sprintf(words.card["placeholder-title"], Name(c.Agent)), true
+	}
 }
 
 // countsQuestions reports whether prompt is "{agent} asks N question(s)".
