@@ -42,6 +42,10 @@ import (
 // 0), mem-per-browser-KB, and (not under -short) card-frame-bytes (one
 // browser's frame of the card), floor-p50/p99-ms and floor-last-p99-ms.
 //
+// AEPFORMS_BENCH_FLOOR_WRITERS=N has the floor write each frame from N
+// goroutines (default GOMAXPROCS; as many as browsers is a goroutine per
+// browser, as serve has).
+//
 // AEPFORMS_BENCH_SERVE_CPUS=LIST runs serve and the floor on those CPUs
 // (run the benchmark under `taskset -c OTHERS`);
 // AEPFORMS_BENCH_SERVE_CPUPROFILE=FILE writes serve's CPU profile over
@@ -163,6 +167,9 @@ func benchFanOutFloor(b *testing.B, ctx context.Context, browsers int, card sse.
 	b.Helper()
 	bin := benchBuild(b, "github.com/aepforms/aepforms/e2e/benchfloor")
 	argv := []string{bin}
+	if w := os.Getenv("AEPFORMS_BENCH_FLOOR_WRITERS"); w != "" {
+		argv = append(argv, "-writers", w)
+	}
 	if cpus := os.Getenv("AEPFORMS_BENCH_SERVE_CPUS"); cpus != "" {
 		argv = append([]string{"taskset", "-c", cpus}, argv...)
 	}
