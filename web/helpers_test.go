@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -185,6 +186,7 @@ type harness struct {
 	metrics *Metrics
 	cfg     Config
 	srv     *httptest.Server
+	conns   *heldListener // every connection srv accepted (die)
 	seq     atomic.Int64
 }
 
@@ -239,9 +241,46 @@ func newHarness(t *testing.T, opts ...option) *harness {
 	if st.wrap != nil {
 		handler = st.wrap(handler)
 	}
-	h.srv = httptest.NewServer(handler)
+	h.srv = httptest.NewUnstartedServer(handler)
+	h.conns = &heldListener{Listener: h.srv.Listener}
+	h.srv.Listener = h.conns
+	h.srv.Start()
 	t.Cleanup(h.srv.Close)
 	return h
+}
+
+// heldListener keeps every connection it accepted, those net/http lets
+// go of (push streams taken over) too, so a test can end them all as a
+// process's end does.
+type heldListener struct {
+	net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func (l *heldListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.mu.Lock()
+		l.conns = append(l.conns, c)
+		l.mu.Unlock()
+	}
+	return c, err
+}
+
+// die ends the server as its process's end would: every connection it
+// accepted is closed (push streams too, which httptest's
+// CloseClientConnections no longer knows once taken over), and no new
+// one is accepted.
+func (h *harness) die() {
+	h.t.Helper()
+	h.srv.CloseClientConnections()
+	require.NoError(h.t, h.srv.Listener.Close())
+	h.conns.mu.Lock()
+	defer h.conns.mu.Unlock()
+	for _, c := range h.conns.conns {
+		_ = c.Close()
+	}
 }
 
 // base is the server's URL with the configured base path ("http://x/forms/").

@@ -2,14 +2,20 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render/view"
@@ -40,28 +46,10 @@ type pushSettings struct {
 func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings) http.HandlerFunc {
 	share := newPushShare()
 	sums := newBatchSums(in, pg, cfg.BatchEvery)
-	return func(w http.ResponseWriter, r *http.Request) {
-		since, hasSince, foreign := resumePoint(r, pg.epoch)
-		// The stream lives for hours: no deadline on the whole response,
-		// one on each write (the writer's).
-		optOutOfResponseDeadline(w)
-		// Unchunked over HTTP/1.1: the stream ends with the connection
-		// (as the SSE spec suggests; net/http closes it after the
-		// response). Chunked, every write of a card of more than 4 KiB
-		// is two or three system calls (net/http's connection buffer
-		// is 4 KiB), once per browser per card. HTTP/2 ignores it.
-		w.Header().Set("Transfer-Encoding", "identity")
-		sw, err := sse.NewWriter(w, cfg.WriteTimeout)
-		if err != nil {
-			pg.internalError(w, r, err)
-			return
-		}
-		if foreign {
-			// Another replica's (or an earlier process's) position: its
-			// seq says nothing about this inbox.
-			_ = sw.Event(sse.Message{Event: "reload", Data: "another server"})
-			return
-		}
+	stops := &serverStops{}
+	// follow streams the inbox to one browser on sw until it leaves (r's
+	// context ends), is dropped, or a write fails.
+	follow := func(sw *sse.Writer, r *http.Request, since uint64, hasSince bool) {
 		var (
 			sub     *inbox.Follower
 			changes []inbox.Change
@@ -81,7 +69,7 @@ func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings) http.HandlerF
 		if r.URL.Query().Get("batches") != "" && !pg.viewer.WatchOnly {
 			p.sums, p.sumEvery = sums, cfg.BatchEvery // the page has a batch region
 		}
-		err = p.stream(sub, changes, ok, cfg.Heartbeat)
+		err := p.stream(sub, changes, ok, cfg.Heartbeat)
 		if err == nil {
 			sw.Done()
 		}
@@ -90,6 +78,119 @@ func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings) http.HandlerF
 			pg.log.Debug("web: dropped a browser that read too slowly", "remote", r.RemoteAddr)
 		}
 	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		since, hasSince, foreign := resumePoint(r, pg.epoch)
+		// The stream lives for hours: no deadline on the whole response,
+		// one on each write (the writer's).
+		optOutOfResponseDeadline(w)
+		if !foreign {
+			if conn, ok := takeOver(w, r); ok {
+				sw, err := sse.NewConnWriter(conn, w.Header(), cfg.WriteTimeout)
+				if err != nil {
+					conn.Close()
+					pg.log.Debug("web: a browser left before its push stream began", "remote", r.RemoteAddr, "err", err)
+					return
+				}
+				ctx, end := streamContext(r, conn, stops.of(r))
+				go func() {
+					defer end()
+					defer conn.Close()
+					defer func() {
+						if v := recover(); v != nil {
+							pg.log.Error("web: panic", "path", r.URL.Path, "request_id", middleware.GetReqID(r.Context()), "panic", v, "stack", string(debug.Stack()))
+						}
+					}()
+					follow(sw, r.WithContext(ctx), since, hasSince)
+				}()
+				return // net/http lets the connection go, with its buffers and goroutine
+			}
+		}
+		// HTTP/2 (or a writer that cannot be taken over): through the
+		// response. Unchunked over HTTP/1.1: the stream ends with the
+		// connection (as the SSE spec suggests; net/http closes it after
+		// the response). Chunked, every write of a card of more than 4
+		// KiB is two or three system calls (net/http's connection
+		// buffer is 4 KiB), once per browser per card. HTTP/2 ignores it.
+		w.Header().Set("Transfer-Encoding", "identity")
+		sw, err := sse.NewWriter(w, cfg.WriteTimeout)
+		if err != nil {
+			pg.internalError(w, r, err)
+			return
+		}
+		if foreign {
+			// Another replica's (or an earlier process's) position: its
+			// seq says nothing about this inbox.
+			_ = sw.Event(sse.Message{Event: "reload", Data: "another server"})
+			return
+		}
+		follow(sw, r, since, hasSince)
+	}
+}
+
+// takeOver takes an HTTP/1.1 push stream's connection over from net/http
+// (Hijack): the stream is then written to the connection directly, and
+// the handler returns, so net/http's connection goroutine (its stack
+// grown under the middlewares' frames), its 4 KiB read and write buffers
+// and the response's own go: about half of what a browser costs the
+// server. HTTP/2 cannot be taken over (false).
+func takeOver(w http.ResponseWriter, r *http.Request) (net.Conn, bool) {
+	if r.ProtoMajor != 1 {
+		return nil, false
+	}
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return nil, false
+	}
+	// The request had no body (a GET); what the client sends from now
+	// on is not read but to see it leave.
+	return conn, true
+}
+
+// streamContext is the context of a stream taken over from net/http:
+// r's values, ended when the browser closes the connection (read by a
+// goroutine that only waits for that), when stop ends (the server's
+// shutdown), or by end. net/http ends r's own context when the handler
+// returns.
+func streamContext(r *http.Request, conn net.Conn, stop context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	unstop := context.AfterFunc(stop, cancel)
+	go func() {
+		defer cancel()
+		var b [1]byte
+		for {
+			if _, err := conn.Read(b[:]); err != nil {
+				return // the browser left, or the stream's end closed it
+			}
+		}
+	}()
+	return ctx, func() {
+		unstop()
+		cancel()
+	}
+}
+
+// serverStops are the shutdowns of the servers push streams were taken
+// over from: net/http's Shutdown neither waits for nor ends a connection
+// taken over (RegisterOnShutdown is its hook for them).
+type serverStops struct{ m sync.Map } // *http.Server -> context.Context
+
+// of is a context that ends when r's server shuts down (never, for a
+// request with no server).
+func (s *serverStops) of(r *http.Request) context.Context {
+	srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server)
+	if srv == nil {
+		return context.Background()
+	}
+	if v, ok := s.m.Load(srv); ok {
+		return v.(context.Context)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if v, loaded := s.m.LoadOrStore(srv, ctx); loaded {
+		cancel()
+		return v.(context.Context)
+	}
+	srv.RegisterOnShutdown(cancel)
+	return ctx
 }
 
 // resumePoint is where a browser resumes: its Last-Event-ID, else the

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -422,9 +423,82 @@ func TestPushEndsWhenTheBrowserLeaves(t *testing.T) {
 	require.Equal(t, int64(1), h.metrics.Browsers.Load(), "browsers while connected")
 	cancel()
 	resp.Body.Close()
-	// The handler ends and the gauge drops; httptest's Close waits for
-	// handlers, so a leaked one would hang the test's cleanup.
-	h.srv.Close()
-	assert.Equal(t, int64(0), h.metrics.Browsers.Load(), "browsers after the browser left")
+	// The stream (on a connection taken over from net/http: no handler
+	// is left for httptest's Close to wait for) sees the browser leave
+	// and ends; the gauge drops.
+	untilTrue(t, "browsers after the browser left: 0", func() bool { return h.metrics.Browsers.Load() == 0 })
 	assert.Equal(t, int64(0), h.metrics.PushDrops.Load(), "a browser that left is not a drop")
+}
+
+// untilTrue waits until cond holds, up to wait.
+func untilTrue(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v: %s", wait, what)
+		}
+		<-tick.C
+	}
+}
+
+// The server's graceful shutdown ends the push streams (taken over from
+// net/http, which neither waits for nor ends them): the browser sees its
+// stream end, to reconnect to the next server.
+func TestPushEndsAtTheServersShutdown(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ps := h.openPush("")
+	require.Equal(t, "status", ps.next().Event)
+	require.Equal(t, int64(1), h.metrics.Browsers.Load())
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	require.NoError(t, h.srv.Config.Shutdown(ctx))
+	select {
+	case _, open := <-ps.items:
+		assert.False(t, open, "nothing more is pushed")
+	case <-time.After(wait):
+		t.Fatal("the push stream outlived the server's shutdown")
+	}
+	untilTrue(t, "browsers after the shutdown: 0", func() bool { return h.metrics.Browsers.Load() == 0 })
+}
+
+// Over HTTP/2 (which cannot be taken over) the stream goes through the
+// response, and works as over HTTP/1.1.
+func TestPushOverHTTP2(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ts := httptest.NewUnstartedServer(h.srv.Config.Handler)
+	ts.EnableHTTP2 = true
+	ts.StartTLS()
+	t.Cleanup(ts.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/push", nil)
+	require.NoError(t, err)
+	req.Host = "127.0.0.1" // the open UI's host check
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := ts.Client().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, 2, resp.ProtoMajor)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	rd := sse.NewReader(resp.Body, 4<<20)
+	next := func() sse.Message {
+		for {
+			it, err := rd.Next()
+			require.NoError(t, err)
+			if !it.IsComment {
+				return it.Message
+			}
+		}
+	}
+	require.Equal(t, "status", next().Event)
+	id := h.ask("s1", "r1", nameForm())
+	m := next()
+	require.Equal(t, "card", m.Event)
+	assert.Equal(t, domID(id), attr(cardMsg(t, m), "id"))
 }

@@ -32,8 +32,7 @@ func TestOpenPageFollowsTheServerThroughARestart(t *testing.T) {
 	// The process ends; a new one (another epoch) comes up on the same
 	// address, holding r2 (the relay still had it) and a new r3.
 	addr := old.srv.Listener.Addr().String()
-	old.srv.CloseClientConnections()
-	require.NoError(t, old.srv.Listener.Close())
+	old.die()
 	restarted := newHarness(t, withConfig(func(c *Config) { c.PushEpoch = "e2" }))
 	require.Equal(t, kept, domID(restarted.ask("s1", "r2", permissionReq())), "the same question has the same card")
 	added := domID(restarted.ask("s1", "r3", envForm()))

@@ -39,8 +39,7 @@ func TestOpenPageWithTheServerGoneKeepsTheAnswerAndDisablesSending(t *testing.T)
 	require.NoError(t, err, "the page never went live")
 
 	addr := h.srv.Listener.Addr().String()
-	h.srv.CloseClientConnections()
-	require.NoError(t, h.srv.Listener.Close())
+	h.die()
 
 	type view struct {
 		Banner   bool   `json:"banner"`

@@ -2,6 +2,7 @@ package sse
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -21,8 +22,7 @@ import (
 // 2000 browsers). Done lifts it once the stream is over.
 type Writer struct {
 	mu      sync.Mutex
-	w       http.ResponseWriter
-	rc      *http.ResponseController
+	w       sink
 	timeout time.Duration
 	now     func() time.Time
 	until   time.Time // the deadline set, zero when none
@@ -47,16 +47,73 @@ func newWriter(w http.ResponseWriter, writeTimeout time.Duration, now func() tim
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	h.Del("Content-Length")
-	sw := &Writer{w: w, rc: http.NewResponseController(w), timeout: writeTimeout, now: now}
+	sw := &Writer{w: responseSink{w, http.NewResponseController(w)}, timeout: writeTimeout, now: now}
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
 	sw.setDeadline()
 	w.WriteHeader(http.StatusOK)
-	if err := sw.rc.Flush(); err != nil {
+	if err := sw.w.Flush(); err != nil {
 		return nil, fmt.Errorf("sse: flush headers: %w", err)
 	}
 	return sw, nil
 }
+
+// NewConnWriter starts an event stream on c, an HTTP/1.1 connection
+// taken over from net/http (http.ResponseController.Hijack): it writes
+// the response head itself, status 200 with header and the fields
+// NewWriter sets, and Connection: close (the stream ends with the
+// connection; no chunking), then writes each event to c as it comes,
+// with no buffer of its own. A long-lived stream so holds neither
+// net/http's connection buffers nor its goroutine. writeTimeout bounds
+// every write as NewWriter's does.
+func NewConnWriter(c net.Conn, header http.Header, writeTimeout time.Duration) (*Writer, error) {
+	h := header.Clone()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	h.Set("Connection", "close")
+	for _, k := range []string{"Content-Length", "Transfer-Encoding"} {
+		h.Del(k)
+	}
+	sw := &Writer{w: connSink{c}, timeout: writeTimeout, now: time.Now}
+	var head []byte
+	head = append(head, "HTTP/1.1 200 OK\r\n"...)
+	var b strings.Builder
+	if err := h.Write(&b); err != nil {
+		return nil, fmt.Errorf("sse: response head: %w", err)
+	}
+	head = append(head, b.String()...)
+	head = append(head, "\r\n"...)
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if err := sw.write(head); err != nil {
+		return nil, fmt.Errorf("sse: response head: %w", err)
+	}
+	return sw, nil
+}
+
+// sink is where a Writer's bytes go: a response, or a connection taken
+// over from net/http.
+type sink interface {
+	Write(b []byte) (int, error)
+	Flush() error
+	SetWriteDeadline(t time.Time) error
+}
+
+// responseSink writes to a response, flushing through its controller.
+type responseSink struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (s responseSink) Write(b []byte) (int, error)        { return s.w.Write(b) }
+func (s responseSink) Flush() error                       { return s.rc.Flush() }
+func (s responseSink) SetWriteDeadline(t time.Time) error { return s.rc.SetWriteDeadline(t) }
+
+// connSink writes to a connection, unbuffered (Flush has nothing to do).
+type connSink struct{ net.Conn }
+
+func (connSink) Flush() error { return nil }
 
 // canFlush reports whether w, or a writer it wraps (Unwrap, as
 // http.ResponseController follows), implements http.Flusher.
@@ -99,7 +156,7 @@ func (sw *Writer) Frame(b []byte) error {
 	if _, err := sw.w.Write(b); err != nil {
 		return fmt.Errorf("sse: write: %w", err)
 	}
-	if err := sw.rc.Flush(); err != nil {
+	if err := sw.w.Flush(); err != nil {
 		return fmt.Errorf("sse: flush: %w", err)
 	}
 	return nil
@@ -173,7 +230,7 @@ func (sw *Writer) write(b []byte) error {
 	if _, err := sw.w.Write(b); err != nil {
 		return fmt.Errorf("sse: write: %w", err)
 	}
-	if err := sw.rc.Flush(); err != nil {
+	if err := sw.w.Flush(); err != nil {
 		return fmt.Errorf("sse: flush: %w", err)
 	}
 	return nil
@@ -212,5 +269,5 @@ func (sw *Writer) Done() {
 // httptest.ResponseRecorder) is written without one, and on a broken
 // connection the Write that follows reports the failure.
 func (sw *Writer) deadline(t time.Time) {
-	_ = sw.rc.SetWriteDeadline(t)
+	_ = sw.w.SetWriteDeadline(t)
 }

@@ -1,8 +1,10 @@
 package sse
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -262,4 +264,44 @@ func TestWriterDeadlineRefreshedRarely(t *testing.T) {
 	require.NoError(t, w.Ping())
 	w.Done()
 	assert.Zero(t, rec.sets, "no timeout, no deadline")
+}
+
+// TestConnWriter: on a connection taken over from net/http the writer
+// writes the response head itself (the header given, the event stream's
+// fields, Connection: close, neither chunked nor sized) and each event
+// as it comes; an HTTP client reads it as any event stream, to the
+// connection's end.
+func TestConnWriter(t *testing.T) {
+	t.Parallel()
+	server, client := net.Pipe()
+	t.Cleanup(func() { client.Close() })
+	hdr := http.Header{"X-Content-Type-Options": {"nosniff"}, "Transfer-Encoding": {"identity"}, "Content-Length": {"3"}}
+	done := make(chan error, 1)
+	go func() {
+		w, err := NewConnWriter(server, hdr, time.Second)
+		if err == nil {
+			err = w.Event(Message{ID: "1", Event: "card", Data: "a\nb"})
+		}
+		if err == nil {
+			err = w.Ping()
+		}
+		server.Close()
+		done <- err
+	}()
+	resp, err := http.ReadResponse(bufio.NewReader(client), &http.Request{Method: http.MethodGet})
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "HTTP/1.1", resp.Proto)
+	assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	assert.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
+	assert.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"), "the header given is written")
+	assert.True(t, resp.Close, "Connection: close")
+	assert.Empty(t, resp.TransferEncoding, "not chunked")
+	assert.Equal(t, int64(-1), resp.ContentLength, "read to the connection's end")
+	assert.Equal(t, "3", hdr.Get("Content-Length"), "the caller's header is not changed")
+	got, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, "id: 1\nevent: card\ndata: a\ndata: b\n\n: ping\n", string(got))
+	require.NoError(t, <-done)
 }
