@@ -555,10 +555,14 @@
       }
       var type = res.headers.get('Content-Type') || '';
       if (type.indexOf('text/html') !== 0) { fallback(); return; }
+      // The answer was sent but its rule was not kept: the server names
+      // the page that says why (the Rules page), one of its own paths.
+      var go = res.headers.get('X-Aepforms-Go') || '';
       return res.text().then(function (html) {
         var fresh = parse(html).firstElementChild;
         if (!fresh || fresh.id !== card.id) { fallback(); return; }
         answered(card, fresh);
+        if (go.charAt(0) === '/' && go.charAt(1) !== '/') window.location.assign(go);
       });
     }, function () {
       // No answer from the server: it may be unreachable. The draft stays,

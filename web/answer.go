@@ -126,15 +126,21 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 				queued(in, pg.log, m, step.Submission, held.err)
 				held.let(true)
 			}
+			var ruleErr error
 			if rule.Make {
 				if made, err := pg.makeRule(ctx, ruleCard, rule, step.Submission, operatorFrom(r.Context())); err != nil {
 					pg.log.Error("web: rule not kept; the answer is sent", "card", string(id), "err", err)
+					ruleErr = err
 				} else {
 					pg.log.Info("rule made", "rule", made.ID, "name", made.Name, "operator", made.Maker)
 				}
 			}
 			crashpoint.Hold(crashpoint.SentNo303)
-			sent()
+			if ruleErr != nil {
+				pg.ruleNotKept(w, r, id, ruleErr) // the Rules page says why
+			} else {
+				sent()
+			}
 			if held == nil {
 				// A Submitter that cannot hold a command is handed it
 				// once the response is out, so a slow Submit does not

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -146,10 +147,53 @@ func ruleMaxMessage(max, n int) string {
 	return fmt.Sprintf("At most %d rules are kept at once, and there are %d: delete one on the Rules page, or untick “Keep answering”.", max, n)
 }
 
+// HeaderGo is the response header that tells the page script, beside
+// the card it posted an answer from, where to take the operator next (a
+// path of this UI): set when the answer was sent but its rule was not
+// kept, the Rules page saying why.
+const HeaderGo = "X-Aepforms-Go"
+
+// ruleNotKept answers a post whose answer was sent (journaled and let go)
+// but whose rule makeRule did not keep (err): another maker took the
+// last place under --rule-max between this post's count and its insert,
+// or the journal failed. The operator is taken to the Rules page, which
+// says so (refusedNote): a 303 there, or to the page script its card, as
+// for any answer, with HeaderGo naming the page.
+func (p *pages) ruleNotKept(w http.ResponseWriter, r *http.Request, id inbox.CardID, err error) {
+	why := "failed"
+	var capped *store.RuleMaxError
+	if errors.As(err, &capped) {
+		why = "max"
+	}
+	target := p.base + "rules?refused=" + why
+	if wantsFragment(r) {
+		w.Header().Set(HeaderGo, target)
+		p.cardFragment(w, r, http.StatusOK, id, nil)
+		return
+	}
+	http.Redirect(w, r, target, http.StatusSeeOther)
+}
+
+// refusedNote is the Rules page's note for ?refused= (ruleNotKept): a
+// fixed sentence for each known value, "" for anything else.
+func (p *pages) refusedNote(why string) string {
+	switch why {
+	case "max":
+		max := 0
+		if p.rules != nil {
+			max = p.rules.Config().MaxRules
+		}
+		return fmt.Sprintf("Your answer was sent, but its rule was not kept: at most %d rules are kept at once, and another was made at the same moment. Delete one here, then tick “Keep answering” on the next request like it.", max)
+	case "failed":
+		return "Your answer was sent, but its rule could not be kept just now (the journal failed). Tick “Keep answering” again on the next request like it."
+	}
+	return ""
+}
+
 // handleRules renders the Rules page.
 func handleRules(pg *pages) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		pg.rulesPage(w, r, http.StatusOK, "")
+		pg.rulesPage(w, r, http.StatusOK, pg.refusedNote(r.URL.Query().Get("refused")))
 	}
 }
 

@@ -55,6 +55,13 @@ func newRulesHarness(t *testing.T, opts ...option) *rulesHarness {
 // is the harness's clock).
 func newRulesHarnessWith(t *testing.T, cfg rules.Config, opts ...option) *rulesHarness {
 	t.Helper()
+	return newRulesHarnessWrapped(t, cfg, nil, opts...)
+}
+
+// newRulesHarnessWrapped is newRulesHarnessWith whose server sees the
+// Runner through wrap (nil: as it is).
+func newRulesHarnessWrapped(t *testing.T, cfg rules.Config, wrap func(Rules) Rules, opts ...option) *rulesHarness {
+	t.Helper()
 	j, err := sqlite.Open(filepath.Join(t.TempDir(), "state", "j.db"), sqlite.Options{Host: "h"})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = j.Close() })
@@ -68,6 +75,9 @@ func newRulesHarnessWith(t *testing.T, cfg rules.Config, opts ...option) *rulesH
 		cfg.Now = s.cfg.Now
 		rh.runner = rules.New(cfg, j, harnessInbox{&h}, sub)
 		s.deps.Rules = rh.runner
+		if wrap != nil {
+			s.deps.Rules = wrap(rh.runner)
+		}
 		s.deps.History, s.deps.Sessions = j, j
 	})
 	h = newHarness(t, opts...)
