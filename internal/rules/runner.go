@@ -387,7 +387,14 @@ func (r *Runner) answer(ctx context.Context, rule store.Rule, c inbox.Card) erro
 			// leaves it to the operators.
 			r.warn(ctx, "rules: the claim was not released", "rule", rule.ID, "err", err)
 		}
-		if answered {
+		switch {
+		case answered:
+			return nil
+		case !errors.Is(err, inbox.ErrNotRecorded):
+			// Refused for good (the request closed meanwhile, or the
+			// answer makes no command for it): trying again would fail
+			// the same way, so it is left to the operators now.
+			r.warn(ctx, "rules: rule "+rule.ID+"'s answer was refused; the request waits for the operators", "card", string(c.ID), "err", err)
 			return nil
 		}
 		return &journalError{"rules: rule " + rule.ID + "'s answer was not recorded", err}

@@ -59,15 +59,16 @@ func journal(t *testing.T) *sqlite.Journal {
 	return j
 }
 
-var seq int64
+// seq numbers the requests ask applies (atomic: the tests run in
+// parallel).
+var seq atomic.Int64
 
 // ask applies a permission request id from agent with prompt, and returns
 // its card.
 func ask(t *testing.T, in *inbox.Inbox, agent, id, prompt string) inbox.Card {
 	t.Helper()
-	seq++
 	e, err := aep.Build(aep.Envelope{ID: id, Type: "attention.requested", Source: "aep://h/agent/" + agent, Agent: agent,
-		Session: "s1", Capture: "full", Seq: aep.Int64(seq), Time: "2026-03-01T12:00:00Z",
+		Session: "s1", Capture: "full", Seq: aep.Int64(seq.Add(1)), Time: "2026-03-01T12:00:00Z",
 		Data: map[string]any{"kind": "permission", "prompt": prompt, "options": permOptions}})
 	require.NoError(t, err)
 	in.Apply(e)
@@ -364,9 +365,8 @@ func TestCatchUpForgetsCardsThatLeft(t *testing.T) {
 		ids = append(ids, c.ID)
 	}
 	for _, id := range []string{"g1", "g2", "g3"} { // settled; all but the last evicted
-		seq++
 		e, err := aep.Build(aep.Envelope{ID: "res-" + id, Type: "attention.resolved", Source: "aep://h/agent/builder", Agent: "builder",
-			Session: "s1", Subject: id, Seq: aep.Int64(seq), Time: "2026-03-01T12:00:01Z", Data: map[string]any{}})
+			Session: "s1", Subject: id, Seq: aep.Int64(seq.Add(1)), Time: "2026-03-01T12:00:01Z", Data: map[string]any{}})
 		require.NoError(t, err)
 		in.Apply(e)
 	}
@@ -518,4 +518,42 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// A request the journal did not fail is not tried again: an answer the
+// inbox refuses for good (here its command cannot be made) would fail
+// the same way every time, so the Runner leaves it to the operators once,
+// with one warning, instead of claiming and releasing it for as long as
+// it waits.
+func TestRunnerDoesNotRetryWhatNoRetryMends(t *testing.T) {
+	t.Parallel()
+	clk := &clock{t: t0}
+	j := journal(t)
+	var builds atomic.Int32
+	in := inbox.New(inbox.Options{Journal: j, Now: clk.Now, Command: func(inbox.Submission) ([]byte, error) {
+		builds.Add(1)
+		return nil, errors.New("the answer does not fit the request")
+	}})
+	out := &sent{}
+	var logged syncBuffer
+	r := New(Config{Now: clk.Now, RetryInterval: time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logged, nil))}, j, in, out)
+	makeRule(t, j, "R1", t0, nil)
+
+	c := ask(t, in, "builder", "q1", "May I run ls?")
+	r.Observe(context.Background(), c)
+	waited := make(chan struct{})
+	go func() { r.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("still retrying after %d tries: a refusal no retry mends is tried again", builds.Load())
+	}
+	assert.Equal(t, int32(1), builds.Load(), "tried once")
+	assert.Empty(t, out.all(), "nothing sent")
+	assert.Nil(t, card(t, in, c.ID).Submission, "left to the operators")
+	assert.Contains(t, logged.String(), "the request waits for the operators")
+	assert.NotContains(t, logged.String(), "tried again in")
+	n, err := j.RuleUses(context.Background(), "R1", t0.Add(-time.Hour))
+	require.NoError(t, err)
+	assert.Zero(t, n, "the claim released")
 }
