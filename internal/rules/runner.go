@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -27,7 +28,8 @@ const (
 // DefaultRetryInterval is how long the Runner waits before it looks at a
 // request again after the journal failed it (--rule-retry-interval); the
 // wait doubles while the journal keeps failing, up to maxRetryWaits
-// times the interval.
+// times the interval, and each request waits between half of it and the
+// whole (spread).
 const DefaultRetryInterval = 2 * time.Second
 
 const maxRetryWaits = 32
@@ -78,7 +80,8 @@ type Config struct {
 	MaxRules int
 	// RetryInterval is the first wait before a request the journal
 	// failed (a rule read, the claim, the answer's record) is looked at
-	// again (--rule-retry-interval): 0 takes DefaultRetryInterval.
+	// again (--rule-retry-interval; each request waits between half of
+	// it and the whole): 0 takes DefaultRetryInterval.
 	RetryInterval time.Duration
 	// Allowed reports whether an operator still has access (named
 	// operators: still in the operators file); a rule whose maker has
@@ -256,6 +259,11 @@ func (r *Runner) try(ctx context.Context, c inbox.Card, failed int) {
 	}
 	wait := r.cfg.RetryInterval << min(failed, 5)
 	wait = min(wait, maxRetryWaits*r.cfg.RetryInterval)
+	// Spread: the requests one outage failed would otherwise all be
+	// looked at again at the same instants (as many rule reads at once
+	// as requests wait, on a database just back), so each waits between
+	// half of its wait and the whole.
+	wait = wait/2 + rand.N(wait/2+1)
 	r.warn(ctx, err.Error()+"; the request waits for the operators, and is tried again in "+wait.String(), "card", string(c.ID), "failed", failed+1, "err", errors.Unwrap(err))
 	if ctx.Err() != nil {
 		return

@@ -3,8 +3,10 @@ package rules
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -471,7 +473,7 @@ func TestRunnerRetriesAFailedReadUntilItHeals(t *testing.T) {
 	require.Eventually(t, func() bool { return len(out.all()) == 1 }, 10*time.Second, 5*time.Millisecond, "answered once the reads heal")
 	assert.Equal(t, By("R1"), card(t, in, c.ID).Submission.By)
 	assert.Equal(t, int32(4), st.reads.Load(), "three failed reads, then the one that answered")
-	assert.Contains(t, logged.String(), "tried again in 5ms")
+	assert.Contains(t, logged.String(), "tried again in ", "the wait is logged")
 	r.Wait()
 	assert.Len(t, out.all(), 1, "one command")
 }
@@ -556,4 +558,37 @@ func TestRunnerDoesNotRetryWhatNoRetryMends(t *testing.T) {
 	n, err := j.RuleUses(context.Background(), "R1", t0.Add(-time.Hour))
 	require.NoError(t, err)
 	assert.Zero(t, n, "the claim released")
+}
+
+// The requests one outage failed are not all looked at again at the same
+// instant (as many rule reads at once as requests wait, on a database
+// just back): each waits between half of --rule-retry-interval and the
+// whole of it, and each is answered once the journal heals.
+func TestRunnerSpreadsTheRetriesOfOneOutage(t *testing.T) {
+	t.Parallel()
+	const requests, interval = 20, 40 * time.Millisecond
+	clk := &clock{t: t0}
+	j := journal(t)
+	st := &flaky{Store: j}
+	st.fails.Store(requests) // the first look at each fails
+	in := inbox.New(inbox.Options{Journal: j, Now: clk.Now})
+	out := &sent{}
+	var logged syncBuffer
+	r := New(Config{Now: clk.Now, RetryInterval: interval, Logger: slog.New(slog.NewTextHandler(&logged, nil))}, st, in, out)
+	makeRule(t, j, "R1", t0, nil)
+	for i := range requests {
+		r.Observe(context.Background(), ask(t, in, "builder", fmt.Sprintf("q%d", i), "May I run ls?"))
+	}
+	waits := map[time.Duration]bool{}
+	for _, m := range regexp.MustCompile(`tried again in ([0-9.]+[a-zµ]+)`).FindAllStringSubmatch(logged.String(), -1) {
+		d, err := time.ParseDuration(m[1])
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, d, interval/2, "at least half the interval")
+		assert.LessOrEqual(t, d, interval, "at most the interval")
+		waits[d] = true
+	}
+	assert.Greater(t, len(waits), 1, "%d failed requests, waits %v: all tried again at the same instant", requests, waits)
+	require.Eventually(t, func() bool { return len(out.all()) == requests }, 10*time.Second, 5*time.Millisecond, "each answered once the journal heals")
+	r.Wait()
+	assert.Len(t, out.all(), requests, "one command each")
 }
