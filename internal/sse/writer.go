@@ -14,18 +14,25 @@ import (
 // one Write call under a write deadline, then a flush. It is safe for
 // concurrent use, so a heartbeat loop may call Ping beside the event loop.
 //
-// Write deadlines are real network deadlines and read the wall clock. One
-// deadline serves many writes: it is set to the write timeout from now
-// and refreshed only when less than half of it is left, so a write is
-// cut after between half the timeout and the whole of it (setting and
+// Write deadlines are real network deadlines and read the wall clock.
+// On a connection taken over from net/http (NewConnWriter) one deadline
+// serves many writes: it is set to the write timeout from now and
+// refreshed only when less than half of it is left, so a write is cut
+// after between half the timeout and the whole of it (setting and
 // clearing a deadline around each write was a tenth of serve's CPU with
-// 2000 browsers). Done lifts it once the stream is over.
+// 2000 browsers); a deadline that passes while the stream is idle does
+// nothing there. On a response (NewWriter) the deadline is set before
+// each write and lifted after it: over HTTP/2 a response's write deadline
+// resets the stream when it passes, write pending or not, so a deadline
+// left set would end every idle stream one timeout after its last write.
+// Done lifts any deadline once the stream is over.
 type Writer struct {
 	mu      sync.Mutex
 	w       sink
 	timeout time.Duration
 	now     func() time.Time
 	until   time.Time // the deadline set, zero when none
+	lift    bool      // lift the deadline after each write (a response, not a connection)
 	buf     []byte
 }
 
@@ -47,10 +54,11 @@ func newWriter(w http.ResponseWriter, writeTimeout time.Duration, now func() tim
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	h.Del("Content-Length")
-	sw := &Writer{w: responseSink{w, http.NewResponseController(w)}, timeout: writeTimeout, now: now}
+	sw := &Writer{w: responseSink{w, http.NewResponseController(w)}, timeout: writeTimeout, now: now, lift: true}
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
 	sw.setDeadline()
+	defer sw.written()
 	w.WriteHeader(http.StatusOK)
 	if err := sw.w.Flush(); err != nil {
 		return nil, fmt.Errorf("sse: flush headers: %w", err)
@@ -67,6 +75,10 @@ func newWriter(w http.ResponseWriter, writeTimeout time.Duration, now func() tim
 // net/http's connection buffers nor its goroutine. writeTimeout bounds
 // every write as NewWriter's does.
 func NewConnWriter(c net.Conn, header http.Header, writeTimeout time.Duration) (*Writer, error) {
+	return newConnWriter(c, header, writeTimeout, time.Now)
+}
+
+func newConnWriter(c net.Conn, header http.Header, writeTimeout time.Duration, now func() time.Time) (*Writer, error) {
 	h := header.Clone()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -75,7 +87,7 @@ func NewConnWriter(c net.Conn, header http.Header, writeTimeout time.Duration) (
 	for _, k := range []string{"Content-Length", "Transfer-Encoding"} {
 		h.Del(k)
 	}
-	sw := &Writer{w: connSink{c}, timeout: writeTimeout, now: time.Now}
+	sw := &Writer{w: connSink{c}, timeout: writeTimeout, now: now}
 	var head []byte
 	head = append(head, "HTTP/1.1 200 OK\r\n"...)
 	var b strings.Builder
@@ -153,6 +165,7 @@ func (sw *Writer) Frame(b []byte) error {
 	defer sw.mu.Unlock()
 	sw.buf = sw.buf[:0]
 	sw.setDeadline()
+	defer sw.written()
 	if _, err := sw.w.Write(b); err != nil {
 		return fmt.Errorf("sse: write: %w", err)
 	}
@@ -227,6 +240,7 @@ func (sw *Writer) write(b []byte) error {
 		sw.buf = nil // do not keep a large event's buffer for the stream's life
 	}
 	sw.setDeadline()
+	defer sw.written()
 	if _, err := sw.w.Write(b); err != nil {
 		return fmt.Errorf("sse: write: %w", err)
 	}
@@ -249,6 +263,15 @@ func (sw *Writer) setDeadline() {
 	}
 	sw.until = now.Add(sw.timeout)
 	sw.deadline(sw.until)
+}
+
+// written lifts a response's deadline after its write (see Writer).
+// sw.mu is held.
+func (sw *Writer) written() {
+	if sw.lift && !sw.until.IsZero() {
+		sw.until = time.Time{}
+		sw.deadline(time.Time{})
+	}
 }
 
 // Done lifts the write deadline once the stream's own writes are over, so

@@ -221,12 +221,85 @@ func (d *deadlineRecorder) Write(b []byte) (int, error) {
 	return d.ResponseRecorder.Write(b)
 }
 
-// TestWriterDeadlineRefreshedRarely: at fleet scale setting and clearing a
-// deadline around every write was a tenth of serve's CPU. The writer sets
-// one and refreshes it only when less than half the timeout is left, so
-// every write still runs under a deadline between half the timeout and
-// the whole of it; Done lifts it for the server's own final writes.
-func TestWriterDeadlineRefreshedRarely(t *testing.T) {
+// deadlineConn is a connection that records the write deadlines set on
+// it and, at each write, how long the deadline then in force left.
+type deadlineConn struct {
+	net.Conn
+	now      func() time.Time
+	deadline time.Time
+	sets     int
+	left     []time.Duration
+}
+
+func (d *deadlineConn) SetWriteDeadline(t time.Time) error {
+	d.deadline = t
+	d.sets++
+	return nil
+}
+
+func (d *deadlineConn) Write(b []byte) (int, error) {
+	if d.deadline.IsZero() {
+		d.left = append(d.left, -1)
+	} else {
+		d.left = append(d.left, d.deadline.Sub(d.now()))
+	}
+	return len(b), nil
+}
+
+// TestConnWriterDeadlineRefreshedRarely: at fleet scale setting and
+// clearing a deadline around every write was a tenth of serve's CPU. On a
+// connection taken over from net/http the writer sets one and refreshes
+// it only when less than half the timeout is left, so every write still
+// runs under a deadline between half the timeout and the whole of it;
+// Done lifts it.
+func TestConnWriterDeadlineRefreshedRarely(t *testing.T) {
+	t.Parallel()
+	const timeout = 10 * time.Second
+	clock := time.Date(2026, 12, 6, 5, 0, 0, 0, time.UTC)
+	now := func() time.Time { return clock }
+	c := &deadlineConn{now: now}
+	w, err := newConnWriter(c, http.Header{}, timeout, now)
+	require.NoError(t, err)
+	for range 100 {
+		require.NoError(t, w.Event(Message{Event: "card", Data: "x"}))
+	}
+	assert.Equal(t, 1, c.sets, "one deadline for the head and a burst of 100 events")
+
+	clock = clock.Add(4 * time.Second) // 6 s left: kept
+	require.NoError(t, w.Frame([]byte("data: y\n\n")))
+	assert.Equal(t, 1, c.sets, "6 s of 10 left: the deadline is kept")
+	clock = clock.Add(2 * time.Second) // 4 s left: refreshed
+	require.NoError(t, w.Ping())
+	assert.Equal(t, 2, c.sets, "4 s of 10 left: refreshed")
+	clock = clock.Add(time.Minute) // long past: refreshed
+	require.NoError(t, w.Event(Message{Data: "z"}))
+	assert.Equal(t, 3, c.sets)
+
+	require.Len(t, c.left, 104) // the head and 103 writes
+	for i, l := range c.left {
+		assert.GreaterOrEqual(t, l, timeout/2, "write %d under a deadline with at least half the timeout left", i)
+		assert.LessOrEqual(t, l, timeout, "write %d", i)
+	}
+	w.Done()
+	assert.True(t, c.deadline.IsZero(), "Done lifts the deadline")
+	assert.Equal(t, 4, c.sets)
+
+	c = &deadlineConn{now: now}
+	w, err = newConnWriter(c, http.Header{}, 0, now)
+	require.NoError(t, err)
+	require.NoError(t, w.Ping())
+	w.Done()
+	assert.Zero(t, c.sets, "no timeout, no deadline")
+}
+
+// TestResponseWriterLiftsItsDeadlineAfterEachWrite: over HTTP/2 a
+// response's write deadline resets the stream when it passes, even with
+// no write pending, so a deadline left set between writes ended every idle
+// push stream (and relay stream) one write timeout after its last write,
+// over HTTPS: the page left Live and reconnected every few seconds. A
+// writer on a response sets the deadline for each write and lifts it
+// after, so an idle stream has none.
+func TestResponseWriterLiftsItsDeadlineAfterEachWrite(t *testing.T) {
 	t.Parallel()
 	const timeout = 10 * time.Second
 	clock := time.Date(2026, 12, 6, 5, 0, 0, 0, time.UTC)
@@ -234,36 +307,18 @@ func TestWriterDeadlineRefreshedRarely(t *testing.T) {
 	rec := &deadlineRecorder{ResponseRecorder: httptest.NewRecorder(), now: now}
 	w, err := newWriter(rec, timeout, now)
 	require.NoError(t, err)
-	for range 100 {
-		require.NoError(t, w.Event(Message{Event: "card", Data: "x"}))
-	}
-	assert.Equal(t, 1, rec.sets, "one deadline for the headers and a burst of 100 events")
-
-	clock = clock.Add(4 * time.Second) // 6 s left: kept
+	assert.True(t, rec.deadline.IsZero(), "idle after the headers: no deadline")
+	require.NoError(t, w.Event(Message{Event: "card", Data: "x"}))
+	assert.True(t, rec.deadline.IsZero(), "idle after an event: no deadline")
+	clock = clock.Add(time.Minute)
 	require.NoError(t, w.Frame([]byte("data: y\n\n")))
-	assert.Equal(t, 1, rec.sets, "6 s of 10 left: the deadline is kept")
-	clock = clock.Add(2 * time.Second) // 4 s left: refreshed
+	assert.True(t, rec.deadline.IsZero(), "idle after a frame: no deadline")
 	require.NoError(t, w.Ping())
-	assert.Equal(t, 2, rec.sets, "4 s of 10 left: refreshed")
-	clock = clock.Add(time.Minute) // long past: refreshed
-	require.NoError(t, w.Event(Message{Data: "z"}))
-	assert.Equal(t, 3, rec.sets)
-
-	require.Len(t, rec.left, 103)
+	assert.True(t, rec.deadline.IsZero(), "idle after a ping: no deadline")
+	require.Len(t, rec.left, 3)
 	for i, l := range rec.left {
-		assert.GreaterOrEqual(t, l, timeout/2, "write %d under a deadline with at least half the timeout left", i)
-		assert.LessOrEqual(t, l, timeout, "write %d", i)
+		assert.Equal(t, timeout, l, "write %d under the whole timeout", i)
 	}
-	w.Done()
-	assert.True(t, rec.deadline.IsZero(), "Done lifts the deadline")
-	assert.Equal(t, 4, rec.sets)
-
-	rec = &deadlineRecorder{ResponseRecorder: httptest.NewRecorder(), now: now}
-	w, err = newWriter(rec, 0, now)
-	require.NoError(t, err)
-	require.NoError(t, w.Ping())
-	w.Done()
-	assert.Zero(t, rec.sets, "no timeout, no deadline")
 }
 
 // TestConnWriter: on a connection taken over from net/http the writer
