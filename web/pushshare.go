@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -135,6 +136,11 @@ func (s *pushShare) frame(k frameKey, build func() ([]byte, string, error)) ([][
 	e.err = errFramePanicked
 	b, placeholder, err := build()
 	if err != nil {
+		// Not kept: the browsers already waiting get the error, the next
+		// one builds again.
+		if s.frames.CompareAndDelete(k, e) {
+			s.nFrames.Add(-1)
+		}
 		e.err = err
 		return nil, err
 	}
@@ -188,7 +194,9 @@ func (p *pages) cardFrame(r *http.Request, operator string, share *pushShare, se
 	k := frameKey{seq: seq, card: c.ID, version: c.Version, minute: now.Truncate(time.Minute).Unix(), operator: operator}
 	return share.frame(k, func() ([]byte, string, error) {
 		opts := p.cardOptions(r, c, now)
-		html, placeholder, err := p.frags.Template(r.Context(), c, opts)
+		// The frame is every browser's: it is not cut short when the
+		// browser that happens to make it leaves.
+		html, placeholder, err := p.frags.Template(context.WithoutCancel(r.Context()), c, opts)
 		if err != nil {
 			return nil, "", err
 		}

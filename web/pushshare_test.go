@@ -1,7 +1,10 @@
 package web
 
 import (
+	"context"
+	"errors"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -182,4 +185,42 @@ func TestPushWritesALargeCardOnce(t *testing.T) {
 	assert.Greater(t, len(m.Data), 12<<10)
 	assert.Equal(t, int64(1), ln.writes.Load()-before, "one write for the card")
 	assert.Empty(t, ps.resp.TransferEncoding, "not chunked")
+}
+
+// The browser that happens to frame a change may leave while it does: the
+// frame is everyone's, so it is made whole and the next browser of the
+// same operator gets it (the leaving browser's cancelled context once
+// ended every stream of that operator, and again on their reconnect).
+func TestAFrameOutlivesTheBrowserThatMadeIt(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	id := h.ask("s1", "r1", nameForm())
+	card, ok := h.in.Card(id)
+	require.True(t, ok)
+	cfg := h.cfg
+	cfg.defaults()
+	p := newPages(cfg, Deps{Inbox: h.in, Submitter: h.sub})
+	share := newPushShare()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	leaving := httptest.NewRequest(http.MethodGet, "/push", nil).WithContext(ctx)
+	staying := httptest.NewRequest(http.MethodGet, "/push", nil)
+	first, err := p.cardFrame(leaving, "", share, 7, "e-7", card)
+	require.NoError(t, err, "the framing browser left, the frame is made all the same")
+	next, err := p.cardFrame(staying, "", share, 7, "e-7", card)
+	require.NoError(t, err, "the next browser gets the frame")
+	assert.Equal(t, first, next, "one framing for both")
+}
+
+// A framing that fails is not kept: the next browser builds it again
+// rather than getting the same error for as long as the frame is shared.
+func TestAFailedFrameIsNotKept(t *testing.T) {
+	t.Parallel()
+	share := newPushShare()
+	k := frameKey{seq: 7, card: "c1"}
+	_, err := share.frame(k, func() ([]byte, string, error) { return nil, "", errors.New("render failed") })
+	require.Error(t, err)
+	parts, err := share.frame(k, func() ([]byte, string, error) { return []byte("data: PH\n\n"), "PH", nil })
+	require.NoError(t, err, "built again")
+	assert.Len(t, parts, 2)
 }
