@@ -39,8 +39,11 @@ import (
 //
 // Metrics: hop-p50/p99-ms, ui-p50/p99-ms (every browser's delivery),
 // ui-last-p99-ms (the slowest browser of each sample), push-drops (must be
-// 0), mem-per-browser-KB, and (not under -short) card-frame-bytes (one
-// browser's frame of the card), floor-p50/p99-ms and floor-last-p99-ms.
+// 0), mem-per-browser-KB and serve-cpu-ms/card (serve's CPU time, user
+// and system, over the samples, per card: its own cost, which the other
+// load of a shared machine moves less than the latencies), and (not under
+// -short) card-frame-bytes (one browser's frame of the card),
+// floor-p50/p99-ms, floor-last-p99-ms and floor-cpu-ms/card.
 //
 // AEPFORMS_BENCH_FLOOR_WRITERS=N has the floor write each frame from N
 // goroutines (default GOMAXPROCS; as many as browsers is a goroutine per
@@ -99,6 +102,7 @@ func benchPushFleet(b *testing.B, bin string, browsers int) {
 	var hop, all, last benchLatencies
 	var card sse.Message // a browser's copy of sample 0, for the floor
 	benchProfileServe(b, pid, true)
+	cpu0 := benchProcCPU(b, pid)
 	b.ResetTimer()
 	for i := range b.N {
 		<-tick.C
@@ -134,6 +138,7 @@ func benchPushFleet(b *testing.B, bin string, browsers int) {
 		last = append(last, slowest)
 	}
 	b.StopTimer()
+	cpu := benchProcCPU(b, pid) - cpu0
 	benchProfileServe(b, pid, false)
 	benchReportLatency(b, "hop", hop)
 	benchReportLatency(b, "ui", all)
@@ -141,6 +146,7 @@ func benchPushFleet(b *testing.B, bin string, browsers int) {
 	b.ReportMetric(ui.benchMetric(b, "aepforms_push_drops_total"), "push-drops")
 	if pid != 0 {
 		b.ReportMetric(float64(benchRSS(b, pid)-before)/float64(browsers)/1024, "mem-per-browser-KB")
+		b.ReportMetric(benchMS(cpu)/float64(b.N), "serve-cpu-ms/card")
 	}
 	if bin == "" {
 		return // under -short: no floor
@@ -151,9 +157,10 @@ func benchPushFleet(b *testing.B, bin string, browsers int) {
 	}
 	b.ReportMetric(float64(len(frame)), "card-frame-bytes")
 	benchCloseAll(taps) // serve's browsers leave before the floor's connect
-	floor, floorLast := benchFanOutFloor(b, ctx, browsers, card, b.N)
+	floor, floorLast, floorCPU := benchFanOutFloor(b, ctx, browsers, card, b.N)
 	benchReportLatency(b, "floor", floor)
 	b.ReportMetric(benchMS(floorLast.quantile(0.99)), "floor-last-p99-ms")
+	b.ReportMetric(benchMS(floorCPU)/float64(b.N), "floor-cpu-ms/card")
 }
 
 // benchFanOutFloor is the bare fan-out baseline of a fleet benchmark run:
@@ -162,8 +169,9 @@ func benchPushFleet(b *testing.B, bin string, browsers int) {
 // sample's number, to browsers loopback connections read by the same
 // readers as serve's /push, n samples at the same 50 ms ticks. It
 // returns every reader's delivery time (from just before the frame is
-// handed to the server's stdin) and each sample's slowest.
-func benchFanOutFloor(b *testing.B, ctx context.Context, browsers int, card sse.Message, n int) (all, last benchLatencies) {
+// handed to the server's stdin), each sample's slowest, and the CPU time
+// the floor's process used over the samples.
+func benchFanOutFloor(b *testing.B, ctx context.Context, browsers int, card sse.Message, n int) (all, last benchLatencies, cpu time.Duration) {
 	b.Helper()
 	bin := benchBuild(b, "github.com/aepforms/aepforms/e2e/benchfloor")
 	argv := []string{bin}
@@ -211,6 +219,7 @@ func benchFanOutFloor(b *testing.B, ctx context.Context, browsers int, card sse.
 	}
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
+	cpu0 := benchProcCPU(b, cmd.Process.Pid)
 	for i := range n {
 		m := card
 		m.Data = strings.Replace(card.Data, mark, fmt.Sprintf("benchmark sample #%d.", i), 1)
@@ -243,7 +252,36 @@ func benchFanOutFloor(b *testing.B, ctx context.Context, browsers int, card sse.
 		}
 		last = append(last, slowest)
 	}
-	return all, last
+	return all, last, benchProcCPU(b, cmd.Process.Pid) - cpu0
+}
+
+// benchProcCPU is the CPU time (user and system) a process has used so far,
+// from /proc/pid/stat (in clock ticks of 10 ms); 0 for pid 0.
+func benchProcCPU(b *testing.B, pid int) time.Duration {
+	b.Helper()
+	if pid == 0 {
+		return 0
+	}
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatalf("reading a process's CPU time: %v", err)
+	}
+	// the fields after the command's closing parenthesis: state is the
+	// first, utime and stime the 12th and 13th
+	_, rest, ok := strings.Cut(string(st), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		b.Fatalf("/proc/%d/stat: %q", pid, st)
+	}
+	var ticks int64
+	for _, v := range f[11:13] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			b.Fatalf("/proc/%d/stat: %q", pid, st)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
 }
 
 // benchRSS is a process's resident set (VmRSS) in bytes; 0 for pid 0.
