@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5/middleware"
@@ -222,10 +223,21 @@ func (p *pusher) stream(sub *inbox.Follower, catchUp []inbox.Change, ok bool, he
 	if !ok {
 		return p.w.Event(sse.Message{Event: "reload", Data: "too far behind"})
 	}
-	// sum fires when the batch summary is due: armed by the first
-	// change after the last summary, so a burst of changes is one summary.
-	sum := time.NewTimer(time.Hour)
+	// One channel wakes the stream, the follower's: the heartbeat, the
+	// batch summary's timer and the browser's leaving (its context) signal
+	// it too (Wake), each marking what is due. With thousands of streams
+	// woken per card, a receive on one channel costs far less than a
+	// select over four (a fifth of serve's CPU at 2000 browsers).
+	const beatDue, sumDue = 1, 2
+	var due atomic.Uint32
+	// The batch summary is due once armed by the first change after the
+	// last summary, so a burst of changes is one summary.
+	sum := time.AfterFunc(time.Hour, func() {
+		due.Or(sumDue)
+		sub.Wake()
+	})
 	sum.Stop()
+	defer sum.Stop()
 	armed := false
 	arm := func(d time.Duration) {
 		if p.sums != nil && !armed {
@@ -233,7 +245,6 @@ func (p *pusher) stream(sub *inbox.Follower, catchUp []inbox.Change, ok bool, he
 			armed = true
 		}
 	}
-	defer sum.Stop()
 	if len(catchUp) > 0 {
 		if err := p.batch(catchUp, false); err != nil {
 			return err
@@ -247,17 +258,26 @@ func (p *pusher) stream(sub *inbox.Follower, catchUp []inbox.Change, ok bool, he
 	if err := p.flush(); err != nil {
 		return err
 	}
-	tick := time.NewTicker(heartbeat)
-	defer tick.Stop()
+	beat := time.AfterFunc(heartbeat, func() {
+		due.Or(beatDue)
+		sub.Wake()
+	})
+	defer beat.Stop()
+	leave := context.AfterFunc(p.r.Context(), sub.Wake)
+	defer leave()
 	for {
-		select {
-		case <-p.r.Context().Done():
+		<-sub.Ready()
+		if p.r.Context().Err() != nil {
 			return nil
-		case <-tick.C:
+		}
+		now := due.Swap(0)
+		if now&beatDue != 0 {
 			if err := p.w.Ping(); err != nil {
 				return err
 			}
-		case <-sum.C:
+			beat.Reset(heartbeat)
+		}
+		if now&sumDue != 0 {
 			armed = false
 			wait, err := p.batches()
 			if err != nil {
@@ -266,20 +286,19 @@ func (p *pusher) stream(sub *inbox.Follower, catchUp []inbox.Change, ok bool, he
 			if wait > 0 {
 				arm(wait)
 			}
-		case <-sub.Ready():
-			var room [8]inbox.Change
-			changes, open := sub.Take(room[:0])
-			if !open {
-				return nil // dropped (the caller counts it) or closed
-			}
-			if len(changes) == 0 {
-				continue
-			}
-			if err := p.batch(changes, true); err != nil {
-				return err
-			}
-			arm(p.sumEvery)
 		}
+		var room [8]inbox.Change
+		changes, open := sub.Take(room[:0])
+		if !open {
+			return nil // dropped (the caller counts it) or closed
+		}
+		if len(changes) == 0 {
+			continue
+		}
+		if err := p.batch(changes, true); err != nil {
+			return err
+		}
+		arm(p.sumEvery)
 	}
 }
 

@@ -177,6 +177,11 @@ func (f *Follower) Take(dst []Change) (changes []Change, open bool) {
 	return dst, true
 }
 
+// Wake signals Ready with no change, for a reader that waits on Ready
+// alone and has other things to look at too (its timers, its context):
+// Take then returns what waits, perhaps nothing.
+func (f *Follower) Wake() { f.signal() }
+
 // Dropped reports whether the inbox dropped the follower because more than
 // its max changes waited.
 func (f *Follower) Dropped() bool { return f.dropped.Load() }

@@ -61,6 +61,11 @@ func TestFollowerTakesWaitingChangesTogether(t *testing.T) {
 	assert.Equal(t, uint64(4), got[0].Seq)
 	assert.False(t, f.Dropped())
 
+	f.Wake()
+	got, open = takeWithin(t, f)
+	assert.True(t, open, "woken, not ended")
+	assert.Empty(t, got, "woken with nothing waiting")
+
 	f.Close()
 	f.Close() // twice is fine
 	got, open = takeWithin(t, f)
