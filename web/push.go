@@ -312,8 +312,24 @@ const maxBatchBytes = 64 << 10
 // per browser; a browser that fell behind by a few changes (a burst of
 // cards, or cards arriving faster than one reaches every browser)
 // catches up in one instead of one per change.
+//
+// A card named again later among the changes is sent once, at its last
+// change: each change frames the card as it now is, so the earlier ones
+// would only draw the same card again (an answer's accepted and answered
+// states often wait together). Added among them keeps it a new card
+// (sent wherever it sorts).
 func (p *pusher) batch(changes []inbox.Change, flush bool) error {
-	for _, c := range changes {
+	last := lastChanges(changes)
+	for i, c := range changes {
+		if c.Kind != inbox.ChangeStatus {
+			l, ok := last(c.Card)
+			if ok && l.at != i {
+				continue
+			}
+			if ok && l.added {
+				c.Kind = inbox.ChangeAdded
+			}
+		}
 		if err := p.add(c); err != nil {
 			p.release()
 			return err
@@ -328,6 +344,46 @@ func (p *pusher) batch(changes []inbox.Change, flush bool) error {
 		return nil
 	}
 	return p.flush()
+}
+
+// lastChange is where a card's last change is among a batch's, and
+// whether one of them added it.
+type lastChange struct {
+	at    int
+	added bool
+}
+
+// lastChanges looks up the last change of each card named more than
+// once among changes (ok false: named once, send it as it is).
+func lastChanges(changes []inbox.Change) func(inbox.CardID) (lastChange, bool) {
+	if len(changes) < 2 {
+		return func(inbox.CardID) (lastChange, bool) { return lastChange{}, false }
+	}
+	if len(changes) <= 16 { // a wake-up's few: no map
+		return func(card inbox.CardID) (lastChange, bool) {
+			l, n := lastChange{at: -1}, 0
+			for i, c := range changes {
+				if c.Kind != inbox.ChangeStatus && c.Card == card {
+					l.at, l.added, n = i, l.added || c.Kind == inbox.ChangeAdded, n+1
+				}
+			}
+			return l, n > 1
+		}
+	}
+	byCard := make(map[inbox.CardID]lastChange, len(changes))
+	count := make(map[inbox.CardID]int, len(changes))
+	for i, c := range changes {
+		if c.Kind == inbox.ChangeStatus {
+			continue
+		}
+		l := byCard[c.Card]
+		byCard[c.Card] = lastChange{at: i, added: l.added || c.Kind == inbox.ChangeAdded}
+		count[c.Card]++
+	}
+	return func(card inbox.CardID) (lastChange, bool) {
+		l := byCard[card]
+		return l, count[card] > 1
+	}
 }
 
 // batches writes the batch summary as of the last change sent, unless

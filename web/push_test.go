@@ -502,3 +502,37 @@ func TestPushOverHTTP2(t *testing.T) {
 	require.Equal(t, "card", m.Event)
 	assert.Equal(t, domID(id), attr(cardMsg(t, m), "id"))
 }
+
+// Changes waiting for a browser that name one card more than once (a
+// card asked and then answered while the browser reconnected; accepted
+// and answered at once) go out as that card once, as it now is, under
+// the last change's id: the card is drawn once, not once per change. A
+// card first added among them still counts as new (sent even when it
+// sorts outside the browser's page).
+func TestPushSendsACardChangedTwiceWhileWaitingOnce(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.ask("s1", "r1", nameForm())
+	ps := h.openPush("")
+	require.Equal(t, "status", ps.next().Event)
+	h.ask("s1", "r0", nameForm())
+	last := ps.next()
+	require.Equal(t, "card", last.Event)
+	base, err := strconv.ParseUint(strings.TrimPrefix(last.ID, testEpoch+"-"), 10, 64)
+	require.NoError(t, err)
+
+	// While the browser is away: a new card, then its timeout.
+	r2 := h.ask("s1", "r2", nameForm())
+	h.lifecycle("s1", "r2", "attention.timeout", nil)
+	require.Equal(t, base+2, h.in.Seq(), "two changes while away")
+
+	again := h.openPush("", "Last-Event-ID", last.ID)
+	m := again.next()
+	require.Equal(t, "card", m.Event)
+	assert.Equal(t, pushID(base+2), m.ID, "under the last change's id")
+	c := cardMsg(t, m)
+	assert.Equal(t, domID(r2), attr(c, "id"))
+	assert.Equal(t, "timed-out", attr(c, "data-state"), "the card as it now is")
+	st := again.next()
+	assert.Equal(t, "status", st.Event, "then the current status: the card was sent once")
+}
