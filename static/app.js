@@ -1244,20 +1244,26 @@
 
   /* countOffPage keeps the pending count of the other pages: a new
    * request there (its first version) counts once, one that settles
-   * there stops counting once. An update of a request the page already
-   * counted at load (a later version) changes nothing. Requests dropped
-   * from other pages are not seen: the count may then run high until
-   * the page is loaded again. */
+   * there stops counting once. A new request that is not pending (an
+   * informational or malformed one, which the server never counts) is
+   * neither counted nor subtracted when it settles. An update of a
+   * request the page already counted at load (a later version) changes
+   * nothing. Requests dropped from other pages are not seen: the count
+   * may then run high until the page is loaded again. */
   var offSeen = {};
   function countOffPage(card) {
     var was = offSeen[card.id];
     if (card.dataset.settled === 'true') {
-      if (was === 'settled') return;
+      if (was === 'settled' || was === 'uncounted') return;
       offSeen[card.id] = 'settled';
       if (inbox.offPage > 0) inbox.offPage--;
       return;
     }
     if (!was && card.dataset.version === '1') {
+      if (card.dataset.pending !== 'true') {
+        offSeen[card.id] = 'uncounted';
+        return;
+      }
       offSeen[card.id] = 'open';
       inbox.offPage++;
     }
