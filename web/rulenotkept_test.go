@@ -131,3 +131,12 @@ func TestRulesPageRefusedIsAFixedList(t *testing.T) {
 	d := rh.getPage(nil, "rules?refused=max").doc(t)
 	assert.Equal(t, 1, d.Find(`[data-testid="error-summary"]`).Length())
 }
+
+// A UI without rules has no note to show: ?refused= is ignored there.
+func TestRulesPageRefusedWithoutRules(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	d := h.getPage(nil, "rules?refused=max").doc(t)
+	assert.Zero(t, d.Find(`[data-testid="error-summary"]`).Length())
+	assert.NotContains(t, d.Text(), "at most 0 rules")
+}

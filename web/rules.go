@@ -175,15 +175,15 @@ func (p *pages) ruleNotKept(w http.ResponseWriter, r *http.Request, id inbox.Car
 }
 
 // refusedNote is the Rules page's note for ?refused= (ruleNotKept): a
-// fixed sentence for each known value, "" for anything else.
+// fixed sentence for each known value, "" for anything else and on a UI
+// without rules.
 func (p *pages) refusedNote(why string) string {
+	if p.rules == nil {
+		return ""
+	}
 	switch why {
 	case "max":
-		max := 0
-		if p.rules != nil {
-			max = p.rules.Config().MaxRules
-		}
-		return fmt.Sprintf("Your answer was sent, but its rule was not kept: at most %d rules are kept at once, and another was made at the same moment. Delete one here, then tick “Keep answering” on the next request like it.", max)
+		return fmt.Sprintf("Your answer was sent, but its rule was not kept: at most %d rules are kept at once, and another was made at the same moment. Delete one here, then tick “Keep answering” on the next request like it.", p.rules.Config().MaxRules)
 	case "failed":
 		return "Your answer was sent, but its rule could not be kept just now (the journal failed). Tick “Keep answering” again on the next request like it."
 	}
