@@ -155,8 +155,9 @@ type Config struct {
 	// PushBuffer is each browser's queue of pending changes, 256 by default.
 	PushBuffer int
 	// WriteTimeout bounds each network write of the push stream, 10 s by
-	// default: a write is cut after between half of it and the whole (one
-	// deadline serves the writes of half the timeout, sse.Writer).
+	// default. Over HTTP/1.1 (a connection taken over) a write is cut
+	// after between half of it and the whole: one deadline serves the
+	// writes of half the timeout (sse.Writer).
 	WriteTimeout time.Duration
 	// MaxBody bounds a form post, 1 MiB by default.
 	MaxBody int64

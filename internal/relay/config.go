@@ -64,9 +64,7 @@ type Config struct {
 	// HelloTimeout closes a socket whose first frame has not arrived in
 	// this long (default 10 s).
 	HelloTimeout time.Duration
-	// WriteTimeout is the deadline of every network write (default 10 s);
-	// an event stream's write is cut after between half of it and the
-	// whole (one deadline serves the writes of half the timeout, sse.Writer).
+	// WriteTimeout is the deadline of every network write (default 10 s).
 	WriteTimeout time.Duration
 	// ReadTimeout is the deadline for reading one POST body (default 30 s).
 	ReadTimeout time.Duration
