@@ -443,18 +443,19 @@ func (p *pusher) add(c inbox.Change) error {
 		return nil
 	}
 	p.last = c.Seq
-	id := view.PushID(p.pg.epoch, c.Seq)
 	if c.Kind == inbox.ChangeStatus {
-		return p.addStatus(id)
+		return p.addStatus(view.PushID(p.pg.epoch, c.Seq))
 	}
 	card, ok := p.share.card(p.in, c.Seq, c.Card)
 	if !ok || !p.q.Match(card) {
-		return p.addEvent(sse.Message{ID: id, Event: "remove", Data: domID(c.Card)})
+		return p.addEvent(sse.Message{ID: view.PushID(p.pg.epoch, c.Seq), Event: "remove", Data: domID(c.Card)})
 	}
 	if c.Kind == inbox.ChangeUpdated && p.elsewhere(card) {
 		return nil
 	}
-	parts, err := p.pg.cardFrame(p.r, p.operator, p.share, c.Seq, id, card)
+	// The card's id is in its shared frame: made by the browser that
+	// frames it, not by each.
+	parts, err := p.pg.cardFrame(p.r, p.operator, p.share, c.Seq, card)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render"
+	"github.com/aepforms/aepforms/internal/render/view"
 	"github.com/aepforms/aepforms/internal/sse"
 )
 
@@ -189,7 +190,7 @@ const maxKeptBuffer = 2 * maxBatchBytes
 // operatorFrom(r.Context()), looked up once per stream): its bytes split
 // where each copy's form token goes. The card's options are made only by
 // the browser that frames it.
-func (p *pages) cardFrame(r *http.Request, operator string, share *pushShare, seq uint64, id string, c inbox.Card) ([][]byte, error) {
+func (p *pages) cardFrame(r *http.Request, operator string, share *pushShare, seq uint64, c inbox.Card) ([][]byte, error) {
 	now := p.now()
 	k := frameKey{seq: seq, card: c.ID, version: c.Version, minute: now.Truncate(time.Minute).Unix(), operator: operator}
 	return share.frame(k, func() ([]byte, string, error) {
@@ -200,7 +201,7 @@ func (p *pages) cardFrame(r *http.Request, operator string, share *pushShare, se
 		if err != nil {
 			return nil, "", err
 		}
-		b, err := sse.AppendFrame(nil, sse.Message{ID: id, Event: "card", Data: html})
+		b, err := sse.AppendFrame(nil, sse.Message{ID: view.PushID(p.epoch, seq), Event: "card", Data: html})
 		if err != nil {
 			return nil, "", err
 		}

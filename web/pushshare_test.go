@@ -205,9 +205,9 @@ func TestAFrameOutlivesTheBrowserThatMadeIt(t *testing.T) {
 	cancel()
 	leaving := httptest.NewRequest(http.MethodGet, "/push", nil).WithContext(ctx)
 	staying := httptest.NewRequest(http.MethodGet, "/push", nil)
-	first, err := p.cardFrame(leaving, "", share, 7, "e-7", card)
+	first, err := p.cardFrame(leaving, "", share, 7, card)
 	require.NoError(t, err, "the framing browser left, the frame is made all the same")
-	next, err := p.cardFrame(staying, "", share, 7, "e-7", card)
+	next, err := p.cardFrame(staying, "", share, 7, card)
 	require.NoError(t, err, "the next browser gets the frame")
 	assert.Equal(t, first, next, "one framing for both")
 }
