@@ -342,9 +342,18 @@ func TestPushNeverWritesAnEmptyID(t *testing.T) {
 	}()
 	t.Cleanup(func() { cancel(); resp.Body.Close(); wg.Wait() })
 
+	// A stream with no position follows from when it starts: its first
+	// block, the status, says it has (the headers may come before).
+	var got []string
+	select {
+	case b, ok := <-blocks:
+		require.True(t, ok, "stream ended")
+		got = append(got, b)
+	case <-time.After(wait):
+		t.Fatal("no status on connect")
+	}
 	h.ask("s1", "r1", nameForm())
 	h.in.FeedState(false, nil)
-	var got []string
 	for len(got) < 3 {
 		select {
 		case b, ok := <-blocks:
