@@ -44,23 +44,22 @@ type pushSettings struct {
 	BatchEvery time.Duration
 }
 
-func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings) http.HandlerFunc {
+func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings, streams *Streams) http.HandlerFunc {
 	share := newPushShare()
 	sums := newBatchSums(in, pg, cfg.BatchEvery)
 	stops := &serverStops{}
 	// follow streams the inbox to one browser on sw until it leaves (r's
 	// context ends), is dropped, or a write fails.
-	follow := func(sw *sse.Writer, r *http.Request, since uint64, hasSince bool) {
-		var (
-			sub     *inbox.Follower
-			changes []inbox.Change
-			ok      = true
-		)
+	// subscribe follows the inbox from since (or from now). It is taken
+	// before the response's head is written, so a client that has the
+	// head has every change made after it.
+	subscribe := func(since uint64, hasSince bool) (sub *inbox.Follower, changes []inbox.Change, ok bool) {
 		if hasSince {
-			sub, changes, ok = in.FollowSince(since, cfg.Buffer)
-		} else {
-			sub = in.Follow(cfg.Buffer)
+			return in.FollowSince(since, cfg.Buffer)
 		}
+		return in.Follow(cfg.Buffer), nil, true
+	}
+	follow := func(sw *sse.Writer, r *http.Request, since uint64, sub *inbox.Follower, changes []inbox.Change, ok bool) {
 		defer sub.Close()
 		m.Browsers.Add(1)
 		defer m.Browsers.Add(-1)
@@ -86,14 +85,18 @@ func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings) http.HandlerF
 		optOutOfResponseDeadline(w)
 		if !foreign {
 			if conn, ok := takeOver(w, r); ok {
+				sub, changes, subOK := subscribe(since, hasSince)
 				sw, err := sse.NewConnWriter(conn, w.Header(), cfg.WriteTimeout)
 				if err != nil {
+					sub.Close()
 					conn.Close()
 					pg.log.Debug("web: a browser left before its push stream began", "remote", r.RemoteAddr, "err", err)
 					return
 				}
-				ctx, end := streamContext(r, conn, stops.of(r))
+				ctx, end := streamContext(r, conn, stops.of(r), streams)
+				streams.wg.Add(1)
 				go func() {
+					defer streams.wg.Done()
 					defer end()
 					defer conn.Close()
 					defer func() {
@@ -101,7 +104,7 @@ func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings) http.HandlerF
 							pg.log.Error("web: panic", "path", r.URL.Path, "request_id", middleware.GetReqID(r.Context()), "panic", v, "stack", string(debug.Stack()))
 						}
 					}()
-					follow(sw, r.WithContext(ctx), since, hasSince)
+					follow(sw, r.WithContext(ctx), since, sub, changes, subOK)
 				}()
 				return // net/http lets the connection go, with its buffers and goroutine
 			}
@@ -113,8 +116,19 @@ func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings) http.HandlerF
 		// KiB is two or three system calls (net/http's connection
 		// buffer is 4 KiB), once per browser per card. HTTP/2 ignores it.
 		w.Header().Set("Transfer-Encoding", "identity")
+		var (
+			sub     *inbox.Follower
+			changes []inbox.Change
+			subOK   bool
+		)
+		if !foreign {
+			sub, changes, subOK = subscribe(since, hasSince)
+		}
 		sw, err := sse.NewWriter(w, cfg.WriteTimeout)
 		if err != nil {
+			if sub != nil {
+				sub.Close()
+			}
 			pg.internalError(w, r, err)
 			return
 		}
@@ -124,7 +138,7 @@ func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings) http.HandlerF
 			_ = sw.Event(sse.Message{Event: "reload", Data: "another server"})
 			return
 		}
-		follow(sw, r, since, hasSince)
+		follow(sw, r, since, sub, changes, subOK)
 	}
 }
 
@@ -148,25 +162,49 @@ func takeOver(w http.ResponseWriter, r *http.Request) (net.Conn, bool) {
 }
 
 // streamContext is the context of a stream taken over from net/http:
-// r's values, ended when the browser closes the connection (read by a
-// goroutine that only waits for that), when stop ends (the server's
+// r's values, ended when the browser closes the connection or sends
+// anything (read by a goroutine that only waits for that), when stop ends (the server's
 // shutdown), or by end. net/http ends r's own context when the handler
 // returns.
-func streamContext(r *http.Request, conn net.Conn, stop context.Context) (context.Context, func()) {
+func streamContext(r *http.Request, conn net.Conn, stop context.Context, streams *Streams) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	unstop := context.AfterFunc(stop, cancel)
+	streams.wg.Add(1)
 	go func() {
+		defer streams.wg.Done()
 		defer cancel()
+		// A browser sends nothing on an event stream after its request:
+		// any byte, as the connection's end, ends the stream (a client
+		// sending a flood would otherwise cost a read per byte).
 		var b [1]byte
-		for {
-			if _, err := conn.Read(b[:]); err != nil {
-				return // the browser left, or the stream's end closed it
-			}
-		}
+		_, _ = conn.Read(b[:])
 	}()
 	return ctx, func() {
 		unstop()
 		cancel()
+	}
+}
+
+// Streams owns the push streams taken over from net/http (HTTP/1.1):
+// net/http's Shutdown neither ends nor waits for a connection taken over.
+// Shutdown ends them (RegisterOnShutdown); Wait, after it, waits until
+// their goroutines are over, so nothing still writes once the server's
+// owner goes on to close what the streams read.
+type Streams struct{ wg sync.WaitGroup }
+
+// Wait waits until every taken-over stream is over, or ctx ends (its
+// error then).
+func (s *Streams) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

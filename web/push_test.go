@@ -2,9 +2,11 @@ package web
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -544,4 +546,65 @@ func TestPushSendsACardChangedTwiceWhileWaitingOnce(t *testing.T) {
 	assert.Equal(t, "timed-out", attr(c, "data-state"), "the card as it now is")
 	st := again.next()
 	assert.Equal(t, "status", st.Event, "then the current status: the card was sent once")
+}
+
+// The stream's subscription is taken before its response head is
+// written: a client (a test suite driving the UI over plain HTTP) that has
+// the head has every change made after it, without first waiting for the
+// status.
+func TestAPushStreamHasEveryChangeAfterItsHead(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	for i := range 100 {
+		ps := h.openPush("")
+		id := h.ask("s1", "r"+strconv.Itoa(i), nameForm())
+		require.Equal(t, "status", ps.next().Event)
+		m := ps.next()
+		require.Equal(t, "card", m.Event, "connection %d: the card asked right after the head", i)
+		assert.Contains(t, m.Data, string(id), "connection %d", i)
+	}
+}
+
+// A browser sends nothing on its event stream after the request: a client
+// that does (a flood, one read system call per byte for the server) ends
+// its stream.
+func TestPushEndsWhenTheClientSendsOnIt(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	conn, err := net.Dial("tcp", h.srv.Listener.Addr().String())
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	_, err = conn.Write([]byte("GET /push HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n"))
+	require.NoError(t, err)
+	br := bufio.NewReader(conn)
+	head, err := br.ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "HTTP/1.1 200 OK\r\n", head)
+	untilTrue(t, "one browser", func() bool { return h.metrics.Browsers.Load() == 1 })
+	go func() { _, _ = conn.Write(bytes.Repeat([]byte("x"), 1<<20)) }()
+	untilTrue(t, "the stream ended", func() bool { return h.metrics.Browsers.Load() == 0 })
+}
+
+// net/http's Shutdown neither ends nor waits for a stream taken over from
+// it: Shutdown ends them and Streams.Wait, after it, returns once they
+// are over, so serve closes nothing a stream still uses.
+func TestStreamsWaitOwnsTheTakenOverStreams(t *testing.T) {
+	t.Parallel()
+	streams := &Streams{}
+	h := newHarness(t, func(s *setup) { s.deps.Streams = streams })
+	var pss []*pushStream
+	for range 3 {
+		ps := h.openPush("")
+		require.Equal(t, "status", ps.next().Event)
+		pss = append(pss, ps)
+	}
+	require.Equal(t, int64(3), h.metrics.Browsers.Load())
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	require.NoError(t, h.srv.Config.Shutdown(ctx))
+	require.NoError(t, streams.Wait(ctx), "the streams end at the shutdown")
+	assert.Equal(t, int64(0), h.metrics.Browsers.Load(), "no stream is left once Wait returns")
+	for _, ps := range pss {
+		ps.ended()
+	}
 }

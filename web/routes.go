@@ -49,7 +49,7 @@ func (s *server) routes() http.Handler {
 		r.With(gz).Get("/batches", handleBatches(in, pg))
 		r.Post("/batch/answer", handleBatchAnswer(in, s.deps.Submitter, pg, s.metrics))
 		r.Get("/batch/answer", handleBatchReload(pg))
-		r.Get("/push", handlePush(in, pg, s.metrics, s.push))
+		r.Get("/push", handlePush(in, pg, s.metrics, s.push, s.deps.Streams))
 		r.Get("/metrics", handleMetrics(in, s.deps.Upstream, s.metrics, s.deps.Notifier, s.deps.Rules))
 		r.With(gz).Get("/history", handleHistory(s.deps.History, pg))
 		r.With(gz).Get("/rules", handleRules(pg))

@@ -82,6 +82,10 @@ type Database interface {
 // and History may be nil: without a Submitter the UI is watch-only.
 type Deps struct {
 	Inbox Inbox
+	// Streams owns the push streams taken over from net/http; wait on it
+	// after the server's Shutdown. nil: the server's own, waited for by
+	// nobody.
+	Streams *Streams
 	// Rules is the standing answers; nil: none (the page offers none).
 	Rules     Rules
 	Submitter Submitter
@@ -289,6 +293,9 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 	}
 	if deps.Sessions == nil {
 		deps.Sessions = newMemorySessions()
+	}
+	if deps.Streams == nil {
+		deps.Streams = &Streams{}
 	}
 	s := &server{cfg: cfg, deps: deps, auth: newAuth(cfg, deps.Sessions), guard: newGuard(cfg, deps.Metrics), pages: newPages(cfg, deps), metrics: deps.Metrics,
 		push: pushSettings{Buffer: cfg.PushBuffer, WriteTimeout: cfg.WriteTimeout, Heartbeat: cfg.Heartbeat, BatchEvery: cfg.BatchPushEvery}}

@@ -52,6 +52,9 @@ type serveGraph struct {
 	respond *respond.Client
 	demo    *agent.Agent
 	handler http.Handler
+	// streams owns the push streams taken over from the UI's server:
+	// waited for after its Shutdown.
+	streams *web.Streams
 
 	journal   journalStore
 	retention time.Duration
@@ -99,7 +102,8 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 	g.catch = newCatchUp(g.in, nil)
 	g.reporter = &liveReporter{in: g.in}
 	feedCfg := feed.Config{RelayURL: relayURL, Token: token, SilenceTimeout: cfg.feedSilence, Logger: logger.With("part", "feed")}
-	deps := web.Deps{Inbox: g.in, History: jr, Sessions: jr, Database: jr}
+	g.streams = &web.Streams{}
+	deps := web.Deps{Inbox: g.in, History: jr, Sessions: jr, Database: jr, Streams: g.streams}
 	if token != "" {
 		g.respond = respond.New(respond.Config{
 			RelayURL: relayURL, Token: token, Agent: cfg.agentName, Source: source, AckWindow: cfg.ackWindow, RosterInterval: cfg.rosterIntvl, BackoffMax: cfg.respondBackoff,

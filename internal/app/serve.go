@@ -199,6 +199,9 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer scancel()
 	_ = srv.Shutdown(sctx)
+	if err := g.streams.Wait(sctx); err != nil {
+		logger.Warn("push streams still open at the stop", "err", err)
+	}
 	wg.Wait()
 	// The inbox's last journal writes (made off its lock, in order) are
 	// kept before the journal closes.
