@@ -111,30 +111,19 @@ func benchPushFleet(b *testing.B, bin string, browsers int) {
 		if err := s.benchPostEvents(ctx, ev); err != nil {
 			b.Fatal(err)
 		}
-		seen := make([]bool, browsers+1)
 		var slowest time.Duration
-		for got := 0; got < browsers+1; {
-			select {
-			case a := <-arrivals:
-				if seen[a.tap] || benchSampleOf(a.msg.Data) != i {
-					continue
-				}
-				seen[a.tap] = true
-				got++
-				d := a.at.Sub(t0)
-				if a.tap == 0 {
-					hop = append(hop, d)
-				} else {
-					all = append(all, d)
-					slowest = max(slowest, d)
-					if i == 0 && card.Data == "" {
-						card = a.msg
-					}
-				}
-			case <-ctx.Done():
-				b.Fatalf("sample %d: %d of %d readers got it in time", i, got, browsers+1)
+		benchAwaitSample(ctx, b, "sample", arrivals, browsers+1, i, func(a benchArrival) {
+			d := a.at.Sub(t0)
+			if a.tap == 0 {
+				hop = append(hop, d)
+				return
 			}
-		}
+			all = append(all, d)
+			slowest = max(slowest, d)
+			if i == 0 && card.Data == "" {
+				card = a.msg
+			}
+		})
 		last = append(last, slowest)
 	}
 	b.StopTimer()
@@ -233,26 +222,36 @@ func benchFanOutFloor(b *testing.B, ctx context.Context, browsers int, card sse.
 		if _, err := stdin.Write(frame); err != nil {
 			b.Fatalf("benchfloor: %v", err)
 		}
-		seen := make([]bool, browsers)
 		var slowest time.Duration
-		for got := 0; got < browsers; {
-			select {
-			case a := <-arrivals:
-				if seen[a.tap] || benchSampleOf(a.msg.Data) != i {
-					continue
-				}
-				seen[a.tap] = true
-				got++
-				d := a.at.Sub(t0)
-				all = append(all, d)
-				slowest = max(slowest, d)
-			case <-ctx.Done():
-				b.Fatalf("floor sample %d: %d of %d readers got it in time", i, got, browsers)
-			}
-		}
+		benchAwaitSample(ctx, b, "floor sample", arrivals, browsers, i, func(a benchArrival) {
+			d := a.at.Sub(t0)
+			all = append(all, d)
+			slowest = max(slowest, d)
+		})
 		last = append(last, slowest)
 	}
 	return all, last, benchProcCPU(b, cmd.Process.Pid) - cpu0
+}
+
+// benchAwaitSample waits until each of readers taps (numbered from 0) has
+// read sample i, calling got once per tap with its first arrival of it;
+// other arrivals (a sample read twice, an earlier one) are skipped.
+func benchAwaitSample(ctx context.Context, b *testing.B, what string, arrivals <-chan benchArrival, readers, i int, got func(benchArrival)) {
+	b.Helper()
+	seen := make([]bool, readers)
+	for n := 0; n < readers; {
+		select {
+		case a := <-arrivals:
+			if seen[a.tap] || benchSampleOf(a.msg.Data) != i {
+				continue
+			}
+			seen[a.tap] = true
+			n++
+			got(a)
+		case <-ctx.Done():
+			b.Fatalf("%s %d: %d of %d readers got it in time", what, i, n, readers)
+		}
+	}
 }
 
 // benchProcCPU is the CPU time (user and system) a process has used so far,

@@ -195,54 +195,52 @@ func TestWriterDeadline(t *testing.T) {
 	}
 }
 
-// deadlineRecorder is a response that records the write deadlines set on
-// it (http.ResponseController finds SetWriteDeadline) and, at each write,
-// how long the deadline then in force left (-1: none).
-type deadlineRecorder struct {
-	*httptest.ResponseRecorder
+// deadlines records the write deadlines set and, at each write, how long
+// the deadline then in force left (-1: none).
+type deadlines struct {
 	now      func() time.Time
 	deadline time.Time
 	sets     int
 	left     []time.Duration
 }
 
-func (d *deadlineRecorder) SetWriteDeadline(t time.Time) error {
+func (d *deadlines) SetWriteDeadline(t time.Time) error {
 	d.deadline = t
 	d.sets++
 	return nil
+}
+
+func (d *deadlines) wrote() {
+	if d.deadline.IsZero() {
+		d.left = append(d.left, -1)
+	} else {
+		d.left = append(d.left, d.deadline.Sub(d.now()))
+	}
+}
+
+// deadlineRecorder is a response that records its write deadlines
+// (http.ResponseController finds SetWriteDeadline).
+type deadlineRecorder struct {
+	*httptest.ResponseRecorder
+	deadlines
 }
 
 func (d *deadlineRecorder) Write(b []byte) (int, error) {
-	if d.deadline.IsZero() {
-		d.left = append(d.left, -1)
-	} else {
-		d.left = append(d.left, d.deadline.Sub(d.now()))
-	}
+	d.wrote()
 	return d.ResponseRecorder.Write(b)
 }
 
-// deadlineConn is a connection that records the write deadlines set on
-// it and, at each write, how long the deadline then in force left.
+// deadlineConn is a connection that records its write deadlines and
+// drops what is written.
 type deadlineConn struct {
 	net.Conn
-	now      func() time.Time
-	deadline time.Time
-	sets     int
-	left     []time.Duration
+	deadlines
 }
 
-func (d *deadlineConn) SetWriteDeadline(t time.Time) error {
-	d.deadline = t
-	d.sets++
-	return nil
-}
+func (d *deadlineConn) SetWriteDeadline(t time.Time) error { return d.deadlines.SetWriteDeadline(t) }
 
 func (d *deadlineConn) Write(b []byte) (int, error) {
-	if d.deadline.IsZero() {
-		d.left = append(d.left, -1)
-	} else {
-		d.left = append(d.left, d.deadline.Sub(d.now()))
-	}
+	d.wrote()
 	return len(b), nil
 }
 
@@ -257,7 +255,7 @@ func TestConnWriterDeadlineRefreshedRarely(t *testing.T) {
 	const timeout = 10 * time.Second
 	clock := time.Date(2026, 12, 6, 5, 0, 0, 0, time.UTC)
 	now := func() time.Time { return clock }
-	c := &deadlineConn{now: now}
+	c := &deadlineConn{deadlines: deadlines{now: now}}
 	w, err := newConnWriter(c, http.Header{}, timeout, now)
 	require.NoError(t, err)
 	for range 100 {
@@ -284,7 +282,7 @@ func TestConnWriterDeadlineRefreshedRarely(t *testing.T) {
 	assert.True(t, c.deadline.IsZero(), "Done lifts the deadline")
 	assert.Equal(t, 4, c.sets)
 
-	c = &deadlineConn{now: now}
+	c = &deadlineConn{deadlines: deadlines{now: now}}
 	w, err = newConnWriter(c, http.Header{}, 0, now)
 	require.NoError(t, err)
 	require.NoError(t, w.Ping())
@@ -304,7 +302,7 @@ func TestResponseWriterLiftsItsDeadlineAfterEachWrite(t *testing.T) {
 	const timeout = 10 * time.Second
 	clock := time.Date(2026, 12, 6, 5, 0, 0, 0, time.UTC)
 	now := func() time.Time { return clock }
-	rec := &deadlineRecorder{ResponseRecorder: httptest.NewRecorder(), now: now}
+	rec := &deadlineRecorder{ResponseRecorder: httptest.NewRecorder(), deadlines: deadlines{now: now}}
 	w, err := newWriter(rec, timeout, now)
 	require.NoError(t, err)
 	assert.True(t, rec.deadline.IsZero(), "idle after the headers: no deadline")
