@@ -41,9 +41,10 @@ import (
 // ui-last-p99-ms (the slowest browser of each sample), push-drops (must be
 // 0), mem-per-browser-KB and serve-cpu-ms/card (serve's CPU time, user
 // and system, over the samples, per card: its own cost, which the other
-// load of a shared machine moves less than the latencies), and (not under
-// -short) card-frame-bytes (one browser's frame of the card),
-// floor-p50/p99-ms, floor-last-p99-ms and floor-cpu-ms/card.
+// load of a shared machine moves less than the latencies; not under
+// -short), card-frame-bytes (one browser's frame of the card),
+// floor-p50/p99-ms, floor-last-p99-ms and floor-cpu-ms/card (the floor
+// runs under -short too, beside the 10 browsers, so it cannot rot).
 //
 // AEPFORMS_BENCH_FLOOR_WRITERS=N has the floor write each frame from N
 // goroutines (default GOMAXPROCS; as many as browsers is a goroutine per
@@ -136,9 +137,6 @@ func benchPushFleet(b *testing.B, bin string, browsers int) {
 	if pid != 0 {
 		b.ReportMetric(float64(benchRSS(b, pid)-before)/float64(browsers)/1024, "mem-per-browser-KB")
 		b.ReportMetric(benchMS(cpu)/float64(b.N), "serve-cpu-ms/card")
-	}
-	if bin == "" {
-		return // under -short: no floor
 	}
 	frame, err := sse.AppendFrame(nil, card)
 	if err != nil {
