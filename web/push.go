@@ -93,8 +93,12 @@ func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings, streams *Stre
 					pg.log.Debug("web: a browser left before its push stream began", "remote", r.RemoteAddr, "err", err)
 					return
 				}
+				if !streams.add() {
+					sub.Close()
+					conn.Close() // the server is stopping
+					return
+				}
 				ctx, end := streamContext(r, conn, stops.of(r), streams)
-				streams.wg.Add(1)
 				go func() {
 					defer streams.wg.Done()
 					defer end()
@@ -169,7 +173,7 @@ func takeOver(w http.ResponseWriter, r *http.Request) (net.Conn, bool) {
 func streamContext(r *http.Request, conn net.Conn, stop context.Context, streams *Streams) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	unstop := context.AfterFunc(stop, cancel)
-	streams.wg.Add(1)
+	streams.wg.Add(1) // the stream's own add keeps the count above 0
 	go func() {
 		defer streams.wg.Done()
 		defer cancel()
@@ -190,11 +194,30 @@ func streamContext(r *http.Request, conn net.Conn, stop context.Context, streams
 // Shutdown ends them (RegisterOnShutdown); Wait, after it, waits until
 // their goroutines are over, so nothing still writes once the server's
 // owner goes on to close what the streams read.
-type Streams struct{ wg sync.WaitGroup }
+type Streams struct {
+	mu       sync.Mutex
+	stopping bool
+	wg       sync.WaitGroup
+}
+
+// add counts one more stream, false once Wait has begun (the server is
+// stopping: the stream is not begun).
+func (s *Streams) add() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping {
+		return false
+	}
+	s.wg.Add(1)
+	return true
+}
 
 // Wait waits until every taken-over stream is over, or ctx ends (its
-// error then).
+// error then); no stream begins once it is called.
 func (s *Streams) Wait(ctx context.Context) error {
+	s.mu.Lock()
+	s.stopping = true
+	s.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
 		s.wg.Wait()

@@ -194,10 +194,12 @@ func (p *pages) cardFrame(r *http.Request, operator string, share *pushShare, se
 	now := p.now()
 	k := frameKey{seq: seq, card: c.ID, version: c.Version, minute: now.Truncate(time.Minute).Unix(), operator: operator}
 	return share.frame(k, func() ([]byte, string, error) {
-		opts := p.cardOptions(r, c, now)
-		// The frame is every browser's: it is not cut short when the
+		// The frame is every browser's: neither its render nor the
+		// lookups behind it (a rule's name) are cut short when the
 		// browser that happens to make it leaves.
-		html, placeholder, err := p.frags.Template(context.WithoutCancel(r.Context()), c, opts)
+		r := r.WithContext(context.WithoutCancel(r.Context()))
+		opts := p.cardOptions(r, c, now)
+		html, placeholder, err := p.frags.Template(r.Context(), c, opts)
 		if err != nil {
 			return nil, "", err
 		}
