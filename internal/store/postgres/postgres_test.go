@@ -193,6 +193,32 @@ func TestRecordIsBoundedWhenTheDatabaseHangs(t *testing.T) {
 	assert.Len(t, got, 1)
 }
 
+// A maker whose transaction holds the rules' lock and hangs (a replica
+// cut off mid-way) does not hold every other maker's post: making a rule
+// fails after WriteTimeout, and works once the lock is let go.
+func TestCreateRuleIsBoundedWhenAnotherMakerHangs(t *testing.T) {
+	t.Parallel()
+	db := pgtest.Need(t).NewDatabase(t)
+	j := openURL(t, db, Options{WriteTimeout: 200 * time.Millisecond})
+	ctx := context.Background()
+	other := openURL(t, db, Options{})
+	tx, err := other.pool.Begin(ctx)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, lockRules)
+	require.NoError(t, err)
+
+	rule := store.Rule{ID: "r1", Name: "Allow", Maker: "alice", Created: storetest.T0, Expires: storetest.T0.Add(time.Hour)}
+	err = j.CreateRule(ctx, rule, 10)
+	require.Error(t, err, "making a rule behind a hung maker returns")
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+
+	require.NoError(t, tx.Rollback(ctx))
+	require.NoError(t, j.CreateRule(ctx, rule, 10), "the lock let go, the rule is made")
+	got, err := j.Rules(ctx)
+	require.NoError(t, err)
+	assert.Len(t, got, 1)
+}
+
 // A state change the database cannot take (here: its table locked past
 // WriteTimeout, as when the server is down) is kept: Ping, /readyz's
 // check, says the database does not answer, in the operator's words,

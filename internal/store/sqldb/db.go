@@ -139,6 +139,16 @@ func (db *DB) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), db.Timeout)
 }
 
+// bound is ctx bounded by Timeout too: a call whose caller gave a
+// context without a deadline of its own still fails when the database
+// stops answering.
+func (db *DB) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if db.Timeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, db.Timeout)
+}
+
 // lockWrites takes WriteMu, if there is one, and returns its unlock.
 func (db *DB) lockWrites() func() {
 	if db.WriteMu == nil {

@@ -26,7 +26,8 @@ const ruleColumns = `id, name, match, answer, note, maker, created_at, expires_a
 // overshoot max. Paused rules count (they can be resumed); expired ones
 // do not (they never answer again), and past max the longest-expired are
 // deleted to make room (kept for History, as a deleted rule is), so the
-// rules listed stay at most max.
+// rules listed stay at most max. It is bounded by the journal's write
+// timeout (DB.Timeout) as the inbox's writes are.
 func (r *RuleBook) CreateRule(ctx context.Context, rule store.Rule, max int) error {
 	match, err := json.Marshal(rule.Match)
 	if err != nil {
@@ -40,6 +41,10 @@ func (r *RuleBook) CreateRule(ctx context.Context, rule store.Rule, max int) err
 	if state == "" {
 		state = store.RuleActive
 	}
+	// Bounded: a maker holding the lock in a transaction that hangs (a
+	// replica cut off mid-way) must not hold every other maker's post.
+	ctx, cancel := r.bound(ctx)
+	defer cancel()
 	tx, err := r.Synced.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("journal: create rule: %w", err)
