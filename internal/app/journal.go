@@ -59,7 +59,7 @@ func openJournal(ctx context.Context, db string, lease leaseConfig, logger *slog
 		return nil, errors.New("no place for the answer journal: set --db, AEPFORMS_DB, XDG_STATE_HOME or HOME")
 	}
 	if isPostgresURL(db) {
-		j, err := postgres.Open(ctx, db, postgres.Options{Replica: lease.replica, Lease: lease.lease})
+		j, err := postgres.Open(ctx, db, postgres.Options{Replica: lease.replica, Lease: lease.lease, WriteTimeout: lease.writeTimeout})
 		if err != nil {
 			return nil, fmt.Errorf("%w (the journal's database is chosen with --db or AEPFORMS_DB)", err)
 		}
@@ -81,6 +81,8 @@ func openJournal(ctx context.Context, db string, lease leaseConfig, logger *slog
 type leaseConfig struct {
 	replica string
 	lease   time.Duration
+	// writeTimeout bounds a PostgreSQL journal's writes (0: its default).
+	writeTimeout time.Duration
 }
 
 // flagSet reports whether name was given on the command line.

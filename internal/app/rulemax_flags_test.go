@@ -42,3 +42,18 @@ func TestRuleRetryIntervalFlag(t *testing.T) {
 	_, err = parseServe([]string{"--rule-retry-interval", "0s"}, envMap(map[string]string{"HOME": t.TempDir()}), io.Discard)
 	assert.ErrorIs(t, err, ErrUsage)
 }
+
+func TestDBWriteTimeoutFlag(t *testing.T) {
+	t.Parallel()
+	c, err := parseServe(nil, envMap(map[string]string{"HOME": t.TempDir()}), io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, 10*time.Second, c.dbWriteTimeout)
+	c, err = parseServe(nil, envMap(map[string]string{"HOME": t.TempDir(), "AEPFORMS_DB_WRITE_TIMEOUT": "3s"}), io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, 3*time.Second, c.dbWriteTimeout)
+	c, err = parseServe([]string{"--db-write-timeout", "1s"}, envMap(map[string]string{"HOME": t.TempDir(), "AEPFORMS_DB_WRITE_TIMEOUT": "3s"}), io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, time.Second, c.dbWriteTimeout)
+	_, err = parseServe([]string{"--db-write-timeout", "0s"}, envMap(map[string]string{"HOME": t.TempDir()}), io.Discard)
+	assert.ErrorIs(t, err, ErrUsage)
+}

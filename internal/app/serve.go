@@ -43,7 +43,7 @@ func runServe(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 	}
 	// Open the answer journal first: a journal in use by another serve,
 	// exposed or damaged stops everything before it starts.
-	jr, err := openJournal(ctx, cfg.db, leaseConfig{cfg.replica, cfg.lease}, logger)
+	jr, err := openJournal(ctx, cfg.db, leaseConfig{replica: cfg.replica, lease: cfg.lease, writeTimeout: cfg.dbWriteTimeout}, logger)
 	if err != nil {
 		return err
 	}

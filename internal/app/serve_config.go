@@ -79,8 +79,9 @@ type serveConfig struct {
 	// (--replica; default random); lease is how long one lasts unrenewed
 	// (--lease): a replica that dies holding one has its answers sent
 	// again by another once it lapses.
-	replica string
-	lease   time.Duration
+	replica        string
+	lease          time.Duration
+	dbWriteTimeout time.Duration // --db-write-timeout
 	// settledKept is how many of this UI's settled answers the inbox
 	// shows again after a restart, from the journal; older ones are in
 	// the history.
@@ -217,6 +218,7 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	c.pushAllowLoopback = env("AEPFORMS_PUSH_ALLOW_LOOPBACK") == "1"
 	fs.StringVar(&c.replica, "replica", envOr("AEPFORMS_REPLICA", ""), "this replica's name on a shared PostgreSQL journal, under which it holds its answers' resend leases; a replica restarted under the same name resends its own at once, another waits for --lease. Default: random (a SQLite journal: the journal's own) (env AEPFORMS_REPLICA)")
 	fs.DurationVar(&c.lease, "lease", envDur("AEPFORMS_LEASE", 30*time.Second), "how long a replica holds the resend lease of an answer waiting for the agent without renewing it (it renews every third of it); once lapsed, another replica sends the answer again (env AEPFORMS_LEASE)")
+	fs.DurationVar(&c.dbWriteTimeout, "db-write-timeout", envDur("AEPFORMS_DB_WRITE_TIMEOUT", 10*time.Second), "a PostgreSQL journal's bound on each write (an answer's record, its states, making a rule): a database that stops answering fails that write, and the page says so, instead of holding the page (an answer whose record failed is not sent) (env AEPFORMS_DB_WRITE_TIMEOUT)")
 	fs.IntVar(&c.ruleMaxRate, "rule-max-rate", envInt(env, "AEPFORMS_RULE_MAX_RATE", rules.DefaultMaxRate), "a rule (standing answer) that would answer more than this many requests within --rule-rate-window pauses itself instead, and the Rules page says why: a runaway agent asking the same thing in a loop (env AEPFORMS_RULE_MAX_RATE)")
 	fs.IntVar(&c.ruleMax, "rule-max", envInt(env, "AEPFORMS_RULE_MAX", rules.DefaultMaxRules), "the most rules (standing answers) kept at once, paused ones included, expired ones not: making one more is refused until one is deleted or expires (env AEPFORMS_RULE_MAX)")
 	fs.DurationVar(&c.ruleRateWindow, "rule-rate-window", envDur("AEPFORMS_RULE_RATE_WINDOW", rules.DefaultRateWindow), "the window --rule-max-rate counts a rule's answers in (env AEPFORMS_RULE_RATE_WINDOW)")
@@ -224,6 +226,9 @@ func parseServe(args []string, env Env, stderr io.Writer) (serveConfig, error) {
 	err = fs.Parse(args)
 	if err != nil {
 		return c, err
+	}
+	if c.dbWriteTimeout <= 0 {
+		return c, fmt.Errorf("%w: --db-write-timeout %v: must be positive", ErrUsage, c.dbWriteTimeout)
 	}
 	if c.ruleRetry <= 0 {
 		return c, fmt.Errorf("%w: --rule-retry-interval %v: must be positive", ErrUsage, c.ruleRetry)
