@@ -46,3 +46,24 @@ func TestACardsOwnPageCountsTheInbox(t *testing.T) {
 		})
 	}
 }
+
+// A question's own page is about that one card: it offers no "Clear
+// settled", which on it hid the only card the page shows (and, the hidden
+// set being kept in the browser, hid it on the inbox too), leaving an
+// empty page (newcomer run). The inbox keeps the tool.
+func TestACardsOwnPageOffersNoClearSettled(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	done := h.ask("s1", "r0", permissionReq())
+	h.lifecycle("s1", "r0", "attention.answered", map[string]any{"answer": map[string]any{"option": "allow"}, "by": "op"})
+
+	r := h.getPage(nil, "cards/"+string(done)+"/page")
+	require.Equal(t, http.StatusOK, r.StatusCode)
+	d := r.doc(t)
+	require.Equal(t, 1, d.Find(`[data-testid="settled"] [data-testid="card"]`).Length(), "the settled card is on its page")
+	assert.Zero(t, d.Find(`[data-testid="clear-settled"]`).Length(), "no Clear settled on one card's page")
+	assert.Equal(t, 1, d.Find(`[data-testid="keys-button"]`).Length(), "the keyboard shortcuts stay")
+
+	inbox := h.getPage(nil, "").doc(t)
+	assert.Equal(t, 1, inbox.Find(`[data-testid="clear-settled"]`).Length(), "the inbox keeps Clear settled")
+}
