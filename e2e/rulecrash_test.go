@@ -59,13 +59,19 @@ func TestServeKilledBetweenARulesClaimAndItsAnswer(t *testing.T) {
 	assert.Equal(t, req.ID, cmds[0].Subject)
 	assert.Equal(t, `{"option":"deny"}`, answerOf(t, cmds[0].Raw))
 
-	rows := historyRows(t, second)
+	// History reads the journal, whose accepted state the journal
+	// writer keeps just after the card shows it: wait for it there.
+	var rows []historyRow
 	byCommand := map[string]historyRow{}
-	for _, row := range rows {
-		byCommand[row.CommandID] = row
-	}
+	awaitHistory(t, second, func(got []historyRow) bool {
+		rows = got
+		clear(byCommand)
+		for _, row := range rows {
+			byCommand[row.CommandID] = row
+		}
+		return byCommand[cmds[0].ID].State == "accepted"
+	})
 	require.Contains(t, byCommand, cmds[0].ID, "History lists the operator's answer: %+v", rows)
-	assert.Equal(t, "accepted", byCommand[cmds[0].ID].State)
 	assert.Len(t, rows, 3, "the rule's maker's answer, the rule's one answer, the operator's: %+v", rows)
 
 	list := second.rulesPage(t)
