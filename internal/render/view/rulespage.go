@@ -107,7 +107,7 @@ func ruleRow(r store.Rule, base string, opts RulesOptions) RuleRow {
 		MadeISO: r.Created.UTC().Format(htmlTime), ExpiresISO: r.Expires.UTC().Format(htmlTime),
 	}
 	if row.Maker == "" {
-		row.Maker = "an operator with no name"
+		row.Maker = words.answered["no-name"] // as a card and History say it
 	}
 	row.Match = append(row.Match, "Kind: "+m.Kind)
 	if len(m.Options) > 0 {
