@@ -142,8 +142,10 @@
   function hiddenSet() { return load(HIDDEN, []); }
   function setHidden(list) { save(HIDDEN, list.slice(-500)); }
 
+  /* A question's own page shows its card whatever the inbox hid: the
+     operator opened it to see it (inbox.single). */
   function applyHidden(card) {
-    card.classList.toggle('is-hidden', hiddenSet().indexOf(card.dataset.card) >= 0);
+    card.classList.toggle('is-hidden', !inbox.single && hiddenSet().indexOf(card.dataset.card) >= 0);
   }
 
   /* ---------- Other, textarea growth, long prompts ---------- */
@@ -193,7 +195,8 @@
 
   /* enhance wires up a card (or the whole page) after it is rendered. */
   function enhance(root) {
-    root.querySelectorAll('[data-action="hide"]').forEach(function (b) { b.hidden = false; });
+    // Not on a question's own page: hiding would leave it empty.
+    if (!inbox.single) root.querySelectorAll('[data-action="hide"]').forEach(function (b) { b.hidden = false; });
     root.querySelectorAll('[data-action="expand"], [data-action="load-prompt"]').forEach(function (b) {
       var p = byId(b.getAttribute('aria-controls'));
       if (!p) return;

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -65,4 +66,26 @@ func TestACardsOwnPageShowsTheAgentsWithdrawalInChromium(t *testing.T) {
 	h.lifecycle("s1", "r1", "attention.resolved", map[string]any{"resolution": "dismissed"})
 	poll(t, ctx, `document.querySelector('#`+domID(mine)+`').dataset.open === 'false'`, "the card follows the agent's withdrawal")
 	assert.Equal(t, "0 pending", strings.TrimSpace(eval[string](t, ctx, `document.getElementById('pending-count').textContent`)))
+}
+
+// A question hidden from the inbox ("Hide from this page") still shows on
+// its own page, which offers no "Hide": the operator opened the link (a
+// row's, a notification's) to see that question, and hiding it there
+// would leave the page empty.
+func TestACardsOwnPageShowsTheCardTheInboxHidInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: starts Chromium")
+	}
+	t.Parallel()
+	h := newHarness(t)
+	mine := h.ask("s1", "r1", permissionReq())
+	h.ask("s1", "r2", nameForm())
+	ctx := browse(t, h, "")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(`#`+domID(mine)+` [data-testid="hide"]`)))
+	poll(t, ctx, `document.querySelector('#`+domID(mine)+`').classList.contains('is-hidden')`, "hidden from the inbox")
+
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(h.url("cards/"+string(mine)+"/page")), chromedp.WaitVisible(`#connection[data-state="live"]`)))
+	assert.False(t, eval[bool](t, ctx, `document.querySelector('#`+domID(mine)+`').classList.contains('is-hidden')`), "the card shows on its own page")
+	assert.True(t, eval[bool](t, ctx, `document.querySelector('#`+domID(mine)+`').getBoundingClientRect().height > 0`), "and takes room")
+	assert.Zero(t, eval[int](t, ctx, `Array.from(document.querySelectorAll('[data-testid="hide"]')).filter(b => !b.hidden).length`), "no Hide on a question's own page")
 }
