@@ -15,17 +15,66 @@ const (
 	RuleDeleted = "deleted"
 )
 
+// Scopes: how much of a request's question a rule compares, narrow to
+// wide. A rule made before rules were scoped to the question has none
+// (ScopeUnscoped): it compares PromptContains, when set, and nothing else
+// of the question, and was paused when the journal was upgraded
+// (ReasonUnscoped).
+const (
+	// ScopeExact answers only the question as the operator read it: the
+	// card's visible text (RuleMatch.Question), whitespace aside.
+	ScopeExact = "exact"
+	// ScopePrefix answers questions whose visible text starts with
+	// RuleMatch.Text.
+	ScopePrefix = "prefix"
+	// ScopeContains answers questions whose visible text contains
+	// RuleMatch.Text.
+	ScopeContains = "contains"
+	// ScopeAny answers any question of the rule's shape (kind, options,
+	// fields, tool) from its agent.
+	ScopeAny = "any"
+	// ScopeUnscoped is a rule made before scopes.
+	ScopeUnscoped = ""
+)
+
+// ReasonUnscoped is why a rule made before rules were scoped to the
+// question was paused by the journal's upgrade: written by the
+// migration in both backends, shown on the Rules page.
+const ReasonUnscoped = "Made before rules were scoped to the question: review and resume."
+
 // RuleMatch is what a request must be for a rule to answer it: its kind,
 // the same option set (by id and label, in order), the same fields (by
-// id, type and label) when it has any, and, when set, its agent, its
-// session and text its prompt contains.
+// id, type and label) when it has any, its agent (and the agent's
+// connection, Instance, when the relay named it), the tool it asks for,
+// its question within Scope, and, when set, its session.
 type RuleMatch struct {
-	Kind           string          `json:"kind"`
-	Options        []aep.Option    `json:"options,omitempty"`
-	Fields         []aep.FieldSpec `json:"fields,omitempty"`
-	Agent          string          `json:"agent,omitempty"`
-	Session        string          `json:"session,omitempty"`
-	PromptContains string          `json:"prompt_contains,omitempty"`
+	Kind    string          `json:"kind"`
+	Options []aep.Option    `json:"options,omitempty"`
+	Fields  []aep.FieldSpec `json:"fields,omitempty"`
+	Agent   string          `json:"agent,omitempty"`
+	Session string          `json:"session,omitempty"`
+	// PromptContains is an unscoped rule's "question contains" text
+	// (case-insensitive, of the raw prompt); never set on a scoped one.
+	PromptContains string `json:"prompt_contains,omitempty"`
+	// Scope is ScopeExact, ScopePrefix, ScopeContains or ScopeAny;
+	// ScopeUnscoped for a rule made before scopes.
+	Scope string `json:"scope,omitempty"`
+	// Question is the visible text of the question the rule was made
+	// from (rules.Visible): what ScopeExact compares, and what the Rules
+	// page shows.
+	Question string `json:"question,omitempty"`
+	// Text is what ScopePrefix and ScopeContains look for in a
+	// question's visible text (case-sensitive).
+	Text string `json:"text,omitempty"`
+	// Tool is the tool the request asked about (the tool.requested
+	// event its cause names), "" when it named none: a rule answers only
+	// requests naming the same tool, or none when it has none.
+	Tool string `json:"tool,omitempty"`
+	// Instance is the instance the relay's roster named for the
+	// connection that claimed the request's session (the agent's hello),
+	// "" when the roster named none: when set, a request's session must
+	// be claimed by a connection of the same instance.
+	Instance string `json:"instance,omitempty"`
 }
 
 // Rule is a standing answer: requests that match Match are answered with
@@ -42,6 +91,9 @@ type Rule struct {
 	Maker   string
 	Created time.Time
 	Expires time.Time
+	// Card is the card the rule was made from ("" for a rule made
+	// before this was kept): its page says the rule was made.
+	Card string
 	// State is RuleActive, RulePaused or RuleDeleted; Reason says why a
 	// rule was paused, in the operator's words, and StateAt when.
 	State   string
@@ -62,6 +114,13 @@ type RuleUse struct {
 	RequestID string
 	CommandID string
 	At        time.Time
+}
+
+// RuleUseRecord is one request a rule answered, as the Rules page lists
+// it: the use and the question its answer's History entry holds.
+type RuleUseRecord struct {
+	RuleUse
+	Question string
 }
 
 // RuleMaxError refuses a new rule: Max rules that may still answer

@@ -165,6 +165,16 @@ var migrations = []string{
 		PRIMARY KEY (rule_id, source, session, request_id)
 	);
 	CREATE INDEX rule_uses_at ON rule_uses (rule_id, at);`,
+	// 8 (issue 32; SQLite's step 11): rules are scoped to the question
+	// (store.RuleMatch.Scope) and keep the card they were made from;
+	// every rule kept before is paused, saying why (store.ReasonUnscoped),
+	// never kept answering wide, nor narrowed behind its operators' backs.
+	`ALTER TABLE rules ADD COLUMN card_id text NOT NULL DEFAULT '';
+	CREATE INDEX rules_card ON rules (card_id);
+	UPDATE rules SET state = 'paused',
+		reason = 'Made before rules were scoped to the question: review and resume.',
+		state_at = (extract(epoch FROM clock_timestamp()) * 1000000000)::bigint
+		WHERE state != 'deleted';`,
 }
 
 // SchemaVersion is the schema version this build writes.

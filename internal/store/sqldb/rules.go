@@ -16,7 +16,7 @@ import (
 // so a rule paused or deleted on one stops on all at once.
 type RuleBook struct{ *DB }
 
-const ruleColumns = `id, name, match, answer, note, maker, created_at, expires_at, state, reason, state_at`
+const ruleColumns = `id, name, match, answer, note, maker, created_at, expires_at, state, reason, state_at, card_id`
 
 // CreateRule keeps a new rule, unless max (> 0) rules that may still
 // answer are kept already: then it is refused with *store.RuleMaxError.
@@ -55,9 +55,9 @@ func (r *RuleBook) CreateRule(ctx context.Context, rule store.Rule, max int) err
 			return fmt.Errorf("journal: create rule: %w", err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, r.Q(`INSERT INTO rules (`+ruleColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+	if _, err := tx.ExecContext(ctx, r.Q(`INSERT INTO rules (`+ruleColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		rule.ID, rule.Name, string(match), string(answer), rule.Note, rule.Maker,
-		store.Nanos(rule.Created), store.Nanos(rule.Expires), state, rule.Reason, store.Nanos(rule.StateAt)); err != nil {
+		store.Nanos(rule.Created), store.Nanos(rule.Expires), state, rule.Reason, store.Nanos(rule.StateAt), rule.Card); err != nil {
 		return fmt.Errorf("journal: create rule: %w", err)
 	}
 	if max > 0 {
@@ -158,6 +158,47 @@ func (r *RuleBook) Rule(ctx context.Context, id string) (store.Rule, bool, error
 	return rule, true, nil
 }
 
+// RuleFromCard returns the newest rule made from card, deleted ones
+// too (the card's page says a rule was made, and that it is gone).
+func (r *RuleBook) RuleFromCard(ctx context.Context, card string) (store.Rule, bool, error) {
+	if card == "" {
+		return store.Rule{}, false, nil
+	}
+	row := r.Synced.QueryRowContext(ctx, r.Q(`SELECT `+ruleColumns+` FROM rules WHERE card_id = ? ORDER BY created_at DESC, id DESC LIMIT 1`), card)
+	rule, err := scanRule(row, &rule0{}, nil)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Rule{}, false, nil
+	}
+	if err != nil {
+		return store.Rule{}, false, fmt.Errorf("journal: rule from card: %w", err)
+	}
+	return rule, true, nil
+}
+
+// RuleAnswered lists the requests rule id answered, newest first, at
+// most n: the uses whose answer the journal holds (as Rules counts
+// them), each with the question of its History entry.
+func (r *RuleBook) RuleAnswered(ctx context.Context, id string, n int) ([]store.RuleUseRecord, error) {
+	rows, err := r.Synced.QueryContext(ctx, r.Q(`SELECT u.rule_id, u.card_id, u.source, u.session, u.request_id, u.command_id, u.at, s.question
+		FROM rule_uses u JOIN submissions s ON s.command_id = u.command_id
+		WHERE u.rule_id = ? ORDER BY u.at DESC, u.command_id DESC LIMIT ?`), id, n)
+	if err != nil {
+		return nil, fmt.Errorf("journal: rule answered: %w", err)
+	}
+	defer rows.Close()
+	var out []store.RuleUseRecord
+	for rows.Next() {
+		var u store.RuleUseRecord
+		var at int64
+		if err := rows.Scan(&u.Rule, &u.Card, &u.Source, &u.Session, &u.RequestID, &u.CommandID, &at, &u.Question); err != nil {
+			return nil, fmt.Errorf("journal: rule answered: %w", err)
+		}
+		u.At = store.FromNanos(at)
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
+
 // SetRuleState pauses (store.RulePaused, with the reason why) or resumes
 // (store.RuleActive) rule id, and reports whether it changed one; a
 // deleted rule stays deleted.
@@ -228,7 +269,7 @@ func scanRule(row interface{ Scan(...any) error }, how *rule0, last *int64) (sto
 	var rule store.Rule
 	var match, answer string
 	var created, expires, at int64
-	dest := []any{&rule.ID, &rule.Name, &match, &answer, &rule.Note, &rule.Maker, &created, &expires, &rule.State, &rule.Reason, &at}
+	dest := []any{&rule.ID, &rule.Name, &match, &answer, &rule.Note, &rule.Maker, &created, &expires, &rule.State, &rule.Reason, &at, &rule.Card}
 	if how.uses {
 		dest = append(dest, &rule.Uses, last)
 	}

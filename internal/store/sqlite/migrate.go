@@ -122,6 +122,18 @@ var migrations = []string{
 	// 10 (issue 26): standing answers (PostgreSQL's step 7): each rule
 	// and each request a rule answered (sqldb.RuleBook).
 	rulesSchema("INTEGER"),
+	// 11 (issue 32; PostgreSQL's step 8): rules are scoped to the
+	// question (store.RuleMatch.Scope, in the match's JSON) and keep the
+	// card they were made from. Every rule kept before answered any
+	// question of its shape: each is paused, saying why
+	// (store.ReasonUnscoped), for its operators to review and resume;
+	// never kept answering wide, nor narrowed behind their backs.
+	`ALTER TABLE rules ADD COLUMN card_id TEXT NOT NULL DEFAULT '';
+	CREATE INDEX rules_card ON rules (card_id);
+	UPDATE rules SET state = 'paused',
+		reason = 'Made before rules were scoped to the question: review and resume.',
+		state_at = CAST(strftime('%s', 'now') AS INTEGER) * 1000000000
+		WHERE state != 'deleted';`,
 }
 
 // rulesSchema is step 10, written once for both time column types so

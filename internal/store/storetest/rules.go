@@ -26,6 +26,8 @@ type RuleStore interface {
 	ClaimRuleUse(ctx context.Context, u store.RuleUse, now time.Time) (bool, error)
 	ReleaseRuleUse(ctx context.Context, u store.RuleUse) error
 	RuleUses(ctx context.Context, id string, since time.Time) (int, error)
+	RuleFromCard(ctx context.Context, card string) (store.Rule, bool, error)
+	RuleAnswered(ctx context.Context, id string, n int) ([]store.RuleUseRecord, error)
 }
 
 func rule(id string, at time.Time) store.Rule {
@@ -33,11 +35,16 @@ func rule(id string, at time.Time) store.Rule {
 		ID:   id,
 		Name: "Allow once: Run ls?",
 		Match: store.RuleMatch{
-			Kind:           "permission",
-			Options:        []aep.Option{{ID: "allow", Label: "Allow once"}, {ID: "deny", Label: "Deny"}},
-			Agent:          "builder",
-			PromptContains: "ls",
+			Kind:     "permission",
+			Options:  []aep.Option{{ID: "allow", Label: "Allow once"}, {ID: "deny", Label: "Deny"}},
+			Agent:    "builder",
+			Scope:    store.ScopePrefix,
+			Question: "Allow Bash to run ls -la?",
+			Text:     "Allow Bash to run ls",
+			Tool:     "Bash",
+			Instance: "host/4242",
 		},
+		Card:    "card-" + id,
 		Answer:  aep.Answer{Option: "allow"},
 		Note:    "fine in CI",
 		Maker:   "alice",
@@ -338,4 +345,57 @@ func testRuleCap(t *testing.T, st Store) {
 	for i := range max + 2 {
 		require.NoError(t, js[0].CreateRule(ctx, rule(fmt.Sprintf("free%d", i), later), 0))
 	}
+}
+
+// The rule made from a card is found by the card, the newest when
+// several were, deleted ones too; the requests a rule answered are
+// listed newest first with their History question, only those whose
+// answer the journal holds.
+func testRuleFromCardAndAnswered(t *testing.T, st Store) {
+	ctx := context.Background()
+	j := st.Open()
+	older, newer := rule("r1", T0), rule("r2", T0.Add(time.Minute))
+	newer.Card = older.Card
+	require.NoError(t, j.CreateRule(ctx, older, 0))
+	require.NoError(t, j.CreateRule(ctx, newer, 0))
+	got, found, err := j.RuleFromCard(ctx, older.Card)
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, "r2", got.ID, "the newest made from the card")
+	assert.Equal(t, newer.Match, got.Match, "the scope is kept whole")
+	_, err = j.DeleteRule(ctx, "r2", T0.Add(2*time.Minute))
+	require.NoError(t, err)
+	got, found, err = j.RuleFromCard(ctx, older.Card)
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, store.RuleDeleted, got.State, "a deleted rule is still named")
+	_, found, err = j.RuleFromCard(ctx, "card-none")
+	require.NoError(t, err)
+	assert.False(t, found)
+	_, found, err = j.RuleFromCard(ctx, "")
+	require.NoError(t, err)
+	assert.False(t, found, "a rule made before cards were kept is no card's")
+
+	for i, req := range []string{"q1", "q2", "q3"} {
+		at := T0.Add(time.Duration(i+1) * time.Second)
+		claimed, err := j.ClaimRuleUse(ctx, store.RuleUse{Rule: "r1", Card: "card-" + req, Source: "aep://h/agent", Session: "s1",
+			RequestID: req, CommandID: "cmd-" + req, At: at}, at)
+		require.NoError(t, err)
+		require.True(t, claimed)
+	}
+	for _, req := range []string{"q1", "q3"} {
+		s := Submission("cmd-"+req, T0)
+		s.Question = "Run ls " + req + "?"
+		require.NoError(t, j.Record(s))
+	}
+	uses, err := j.RuleAnswered(ctx, "r1", 10)
+	require.NoError(t, err)
+	require.Len(t, uses, 2, "q2's claim has no journaled answer")
+	assert.Equal(t, "cmd-q3", uses[0].CommandID, "newest first")
+	assert.Equal(t, "Run ls q3?", uses[0].Question)
+	assert.True(t, uses[0].At.Equal(T0.Add(3*time.Second)))
+	assert.Equal(t, "s1", uses[1].Session)
+	uses, err = j.RuleAnswered(ctx, "r1", 1)
+	require.NoError(t, err)
+	assert.Len(t, uses, 1, "at most n")
 }

@@ -126,6 +126,7 @@ func Run(t *testing.T, fresh Fresh) {
 		{"PruneDeletedRules", testPruneDeletedRules},
 		{"RuleUsesCountedOncePerRequest", testRuleUses},
 		{"RuleCapHoldsUnderConcurrentMakers", testRuleCap},
+		{"RuleFromCardAndWhatItAnswered", testRuleFromCardAndAnswered},
 		{"LookupToken", testLookupToken},
 		{"ResendLeases", testLeases},
 		{"ReplicasGiveOneAnswer", testReplicasOneAnswer},
