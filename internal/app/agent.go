@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/agent"
@@ -28,19 +29,7 @@ func runDemoAgent(ctx context.Context, args []string, env Env, _ io.Reader, _, s
 		fmt.Fprintf(stderr, "scenarios: all, %s\n\n", strings.Join(agent.AllScenarios(), ", "))
 		fs.PrintDefaults()
 	}
-	var (
-		relayURL   = fs.String("relay", d.RelayURL, "relay base URL; the agent connects to {relay}/socket")
-		token      = fs.String("token", "", "relay bearer token (env AEP_TOKEN)")
-		scenarios  = fs.String("scenario", "all", "scenario to run, or a comma-separated list, or all")
-		every      = fs.Duration("every", d.Every, "after the set, ask one more question this often; 0 = never")
-		maxPending = fs.Int("max-pending", d.MaxExtra, "most of the --every questions left pending; an older one is dismissed first")
-		name       = fs.String("agent", d.Agent, "agent identity (hello identity.agent and every event's agent)")
-		ackWindow  = fs.Duration("ack-window", d.AckWindow, "ack window declared in hello (capabilities.control.ack_window_ms)")
-		capture    = fs.String("capture", d.Capture.String(), "capture level the events declare: metadata, redacted or full")
-		rejectRate = fs.Float64("reject-rate", 0, "fraction (0..1) of valid answers refused (reasons refused and busy alternate)")
-		neverAck   = fs.Bool("never-ack", false, "record commands but never acknowledge or execute them (exercises a sender's ack-window timeout)")
-		pending    = fs.Int("pending", 0, "after the set, ask this many more deploy forms at once, in ten sessions: thousands of waiting questions to see the page at scale (serve keeps --max-pending, 5000 by default)")
-	)
+	f := declareDemoAgent(fs, d)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -48,30 +37,30 @@ func runDemoAgent(ctx context.Context, args []string, env Env, _ io.Reader, _, s
 		return agentUsageErr(stderr, "unexpected argument %q", fs.Arg(0))
 	}
 	tokenSet := false
-	fs.Visit(func(f *flag.Flag) { tokenSet = tokenSet || f.Name == "token" })
+	fs.Visit(func(fl *flag.Flag) { tokenSet = tokenSet || fl.Name == "token" })
 	if !tokenSet {
-		*token = env("AEP_TOKEN")
+		*f.token = env("AEP_TOKEN")
 	}
-	c, err := agentCapture(*capture)
+	c, err := agentCapture(*f.capture)
 	if err != nil {
 		return agentUsageErr(stderr, "--capture: %v", err)
 	}
 
 	cfg := d
-	cfg.RelayURL = *relayURL
-	cfg.Token = *token
-	cfg.Scenarios = agentScenarioList(*scenarios)
-	cfg.Every = *every
-	if *maxPending < 1 {
-		return agentUsageErr(stderr, "--max-pending %d: at least 1", *maxPending)
+	cfg.RelayURL = *f.relayURL
+	cfg.Token = *f.token
+	cfg.Scenarios = agentScenarioList(*f.scenarios)
+	cfg.Every = *f.every
+	if *f.maxPending < 1 {
+		return agentUsageErr(stderr, "--max-pending %d: at least 1", *f.maxPending)
 	}
-	cfg.MaxExtra = *maxPending
-	cfg.Agent = *name
-	cfg.AckWindow = *ackWindow
+	cfg.MaxExtra = *f.maxPending
+	cfg.Agent = *f.name
+	cfg.AckWindow = *f.ackWindow
 	cfg.Capture = c
-	cfg.RejectRate = *rejectRate
-	cfg.NeverAck = *neverAck
-	cfg.Pending = *pending
+	cfg.RejectRate = *f.rejectRate
+	cfg.NeverAck = *f.neverAck
+	cfg.Pending = *f.pending
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if cfg.Token == "" {
 		cfg.Logger.Warn("no token (--token or AEP_TOKEN): a relay that requires one refuses the agent, and one without a token refuses every command toward it")
@@ -82,6 +71,32 @@ func runDemoAgent(ctx context.Context, args []string, env Env, _ io.Reader, _, s
 		return agentUsageErr(stderr, "%v", err)
 	}
 	return err
+}
+
+// demoAgentFlags is what demo-agent's flags give.
+type demoAgentFlags struct {
+	relayURL, token, scenarios, name, capture *string
+	every, ackWindow                          *time.Duration
+	maxPending, pending                       *int
+	rejectRate                                *float64
+	neverAck                                  *bool
+}
+
+// declareDemoAgent declares demo-agent's flags with d's defaults.
+func declareDemoAgent(fs *flag.FlagSet, d agent.Config) demoAgentFlags {
+	return demoAgentFlags{
+		relayURL:   fs.String("relay", d.RelayURL, "relay base URL; the agent connects to {relay}/socket"),
+		token:      fs.String("token", "", "relay bearer token (env AEP_TOKEN)"),
+		scenarios:  fs.String("scenario", "all", "scenario to run, or a comma-separated list, or all"),
+		every:      fs.Duration("every", d.Every, "after the set, ask one more question this often; 0 = never"),
+		maxPending: fs.Int("max-pending", d.MaxExtra, "most of the --every questions left pending; an older one is dismissed first (serve --demo sets it from --demo-max-pending)"),
+		name:       fs.String("agent", d.Agent, "agent identity (hello identity.agent and every event's agent)"),
+		ackWindow:  fs.Duration("ack-window", d.AckWindow, "ack window declared in hello (capabilities.control.ack_window_ms)"),
+		capture:    fs.String("capture", d.Capture.String(), "capture level the events declare: metadata, redacted or full"),
+		rejectRate: fs.Float64("reject-rate", 0, "fraction (0..1) of valid answers refused (reasons refused and busy alternate), to exercise a UI's refusal paths"),
+		neverAck:   fs.Bool("never-ack", false, "record commands but never acknowledge or execute them (exercises a sender's ack-window timeout)"),
+		pending:    fs.Int("pending", 0, "after the set, ask this many more deploy forms at once, in ten sessions: thousands of waiting questions to see the page at scale (serve keeps --max-pending, 5000 by default)"),
+	}
 }
 
 // agentCapture accepts the levels an agent can ask at.

@@ -16,6 +16,11 @@ import (
 	"github.com/aepforms/aepforms/web"
 )
 
+// declareOperator declares operator add's one flag.
+func declareOperator(fs *flag.FlagSet, env Env) *string {
+	return fs.String("operators-file", env("AEPFORMS_OPERATORS_FILE"), "the operators file, made mode 0600 if it does not exist (env AEPFORMS_OPERATORS_FILE)")
+}
+
 // runOperator is `aepforms operator add NAME`: a named operator with a
 // fresh secret, appended to the operators file (made mode 0600); the
 // secret is printed once, never stored.
@@ -29,7 +34,7 @@ func runOperator(_ context.Context, args []string, env Env, _ io.Reader, stdout,
 			"sign in with their own name and secret.\n\n")
 		fs.PrintDefaults()
 	}
-	file := fs.String("operators-file", env("AEPFORMS_OPERATORS_FILE"), "the operators file (env AEPFORMS_OPERATORS_FILE)")
+	file := declareOperator(fs, env)
 	if len(args) == 0 || args[0] != "add" {
 		fs.Usage()
 		return ErrUsage
