@@ -130,6 +130,10 @@ func Open(ctx context.Context, dbURL string, opts Options) (*Journal, error) {
 		_ = j.Close()
 		return nil, fmt.Errorf("answer journal %s: %w", name, err)
 	}
+	if err := j.Answers.Prepare(ctx); err != nil {
+		_ = j.Close()
+		return nil, fmt.Errorf("answer journal %s: %w", name, err)
+	}
 	if j.id, err = sqldb.LoadIdentity(ctx, j.Answers.DB, opts.Host, opts.Now()); err != nil {
 		_ = j.Close()
 		return nil, fmt.Errorf("answer journal %s: %w", name, err)

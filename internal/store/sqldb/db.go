@@ -13,6 +13,7 @@ package sqldb
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,10 +72,9 @@ type DB struct {
 	// Health is the database's ability to write, as the writes find it.
 	Health *store.Health
 
-	// stmts are the answer path's statements, prepared once per pool
-	// (prepared).
-	stmtMu sync.Mutex
-	stmts  map[stmtKey]*sql.Stmt
+	// stmts are the answer path's statements, prepared on their pools
+	// at open (Prepare).
+	stmts map[stmtKey]*sql.Stmt
 }
 
 // stmtKey names a statement prepared on a pool.
@@ -83,33 +83,46 @@ type stmtKey struct {
 	query string
 }
 
-// prepared is query (rebound, Q) as a statement of tx, which runs on
-// pool: prepared on the pool once and reused by every transaction after
-// (database/sql prepares it once per connection), so a post's Record
-// and the states after it do not parse their SQL each time.
-func (db *DB) prepared(ctx context.Context, tx *sql.Tx, pool *sql.DB, query string) (*sql.Stmt, error) {
-	k := stmtKey{pool, query}
-	db.stmtMu.Lock()
-	st := db.stmts[k]
-	db.stmtMu.Unlock()
-	if st == nil {
-		var err error
-		if st, err = pool.PrepareContext(ctx, db.Q(query)); err != nil {
-			return nil, err
+// Prepare prepares the answer path's statements (a post's Record, the
+// states after it) on the pools they run on, once, before any
+// transaction holds a connection: a statement prepared on the pool from
+// inside a transaction waits for a free connection, and when a burst of
+// posts holds every one of the pool's connections (PostgreSQL's pool is
+// bounded) none is ever let go. A backend calls it once its schema is
+// in place, before the DB is used.
+func (db *DB) Prepare(ctx context.Context) error {
+	stmts := make(map[stmtKey]*sql.Stmt)
+	for _, k := range []stmtKey{
+		{db.Synced, insertSubmission}, {db.Synced, insertState},
+		{db.Lazy, settleSubmission}, {db.Lazy, insertState},
+	} {
+		if stmts[k] != nil {
+			continue // one pool for both (PostgreSQL)
 		}
-		db.stmtMu.Lock()
-		if prev := db.stmts[k]; prev != nil {
-			_ = st.Close() // another caller's came first
-			st = prev
-		} else {
-			if db.stmts == nil {
-				db.stmts = make(map[stmtKey]*sql.Stmt)
+		st, err := k.pool.PrepareContext(ctx, db.Q(k.query))
+		if err != nil {
+			for _, st := range stmts {
+				_ = st.Close()
 			}
-			db.stmts[k] = st
+			return fmt.Errorf("journal: prepare: %w", err)
 		}
-		db.stmtMu.Unlock()
+		stmts[k] = st
 	}
-	return tx.StmtContext(ctx, st), nil
+	db.stmts = stmts
+	return nil
+}
+
+// prepared is query (rebound, Q) as a statement of tx, which runs on
+// pool: the one Prepare made, which database/sql prepares on tx's own
+// connection the first time that connection runs it, so a post's
+// Record and the states after it do not parse their SQL each time. A
+// query Prepare did not make is prepared on tx alone, never on the
+// pool (whose connections tx may be waiting behind).
+func (db *DB) prepared(ctx context.Context, tx *sql.Tx, pool *sql.DB, query string) (*sql.Stmt, error) {
+	if st := db.stmts[stmtKey{pool, query}]; st != nil {
+		return tx.StmtContext(ctx, st), nil
+	}
+	return tx.PrepareContext(ctx, db.Q(query))
 }
 
 // Q is query rebound for the dialect: each ? becomes $1, $2, … where

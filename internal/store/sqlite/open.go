@@ -218,6 +218,9 @@ func (j *Journal) open(opts Options) error {
 	if err := migrate(ctx, db, opts.Now); err != nil {
 		return j.describe(err)
 	}
+	if err := j.Answers.Prepare(ctx); err != nil {
+		return j.describe(err)
+	}
 	if j.id, err = sqldb.LoadIdentity(ctx, j.Answers.DB, opts.Host, opts.Now()); err != nil {
 		return j.describe(err)
 	}
