@@ -40,6 +40,7 @@ type relaySettings struct {
 	maxFrom     int // 0: the session cap
 	ssePing     time.Duration
 	wsPing      time.Duration
+	closeWait   time.Duration
 	noCommands  bool
 	// The relay's own connection budget and deadlines (issue 23): a crowd
 	// on its port cannot take what the UI needs.
@@ -62,6 +63,7 @@ var relayEnv = map[string]string{
 	"buffer-bytes": "AEP_BUFFER_BYTES",
 	"max-sessions": "AEP_MAX_SESSIONS", "max-body": "AEP_MAX_BODY", "max-batch": "AEP_MAX_BATCH", "max-from": "AEP_MAX_FROM",
 	"max-conns": "AEP_MAX_CONNS", "idle-timeout": "AEP_IDLE_TIMEOUT", "header-timeout": "AEP_HEADER_TIMEOUT", "body-timeout": "AEP_BODY_TIMEOUT",
+	"close-wait": "AEP_CLOSE_WAIT",
 }
 
 // register declares the relay flags with the reference defaults. The env
@@ -83,6 +85,7 @@ func (s *relaySettings) register(fs *flag.FlagSet) {
 	fs.DurationVar(&s.idleTimeout, "idle-timeout", defaultIdleTimeout, "close a kept-alive connection idle this long (env AEP_IDLE_TIMEOUT)")
 	fs.DurationVar(&s.headerTimeout, "header-timeout", defaultHeaderTimeout, "cut a client that takes longer to send a request's header (env AEP_HEADER_TIMEOUT)")
 	fs.DurationVar(&s.bodyTimeout, "body-timeout", d.ReadTimeout, "cut a client that takes longer to send a request's body, on any route: 408 request-timeout and the connection closed (env AEP_BODY_TIMEOUT)")
+	fs.DurationVar(&s.closeWait, "close-wait", d.CloseWait, "how long a socket the relay closes (its drain at a stop, a slow or silent peer) waits for the peer's answer to its close frame before dropping the connection (env AEP_CLOSE_WAIT)")
 	fs.DurationVar(&s.wsPing, "ws-ping", d.WSPing, "interval of the ping frame on /socket (a silent peer is dropped after 3 intervals)")
 }
 
@@ -107,7 +110,7 @@ func (s *relaySettings) applyEnv(fs *flag.FlagSet, env Env) error {
 		name string
 		v    int64
 	}{{"buffer", int64(s.buffer)}, {"buffer-bytes", s.bufferBytes}, {"max-sessions", int64(s.maxSessions)}, {"max-body", s.maxBody}, {"max-batch", int64(s.maxBatch)}, {"max-from", int64(s.maxFrom)}, {"max-conns", int64(s.maxConns)},
-		{"idle-timeout", int64(s.idleTimeout)}, {"header-timeout", int64(s.headerTimeout)}, {"body-timeout", int64(s.bodyTimeout)}} {
+		{"idle-timeout", int64(s.idleTimeout)}, {"header-timeout", int64(s.headerTimeout)}, {"body-timeout", int64(s.bodyTimeout)}, {"close-wait", int64(s.closeWait)}} {
 		if n.v < 0 || (n.v == 0 && n.name != "max-from") {
 			return fmt.Errorf("--%s must be positive, got %d", n.name, n.v)
 		}
@@ -133,6 +136,7 @@ func (s relaySettings) config(logger *slog.Logger) relay.Config {
 	cfg.BufferBytes = s.bufferBytes
 	cfg.KeepNoCommands = s.noCommands
 	cfg.ReadTimeout = s.bodyTimeout
+	cfg.CloseWait = s.closeWait
 	if cfg.MaxFrom == 0 {
 		cfg.MaxFrom = s.maxSessions
 	}

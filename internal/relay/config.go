@@ -66,6 +66,12 @@ type Config struct {
 	HelloTimeout time.Duration
 	// WriteTimeout is the deadline of every network write (default 10 s).
 	WriteTimeout time.Duration
+	// CloseWait is how long a socket the relay closes (its drain, a slow
+	// consumer, a ping timeout) waits for the peer's answer to its close
+	// frame before the connection is dropped (default 250 ms): a peer
+	// that stopped reading never answers, and would hold a drain, and
+	// the process stopping, for the WebSocket library's own 5 s.
+	CloseWait time.Duration
 	// ReadTimeout is the deadline for reading one POST body (default 30 s).
 	ReadTimeout time.Duration
 
@@ -101,6 +107,7 @@ func DefaultConfig() Config {
 		HelloTimeout:     10 * time.Second,
 		WriteTimeout:     10 * time.Second,
 		ReadTimeout:      30 * time.Second,
+		CloseWait:        250 * time.Millisecond,
 	}
 }
 
@@ -137,6 +144,7 @@ func (c Config) withDefaults() Config {
 	setDur(&c.WSPongTimeout, d.WSPongTimeout)
 	setDur(&c.HelloTimeout, d.HelloTimeout)
 	setDur(&c.WriteTimeout, d.WriteTimeout)
+	setDur(&c.CloseWait, d.CloseWait)
 	setDur(&c.ReadTimeout, d.ReadTimeout)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -330,7 +330,24 @@ func (c *wsConn) closeWith(reason string, code websocket.StatusCode) {
 		_ = c.ws.CloseNow()
 		return
 	}
-	_ = c.ws.Close(code, reason)
+	// The close frame goes out; the peer's answer is waited for at most
+	// CloseWait, then the connection is dropped under the handshake (a
+	// CloseNow would wait for the handshake it cuts short).
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		_ = c.ws.Close(code, reason)
+	}()
+	t := time.NewTimer(c.r.cfg.CloseWait)
+	defer t.Stop()
+	select {
+	case <-closed:
+	case <-t.C:
+		if c.raw != nil {
+			_ = c.raw.Close()
+		}
+		<-closed
+	}
 }
 
 // send queues a frame for the writer.
