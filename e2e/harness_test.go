@@ -158,6 +158,10 @@ type agentOptions struct {
 	expiresIn time.Duration
 	reask     bool   // ask the expiring form again each time it times out
 	agent     string // the agent attribute; "" = the demo agent's
+	// reconnectAfter, when set, is how long the agent waits before each
+	// reconnect attempt, exactly (no jitter): an agent that comes back
+	// late after its relay went away. Zero: 20-200 ms.
+	reconnectAfter time.Duration
 }
 
 // startAgent runs a demo agent (internal/agent, so its record can be read)
@@ -173,6 +177,12 @@ func (s *stack) startAgent(t *testing.T, o agentOptions) *agent.Agent {
 	cfg.Host = "e2e.test"
 	cfg.Every = 0
 	cfg.Backoff, cfg.BackoffMax = 20*time.Millisecond, 200*time.Millisecond
+	if o.reconnectAfter > 0 {
+		// The jitter puts a delay d in [d/2, d); at its low end, 2d is
+		// reconnectAfter on every attempt.
+		cfg.Backoff, cfg.BackoffMax = 2*o.reconnectAfter, 2*o.reconnectAfter
+		cfg.Rand = func() float64 { return 0 }
+	}
 	cfg.DrainTimeout = -1
 	cfg.NeverAck = o.neverAck
 	cfg.ReaskExpired = o.reask

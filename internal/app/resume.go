@@ -23,7 +23,11 @@ import (
 // catchUpMost whatever it delivers (a busy relay is never quiet): by then
 // the history the relay sent at once has been read. Then the inbox
 // decides, and what it hands back is sent again with its original
-// command id and bytes.
+// command id and bytes. An answer whose question the relay did not bring
+// by then is not given up: a relay may know nothing yet (one started
+// with serve knows no session until the agents come back and ask their
+// open questions again), so it waits for its card (inbox.Late) until
+// --resend-max-age has passed.
 
 const (
 	// catchUpQuiet is how long the feed must deliver nothing, after it
@@ -85,10 +89,21 @@ func (c *catchUp) FeedState(connected bool, err error) {
 // caughtUp reports whether the feed is connected and has been quiet for
 // quiet, or connected for most.
 func (c *catchUp) caughtUp(quiet, most time.Duration) bool {
+	return c.quietAfter(time.Time{}, quiet, most)
+}
+
+// quietAfter reports whether the feed is connected and has been quiet for
+// quiet, or connected for most since the later of from and its stream's
+// opening.
+func (c *catchUp) quietAfter(from time.Time, quiet, most time.Duration) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.now()
-	return c.connected && (now.Sub(c.last) >= quiet || now.Sub(c.since) >= most)
+	start := c.since
+	if from.After(start) {
+		start = from
+	}
+	return c.connected && (now.Sub(c.last) >= quiet || now.Sub(start) >= most)
 }
 
 // resume waits for the feed to catch up, then sends again what the inbox
@@ -110,9 +125,16 @@ func resume(ctx context.Context, in *inbox.Inbox, feed *catchUp, rc *respond.Cli
 // waitCaughtUp waits for the feed to catch up with the relay's history;
 // false when ctx ended first.
 func waitCaughtUp(ctx context.Context, feed *catchUp) bool {
+	return waitQuiet(ctx, feed, time.Time{})
+}
+
+// waitQuiet waits until the feed is connected and quiet for catchUpQuiet,
+// or for catchUpMost since from (the zero time: since it connected);
+// false when ctx ended first.
+func waitQuiet(ctx context.Context, feed *catchUp, from time.Time) bool {
 	t := time.NewTicker(catchUpTick)
 	defer t.Stop()
-	for !feed.caughtUp(catchUpQuiet, catchUpMost) {
+	for !feed.quietAfter(from, catchUpQuiet, catchUpMost) {
 		select {
 		case <-ctx.Done():
 			return false
@@ -139,7 +161,9 @@ func sendAgain(ctx context.Context, in *inbox.Inbox, rc *respond.Client, again [
 // (the cards must be there to judge the answers) and after resume
 // (which claims this replica's own first, so nothing is sent twice from
 // here). On a journal only this process opens, other replicas' leases
-// are those of earlier processes under another name.
+// are those of earlier processes under another name. Between, it sends
+// again the answers restored after the restart whose card came only
+// after resume (inbox.Late), once the events that follow have been read.
 func reclaim(ctx context.Context, in *inbox.Inbox, feed *catchUp, rc *respond.Client, maxAge, lease time.Duration, logger *slog.Logger) error {
 	if lease <= 0 {
 		lease = store.DefaultLease
@@ -158,6 +182,14 @@ func reclaim(ctx context.Context, in *inbox.Inbox, feed *catchUp, rc *respond.Cl
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+		case <-in.Late():
+			if !waitQuiet(ctx, feed, time.Now()) {
+				return nil
+			}
+			if again := in.ResumeLate(); len(again) > 0 {
+				logger.Info("answer journal: sending again answers from before the restart whose question is back", "sending_again", len(again))
+				sendAgain(ctx, in, rc, again, "not sent again after the restart", logger)
+			}
 		}
 	}
 }

@@ -16,6 +16,10 @@ const (
 	// (respond, before the first write); the 303, written beside it,
 	// may or may not be out.
 	Unsent = "unsent"
+	// UnsentHeld: Unsent, held (Hold) rather than killed: every answer
+	// posted meanwhile is journaled and got its 303, and none of their
+	// commands leaves; the test kills the process when it likes.
+	UnsentHeld = "unsent-held"
 	// Sent: the command is written to the relay's WebSocket, its ack not
 	// yet seen (respond, after the write); the 303 may or may not be out.
 	Sent = "sent"

@@ -268,12 +268,17 @@ type Inbox struct {
 	invalid       uint64                  // events that broke the envelope rules (validate.go)
 	invalidLogged *fifo[string, struct{}] // sources already logged for one
 	// After a restart (restore.go): journaled submissions waiting for
-	// their card, those put on a card and waiting for Resume, how many
-	// Restore loaded, and whether Resume ran.
+	// their card, those put on a card and waiting for Resume (or, after
+	// it, for ResumeLate), how many Restore loaded, whether Resume ran
+	// and the resend limit it was given.
 	restored  map[CardID]*Submission
 	resumable []*Submission
 	restoring int
 	resumed   bool
+	maxAge    time.Duration
+	// late is signalled (buffer 1) when a restored submission found its
+	// card after Resume: ResumeLate decides about it.
+	late chan struct{}
 }
 
 // New returns an empty Inbox.
@@ -292,6 +297,7 @@ func New(opts Options) *Inbox {
 		loads:      make(map[string]*agentLoad),
 		dropped:    make(map[string]uint64),
 		started:    opts.Now(),
+		late:       make(chan struct{}, 1),
 	}
 	in.seen = newFIFO[seenKey, struct{}](opts.MaxSeen, nil)
 	in.ended = newFIFO[seenKey, endMark](opts.MaxSeen, nil)

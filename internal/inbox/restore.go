@@ -25,9 +25,16 @@ import (
 //     submission whose request is still open and which is younger than
 //     maxAge is handed back to be sent again, with its original command
 //     id and bytes; the others are settled, superseded (the request
-//     settled, expired or its session ended first), not sent as too old
-//     (the agent may no longer remember its command id, AEP-0004 §2.3),
-//     or not sent as gone (the relay no longer holds the request).
+//     settled, expired or its session ended first), or not sent as too
+//     old (the agent may no longer remember its command id, AEP-0004
+//     §2.3).
+//  3. A restored submission whose card has not come by then is still
+//     owed: the relay may know nothing yet (a relay started with this
+//     process, as serve's embedded one is, knows no session until the
+//     agents come back and ask their open requests again). It waits for
+//     its card until maxAge has passed since its post (Sweep then ends
+//     it: not sent, or unknown if it may have left); when the card comes,
+//     Late is signalled and ResumeLate decides about it as Resume does.
 
 // Restore loads the journal's submissions still waiting for the agent,
 // to be put on their cards as the feed brings them. Call it once, before
@@ -86,6 +93,14 @@ func (in *Inbox) restoreOnto(en *entry) {
 		return
 	}
 	delete(in.restored, en.card.ID)
+	if in.resumed {
+		// Found after Resume: ResumeLate decides, once the events that
+		// follow the request have been read too.
+		select {
+		case in.late <- struct{}{}:
+		default:
+		}
+	}
 	en.card.Submission = s
 	in.keepSub(en, s)
 	if en.ownIDs == nil {
@@ -105,9 +120,10 @@ func (in *Inbox) restoreOnto(en *entry) {
 // the order they were posted, each with its original command id and
 // bytes, and settles the rest (SubmissionSuperseded, or SubmissionNotSent
 // with ReasonTooOld or ReasonGone), in the journal and on their cards.
-// maxAge is the oldest a submission may be to be sent again, measured
-// from its post on the inbox clock; zero or less sends none again. Later
-// calls return nothing.
+// Those whose card has not come yet wait for it (ResumeLate). maxAge is
+// the oldest a submission may be to be sent again, measured from its
+// post on the inbox clock; zero or less sends none again. Later calls
+// return nothing.
 func (in *Inbox) Resume(maxAge time.Duration) []Submission {
 	now := in.opts.Now()
 	in.mu.Lock()
@@ -115,8 +131,51 @@ func (in *Inbox) Resume(maxAge time.Duration) []Submission {
 	if in.resumed {
 		return nil
 	}
-	in.resumed = true
+	in.resumed, in.maxAge = true, maxAge
 	in.claimLeases(now)
+	out := in.resumeCards(maxAge, now)
+	// What has not found its card is still owed (see 3. above) unless
+	// another replica holds it or it is too old already.
+	for id, s := range in.restored {
+		switch {
+		case !in.claim(s, now):
+			delete(in.restored, id) // another replica's: it decides
+		case in.restoredTooOld(s, now):
+			in.settleTooOldRestored(s, now)
+			delete(in.restored, id)
+		}
+	}
+	in.commit()
+	return out
+}
+
+// Late is signalled when a restored submission found its card after
+// Resume: call ResumeLate, once the feed has read the events that follow
+// the request.
+func (in *Inbox) Late() <-chan struct{} { return in.late }
+
+// ResumeLate is Resume for the restored submissions that found their
+// card after it: it returns those to send again, with their original
+// command id and bytes, and settles the rest. Before Resume it does
+// nothing.
+func (in *Inbox) ResumeLate() []Submission {
+	now := in.opts.Now()
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if !in.resumed {
+		return nil
+	}
+	// Their leases were taken by Resume: what another replica held was
+	// dropped then.
+	out := in.resumeCards(in.maxAge, now)
+	in.commit()
+	return out
+}
+
+// resumeCards decides about every restored submission put on its card
+// (in.resumable) and returns those to send again. The caller holds the
+// lock.
+func (in *Inbox) resumeCards(maxAge time.Duration, now time.Time) []Submission {
 	var out []Submission
 	for _, rs := range in.resumable {
 		id := rs.CommandID
@@ -138,17 +197,42 @@ func (in *Inbox) Resume(maxAge time.Duration) []Submission {
 			out = append(out, cloneSubmission(*en.card.Submission))
 		}
 	}
-	// What never found its card: the relay no longer holds the request.
-	for _, s := range in.restored {
-		if in.claim(s, now) {
-			in.settleGone(s, now)
+	in.resumable = nil
+	return out
+}
+
+// restoredTooOld reports whether a restored submission is past the
+// resend limit Resume was given (zero or less: every one is).
+func (in *Inbox) restoredTooOld(s *Submission, now time.Time) bool {
+	return in.maxAge <= 0 || now.Sub(s.At) > in.maxAge
+}
+
+// settleTooOldRestored ends a restored submission that never found its
+// card within the resend limit: not sent if it never left (queued),
+// unknown if it may have. The caller holds the lock.
+func (in *Inbox) settleTooOldRestored(s *Submission, now time.Time) {
+	switch s.State {
+	case SubmissionQueued:
+		in.journalSettle(s.CommandID, SubmissionNotSent, ReasonTooOld, "", now)
+	case SubmissionSending:
+		in.journalSettle(s.CommandID, SubmissionUnknown, ReasonTooOld, "", now)
+	}
+	// Accepted stays accepted: the agent took it, whatever became of
+	// its question.
+}
+
+// sweepRestored ends, after Resume, the restored submissions still
+// without a card once past the resend limit. The caller holds the lock.
+func (in *Inbox) sweepRestored(now time.Time) {
+	if !in.resumed {
+		return
+	}
+	for id, s := range in.restored {
+		if in.restoredTooOld(s, now) {
+			in.settleTooOldRestored(s, now)
+			delete(in.restored, id)
 		}
 	}
-	clear(in.restored)
-	in.resumable = nil
-	in.leases = nil
-	in.commit()
-	return out
 }
 
 // Restoring reports how many submissions Restore loaded, and whether

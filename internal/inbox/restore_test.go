@@ -118,17 +118,79 @@ func TestResumeAfterRestart(t *testing.T) {
 	for _, s := range waiting {
 		left = append(left, s.CommandID)
 	}
-	assert.Equal(t, []string{"cmd-open", "cmd-acked", "cmd-done"}, left,
-		"the journal keeps the rest settled (gone: outcome unknown), an accepted answer whose question is gone stays accepted, and one the agent recorded is settled for good")
+	assert.Equal(t, []string{"cmd-open", "cmd-acked", "cmd-gone", "cmd-done"}, left,
+		"the journal keeps the rest settled; one whose question has not come back yet waits for it, and one the agent recorded is settled for good")
 	j.mu.Lock()
-	gone := *j.subs["cmd-gone"]
 	mine := cloneSubmission(*j.subs["cmd-mine"])
 	j.mu.Unlock()
 	require.NotNil(t, mine.Recorded, "what the agent recorded for the restored command is journaled")
 	assert.Equal(t, "yes", *mine.Recorded.Answer.Text)
 	assert.True(t, mine.RecordedAt.Equal(clk.Now().Add(-2*time.Minute)), "kept at the inbox clock, when the answer was seen")
-	assert.Equal(t, SubmissionUnknown, gone.State, "sending before the restart: it may have left and run, so unknown, not \"not sent\"")
-	assert.Equal(t, ReasonRestart, gone.Reason)
+
+	// The question of "gone" comes back after the resume (its agent asks
+	// it again on a relay that knew nothing): its answer is sent again.
+	select {
+	case <-in.Late():
+		t.Fatal("nothing found its card after the resume yet")
+	default:
+	}
+	in.Apply(request(t, "gone", seq+4, all["gone"]))
+	select {
+	case <-in.Late():
+	default:
+		t.Fatal("a restored answer that found its card after the resume is signalled")
+	}
+	late := in.ResumeLate()
+	require.Len(t, late, 1)
+	assert.Equal(t, "cmd-gone", late[0].CommandID)
+	assert.Equal(t, "bytes of cmd-gone", string(late[0].Command), "the original bytes")
+	c, _ = in.Card(cardIDOf("gone"))
+	assert.Equal(t, SubmissionSending, c.Submission.State)
+	assert.Empty(t, in.ResumeLate(), "decided once")
+}
+
+// A restored answer whose question never comes back waits for it until
+// the resend limit has passed since its post, then is settled: unknown
+// if it may have left (sending), not sent if it never did (queued); one
+// the agent accepted stays accepted.
+func TestRestoredAnswerWaitsForItsQuestionUntilTooOld(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	j := answeredBefore(t, clk, map[string]map[string]any{"open": formData(""), "gone": formData(""), "done": formData("")})
+	j.mu.Lock()
+	j.subs["cmd-open"].State = SubmissionQueued
+	j.mu.Unlock()
+	in := New(Options{Now: clk.Now, Journal: j})
+	n, err := in.Restore()
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	assert.Empty(t, in.Resume(10*time.Minute), "no question is back")
+	clk.Add(9 * time.Minute)
+	in.Sweep()
+	waiting, err := j.Unsettled()
+	require.NoError(t, err)
+	assert.Len(t, waiting, 3, "within the resend limit every one waits for its question")
+
+	clk.Add(2 * time.Minute)
+	in.Sweep()
+	require.NoError(t, in.Flush(t.Context()))
+	j.mu.Lock()
+	open, gone, done := *j.subs["cmd-open"], *j.subs["cmd-gone"], *j.subs["cmd-done"]
+	j.mu.Unlock()
+	assert.Equal(t, SubmissionNotSent, open.State, "queued: it never left")
+	assert.Equal(t, ReasonTooOld, open.Reason)
+	assert.Equal(t, SubmissionUnknown, gone.State, "sending: it may have left and run")
+	assert.Equal(t, ReasonTooOld, gone.Reason)
+	assert.Equal(t, SubmissionAccepted, done.State, "accepted stays accepted")
+
+	in.Apply(request(t, "gone", 9, formData("")))
+	select {
+	case <-in.Late():
+		t.Fatal("an answer settled as too old is not sent again when its question comes")
+	default:
+	}
+	c, _ := in.Card(cardIDOf("gone"))
+	assert.NoError(t, c.CanAnswer(clk.Now()), "the question is open to a new answer")
 }
 
 const aepInvalid = "invalid"

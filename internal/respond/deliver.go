@@ -235,6 +235,7 @@ func (d *delivery) on(ctx context.Context, cn *conn) (o outcome, done bool) {
 				return outcome{}, true
 			}
 			crashpoint.Hit(crashpoint.Unsent) // before the first write only
+			crashpoint.Hold(crashpoint.UnsentHeld)
 		}
 		if err := cn.writeRaw(cmd.raw); err != nil {
 			return d.ended(ctx)

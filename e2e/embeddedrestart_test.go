@@ -1,0 +1,238 @@
+//go:build unix
+
+package e2e
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/agent"
+	"github.com/aepforms/aepforms/internal/crashpoint"
+)
+
+// The default setup's restart: serve with its embedded relay, as a
+// process, stopped and started again on the same journal and the same
+// relay port. The agent is outside it (in this process), so it outlives
+// serve, loses its relay with it and comes back on its own schedule.
+
+// embeddedRig is a journal and a relay port that the serve processes of
+// one test share.
+type embeddedRig struct {
+	bin, db, home, token, port string
+}
+
+func newEmbeddedRig(t *testing.T, bin string) *embeddedRig {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	_, port, err := net.SplitHostPort(ln.Addr().String())
+	require.NoError(t, err)
+	require.NoError(t, ln.Close())
+	home := t.TempDir()
+	return &embeddedRig{bin: bin, db: filepath.Join(home, "journal", "aepforms.db"), home: home,
+		token: "e2e-" + strconv.FormatInt(time.Now().UnixNano(), 36), port: port}
+}
+
+// serve starts serve with its embedded relay on the rig's port and
+// journal, with crash point point armed ("" = none), and waits until it
+// listens. More flags come after the rig's.
+func (r *embeddedRig) serve(t *testing.T, name, point string, args ...string) (*stack, *uiProcess) {
+	t.Helper()
+	cmd := exec.Command(r.bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--relay-port", r.port, "--db", r.db}, args...)...)
+	cmd.Env = []string{"AEP_TOKEN=" + r.token, "HOME=" + r.home}
+	if point != "" {
+		cmd.Env = append(cmd.Env, crashpoint.Env+"="+point)
+	}
+	p := &uiProcess{cmd: cmd, logs: newStackLog(regexp.MustCompile(`aepforms UI listening on (http://[^\s"]+)`)), done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.logs, p.logs
+	dumpOnFailure(t, name, p.logs)
+	require.NoError(t, cmd.Start())
+	go func() { p.err = cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() { p.stop(t, name) })
+	var uiURL string
+	select {
+	case uiURL = <-p.logs.found:
+	case <-p.done:
+		t.Fatalf("%s exited before it listened: %v", name, p.err)
+	case <-time.After(stackWait):
+		t.Fatalf("%s did not listen within %v", name, stackWait)
+	}
+	u, err := url.Parse(uiURL)
+	require.NoError(t, err)
+	return &stack{ctx: context.WithoutCancel(t.Context()), token: r.token, relayURL: "http://127.0.0.1:" + r.port,
+		uiURL: uiURL, origin: u.Scheme + "://" + u.Host}, p
+}
+
+// askMany starts an agent on s's relay asking n permission questions,
+// one session each, and returns it with the sessions once every question
+// is a card with its form read.
+func askMany(t *testing.T, s *stack, n int, o agentOptions) (*agent.Agent, []string, map[string]*htmlForm) {
+	t.Helper()
+	o.scenarios = slices.Repeat([]string{agent.ScenarioPermission}, n)
+	ag := s.startAgent(t, o)
+	var sessions []string
+	ctx, cancel := context.WithTimeout(t.Context(), stackWait)
+	defer cancel()
+	require.NoError(t, ag.Until(ctx, func() bool {
+		sessions = sessions[:0]
+		for _, ss := range ag.Sessions() {
+			for _, q := range ss.Requests {
+				if q.State == agent.StatePending && q.Delivered {
+					sessions = append(sessions, ss.ID)
+				}
+			}
+		}
+		return len(sessions) == n
+	}), "the agent asked %d questions, want %d", len(sessions), n)
+	forms := make(map[string]*htmlForm, n)
+	for _, sess := range sessions {
+		_, _, forms[sess] = s.openForm(t, sess)
+	}
+	return ag, sessions, forms
+}
+
+// killed kills the process with SIGKILL and waits for it to end.
+func (p *uiProcess) killed(t *testing.T) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Kill())
+	<-p.done
+}
+
+// assertExecutedOnce waits until the agent executed one command for each
+// session, and checks that it is the only one, accepted, with the
+// journaled bytes and the operator's "Deny"; then that every card is
+// answered as this UI's own and that History lists exactly those
+// commands, accepted and recorded.
+func assertExecutedOnce(t *testing.T, s *stack, ag *agent.Agent, sessions []string) {
+	t.Helper()
+	var ids []string
+	for _, sess := range sessions {
+		got := awaitCommands(t, ag, sess, 1, nil)
+		require.Len(t, got, 1, "session %s: one command id, never two: %+v", sess, got)
+		assert.Equal(t, agent.OutcomeAccepted, got[0].Decision.Outcome, "session %s executed: %+v", sess, got[0].Decision)
+		assert.Equal(t, 0, got[0].Differing, "session %s: every transmission the journaled bytes", sess)
+		assert.Equal(t, `{"option":"deny"}`, answerOf(t, got[0].Raw))
+		ids = append(ids, got[0].ID)
+	}
+	for _, sess := range sessions {
+		card := s.awaitCard(t, sess, "the answer recorded by the agent", func(c *goquery.Selection) bool {
+			return c.AttrOr("data-state", "") == "answered"
+		})
+		assert.NotContains(t, card.Find(`[data-testid="state-text"]`).Text(), "elsewhere", "session %s: this UI's own answer", sess)
+	}
+	for _, sess := range sessions {
+		assert.Len(t, commandsTo(ag, sess), 1, "session %s: still one command", sess)
+	}
+	slices.Sort(ids)
+	var rows []historyRow
+	awaitHistory(t, s, func(got []historyRow) bool {
+		rows = got
+		recorded := 0
+		for _, r := range rows {
+			if r.Recorded {
+				recorded++
+			}
+		}
+		return recorded >= len(sessions)
+	})
+	require.Len(t, rows, len(sessions), "one History entry per answer: %+v", rows)
+	var accepted []string
+	for _, r := range rows {
+		assert.Equal(t, "accepted", r.State, "History of %s: %+v", r.CommandID, r)
+		assert.True(t, r.Recorded, "History of %s: recorded by the agent: %+v", r.CommandID, r)
+		accepted = append(accepted, r.CommandID)
+	}
+	slices.Sort(accepted)
+	assert.Equal(t, ids, accepted, "History's commands are the ones the agent executed")
+}
+
+// agentLate is how long the agent takes to come back to a restarted
+// relay: the issue's 5 s, well past the 1 s of quiet after which a
+// freshly started relay's history counted as read. It is the fault, not
+// a wait for an event.
+const agentLate = 5 * time.Second
+
+// The issue's first fault: serve with its embedded relay takes 20
+// answers (each journaled, each 303), none of whose commands leaves (the
+// respond path is held before its first write), and is killed with
+// SIGKILL. Started again on the same journal and relay port, its relay
+// knows no session; the agent comes back 5 s later and asks its open
+// requests again. Every answer is sent then, under its own command id
+// and bytes, and executed once; every card says answered, as History
+// does.
+func TestEmbeddedRelayRestartSendsOwedAnswersWhenTheAgentReturns(t *testing.T) {
+	t.Parallel()
+	const n = 20
+	r := newEmbeddedRig(t, buildCrashBinary(t, t.TempDir()))
+	first, proc := r.serve(t, "serve (held before the first write)", crashpoint.UnsentHeld)
+	ag, sessions, forms := askMany(t, first, n, agentOptions{reconnectAfter: agentLate})
+	for _, sess := range sessions {
+		status, err := first.post(t, forms[sess], forms[sess].button(t, "Deny"))
+		require.NoError(t, err)
+		require.Equal(t, http.StatusSeeOther, status, "session %s: the answer is journaled", sess)
+	}
+	proc.killed(t)
+	for _, sess := range sessions {
+		require.Empty(t, commandsTo(ag, sess), "session %s: nothing left before the kill", sess)
+	}
+
+	second, _ := r.serve(t, "serve (restarted)", "")
+	assertExecutedOnce(t, second, ag, sessions)
+}
+
+// SIGTERM to serve with its embedded relay, 20 answers in flight to a
+// stalled agent (their commands reached it and were dropped unread), and
+// a client of the relay that stopped reading (a process stopped with
+// SIGSTOP, which never answers the relay's close): serve exits within
+// 1 s, as it does with an external relay. Started
+// again, it sends those answers again once the agent is back (5 s
+// later), each executed once.
+func TestEmbeddedRelaySIGTERMIsQuickAndLosesNothing(t *testing.T) {
+	t.Parallel()
+	const n = 20
+	r := newEmbeddedRig(t, buildCrashBinary(t, t.TempDir()))
+	first, proc := r.serve(t, "serve", "", "--ack-window", "5m")
+	ag, sessions, forms := askMany(t, first, n, agentOptions{reconnectAfter: agentLate})
+	resume := ag.Stall()
+	for _, sess := range sessions {
+		status, err := first.post(t, forms[sess], forms[sess].button(t, "Deny"))
+		require.NoError(t, err)
+		require.Equal(t, http.StatusSeeOther, status, "session %s", sess)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), stackWait)
+	defer cancel()
+	require.NoError(t, ag.Until(ctx, func() bool { return ag.Stalled() >= n }),
+		"every answer's command reached the stalled agent (%d of %d)", ag.Stalled(), n)
+
+	first.dialRelay(t, ctx, "stopped") // never read again
+
+	asked := time.Now()
+	require.NoError(t, proc.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-proc.done:
+	case <-time.After(stackWait):
+		t.Fatalf("serve did not exit within %v of SIGTERM", stackWait)
+	}
+	took := time.Since(asked)
+	assert.Less(t, took, time.Second, "serve's exit after SIGTERM")
+	assert.NoError(t, proc.err, "a clean exit")
+	t.Logf("serve exited %v after SIGTERM", took)
+
+	resume()
+	second, _ := r.serve(t, "serve (restarted)", "", "--ack-window", "5m")
+	assertExecutedOnce(t, second, ag, sessions)
+}
