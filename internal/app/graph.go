@@ -78,48 +78,16 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 	g := &serveGraph{journal: jr, retention: cfg.retention, logger: logger, resendMaxAge: cfg.resendMaxAge, lease: cfg.lease}
 	// The UI's commands carry the journal's source, made once with the
 	// journal (targets dedupe on (source, id), so it must not change when
-	// the host name does). The inbox knows it, and the host-derived source
-	// of releases before the journal, so its own earlier commands, seen
-	// again after a restart, are not taken for another sender's.
+	// the host name does).
 	source := jr.Identity().Source
-	opts := inbox.Options{Journal: jr, OwnSources: []string{source, legacyUISource()},
-		MaxPending: cfg.maxPending, MaxBytes: int64(cfg.maxBytes), MaxControls: cfg.maxControls, Logger: logger.With("part", "inbox"),
-		RestoreSettled: restoreSettled(cfg.settledKept),
-		// An answer queued while the relay is away is sent when it is
-		// back only as long as a restart would resend it.
-		QueueMaxAge: cfg.resendMaxAge}
-	if token != "" {
-		// The command's exact bytes are built before the submission is
-		// journaled, so the journal keeps what is sent (and resent after
-		// a restart, byte for byte).
-		opts.Command = func(s inbox.Submission) ([]byte, error) { return g.respond.Build(s) }
-		// Another sender's command locks a card's form for the target's
-		// ack window, as the respond path knows it (--ack-window, else
-		// the roster's; it takes only the roster's own lock).
-		opts.AckWindow = func(session string) time.Duration { return g.respond.AckWindow(session) }
-	}
-	g.in = inbox.New(opts)
+	g.in = inbox.New(g.inboxOptions(cfg, source, token))
 	g.catch = newCatchUp(g.in, nil)
 	g.reporter = &liveReporter{in: g.in}
 	feedCfg := feed.Config{RelayURL: relayURL, Token: token, SilenceTimeout: cfg.feedSilence, Logger: logger.With("part", "feed")}
 	g.streams = &web.Streams{}
 	deps := web.Deps{Inbox: g.in, History: jr, Sessions: jr, Database: jr, Streams: g.streams}
 	if token != "" {
-		g.respond = respond.New(respond.Config{
-			RelayURL: relayURL, Token: token, Agent: cfg.agentName, Source: source, AckWindow: cfg.ackWindow, RosterInterval: cfg.rosterIntvl, BackoffMax: cfg.respondBackoff,
-			Reporter: g.reporter, Logger: logger.With("part", "respond"),
-			// A queued answer is sent when the relay is back only if its
-			// request is still open and it is not too old.
-			Release: g.in,
-			// A roster change (an agent connected or left) re-renders the
-			// open cards whose agent's reach changed.
-			Notify: func() { g.in.RefreshReach(g.respond.Reach) },
-			// The respond path reaching the relay again means it is
-			// back: the feed reconnects now instead of sitting out a
-			// backoff grown over the outage (up to 30 s), so it follows
-			// within this path's backoff cap (--respond-backoff-max).
-			Connected: func() { g.feed.Wake() },
-		})
+		g.respond = g.newRespond(cfg, relayURL, token, source)
 		// Session lifecycle and agent.* events: read the roster again, so
 		// a card's reach follows its agent starting, stopping or dying.
 		feedCfg.OnEvent = g.respond.Observe
@@ -130,7 +98,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 		g.catch.onConnect = g.respond.Wake
 		deps.Submitter, deps.Roster = g.respond, g.respond
 	}
-	// Standing answers (issue 26): made and run only with a respond path.
+	// Standing answers: made and run only with a respond path.
 	var ruleSub rules.Submitter
 	if g.respond != nil {
 		ruleSub = g.respond
@@ -145,16 +113,74 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 	// input of every card's verdict (inbox.Viewer), which the page, the
 	// push and the notifications all read.
 	watchOnly := token == ""
-	pusher, err := webpush.New(webpush.Config{Subject: cfg.vapidSubject, AllowLoopback: cfg.pushAllowLoopback, HideText: cfg.pushHideText, Coalesce: cfg.pushEvery, WatchOnly: watchOnly,
-		Ruled: g.rules.Answers, BasePath: web.CleanBasePath(cfg.basePath), Logger: logger.With("part", "webpush")}, jr)
-	if err == nil {
-		g.pusher, deps.Notifier = pusher, pusher
-		g.pushTick = min(pushTick, max(cfg.pushEvery/2, 10*time.Millisecond))
-	} else {
-		deps.PushOff = view.PushWord("off-subject")
-		logger.Info("web push off: start with --vapid-subject (a mailto: or https: address) to notify operators' devices of new questions", "part", "webpush", "why", err.Error())
+	g.newPusher(cfg, watchOnly, &deps)
+	g.handler = web.NewServer(webConfig(cfg, relayURL, watchOnly, logger), deps)
+	if cfg.demo {
+		g.demo = newDemo(cfg, relayURL, token, logger)
 	}
-	g.handler = web.NewServer(web.Config{
+	return g
+}
+
+// inboxOptions are the inbox's bounds and its journal. The inbox knows
+// this UI's source, and the host-derived source of releases before the
+// journal, so its own earlier commands, seen again after a restart, are
+// not taken for another sender's.
+func (g *serveGraph) inboxOptions(cfg serveConfig, source, token string) inbox.Options {
+	opts := inbox.Options{Journal: g.journal, OwnSources: []string{source, legacyUISource()},
+		MaxPending: cfg.maxPending, MaxBytes: int64(cfg.maxBytes), MaxControls: cfg.maxControls, Logger: g.logger.With("part", "inbox"),
+		RestoreSettled: restoreSettled(cfg.settledKept),
+		// An answer queued while the relay is away is sent when it is
+		// back only as long as a restart would resend it.
+		QueueMaxAge: cfg.resendMaxAge}
+	if token != "" {
+		// The command's exact bytes are built before the submission is
+		// journaled, so the journal keeps what is sent (and resent after
+		// a restart, byte for byte).
+		opts.Command = func(s inbox.Submission) ([]byte, error) { return g.respond.Build(s) }
+		// Another sender's command locks a card's form for the target's
+		// ack window, as the respond path knows it (--ack-window, else
+		// the roster's; it takes only the roster's own lock).
+		opts.AckWindow = func(session string) time.Duration { return g.respond.AckWindow(session) }
+	}
+	return opts
+}
+
+// newRespond is the respond path: the operators' answers to the relay.
+func (g *serveGraph) newRespond(cfg serveConfig, relayURL, token, source string) *respond.Client {
+	return respond.New(respond.Config{
+		RelayURL: relayURL, Token: token, Agent: cfg.agentName, Source: source, AckWindow: cfg.ackWindow, RosterInterval: cfg.rosterIntvl, BackoffMax: cfg.respondBackoff,
+		Reporter: g.reporter, Logger: g.logger.With("part", "respond"),
+		// A queued answer is sent when the relay is back only if its
+		// request is still open and it is not too old.
+		Release: g.in,
+		// A roster change (an agent connected or left) re-renders the
+		// open cards whose agent's reach changed.
+		Notify: func() { g.in.RefreshReach(g.respond.Reach) },
+		// The respond path reaching the relay again means it is
+		// back: the feed reconnects now instead of sitting out a
+		// backoff grown over the outage (up to 30 s), so it follows
+		// within this path's backoff cap (--respond-backoff-max).
+		Connected: func() { g.feed.Wake() },
+	})
+}
+
+// newPusher turns Web Push on when --vapid-subject allows it, and says
+// in deps why not otherwise.
+func (g *serveGraph) newPusher(cfg serveConfig, watchOnly bool, deps *web.Deps) {
+	pusher, err := webpush.New(webpush.Config{Subject: cfg.vapidSubject, AllowLoopback: cfg.pushAllowLoopback, HideText: cfg.pushHideText, Coalesce: cfg.pushEvery, WatchOnly: watchOnly,
+		Ruled: g.rules.Answers, BasePath: web.CleanBasePath(cfg.basePath), Logger: g.logger.With("part", "webpush")}, g.journal)
+	if err != nil {
+		deps.PushOff = view.PushWord("off-subject")
+		g.logger.Info("web push off: start with --vapid-subject (a mailto: or https: address) to notify operators' devices of new questions", "part", "webpush", "why", err.Error())
+		return
+	}
+	g.pusher, deps.Notifier = pusher, pusher
+	g.pushTick = min(pushTick, max(cfg.pushEvery/2, 10*time.Millisecond))
+}
+
+// webConfig is the UI's HTTP settings.
+func webConfig(cfg serveConfig, relayURL string, watchOnly bool, logger *slog.Logger) web.Config {
+	return web.Config{
 		BasePath: cfg.basePath, OperatorToken: cfg.operatorToken, AllowHosts: cfg.allowHosts,
 		EmbedOrigins: cfg.embedOrigins, SecureCookies: cfg.tlsCert != "" || cfg.trustProxy,
 		WatchOnly: watchOnly, Heartbeat: cfg.heartbeat, BatchPushEvery: cfg.batchEvery, Logger: logger.With("part", "web"),
@@ -162,15 +188,17 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 		PromptBytes: int(cfg.promptBytes), PageCards: cfg.pageCards, PageRows: cfg.pageRows, SessionIdle: cfg.sessionIdle, SessionMax: cfg.sessionMax,
 		Connect: connectInfo(relayURL, cfg.tokenPath), MaxPushDevices: cfg.pushMaxDevices, TrustedProxies: cfg.trustedProxy,
 		PushSubscribeTimeout: cfg.pushSubTimeout,
-	}, deps)
-	if cfg.demo {
-		ac := agent.DefaultConfig()
-		ac.RelayURL, ac.Token, ac.Every, ac.ReaskExpired = relayURL, token, cfg.demoEvery, true
-		ac.MaxExtra = cfg.demoPending
-		ac.Logger = logger.With("part", "demo-agent")
-		g.demo = agent.New(ac)
 	}
-	return g
+}
+
+// newDemo is the demo agent of --demo: its expiring form asked again
+// after each timeout.
+func newDemo(cfg serveConfig, relayURL, token string, logger *slog.Logger) *agent.Agent {
+	ac := agent.DefaultConfig()
+	ac.RelayURL, ac.Token, ac.Every, ac.ReaskExpired = relayURL, token, cfg.demoEvery, true
+	ac.MaxExtra = cfg.demoPending
+	ac.Logger = logger.With("part", "demo-agent")
+	return agent.New(ac)
 }
 
 // start runs every long-lived part with goRun, which owns the goroutines

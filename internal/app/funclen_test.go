@@ -1,0 +1,86 @@
+package app
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// maxFuncLines is the longest a function of internal/app or web may be,
+// counted from its signature to its closing brace.
+const maxFuncLines = 80
+
+// longFuncExceptions are web's functions over maxFuncLines when the limit
+// came in. The answer service (beginning, holding, releasing and queuing
+// an answer in one type outside web) takes them apart; remove each from
+// here as it shrinks. No function may join them.
+var longFuncExceptions = map[string]bool{
+	"web.handleAnswer":      true,
+	"web.handleBatchAnswer": true,
+	"web.handlePush":        true,
+	"web.(*pusher).stream":  true,
+}
+
+// TestNoLongFunctions keeps internal/app and web readable: no hand-written
+// function (tests and generated code aside) is over maxFuncLines lines.
+func TestNoLongFunctions(t *testing.T) {
+	found := map[string]bool{}
+	for _, dir := range []string{".", "../../web"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fset := token.NewFileSet()
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ast.IsGenerated(f) {
+				continue
+			}
+			for _, d := range f.Decls {
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok || fd.Body == nil {
+					continue
+				}
+				lines := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1
+				if lines <= maxFuncLines {
+					continue
+				}
+				name := f.Name.Name + "." + funcName(fd)
+				found[name] = true
+				if !longFuncExceptions[name] {
+					t.Errorf("%s (%s) is %d lines, over %d: split it into named steps", name, fset.Position(fd.Pos()), lines, maxFuncLines)
+				}
+			}
+		}
+	}
+	for name := range longFuncExceptions {
+		if !found[name] {
+			t.Errorf("%s is no longer over %d lines (or is gone): remove it from longFuncExceptions", name, maxFuncLines)
+		}
+	}
+}
+
+// funcName is a function's name, a method's as (*T).M or (T).M.
+func funcName(fd *ast.FuncDecl) string {
+	if fd.Recv == nil || len(fd.Recv.List) == 0 {
+		return fd.Name.Name
+	}
+	switch t := fd.Recv.List[0].Type.(type) {
+	case *ast.StarExpr:
+		if id, ok := t.X.(*ast.Ident); ok {
+			return "(*" + id.Name + ")." + fd.Name.Name
+		}
+	case *ast.Ident:
+		return "(" + t.Name + ")." + fd.Name.Name
+	}
+	return fd.Name.Name
+}
