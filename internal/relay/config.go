@@ -80,6 +80,11 @@ type Config struct {
 	// origin may connect, since the token is not ambient like a cookie.
 	OriginPatterns []string
 
+	// NATS, when it lists servers, keeps the events and commands in a
+	// JetStream stream instead of this process's memory, and makes every
+	// relay on the same stream one relay (see NATSConfig).
+	NATS NATSConfig
+
 	// Logger receives operational logs; nil discards them. Tokens are
 	// never logged.
 	Logger *slog.Logger
@@ -146,6 +151,7 @@ func (c Config) withDefaults() Config {
 	setDur(&c.WriteTimeout, d.WriteTimeout)
 	setDur(&c.CloseWait, d.CloseWait)
 	setDur(&c.ReadTimeout, d.ReadTimeout)
+	c.NATS = c.NATS.WithDefaults()
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}

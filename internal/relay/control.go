@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"sort"
@@ -22,8 +23,10 @@ const (
 // route delivers a command to the one live connection claiming its
 // session, byte-identically and on every transmission (the target dedupes
 // retries), then keeps it in the session's history (unless
-// Config.KeepNoCommands) and fans it out. With
-// no token configured the relay is watch-only and refuses every command.
+// Config.KeepNoCommands) and fans it out. A session no connection here
+// claims is asked of the other relay nodes on the same JetStream stream
+// (Config.NATS); none holding it is no-route at once. With no token
+// configured the relay is watch-only and refuses every command.
 func (r *Relay) route(from *wsConn, ev *aep.Event) {
 	refuse := func(code, detail string) {
 		from.send(errorFrame{Cause: ev.ID(), Code: code, Detail: detail})
@@ -34,26 +37,51 @@ func (r *Relay) route(from *wsConn, ev *aep.Event) {
 		return
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	if code, detail := r.deliverLocked(ev); code == codeNoRoute {
+		r.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), r.cfg.NATS.Timeout)
+		defer cancel()
+		if code, detail := r.events.route(ctx, ev); code != "" {
+			refuse(code, detail)
+			return
+		}
+	} else {
+		r.mu.Unlock()
+		if code != "" {
+			refuse(code, detail)
+			return
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.NATS.Timeout)
+	defer cancel()
+	var err error
+	if r.cfg.KeepNoCommands {
+		err = r.events.pass(ctx, ev)
+	} else {
+		_, err = r.events.append(ctx, []*aep.Event{ev})
+	}
+	if err != nil {
+		r.log.Warn("relay: a routed command was delivered but not kept", "err", err)
+	}
+}
+
+// deliverLocked queues a command to the one live connection here
+// claiming its session; code is "" when it was queued, else the
+// refusal's code and detail (no-route: no connection here claims it).
+func (r *Relay) deliverLocked(ev *aep.Event) (code, detail string) {
 	claimants := r.claims[ev.Session()]
 	switch {
 	case len(claimants) == 0:
-		refuse(codeNoRoute, "no connected emitter owns this session")
-		return
+		return codeNoRoute, "no connected emitter owns this session"
 	case len(claimants) > 1:
-		refuse(codeAmbiguous, strconv.Itoa(len(claimants))+" live connections claim this session")
-		return
+		return codeAmbiguous, strconv.Itoa(len(claimants)) + " live connections claim this session"
 	}
 	target := claimants[0]
 	if !slices.Contains(target.accepts, ev.Type()) {
-		refuse(codeUnsupported, "the session's owner does not declare this command type in control.accepts")
-		return
+		return codeUnsupported, "the session's owner does not declare this command type in control.accepts"
 	}
 	target.out.pushControl(item{kind: itemFrame, frame: ev.Raw()})
-	if !r.cfg.KeepNoCommands {
-		r.store.add(ev)
-	}
-	r.fanOutLocked([]*aep.Event{ev})
+	return "", ""
 }
 
 // claimLocked makes c a claimant of session. A connection keeps at most
@@ -61,6 +89,9 @@ func (r *Relay) route(from *wsConn, ev *aep.Event) {
 func (r *Relay) claimLocked(c *wsConn, session string) {
 	if slices.Contains(r.claims[session], c) {
 		return
+	}
+	if len(r.claims[session]) == 0 {
+		r.events.owned(session)
 	}
 	r.claims[session] = append(r.claims[session], c)
 	r.rosterJSON = nil
@@ -76,6 +107,7 @@ func (r *Relay) unclaimLocked(c *wsConn, session string) {
 	rest := slices.DeleteFunc(r.claims[session], func(x *wsConn) bool { return x == c })
 	if len(rest) == 0 {
 		delete(r.claims, session)
+		r.events.disowned(session)
 		return
 	}
 	r.claims[session] = rest

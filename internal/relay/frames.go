@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -12,6 +13,12 @@ import (
 // binary frames and names no code for refusing one (AEP-0003 §3.5); the
 // frame is refused and the connection stays open.
 const codeBinary = "binary-unsupported"
+
+// codeUnavailable answers an event the relay could not keep (its
+// JetStream stream did not answer in time, ErrUnavailable); the connection
+// stays open and the emitter should send the event again. AEP 0.1 names
+// no code for it.
+const codeUnavailable = "unavailable"
 
 // Frames (AEP-0003 §2). Ids are echoed verbatim as the JSON the peer sent.
 type (
@@ -122,7 +129,11 @@ func (c *wsConn) event(data []byte) {
 		c.r.route(c, ev)
 		return
 	}
-	c.r.ingest([]*aep.Event{ev}, c)
+	ctx, cancel := context.WithTimeout(context.Background(), c.r.cfg.NATS.Timeout)
+	defer cancel()
+	if _, err := c.r.ingest(ctx, []*aep.Event{ev}, c); err != nil {
+		c.send(errorFrame{Code: codeUnavailable, Cause: ev.ID(), Detail: err.Error() + ": send it again"})
+	}
 }
 
 // subscribeFrame is {type:"subscribe", id, filter, from?, capture?}.

@@ -38,7 +38,7 @@ type testRelay struct {
 // testToken; set NoToken for the open posture).
 func startRelay(t testing.TB, cfg relay.Config) *testRelay {
 	t.Helper()
-	r := relay.New(cfg)
+	r := newRelay(t, cfg)
 	return serveRelay(t, r, httptest.NewServer(r.Handler()), cfg.Token)
 }
 
@@ -48,7 +48,7 @@ func startRelay(t testing.TB, cfg relay.Config) *testRelay {
 // of megabytes, while every other connection keeps normal buffers.
 func startRelaySmallBuffers(t *testing.T, cfg relay.Config) *testRelay {
 	t.Helper()
-	r := relay.New(cfg)
+	r := newRelay(t, cfg)
 	h := r.Handler()
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.URL.Query().Get("stall") == "1" {

@@ -2,6 +2,7 @@ package relay
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"mime"
@@ -113,7 +114,14 @@ func (r *Relay) handleIngest(w http.ResponseWriter, req *http.Request) {
 		}
 		evs = []*aep.Event{ev}
 	}
-	dups := r.ingest(evs, nil)
+	ctx, cancel := context.WithTimeout(req.Context(), r.cfg.NATS.Timeout)
+	defer cancel()
+	dups, err := r.ingest(ctx, evs, nil)
+	if err != nil {
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "unavailable", Detail: err.Error() + "; nothing in this request was acknowledged: send it again"})
+		return
+	}
 	writeJSON(w, http.StatusAccepted, ingestResult{Accepted: len(evs), Duplicates: dups})
 }
 

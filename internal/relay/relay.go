@@ -21,6 +21,9 @@ type Relay struct {
 	log     *slog.Logger
 	started time.Time
 
+	// events keeps what is admitted: memory, or a JetStream stream.
+	events eventLog
+
 	mu       sync.Mutex // guards everything below
 	store    *store
 	subs     map[*subscriber]struct{}
@@ -53,8 +56,35 @@ type subscriber struct {
 
 func (s *subscriber) match(ev *aep.Event) bool { return s.filter == nil || s.filter.Match(ev) }
 
-// New returns a relay configured by cfg (zero fields take DefaultConfig's).
+// New returns a relay configured by cfg (zero fields take DefaultConfig's)
+// that keeps its events in memory. A cfg naming NATS servers needs Open.
 func New(cfg Config) *Relay {
+	if len(cfg.NATS.URLs) > 0 {
+		panic("relay: New keeps events in memory; a relay on NATS is made by Open")
+	}
+	r := newRelay(cfg)
+	r.events = memLog{r}
+	return r
+}
+
+// Open returns a relay configured by cfg: in memory as New does, or, when
+// cfg.NATS lists servers, keeping its events in a JetStream stream shared
+// by every relay on it. It returns once the relay holds what the stream
+// held when it connected, or ctx's error.
+func Open(ctx context.Context, cfg Config) (*Relay, error) {
+	if len(cfg.NATS.URLs) == 0 {
+		return New(cfg), nil
+	}
+	r := newRelay(cfg)
+	js, err := openJetStream(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	r.events = js
+	return r, nil
+}
+
+func newRelay(cfg Config) *Relay {
 	cfg = cfg.withDefaults()
 	drain, startDrain := context.WithCancel(context.Background())
 	return &Relay{
@@ -114,6 +144,7 @@ func (r *Relay) Shutdown(ctx context.Context) error {
 		r.wg.Wait()
 		close(done)
 	}()
+	defer r.events.close()
 	select {
 	case <-done:
 		return nil
@@ -206,23 +237,23 @@ func (r *Relay) detach(sub *subscriber) {
 	r.mu.Unlock()
 }
 
-// ingest buffers events (admission dedupe on (source, id)) and fans them
+// ingest keeps events (admission dedupe on (source, id)) and fans them
 // out as received, redeliveries included. from is the socket they arrived
 // on (nil for HTTP): a sequenced event makes that socket a claimant of its
-// session. It returns how many were already held (duplicates).
-func (r *Relay) ingest(evs []*aep.Event, from *wsConn) (duplicates int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, ev := range evs {
-		if _, sequenced := ev.Seq(); from != nil && sequenced && ev.SessionScoped() {
-			r.claimLocked(from, ev.Session())
+// session. It returns how many were already kept (duplicates), or
+// ErrUnavailable when the log could not keep them in time.
+func (r *Relay) ingest(ctx context.Context, evs []*aep.Event, from *wsConn) (duplicates int, err error) {
+	if from != nil {
+		r.mu.Lock()
+		for _, ev := range evs {
+			if _, sequenced := ev.Seq(); sequenced && ev.SessionScoped() {
+				r.claimLocked(from, ev.Session())
+			}
 		}
-		if !r.store.add(ev) {
-			duplicates++
-		}
+		r.mu.Unlock()
 	}
-	r.fanOutLocked(evs)
-	return duplicates
+	dups, err := r.events.append(ctx, evs)
+	return len(dups), err
 }
 
 // fanOutLocked queues the events, as one batch, to every subscriber that

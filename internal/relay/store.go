@@ -215,6 +215,34 @@ func (s *store) admit(b *ring, ev *aep.Event) bool {
 	return true
 }
 
+// holds reports whether ev's (source, id) is held.
+func (s *store) holds(ev *aep.Event) bool {
+	b := s.agent
+	if ev.SessionScoped() {
+		if b = s.sessions[ev.Session()]; b == nil {
+			return false
+		}
+	}
+	_, ok := b.ids[ev.Key()]
+	return ok
+}
+
+// distrust marks every held session as having lost events before the
+// earliest it holds, so a resume from before it is told replay-exhausted:
+// the relay read the sessions from a JetStream stream that had already
+// let events go, and cannot say which sessions they were of.
+func (s *store) distrust() {
+	for _, b := range s.sessions {
+		live := b.live()
+		if len(live) == 0 {
+			continue
+		}
+		if p := live[0].pos; !b.evicted || b.evictedHigh.Less(p) {
+			b.evictedHigh, b.evicted = p, true
+		}
+	}
+}
+
 // session returns the ring of a held session, nil when none.
 func (s *store) session(name string) *ring { return s.sessions[name] }
 
