@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aepforms/aepforms/internal/relay"
@@ -48,6 +50,12 @@ type relaySettings struct {
 	idleTimeout   time.Duration
 	headerTimeout time.Duration
 	bodyTimeout   time.Duration
+	// On NATS JetStream instead of memory (relay.NATSConfig): the
+	// servers, comma-separated; empty keeps the events in memory.
+	nats         string
+	natsStream   string
+	natsSubject  string
+	natsReplicas int
 }
 
 // Defaults of the relay's connection budget and deadlines.
@@ -64,6 +72,7 @@ var relayEnv = map[string]string{
 	"max-sessions": "AEP_MAX_SESSIONS", "max-body": "AEP_MAX_BODY", "max-batch": "AEP_MAX_BATCH", "max-from": "AEP_MAX_FROM",
 	"max-conns": "AEP_MAX_CONNS", "idle-timeout": "AEP_IDLE_TIMEOUT", "header-timeout": "AEP_HEADER_TIMEOUT", "body-timeout": "AEP_BODY_TIMEOUT",
 	"close-wait": "AEP_CLOSE_WAIT",
+	"nats": "AEP_NATS_URL", "nats-stream": "AEP_NATS_STREAM", "nats-subject": "AEP_NATS_SUBJECT", "nats-replicas": "AEP_NATS_REPLICAS",
 }
 
 // register declares the relay flags with the reference defaults. The env
@@ -86,6 +95,11 @@ func (s *relaySettings) register(fs *flag.FlagSet) {
 	fs.DurationVar(&s.headerTimeout, "header-timeout", defaultHeaderTimeout, "cut a client that takes longer to send a request's header (env AEP_HEADER_TIMEOUT)")
 	fs.DurationVar(&s.bodyTimeout, "body-timeout", d.ReadTimeout, "cut a client that takes longer to send a request's body, on any route: 408 request-timeout and the connection closed (env AEP_BODY_TIMEOUT)")
 	fs.DurationVar(&s.closeWait, "close-wait", d.CloseWait, "how long a socket the relay closes (its drain at a stop, a slow or silent peer) waits for the peer's answer to its close frame before dropping the connection (env AEP_CLOSE_WAIT)")
+	nd := relay.NATSConfig{}.WithDefaults()
+	fs.StringVar(&s.nats, "nats", "", "keep events and commands in NATS JetStream on these servers (nats://host:4222, comma-separated) instead of memory; every relay on the same stream is one relay (env AEP_NATS_URL)")
+	fs.StringVar(&s.natsStream, "nats-stream", nd.Stream, "with --nats: the JetStream stream's name (env AEP_NATS_STREAM)")
+	fs.StringVar(&s.natsSubject, "nats-subject", nd.Subject, "with --nats: the first token of the relay's subjects, one per relay sharing the servers (env AEP_NATS_SUBJECT)")
+	fs.IntVar(&s.natsReplicas, "nats-replicas", nd.Replicas, "with --nats: the stream's replicas; 3 survives the loss of one server of three, a single server needs 1 (env AEP_NATS_REPLICAS)")
 	fs.DurationVar(&s.wsPing, "ws-ping", d.WSPing, "interval of the ping frame on /socket (a silent peer is dropped after 3 intervals)")
 }
 
@@ -110,7 +124,8 @@ func (s *relaySettings) applyEnv(fs *flag.FlagSet, env Env) error {
 		name string
 		v    int64
 	}{{"buffer", int64(s.buffer)}, {"buffer-bytes", s.bufferBytes}, {"max-sessions", int64(s.maxSessions)}, {"max-body", s.maxBody}, {"max-batch", int64(s.maxBatch)}, {"max-from", int64(s.maxFrom)}, {"max-conns", int64(s.maxConns)},
-		{"idle-timeout", int64(s.idleTimeout)}, {"header-timeout", int64(s.headerTimeout)}, {"body-timeout", int64(s.bodyTimeout)}, {"close-wait", int64(s.closeWait)}} {
+		{"idle-timeout", int64(s.idleTimeout)}, {"header-timeout", int64(s.headerTimeout)}, {"body-timeout", int64(s.bodyTimeout)}, {"close-wait", int64(s.closeWait)},
+		{"nats-replicas", int64(s.natsReplicas)}} {
 		if n.v < 0 || (n.v == 0 && n.name != "max-from") {
 			return fmt.Errorf("--%s must be positive, got %d", n.name, n.v)
 		}
@@ -123,6 +138,20 @@ func redactIf(secret bool, v string) string {
 		return "[redacted]"
 	}
 	return v
+}
+
+// redactURLs drops the credentials (user:password@ or token@) from
+// server URLs for the log.
+func redactURLs(urls []string) []string {
+	out := make([]string, len(urls))
+	for i, u := range urls {
+		if p, err := url.Parse(u); err == nil && p.User != nil {
+			p.User = url.User("[redacted]")
+			u = p.String()
+		}
+		out[i] = u
+	}
+	return out
 }
 
 func (s relaySettings) addr() string { return net.JoinHostPort(s.host, strconv.Itoa(s.port)) }
@@ -146,6 +175,12 @@ func (s relaySettings) config(logger *slog.Logger) relay.Config {
 	if s.wsPing > 0 {
 		cfg.WSPing, cfg.WSPongTimeout = s.wsPing, 3*s.wsPing
 	}
+	for _, u := range strings.Split(s.nats, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			cfg.NATS.URLs = append(cfg.NATS.URLs, u)
+		}
+	}
+	cfg.NATS.Stream, cfg.NATS.Subject, cfg.NATS.Replicas = s.natsStream, s.natsSubject, s.natsReplicas
 	cfg.Logger = logger
 	return cfg
 }
@@ -195,9 +230,16 @@ func startRelay(ctx context.Context, cfg relayServerConfig, logger *slog.Logger)
 	if err != nil {
 		return "", nil, fmt.Errorf("relay: listen: %w", err)
 	}
+	rl, err := relay.Open(ctx, cfg.Relay)
+	if err != nil {
+		_ = inner.Close()
+		return "", nil, err
+	}
+	if n := cfg.Relay.NATS; len(n.URLs) > 0 {
+		logger.Info("relay events kept in NATS JetStream", "stream", n.Stream, "subject", n.Subject, "servers", strings.Join(redactURLs(n.URLs), ","))
+	}
 	onFull, onShed := capWarning(logger, "relay", "AEP_MAX_CONNS", cfg.MaxConns)
 	ln := newLimitListener(inner, cfg.MaxConns, onFull, onShed)
-	rl := relay.New(cfg.Relay)
 	srv := &http.Server{
 		Handler:           rl.Handler(),
 		ReadHeaderTimeout: cfg.HeaderTimeout,

@@ -86,6 +86,9 @@ func embeddedRelaySettings(env Env) (relaySettings, error) {
 	rs.register(fs)
 	_ = fs.Parse(nil)
 	err := rs.applyEnv(fs, env)
+	// The relay inside serve keeps its events in memory: AEP_NATS_URL is
+	// for `aepforms relay`, which several nodes run on one stream.
+	rs.nats = ""
 	return rs, err
 }
 
