@@ -158,7 +158,10 @@ func TestSlowSubscriberLosesOnlyLowSeverity(t *testing.T) {
 	t.Parallel()
 	c := cfg()
 	c.Queue = 16
-	c.WriteTimeout = 10 * time.Second
+	// The stalled reader holds out for as long as the posting takes (on
+	// JetStream under the race detector, many seconds): its write
+	// deadline is not what this test is about.
+	c.WriteTimeout = time.Minute
 	tr := startRelaySmallBuffers(t, c)
 	conn, br := tr.stalledStream(t, nil)
 	fast := tr.stream(t, nil, nil)

@@ -3,7 +3,9 @@ package relay_test
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"os"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -25,7 +27,12 @@ var jsCluster *natstest.Cluster
 
 func TestMain(m *testing.M) {
 	if os.Getenv(natsEnv) == "" {
-		os.Exit(m.Run())
+		code := m.Run()
+		if lazy.c != nil {
+			lazy.c.Stop()
+			_ = os.RemoveAll(lazy.dir)
+		}
+		os.Exit(code)
 	}
 	dir, err := os.MkdirTemp("", "aepforms-nats-")
 	if err == nil {
@@ -41,7 +48,45 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// lazy is the cluster the multi-node tests start on first use when the
+// suite runs in memory.
+var lazy struct {
+	once sync.Once
+	c    *natstest.Cluster
+	dir  string
+	err  error
+}
+
+// cluster returns the package's NATS cluster, started on first use.
+func cluster(t testing.TB) *natstest.Cluster {
+	t.Helper()
+	if jsCluster != nil {
+		return jsCluster
+	}
+	lazy.once.Do(func() {
+		if lazy.dir, lazy.err = os.MkdirTemp("", "aepforms-nats-"); lazy.err == nil {
+			lazy.c, lazy.err = natstest.Start(lazy.dir, 3)
+		}
+	})
+	require.NoError(t, lazy.err)
+	return lazy.c
+}
+
 var streams atomic.Int64
+
+// nodes serves n relays on one new stream of the package's cluster: one
+// relay of n nodes. It returns them and their config.
+func nodes(t *testing.T, c relay.Config, n int) ([]*testRelay, relay.Config) {
+	t.Helper()
+	k := streams.Add(1)
+	c.NATS = relay.NATSConfig{URLs: cluster(t).URLs(), Stream: fmt.Sprintf("N%d", k), Subject: fmt.Sprintf("n%d", k)}
+	out := make([]*testRelay, n)
+	for i := range out {
+		r := openOn(t, c)
+		out[i] = serveRelay(t, r, httptest.NewServer(r.Handler()), c.Token)
+	}
+	return out, c
+}
 
 // newRelay returns relay.New(cfg), or, when the suite runs on JetStream,
 // a relay opened on the package's cluster with a stream and subjects of
