@@ -30,7 +30,20 @@ func benchEvent(session string, n int) []byte {
 
 func benchRelay(b *testing.B, c relay.Config) (*relay.Relay, *httptest.Server) {
 	b.Helper()
-	r := relay.New(c)
+	return serveBench(b, relay.New(c))
+}
+
+// benchJetStream is benchRelay on JetStream: a relay on a stream of its
+// own (3 replicas) on the package's in-process three-node NATS cluster.
+func benchJetStream(b *testing.B, c relay.Config) (*relay.Relay, *httptest.Server) {
+	b.Helper()
+	k := streams.Add(1)
+	c.NATS = relay.NATSConfig{URLs: cluster(b).URLs(), Stream: fmt.Sprintf("B%d", k), Subject: fmt.Sprintf("b%d", k)}
+	return serveBench(b, openOn(b, c))
+}
+
+func serveBench(b *testing.B, r *relay.Relay) (*relay.Relay, *httptest.Server) {
+	b.Helper()
 	srv := httptest.NewServer(r.Handler())
 	b.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -43,8 +56,11 @@ func benchRelay(b *testing.B, c relay.Config) (*relay.Relay, *httptest.Server) {
 
 // BenchmarkIngestNDJSON posts NDJSON batches of 1000 events and reports
 // events/s (wall clock) and events per CPU-second: over loopback (client,
-// HTTP and relay in this process) and straight into the handler (the
-// relay's own cost). Building each next batch is outside the timing.
+// HTTP and relay in this process), straight into the handler (the
+// relay's own cost), and over loopback to a relay on JetStream (a
+// three-node NATS cluster in this process too, the stream on 3
+// replicas: each POST answered once its events are stored and applied).
+// Building each next batch is outside the timing.
 func BenchmarkIngestNDJSON(b *testing.B) {
 	const perBatch = 1000
 	body := func(round int) []byte {
@@ -80,10 +96,10 @@ func BenchmarkIngestNDJSON(b *testing.B) {
 			b.ReportMetric(float64(b.N*perBatch)/cpu.Seconds(), "events/cpu-s")
 		}
 	}
-	b.Run("loopback", func(b *testing.B) {
+	loopback := func(b *testing.B, open func(*testing.B, relay.Config) (*relay.Relay, *httptest.Server)) {
 		c := relay.DefaultConfig()
 		c.Token = testToken
-		_, srv := benchRelay(b, c)
+		_, srv := open(b, c)
 		client := srv.Client()
 		run(b, func(body []byte) int {
 			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/events", bytes.NewReader(body))
@@ -97,7 +113,9 @@ func BenchmarkIngestNDJSON(b *testing.B) {
 			resp.Body.Close()
 			return resp.StatusCode
 		})
-	})
+	}
+	b.Run("loopback", func(b *testing.B) { loopback(b, benchRelay) })
+	b.Run("jetstream-loopback", func(b *testing.B) { loopback(b, benchJetStream) })
 	b.Run("handler", func(b *testing.B) {
 		c := relay.DefaultConfig()
 		c.Token = testToken
@@ -256,9 +274,11 @@ func percentile(lat []time.Duration, p float64) float64 {
 }
 
 // BenchmarkFanoutLatency measures POST-to-delivery latency over SSE with
-// 1, 100 and 1000 subscribers: the relay and a bare net/http SSE echo (the
-// floor) run side by side and take turns, one event each per iteration,
-// so both see the same machine load. Every POST waits until all readers
+// 1, 100 and 1000 subscribers: the relay in memory, the relay on
+// JetStream (three in-process NATS nodes, 3 replicas: the event goes to
+// the stream and back before the fan-out) and a bare net/http SSE echo
+// (the floor) run side by side and take turns, one event each per
+// iteration, so all see the same machine load. Every POST waits until all readers
 // (goroutines in this process, over loopback) have the previous event.
 // Samples = iterations x subscribers, per target. With -short (make
 // bench-smoke) the largest size is 100.
@@ -276,21 +296,29 @@ func BenchmarkFanoutLatency(b *testing.B) {
 			b.Cleanup(fsrv.Close)
 			rel := &fanTarget{got: make(chan receipt, n*4), post: postWith(rsrv.Client(), rsrv.URL+"/events",
 				http.Header{"Content-Type": {"application/json"}, "Aep-Version": {"0.1"}, "Authorization": {"Bearer " + testToken}})}
+			_, jsrv := benchJetStream(b, c)
+			jst := &fanTarget{got: make(chan receipt, n*4), post: postWith(jsrv.Client(), jsrv.URL+"/events",
+				http.Header{"Content-Type": {"application/json"}, "Aep-Version": {"0.1"}, "Authorization": {"Bearer " + testToken}})}
 			flo := &fanTarget{got: make(chan receipt, n*4), post: postWith(fsrv.Client(), fsrv.URL+"/events", nil)}
 			rel.stop = openReaders(b, rsrv.URL+"/stream", n, rel.got)
 			defer rel.stop()
+			jst.stop = openReaders(b, jsrv.URL+"/stream", n, jst.got)
+			defer jst.stop()
 			flo.stop = openReaders(b, fsrv.URL+"/stream", n, flo.got)
 			defer flo.stop()
 			k := 0
 			b.ResetTimer()
 			for b.Loop() {
 				rel.send(b, k, n)
+				jst.send(b, k, n)
 				flo.send(b, k, n)
 				k++
 			}
 			b.StopTimer()
 			b.ReportMetric(percentile(rel.lat, 0.50), "relay-p50-µs")
 			b.ReportMetric(percentile(rel.lat, 0.99), "relay-p99-µs")
+			b.ReportMetric(percentile(jst.lat, 0.50), "jetstream-p50-µs")
+			b.ReportMetric(percentile(jst.lat, 0.99), "jetstream-p99-µs")
 			b.ReportMetric(percentile(flo.lat, 0.50), "floor-p50-µs")
 			b.ReportMetric(percentile(flo.lat, 0.99), "floor-p99-µs")
 			b.ReportMetric(percentile(rel.lat, 0.99)/percentile(flo.lat, 0.99), "p99-ratio")
