@@ -23,6 +23,16 @@ type eventLog interface {
 	// commands sent through other nodes can find it.
 	owned(session string)
 	disowned(session string)
+	// catchUp returns once this relay has applied everything the log
+	// had kept when it was called, so a replay served next holds every
+	// event acknowledged before, through whichever node; an error when
+	// the log did not answer in time (the replay then serves what this
+	// relay holds).
+	catchUp(ctx context.Context) error
+	// settle returns once the claims made so far (owned) are known to
+	// the log, so a command sent through another node after the claiming
+	// event was acknowledged finds its owner.
+	settle(ctx context.Context) error
 	// route hands a command whose session no connection here claims to
 	// the node that holds its claimant; code is "" when it was
 	// delivered, else the refusal's code and detail.
@@ -55,8 +65,10 @@ func (m memLog) append(_ context.Context, evs []*aep.Event) ([]*aep.Event, error
 	return dups, nil
 }
 
-func (memLog) owned(string)    {}
-func (memLog) disowned(string) {}
+func (memLog) catchUp(context.Context) error { return nil }
+func (memLog) settle(context.Context) error  { return nil }
+func (memLog) owned(string)                  {}
+func (memLog) disowned(string)               {}
 
 func (memLog) route(context.Context, *aep.Event) (string, string) {
 	return codeNoRoute, "no connected emitter owns this session"

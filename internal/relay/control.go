@@ -85,13 +85,15 @@ func (r *Relay) deliverLocked(ev *aep.Event) (code, detail string) {
 }
 
 // claimLocked makes c a claimant of session. A connection keeps at most
-// MaxSessions claims; past that its oldest claim lapses.
-func (r *Relay) claimLocked(c *wsConn, session string) {
+// MaxSessions claims; past that its oldest claim lapses. It reports
+// whether the session had no claimant here before.
+func (r *Relay) claimLocked(c *wsConn, session string) (owned bool) {
 	if slices.Contains(r.claims[session], c) {
-		return
+		return false
 	}
 	if len(r.claims[session]) == 0 {
 		r.events.owned(session)
+		owned = true
 	}
 	r.claims[session] = append(r.claims[session], c)
 	r.rosterJSON = nil
@@ -100,6 +102,7 @@ func (r *Relay) claimLocked(c *wsConn, session string) {
 		r.unclaimLocked(c, c.claimed[0])
 		c.claimed = slices.Delete(c.claimed, 0, 1)
 	}
+	return owned
 }
 
 func (r *Relay) unclaimLocked(c *wsConn, session string) {

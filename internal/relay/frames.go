@@ -215,6 +215,9 @@ func (c *wsConn) subscribe(data []byte) {
 	c.subs[key] = sub
 	c.mu.Unlock()
 	ok, _ := json.Marshal(idFrame{Type: "subscribed", ID: id})
+	if !from.none() {
+		c.r.catchUp(context.Background())
+	}
 	c.r.attachSocket(sub, from, ok)
 }
 

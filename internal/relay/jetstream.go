@@ -33,6 +33,7 @@ type jsLog struct {
 	nc  *nats.Conn
 	js  jetstream.JetStream
 	cc  jetstream.ConsumeContext
+	st  jetstream.Stream
 
 	in      chan jetstream.Msg // consumer -> applier
 	stop    chan struct{}      // closed by close
@@ -98,6 +99,7 @@ func openJetStream(ctx context.Context, r *Relay) (*jsLog, error) {
 	if err != nil {
 		return fail(fmt.Errorf("relay: JetStream stream %s (replicas %d): %w", cfg.Stream, cfg.Replicas, err))
 	}
+	l.st = stream
 	info, err := stream.Info(ctx)
 	if err != nil {
 		return fail(fmt.Errorf("relay: JetStream stream %s: %w", cfg.Stream, err))
@@ -247,6 +249,16 @@ func (l *jsLog) publishAgain(ctx context.Context, ev *aep.Event) (*jetstream.Pub
 		}
 	}
 }
+
+func (l *jsLog) catchUp(ctx context.Context) error {
+	info, err := l.st.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return l.waitApplied(ctx, info.State.LastSeq)
+}
+
+func (l *jsLog) settle(ctx context.Context) error { return l.nc.FlushWithContext(ctx) }
 
 // waitApplied returns once the applier has applied stream sequence seq.
 func (l *jsLog) waitApplied(ctx context.Context, seq uint64) error {

@@ -24,7 +24,7 @@ func TestNodesOnOneStreamAreOneRelay(t *testing.T) {
 
 	agent := a.target(t, "s", "control.attention.respond")
 	ui := b.consumer(t)
-	ui.subscribe(t, "all", map[string]any{"from": "all"})
+	ui.subscribe(t, "all", map[string]any{"from": "all", "filter": map[string]any{"session": []string{"s", "nobody-holds-this"}}})
 	require.Equal(t, "session.started", ui.expect(t, "session.started").str("type"), "the agent's claim on A, replayed on B")
 
 	req := ev(t, "attention.requested", "s", 1, withSource("aep://target/agent/target/session/s"),
@@ -49,6 +49,15 @@ func TestNodesOnOneStreamAreOneRelay(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, status)
 	assert.EqualValues(t, 1, m["duplicates"], "an event A took is a duplicate on B")
 	assert.Equal(t, idOf(t, req), ui.expect(t, "attention.requested").str("id"), "a redelivery is forwarded as received, as in memory")
+
+	// Read-your-writes across nodes: a replay on B, asked right after A
+	// acknowledged an event, holds it (B catches up with the stream first).
+	for i := range 20 {
+		late := ev(t, "progress.status", "rw", int64(i+1))
+		a.mustPost(t, late)
+		events, _ := b.history(t, url.Values{"from": {fromJSON(t, "rw", 0, int64(i))}})
+		require.Equal(t, []string{idOf(t, late)}, ids(t, events), "B's replay right after A's 202, round %d", i)
+	}
 
 	lost := command(t, "nobody-holds-this")
 	ui.send(t, lost)

@@ -205,6 +205,17 @@ func (r *Relay) authed(h http.Handler) http.Handler {
 	})
 }
 
+// catchUp brings this relay up to everything its log kept before a
+// replay is planned (see eventLog.catchUp); when the log does not answer
+// within the store timeout, the replay serves what is held.
+func (r *Relay) catchUp(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.NATS.Timeout)
+	defer cancel()
+	if err := r.events.catchUp(ctx); err != nil {
+		r.log.Warn("relay: replay from what this relay holds; the event store did not answer", "err", err)
+	}
+}
+
 // attach registers sub for live delivery and returns its replay, both
 // under the lock, so no event falls between replay and live and none is
 // in both.
@@ -244,13 +255,19 @@ func (r *Relay) detach(sub *subscriber) {
 // ErrUnavailable when the log could not keep them in time.
 func (r *Relay) ingest(ctx context.Context, evs []*aep.Event, from *wsConn) (duplicates int, err error) {
 	if from != nil {
+		owned := false
 		r.mu.Lock()
 		for _, ev := range evs {
 			if _, sequenced := ev.Seq(); sequenced && ev.SessionScoped() {
-				r.claimLocked(from, ev.Session())
+				owned = r.claimLocked(from, ev.Session()) || owned
 			}
 		}
 		r.mu.Unlock()
+		if owned {
+			if err := r.events.settle(ctx); err != nil {
+				r.log.Warn("relay: a claim not yet known to the other relays", "err", err)
+			}
+		}
 	}
 	dups, err := r.events.append(ctx, evs)
 	return len(dups), err

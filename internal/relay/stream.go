@@ -89,6 +89,9 @@ func (r *Relay) handleStream(w http.ResponseWriter, req *http.Request) {
 	// Subscribe before the headers go out, so a client that has seen 200
 	// misses nothing posted after it.
 	sub := &subscriber{filter: sr.filter, ceiling: sr.ceiling, out: newOutboxWithin(r.cfg.Queue, r.cfg.QueueBytes)}
+	if !sr.from.none() {
+		r.catchUp(req.Context())
+	}
 	var rp *replay
 	if sr.live {
 		rp = r.attach(sub, sr.from)
