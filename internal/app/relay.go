@@ -71,8 +71,7 @@ var relayEnv = map[string]string{
 	"buffer-bytes": "AEP_BUFFER_BYTES",
 	"max-sessions": "AEP_MAX_SESSIONS", "max-body": "AEP_MAX_BODY", "max-batch": "AEP_MAX_BATCH", "max-from": "AEP_MAX_FROM",
 	"max-conns": "AEP_MAX_CONNS", "idle-timeout": "AEP_IDLE_TIMEOUT", "header-timeout": "AEP_HEADER_TIMEOUT", "body-timeout": "AEP_BODY_TIMEOUT",
-	"close-wait": "AEP_CLOSE_WAIT",
-	"nats":       "AEP_NATS_URL", "nats-stream": "AEP_NATS_STREAM", "nats-subject": "AEP_NATS_SUBJECT", "nats-replicas": "AEP_NATS_REPLICAS",
+	"close-wait": "AEP_CLOSE_WAIT", "nats": "AEP_NATS_URL", "nats-stream": "AEP_NATS_STREAM", "nats-subject": "AEP_NATS_SUBJECT", "nats-replicas": "AEP_NATS_REPLICAS",
 }
 
 // register declares the relay flags with the reference defaults. The env
