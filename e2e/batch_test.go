@@ -134,3 +134,72 @@ func (s *stack) awaitPage(t *testing.T, what string, match func(*goquery.Documen
 		}
 	}
 }
+
+// TestBatchAnswerDuringAnOutageSaysQueued: the relay is away when one
+// batch post answers four questions. The result words each question as
+// its card does ("Queued: will be sent when the relay is back"), and
+// says in its heading and summary that they are queued, not sent;
+// nothing reaches the agent until the relay is back, then each request
+// gets its one command.
+func TestBatchAnswerDuringAnOutageSaysQueued(t *testing.T) {
+	t.Parallel()
+	const n = 4
+	s := startStack(t, stackOptions{})
+	cfg := agent.DefaultConfig()
+	cfg.RelayURL, cfg.Token = s.relayURL, s.token
+	cfg.Scenarios = []string{agent.ScenarioStandby}
+	cfg.Pending = n
+	cfg.Host = "e2e.test"
+	cfg.Every = 0
+	cfg.Backoff, cfg.BackoffMax = 20*time.Millisecond, 200*time.Millisecond
+	cfg.DrainTimeout = -1
+	ag := runAgent(t, s, "agent", cfg)
+
+	batch := s.awaitBatch(t, n)
+	p := s.getPage(t, "batches")
+	batch = p.doc.Find(`[data-testid="batch"][data-shape="` + batch.AttrOr("data-shape", "") + `"]`)
+	require.Equal(t, 1, batch.Length())
+	f := readForm(p, batch.Find(`form[data-testid="batch-form"]`))
+	for _, b := range f.named(t, "card") {
+		b.checked = true
+	}
+	f.fill(t, fieldNamed(t, batch, "Service name"), "queued")
+	s.awaitRespond(t, true)
+
+	s.restartRelay(t, func() {
+		s.awaitRespond(t, false)
+		res := s.submit(t, f, f.button(t, "Send answer"), "")
+		require.Equal(t, http.StatusOK, res.status, "batch post: %s", res.body)
+		heading := strings.TrimSpace(res.doc.Find(`[data-testid="batch-result-heading"]`).Text())
+		summary := res.doc.Find(`[data-testid="batch-summary"]`).Text()
+		assert.Equal(t, "Answers queued", heading)
+		assert.NotContains(t, summary, "Sent to", "nothing was sent")
+		assert.Contains(t, summary, "Queued for 4 questions")
+		outcomes := res.doc.Find(`[data-testid="batch-outcome"]`)
+		require.Equal(t, n, outcomes.Length())
+		outcomes.Each(func(_ int, o *goquery.Selection) {
+			assert.Equal(t, "queued", o.AttrOr("data-state", ""), "outcome %q", o.Text())
+			assert.Equal(t, "Queued: will be sent when the relay is back",
+				strings.TrimSpace(o.Find(`[data-testid="batch-outcome-line"]`).Text()), "as its card says")
+		})
+		assert.Empty(t, ag.Record(), "nothing reaches the agent during the outage")
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), stackWait)
+	defer cancel()
+	require.NoError(t, ag.Until(ctx, func() bool {
+		decided := 0
+		for _, r := range ag.Record() {
+			if r.Decision.Outcome != "" {
+				decided++
+			}
+		}
+		return decided >= n
+	}), "the agent decided %d commands, want %d", len(ag.Record()), n)
+	subjects := map[string]bool{}
+	for _, r := range ag.Record() {
+		assert.Equal(t, agent.OutcomeAccepted, r.Decision.Outcome, "decision %+v", r.Decision)
+		subjects[r.Session+"/"+subjectOf(t, r.Raw)] = true
+	}
+	assert.Len(t, subjects, n, "one command per request")
+}

@@ -119,11 +119,11 @@ func (p *pages) batches(w http.ResponseWriter, r *http.Request, status int, refu
 // the answer). Each question gets its own submission through the one
 // answer path (beginAnswer: its own command id, journaled before anything
 // is sent; a resubmitted batch is the same command per question), and the
-// reply names each question's outcome, the ones not sent with why. A
-// batch refused whole (nothing chosen, more than MaxBatch, an answer the
-// operator must fix, a watch-only UI) sends nothing and shows the form
-// again with the problem. The journaled answers are then queued; each
-// card's outcome arrives by push like any answer.
+// reply names each question's outcome as its card words it, the ones not
+// sent with why. A batch refused whole (nothing chosen, more than
+// MaxBatch, an answer the operator must fix, a watch-only UI) sends
+// nothing and shows the form again with the problem. The journaled answers are queued before the
+// reply; each card's later outcome arrives by push like any answer.
 func handleBatchAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := r.ParseForm(); err != nil {
@@ -204,6 +204,30 @@ func handleBatchAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.Hand
 			}
 			outcomes = append(outcomes, o)
 		}
+		// Every answer is journaled, so each is queued before the reply
+		// is drawn, as a single answer's command is let go before its
+		// 303 (Submit returns at once): its card then says what became
+		// of it (queued while the relay is away, sent), and the reply
+		// words each question as its card does.
+		ctx := context.WithoutCancel(r.Context())
+		fresh := make(map[string]bool, len(recorded))
+		for _, s := range recorded {
+			queueAnswer(ctx, in, sub, pg.log, m, s)
+			fresh[string(s.Card)] = true
+		}
+		now := pg.now()
+		for i := range outcomes {
+			o := &outcomes[i]
+			if !o.Sent {
+				continue
+			}
+			c, ok := in.Card(inbox.CardID(o.ID))
+			if !ok {
+				o.TakenGone()
+				continue
+			}
+			o.Taken(c, pg.cardOptions(r, c, now), !fresh[o.ID])
+		}
 		res := view.BatchResult(outcomes, pg.batchOptions(r))
 		status := http.StatusOK
 		if res.Sent == 0 {
@@ -212,16 +236,9 @@ func handleBatchAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.Hand
 		buf, err := render.BatchResult(r.Context(), res, r.Header.Get(HeaderFragment) == fragmentBatch)
 		if err != nil {
 			pg.internalError(w, r, err)
-		} else {
-			// Every answer is journaled: the reply goes out before they
-			// are queued, as a single answer's does.
-			writeHTML(w, status, buf)
-			_ = http.NewResponseController(w).Flush()
+			return
 		}
-		ctx := context.WithoutCancel(r.Context())
-		for _, s := range recorded {
-			queueAnswer(ctx, in, sub, pg.log, m, s)
-		}
+		writeHTML(w, status, buf)
 	}
 }
 
@@ -265,10 +282,10 @@ func beginBatchAnswer(in Inbox, pg *pages, id inbox.CardID, shape string, post u
 	step := beginAnswer(in, pg, answerPost{Card: id, Form: one, By: by})
 	switch step.Outcome {
 	case answerRecorded:
-		o.Sent, o.Line = true, view.BatchWord("sent")
+		o.Sent = true // its line is its card's, once it is queued
 		return o, &step.Submission
 	case answerKept:
-		o.Sent, o.Line = true, view.BatchWord("kept")
+		o.Sent = true
 	case answerGone:
 		o.Line = view.BatchWord("gone")
 	case answerRefused:

@@ -109,7 +109,7 @@ func TestBatchAnswerSendsOneCommandPerCard(t *testing.T) {
 	require.Len(t, lines, 3)
 	for _, id := range ids[:3] {
 		assert.True(t, sent[string(id)], "card %s", id)
-		assert.Equal(t, "Sent", lines[string(id)])
+		assert.Equal(t, "Sent, waiting for the agent", lines[string(id)], "as its card says")
 	}
 	h.sub.wait(5e9)
 	subs := h.sub.all()
@@ -134,7 +134,7 @@ func TestBatchAnswerSendsOneCommandPerCard(t *testing.T) {
 	lines, sent = outcomes(again.doc(t))
 	for _, id := range ids[:3] {
 		assert.True(t, sent[string(id)])
-		assert.Contains(t, lines[string(id)], "Already sent")
+		assert.Equal(t, "Already answered by this batch; nothing new was sent. Sent, waiting for the agent", lines[string(id)])
 	}
 	assert.Len(t, h.sub.all(), 3, "a resubmitted batch became more commands")
 

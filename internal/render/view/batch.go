@@ -210,6 +210,8 @@ type BatchResultView struct {
 	Heading  string
 	Summary  string
 	Outcomes []BatchOutcome
+	// Sent counts the questions whose answer the batch kept (Taken),
+	// Failed those it sent nothing to.
 	Sent     int
 	Failed   int
 	InboxURL string
@@ -219,55 +221,125 @@ type BatchResultView struct {
 // BatchOutcome is one question's outcome in a batch.
 type BatchOutcome struct {
 	ID, Gist, URL string
-	Sent          bool
-	Line          string // "Sent", or why not
+	// Sent is true when the batch kept an answer for the question (it
+	// is journaled, or was by this batch before): Line then says what
+	// became of it as its card does (Taken). False: nothing was sent,
+	// and Line says why.
+	Sent bool
+	// Kind and Tone are the card's state line's (data-state, its
+	// colour) for an answer kept; "" and "error" for one not sent.
+	Kind, Tone string
+	Line       string
 }
+
+// Taken words the outcome of a question whose answer the batch kept as
+// card c now says it (queued while the relay is away, sent, accepted,
+// or what became of it), never a fixed "sent"; again is true when an
+// earlier post of the same batch kept it (nothing new was sent).
+func (o *BatchOutcome) Taken(c inbox.Card, opts Options, again bool) {
+	st := CardState(c, opts)
+	o.Sent, o.Kind, o.Tone, o.Line = true, st.Kind, st.Tone, st.Text
+	if o.Line == "" {
+		// No line of its own (an answer kept on another replica that
+		// this card does not hold yet).
+		o.Line = batchWords["kept-here"]
+	}
+	if again {
+		o.Line = batchWords["kept"] + " " + o.Line
+	}
+}
+
+// TakenGone is the outcome of a question whose answer the batch kept
+// and which left the inbox before the result was drawn.
+func (o *BatchOutcome) TakenGone() {
+	o.Sent, o.Kind, o.Tone, o.Line = true, "", "neutral", batchWords["kept-gone"]
+}
+
+// trouble reports a kept answer that did not get through (its card's
+// line is an error or a warning: not delivered, rejected, not sent
+// again), listed with the failures.
+func (o BatchOutcome) trouble() bool { return o.Sent && (o.Tone == "error" || o.Tone == "warning") }
 
 // BatchResult builds the result page of a batch post.
 func BatchResult(outcomes []BatchOutcome, opts BatchOptions) BatchResultView {
 	base := root(opts.BasePath)
 	v := BatchResultView{
 		Page:     subPage(batchWords["result-title"], base, opts.Assets, opts.Theme, opts.SignedIn, opts.Operator),
-		Outcomes: outcomes,
 		InboxURL: InboxLink(base, opts.Filter),
 		BackURL:  BatchesLink(base, opts.Filter),
 	}
-	for _, o := range outcomes {
-		if o.Sent {
-			v.Sent++
-		} else {
+	queued, trouble := 0, 0
+	for i, o := range outcomes {
+		switch {
+		case !o.Sent:
 			v.Failed++
+			outcomes[i].Tone = "error"
+		case o.Kind == string(inbox.LineQueued):
+			v.Sent++
+			queued++
+		case o.trouble():
+			v.Sent++
+			trouble++
+		default:
+			v.Sent++
 		}
 	}
+	sent := v.Sent - queued - trouble
 	n := func(k int) string {
 		if k == 1 {
 			return "1 question"
 		}
 		return strconv.Itoa(k) + " questions"
 	}
+	// The summary says each group as it is: sent, queued, kept but not
+	// delivered, not sent at all.
+	var parts []string
+	if sent > 0 {
+		parts = append(parts, "sent to "+n(sent))
+	}
+	if queued > 0 {
+		parts = append(parts, "queued for "+n(queued)+" until the relay is back")
+	}
+	if trouble > 0 {
+		parts = append(parts, "kept for "+n(trouble)+" but not delivered")
+	}
+	if v.Failed > 0 {
+		parts = append(parts, "not sent to "+n(v.Failed))
+	}
+	summary := sentenceCase(strings.Join(parts, "; "))
 	switch {
-	case v.Failed == 0:
-		v.Heading = batchWords["result-sent"]
-		v.Summary = "Sent to " + n(v.Sent) + ". Each question shows what became of its answer."
 	case v.Sent == 0:
 		v.Heading = batchWords["result-none"]
-		v.Summary = "Nothing was sent: none of the " + n(v.Failed) + " could take this answer."
+		summary = "Nothing was sent: none of the " + n(v.Failed) + " could take this answer."
 		v.Page.Title = "Error: " + v.Page.Title
-	default:
+	case v.Failed > 0 || trouble > 0:
 		v.Heading = batchWords["result-partial"]
-		v.Summary = "Sent to " + n(v.Sent) + "; not sent to " + n(v.Failed) + ", listed first with why."
+		summary += ", listed first with why."
+	case queued == v.Sent:
+		v.Heading = batchWords["result-queued"]
+		summary += ". Each question shows what became of its answer."
+	case queued > 0:
+		v.Heading = batchWords["result-sent-queued"]
+		summary += ". Each question shows what became of its answer."
+	default:
+		v.Heading = batchWords["result-sent"]
+		summary += ". Each question shows what became of its answer."
 	}
+	v.Summary = summary
 	// The failures first: what the operator must look at.
-	failed := make([]BatchOutcome, 0, len(outcomes))
-	sent := make([]BatchOutcome, 0, len(outcomes))
-	for _, o := range outcomes {
-		if o.Sent {
-			sent = append(sent, o)
-		} else {
-			failed = append(failed, o)
+	ordered := make([]BatchOutcome, 0, len(outcomes))
+	for _, first := range []func(BatchOutcome) bool{
+		func(o BatchOutcome) bool { return !o.Sent },
+		BatchOutcome.trouble,
+		func(o BatchOutcome) bool { return o.Sent && !o.trouble() },
+	} {
+		for _, o := range outcomes {
+			if first(o) {
+				ordered = append(ordered, o)
+			}
 		}
 	}
-	v.Outcomes = append(failed, sent...)
+	v.Outcomes = ordered
 	return v
 }
 
@@ -278,20 +350,26 @@ var batchWords = map[string]string{
 	"intro": "Questions that ask the same thing (the same kind and the same options) can take one answer together. " +
 		"Tick the questions, then give the answer once: each question gets its own answer and shows what became of it. " +
 		"At most {max} questions at a time.",
-	"empty":          "No two open questions ask the same thing right now.",
-	"more":           "and {n} more: answer these first.",
-	"result-title":   "Batch answer · aepforms",
-	"result-sent":    "Answers sent",
-	"result-none":    "Nothing sent",
-	"result-partial": "Some answers not sent",
-	"none-chosen":    "Choose at least one question to answer.",
-	"too-many":       "Choose at most {max} questions at a time.",
-	"sent":           "Sent",
-	"kept":           "Already sent with this answer",
-	"gone":           "Not sent: this question is no longer in the inbox",
-	"shape":          "Not sent: this question now asks something else; answer it on its own",
-	"broken":         "Not sent: the server could not record the answer",
-	"placeholders":   "Not sent: this question's labels were withheld by its sender, so one answer cannot mean the same to each; answer it on its own",
+	"empty":         "No two open questions ask the same thing right now.",
+	"more":          "and {n} more: answer these first.",
+	"result-title":  "Batch answer · aepforms",
+	"result-sent":   "Answers sent",
+	"result-queued": "Answers queued",
+	// Some sent, some queued while the relay is away.
+	"result-sent-queued": "Answers sent and queued",
+	"result-none":        "Nothing sent",
+	"result-partial":     "Some answers not sent",
+	"none-chosen":        "Choose at least one question to answer.",
+	"too-many":           "Choose at most {max} questions at a time.",
+	// An answer this batch posted before (the same form sent again):
+	// nothing new is sent; the card's line follows.
+	"kept":         "Already answered by this batch; nothing new was sent.",
+	"kept-here":    "Your answer is kept.",
+	"kept-gone":    "Your answer is kept; this question has since left the inbox (History has it).",
+	"gone":         "Not sent: this question is no longer in the inbox",
+	"shape":        "Not sent: this question now asks something else; answer it on its own",
+	"broken":       "Not sent: the server could not record the answer",
+	"placeholders": "Not sent: this question's labels were withheld by its sender, so one answer cannot mean the same to each; answer it on its own",
 }
 
 // BatchWord is one of the batch words, for the web handlers.

@@ -226,19 +226,7 @@ func card(c inbox.Card, opts Options) CardView {
 	v.Prov = provenance(c, vd, opts)
 	v.Open, v.Settled, v.Pending = vd.Open, vd.Settled, vd.Pending
 	v.Answered = answeredBy(c, vd, base, opts)
-	if v.Answered != nil {
-		// The line under the state names who sent it, when, and where it
-		// is in History: the state line says only how it was answered.
-		anon, ans := vd, *vd.Answered
-		ans.By, anon.Answered = "", &ans
-		v.State = stateLine(c, anon, opts.Now, opts.Operator, opts.Reachable)
-		if v.Answered.Rule != nil {
-			// Not "from this page": nobody pressed anything.
-			v.State.Text = strings.Replace(v.State.Text, words.via["control"], words.via["rule"], 1)
-		}
-	} else {
-		v.State = stateLine(c, vd, opts.Now, opts.Operator, opts.Reachable)
-	}
+	v.State = cardState(c, vd, v.Answered, opts)
 	v.State.GivesWay = v.Open && givesWay[v.State.Kind]
 
 	if c.Malformed != "" || c.OverBudget {
@@ -289,6 +277,32 @@ func card(c inbox.Card, opts Options) CardView {
 		v.BatchShape = c.Shape.ID()
 	}
 	return v
+}
+
+// cardState is the card's state line as the card shows it, beside who
+// answered it (answeredBy's, nil when nobody did).
+func cardState(c inbox.Card, vd inbox.Verdict, answered *AnsweredBy, opts Options) StateView {
+	if answered == nil {
+		return stateLine(c, vd, opts.Now, opts.Operator, opts.Reachable)
+	}
+	// The line under the state names who sent it, when, and where it
+	// is in History: the state line says only how it was answered.
+	anon, ans := vd, *vd.Answered
+	ans.By, anon.Answered = "", &ans
+	s := stateLine(c, anon, opts.Now, opts.Operator, opts.Reachable)
+	if answered.Rule != nil {
+		// Not "from this page": nobody pressed anything.
+		s.Text = strings.Replace(s.Text, words.via["control"], words.via["rule"], 1)
+	}
+	return s
+}
+
+// CardState is card c's state line as its card shows it for opts: what
+// a page that lists the card without drawing it (a batch's result) says
+// of it, in the card's own words.
+func CardState(c inbox.Card, opts Options) StateView {
+	vd := c.Verdict(opts.Now, opts.viewer())
+	return cardState(c, vd, answeredBy(c, vd, root(opts.BasePath), opts), opts)
 }
 
 // owedView is what an open card offers while this UI's answer is owed
