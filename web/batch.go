@@ -177,6 +177,12 @@ func handleBatchAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.Hand
 		case len(ids) > MaxBatch:
 			refuse(http.StatusRequestEntityTooLarge, strings.ReplaceAll(view.BatchWord("too-many"), "{max}", strconv.Itoa(MaxBatch)))
 			return
+		case post.Get(form.NameReplaces) != "":
+			// Only a card's own "Answer differently" replaces an owed
+			// answer, under its warning that the first may still act;
+			// a batch (a hand-made post: the page sends none) never does.
+			refuse(http.StatusBadRequest, view.BatchWord("replaces"))
+			return
 		}
 		// The answer is checked once, against a question of the shape: it
 		// means the same to every one of them. One the operator must fix

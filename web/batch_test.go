@@ -402,3 +402,37 @@ func TestBatchAnswerRefusesCardsThePageNeverOffers(t *testing.T) {
 	}
 	assert.Empty(t, h.sub.all())
 }
+
+// A hand-made batch post naming an owed answer (replaces=, which only a
+// card's "Answer differently" form sends, under its warning that the
+// first answer may still act) replaces nothing: it is refused whole,
+// precisely, nothing is sent, and the owed answer stays the card's.
+func TestBatchAnswerMayNotReplaceAnOwedAnswer(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ids := askPermissions(h, 3)
+	shape, token := batchOf(t, h.getPage(nil, "batches").doc(t))
+	r := h.postForm(nil, "batch/answer", batchPost(shape, token, "0", ids[0]))
+	require.Equal(t, http.StatusOK, r.StatusCode, "body %s", r.body)
+	h.sub.wait(5e9)
+	require.Len(t, h.sub.all(), 1)
+	owed := h.sub.all()[0].CommandID
+	h.in.SettleSubmission(ids[0], owed, inbox.SubmissionSending, inbox.ReasonTimeout, "no ack")
+	c, _ := h.in.Card(ids[0])
+	require.True(t, c.Submission.Owed())
+
+	_, token = batchOf(t, h.getPage(nil, "batches").doc(t))
+	post := batchPost(shape, token, "1", ids[0], ids[1])
+	post.Set("replaces", owed)
+	r = h.postForm(nil, "batch/answer", post)
+	assert.Equal(t, http.StatusBadRequest, r.StatusCode, "body %s", r.body)
+	d := r.doc(t)
+	assert.Contains(t, d.Find(`[data-testid="error-summary"]`).Text(), "cannot replace an answer already sent",
+		"the refusal says why: %s", d.Find("main").Text())
+	assert.Len(t, h.sub.all(), 1, "nothing sent")
+	c, _ = h.in.Card(ids[0])
+	assert.Equal(t, owed, c.Submission.CommandID, "the owed answer is still the card's")
+	assert.True(t, c.Submission.Owed())
+	c1, _ := h.in.Card(ids[1])
+	assert.Nil(t, c1.Submission, "nothing sent to the other question either")
+}

@@ -361,6 +361,7 @@ var batchWords = map[string]string{
 	"result-partial":     "Some answers not sent",
 	"none-chosen":        "Choose at least one question to answer.",
 	"too-many":           "Choose at most {max} questions at a time.",
+	"replaces":           "Nothing was sent: a batch answer cannot replace an answer already sent. Open the question and use “Answer differently” there, which says what a second answer means.",
 	// An answer this batch posted before (the same form sent again):
 	// nothing new is sent; the card's line follows.
 	"kept":         "Already answered by this batch; nothing new was sent.",
