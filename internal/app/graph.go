@@ -42,6 +42,11 @@ const pushTick = time.Second
 // sweepInterval is how often the inbox re-checks expires_at deadlines.
 const sweepInterval = time.Second
 
+// journalCheckTimeout bounds the check of a journal whose storage
+// refused a change (a database that does not answer), as /readyz's
+// default bounds its own.
+const journalCheckTimeout = 2 * time.Second
+
 // serveGraph is `aepforms serve`'s parts, built and connected: the inbox
 // (the domain), the feed that fills it, the respond path that sends its
 // answers (nil when watch-only), the UI's handler, and the demo agent
@@ -250,6 +255,29 @@ func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func()
 			case <-t.C:
 				g.in.Sweep()
 			}
+		}
+	})
+	goRun("journal check", func() error {
+		// While a banner says the journal's storage refused a change,
+		// it is checked as /readyz checks it (a small write, then what
+		// it refused): once it takes writes again, the banner goes,
+		// even if no answer comes to write.
+		t := time.NewTicker(sweepInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+			}
+			if !g.in.JournalFault() {
+				continue
+			}
+			pctx, cancel := context.WithTimeout(ctx, journalCheckTimeout)
+			if g.journal.Ping(pctx) == nil {
+				g.in.JournalWrites()
+			}
+			cancel()
 		}
 	})
 	goRun("journal retention", func() error {

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aepforms/aepforms/internal/aep"
@@ -257,6 +258,9 @@ type Inbox struct {
 	feedEver  bool
 	graceOver bool
 	notices   []Notice
+	// storageFault is true while a Storage notice is shown (status.go):
+	// read without the lock by each journal write that succeeds.
+	storageFault atomic.Bool
 
 	loads         map[string]*agentLoad // what each agent holds, by agent (share.go)
 	bytes         int64                 // raw request bytes of every card kept
@@ -305,7 +309,7 @@ func New(opts Options) *Inbox {
 	in.invalidLogged = newFIFO[string, struct{}](maxInvalidSources, nil)
 	in.lookups = newFIFO[string, lookup](maxLookups, nil)
 	_, inline := opts.Journal.(*MemoryJournal)
-	in.journalQ = &journalWriter{j: opts.Journal, inline: inline, max: opts.JournalQueue, failed: in.journalFailed}
+	in.journalQ = &journalWriter{j: opts.Journal, inline: inline, max: opts.JournalQueue, failed: in.journalFailed, wrote: in.JournalWrites}
 	return in
 }
 

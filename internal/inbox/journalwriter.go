@@ -42,6 +42,7 @@ type journalWriter struct {
 	inline bool // j is in memory: written at once by the caller
 	max    int
 	failed func(error) // called without the inbox lock held
+	wrote  func()      // called after each write made, without the lock
 
 	mu      sync.Mutex
 	queue   []journalWrite
@@ -86,6 +87,8 @@ func (jw *journalWriter) run() {
 		jw.mu.Unlock()
 		if err := w(jw.j); err != nil {
 			jw.failed(err)
+		} else {
+			jw.wrote()
 		}
 	}
 }

@@ -14,6 +14,11 @@ type Notice struct {
 	Earliest aep.Position // for replay-exhausted: the earliest position the relay still held
 	Message  string       // in words, e.g. "events may be missing for session s_1"
 	At       time.Time    // when it was raised (inbox clock)
+	// Storage is true for a state change the journal's storage refused
+	// (the disk full, the database down), which the journal keeps to
+	// write once it takes writes again: the notice goes when a write
+	// succeeds (JournalWrites).
+	Storage bool
 }
 
 // DefaultConnectGrace is Options.ConnectGrace's default: the AEP
@@ -115,10 +120,51 @@ func (in *Inbox) addNotice(n Notice) {
 // The caller holds the lock.
 func (in *Inbox) noteJournalError(err error) {
 	in.opts.Logger.Error("inbox: an answer's state not journaled", "err", err)
-	in.addNotice(Notice{
-		Message: "An answer's state could not be recorded. " + journalWords(err),
-		At:      in.opts.Now(),
-	})
+	n := Notice{Message: "An answer's state could not be recorded. " + journalWords(err), At: in.opts.Now()}
+	var f interface{ Storage() bool }
+	if errors.As(err, &f) && f.Storage() {
+		// One notice says it, however many writes the fault refuses.
+		n.Storage = true
+		in.dropStorageNotices()
+		in.storageFault.Store(true)
+	}
+	in.addNotice(n)
+}
+
+// JournalFault reports whether a notice says the journal's storage
+// refused a state change (Notice.Storage): the app then checks whether
+// it takes writes again (JournalWrites).
+func (in *Inbox) JournalFault() bool { return in.storageFault.Load() }
+
+// JournalWrites records that the journal took a write again (one of the
+// inbox's, or the check that writes what its storage refused): the
+// notices of the changes its storage refused go, since it has kept
+// them since. A fault met after it raises a notice again.
+func (in *Inbox) JournalWrites() {
+	if !in.storageFault.Load() {
+		return // the writer's every success: no lock taken
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.storageFault.Store(false)
+	if in.dropStorageNotices() {
+		in.publish(Change{Kind: ChangeStatus})
+	}
+}
+
+// dropStorageNotices removes the Storage notices and reports whether
+// there were any. The caller holds the lock.
+func (in *Inbox) dropStorageNotices() bool {
+	kept := in.notices[:0]
+	for _, n := range in.notices {
+		if !n.Storage {
+			kept = append(kept, n)
+		}
+	}
+	dropped := len(kept) < len(in.notices)
+	clear(in.notices[len(kept):])
+	in.notices = kept
+	return dropped
 }
 
 // journalWords is a journal error in the operator's words: the error's
