@@ -1,7 +1,6 @@
 package inbox
 
 import (
-	"encoding/json"
 	"sync"
 	"testing"
 	"time"
@@ -158,11 +157,4 @@ func next(t *testing.T, sub *Subscription) Change {
 		t.Fatal("no change within 5s")
 	}
 	return Change{}
-}
-
-func mustJSON(t testing.TB, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	require.NoError(t, err)
-	return string(b)
 }

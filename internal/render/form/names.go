@@ -20,7 +20,6 @@ const (
 	// answer's command id.
 	NameCommand = "command"
 	ValueOther  = "other" // the Other choice's value
-	ValueTicked = "on"    // a ticked boolean checkbox's value
 )
 
 // Wire names of the sign-in form.

@@ -82,18 +82,6 @@ func deadlineTime(t, now time.Time) string {
 	return t.Format("2 Jan 15:04 UTC")
 }
 
-// clock formats a remaining duration as m:ss or h:mm:ss, rounding up to
-// the second (so "0:00 left" is never shown while time remains). The
-// browser's countdown uses the same format.
-func clock(d time.Duration) string {
-	s := int64((d + time.Second - 1) / time.Second)
-	h, m, sec := s/3600, (s/60)%60, s%60
-	if h > 0 {
-		return fmt.Sprintf("%d:%02d:%02d", h, m, sec)
-	}
-	return fmt.Sprintf("%d:%02d", m, sec)
-}
-
 // relTime says how long ago t was, at now: "just now", "3 min ago",
 // "2 h ago", "4 d ago". A t in the future (clock skew) is "just now".
 func relTime(t, now time.Time) string {

@@ -26,22 +26,6 @@ func TestRelTime(t *testing.T) {
 	}
 }
 
-func TestClock(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		d    time.Duration
-		want string
-	}{
-		{time.Millisecond, "0:01"},
-		{59 * time.Second, "0:59"},
-		{5*time.Minute + 1*time.Second, "5:01"},
-		{2*time.Hour + 3*time.Minute + 4*time.Second, "2:03:04"},
-	}
-	for _, tc := range cases {
-		assert.Equal(t, tc.want, clock(tc.d), "clock(%v)", tc.d)
-	}
-}
-
 func TestFormatDuration(t *testing.T) {
 	t.Parallel()
 	assert.Equal(t, "45 s", formatDuration(45*time.Second))
