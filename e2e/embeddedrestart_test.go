@@ -206,8 +206,9 @@ func TestEmbeddedRelaySIGTERMIsQuickAndLosesNothing(t *testing.T) {
 	const n = 20
 	r := newEmbeddedRig(t, buildCrashBinary(t, t.TempDir()))
 	first, proc := r.serve(t, "serve", "", "--ack-window", "5m")
-	ag, sessions, forms := askMany(t, first, n, agentOptions{reconnectAfter: agentLate})
-	resume := ag.Stall()
+	gate := newCommandGate()
+	ag, sessions, forms := askMany(t, first, n, agentOptions{reconnectAfter: agentLate, gate: gate})
+	resume := gate.stall()
 	for _, sess := range sessions {
 		status, err := first.post(t, forms[sess], forms[sess].button(t, "Deny"))
 		require.NoError(t, err)
@@ -215,8 +216,8 @@ func TestEmbeddedRelaySIGTERMIsQuickAndLosesNothing(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), stackWait)
 	defer cancel()
-	require.NoError(t, ag.Until(ctx, func() bool { return ag.Stalled() >= n }),
-		"every answer's command reached the stalled agent (%d of %d)", ag.Stalled(), n)
+	dropped, err := gate.awaitDropped(ctx, n)
+	require.NoError(t, err, "every answer's command reached the stalled agent (%d of %d)", dropped, n)
 
 	first.dialRelay(t, ctx, "stopped") // never read again
 

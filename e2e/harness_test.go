@@ -162,6 +162,8 @@ type agentOptions struct {
 	// reconnect attempt, exactly (no jitter): an agent that comes back
 	// late after its relay went away. Zero: 20-200 ms.
 	reconnectAfter time.Duration
+	// gate, when set, decides when the agent handles each command.
+	gate *commandGate
 }
 
 // startAgent runs a demo agent (internal/agent, so its record can be read)
@@ -185,6 +187,9 @@ func (s *stack) startAgent(t *testing.T, o agentOptions) *agent.Agent {
 	}
 	cfg.DrainTimeout = -1
 	cfg.NeverAck = o.neverAck
+	if o.gate != nil {
+		cfg.Commands = o.gate.deliver
+	}
 	cfg.ReaskExpired = o.reask
 	if o.agent != "" {
 		cfg.Agent = o.agent

@@ -25,13 +25,14 @@ import (
 func TestAckTimeoutThenAnswerDifferently(t *testing.T) {
 	t.Parallel()
 	s := startStack(t, stackOptions{})
-	ag := s.startAgent(t, agentOptions{scenarios: []string{agent.ScenarioPermission}})
+	gate := newCommandGate()
+	ag := s.startAgent(t, agentOptions{scenarios: []string{agent.ScenarioPermission}, gate: gate})
 	sess, req := askedRequest(t, ag, agent.ScenarioPermission)
 	s.awaitRoster(t, sess.ID, true)
 	_, _, f := s.openForm(t, sess.ID)
 	s.awaitRespond(t, true)
 
-	resume := ag.Hold()
+	resume := gate.hold()
 	first := s.submit(t, f, f.button(t, "Deny"), "")
 	require.Equal(t, http.StatusSeeOther, first.status, "the first answer; body: %s", first.body)
 	card := s.awaitCard(t, sess.ID, "no reply in time", func(c *goquery.Selection) bool {

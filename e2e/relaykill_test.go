@@ -83,7 +83,8 @@ func TestRelayKilledWithAnswersInFlight(t *testing.T) {
 	for i := range scenarios {
 		scenarios[i] = agent.ScenarioPermission
 	}
-	ag := s.startAgent(t, agentOptions{scenarios: scenarios})
+	gate := newCommandGate()
+	ag := s.startAgent(t, agentOptions{scenarios: scenarios, gate: gate})
 	var sessions []string
 	ctx, cancel := context.WithTimeout(t.Context(), stackWait)
 	defer cancel()
@@ -106,15 +107,15 @@ func TestRelayKilledWithAnswersInFlight(t *testing.T) {
 
 	// 40 answers in flight: each got its 303, its command reached the
 	// stalled agent and was lost there, unacknowledged.
-	resume := ag.Stall()
+	resume := gate.stall()
 	first, rest := sessions[:inFlight], sessions[inFlight:]
 	for _, sess := range first {
 		status, err := s.post(t, forms[sess], forms[sess].button(t, "Deny"))
 		require.NoError(t, err)
 		require.Equal(t, http.StatusSeeOther, status, "session %s", sess)
 	}
-	require.NoError(t, ag.Until(ctx, func() bool { return ag.Stalled() >= inFlight }),
-		"every answer's command reached the agent before the kill (%d of %d)", ag.Stalled(), inFlight)
+	dropped, err := gate.awaitDropped(ctx, inFlight)
+	require.NoError(t, err, "every answer's command reached the agent before the kill (%d of %d)", dropped, inFlight)
 
 	require.NoError(t, relay.cmd.Process.Kill()) // kill -9: no drain, nothing handed over
 	<-relay.done

@@ -57,10 +57,6 @@ type Agent struct {
 	extraNext  int // rotation index into RepeatableScenarios
 	rejectNext int // alternates the reject-rate reasons
 	changed    chan struct{}
-	stalled    bool // Stall: commands are dropped unread
-	dropped    int  // commands dropped while stalled
-	holding    bool // Hold: commands are set aside
-	held       []heldCommand
 
 	wake     chan struct{} // the writer: the queue grew
 	taskWake chan struct{} // the scheduler: a task was added

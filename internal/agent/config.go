@@ -116,6 +116,11 @@ type Config struct {
 	// NeverAck records commands but never acknowledges or executes them, so
 	// a sender's ack-window timeout can be exercised. Default false.
 	NeverAck bool
+	// Commands, when set, is handed the handling of each command as it
+	// arrives and decides when it runs: at once, later or never (the
+	// e2e tests hold commands past an ack window, or lose them as a relay
+	// dying with them would). nil runs each at once.
+	Commands func(handle func())
 	// Logger receives the agent's log; nil discards.
 	Logger *slog.Logger
 	// Now is the clock; nil is time.Now.

@@ -228,6 +228,16 @@ func (a *Agent) readLoop(ctx context.Context, c *websocket.Conn) error {
 	}
 }
 
+// deliverCommand handles a command now, or hands its handling to
+// Config.Commands.
+func (a *Agent) deliverCommand(raw []byte, cmd *aep.Event) {
+	if a.cfg.Commands == nil {
+		a.handleCommand(raw, cmd)
+		return
+	}
+	a.cfg.Commands(func() { a.handleCommand(raw, cmd) })
+}
+
 // handleFrame handles one inbound text frame and returns the frame to send
 // back, if any: a pong for a ping. Events whose type is a command go to
 // handleCommand; other events and unknown frames are ignored.
@@ -244,7 +254,7 @@ func (a *Agent) handleFrame(b []byte) []byte {
 			return nil
 		}
 		if aep.IsCommand(ev.Type()) && ev.ID() != "" {
-			a.handleCommand(b, ev)
+			a.deliverCommand(b, ev)
 		}
 		return nil
 	}

@@ -26,15 +26,6 @@ func (a *Agent) handleCommand(raw []byte, cmd *aep.Event) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	defer a.changedLocked()
-	if a.holding {
-		a.held = append(a.held, heldCommand{raw: raw, cmd: cmd})
-		return
-	}
-	if a.stalled {
-		a.dropped++
-		a.log.Info("stalled: command dropped unread", "id", cmd.ID(), "session", cmd.Session())
-		return
-	}
 	now := a.cfg.Now()
 
 	if r, ok := a.redeliveredLocked(cmd.Key(), raw, now); ok {
