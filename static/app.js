@@ -853,7 +853,18 @@
       return;
     }
     if (!old && fresh.dataset.settled === 'true' && outside(fresh)) countOffPage(fresh);
-    if (old) {
+    if (old && old.dataset.withdrawn === 'true') {
+      // The server holds it again (its agent asked it again after a
+      // restart): the card comes back as the server draws it, the
+      // operator's draft restored into it (enhance), their place kept.
+      var a = doc.activeElement;
+      var name = a && old.contains(a) ? a.name : '';
+      old.replaceWith(fresh);
+      place(fresh);
+      enhance(fresh);
+      var same = name && fresh.querySelector('[name="' + name + '"]');
+      if (same) same.focus({ preventScroll: true });
+    } else if (old) {
       if (Number(fresh.dataset.version) < Number(old.dataset.version)) return; // out of date
       if (busy(old)) {
         updateState(old, fresh);
@@ -1106,7 +1117,10 @@
         Object.keys(have).forEach(function (id) {
           var el = have[id];
           var old = byId(id);
-          if (old && old.dataset.withdrawn === 'true') return;
+          if (old && old.dataset.withdrawn === 'true') {
+            onCard(el.outerHTML); // withdrawn before, held again: it comes back
+            return;
+          }
           if (old && !old.dataset.row && !el.classList.contains('row') && busy(old)) {
             updateState(old, el); // the operator is in it: its text stays
             return;

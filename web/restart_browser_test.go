@@ -66,3 +66,51 @@ func TestOpenPageFollowsTheServerThroughARestart(t *testing.T) {
 	assert.Empty(t, old.sub.all(), "nothing sent to the old server")
 	assert.Empty(t, restarted.sub.all(), "nothing stale sent to the new one")
 }
+
+// A question the restarted server did not hold at first (its agent had
+// not reconnected yet) and then holds again (the agent asked it again):
+// the open page makes its withdrawn card answerable again without a
+// reload, with what the operator typed, and the answer goes to the new
+// server.
+func TestWithdrawnCardComesBackWhenTheServerHoldsItAgain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: starts Chromium")
+	}
+	old := newHarness(t)
+	late := old.ask("s2", "r1", nameForm())
+	card := domID(late)
+	old.ask("s1", "r2", permissionReq())
+	ctx, _ := flowTab(t, old, "")
+	input, send := "#"+card+` [name="f0"]`, "#"+card+` button[data-testid="submit"]`
+	require.NoError(t, chromedp.Do(ctx, chromedp.SendKeys(input, "payments")))
+	waitFor(t, ctx, `document.getElementById('connection').dataset.state === 'live'`, "the page to go live")
+
+	addr := old.srv.Listener.Addr().String()
+	old.die()
+	restarted := newHarness(t, withConfig(func(c *Config) { c.PushEpoch = "e2" }))
+	restarted.ask("s1", "r2", permissionReq())
+	ln, err := net.Listen("tcp", addr)
+	require.NoError(t, err)
+	srv := &http.Server{Handler: restarted.srv.Config.Handler}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	waitFor(t, ctx, `!!document.querySelector('#`+card+` [data-testid="withdrawn"]')`, "the question not held yet to be withdrawn")
+	waitFor(t, ctx, `document.getElementById('connection').dataset.state === 'live'`, "the page to follow the new server")
+
+	// The agent reconnects and asks its question again: the same card.
+	require.Equal(t, late, restarted.ask("s2", "r1", nameForm()))
+	waitFor(t, ctx, `!document.querySelector('#`+card+` [data-testid="withdrawn"]') && !document.querySelector('`+send+`').disabled`,
+		"the card to be answerable again")
+	assert.True(t, eval[bool](t, ctx, `window.__samePage === true`), "without a reload")
+	assert.Equal(t, "payments", eval[string](t, ctx, `document.querySelector('`+input+`').value`), "what was typed is kept")
+	assert.False(t, eval[bool](t, ctx, `document.querySelector('`+input+`').readOnly`), "and can be changed")
+	assert.Equal(t, "2 pending", eval[string](t, ctx, `document.getElementById('pending-count').textContent`), "it is counted again")
+
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(send)))
+	restarted.sub.wait(5e9)
+	subs := restarted.sub.all()
+	require.Len(t, subs, 1, "the answer reaches the new server")
+	assert.Equal(t, late, subs[0].Card)
+	assert.Equal(t, "payments", subs[0].Answer.Values["name"])
+	assert.Empty(t, old.sub.all())
+}
