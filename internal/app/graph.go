@@ -211,25 +211,7 @@ func newDemo(cfg serveConfig, relayURL, token string, logger *slog.Logger) *agen
 func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func() error)) {
 	g.reporter.ctx = ctx
 	if g.respond != nil {
-		// Before the feed brings the cards: the journal's answers still
-		// waiting for the agent go back on their cards as they come, and
-		// are sent again once the feed has caught up (resume.go). A
-		// watch-only UI leaves them in the journal.
-		if n, err := g.in.Restore(); err != nil {
-			g.logger.Error("answer journal: the answers waiting for the agent could not be read", "err", err)
-		} else if n > 0 {
-			g.logger.Info("answer journal: answers waiting for the agent before the restart", "count", n)
-		}
-		// Resume first, then keep the leases: one goroutine, so the
-		// two never decide about one answer at once.
-		goRun("leases", func() error { renewUntilCaughtUp(ctx, g.in, g.catch, g.lease); return nil })
-		goRun("resume", func() error {
-			logger := g.logger.With("part", "journal")
-			if err := resume(ctx, g.in, g.catch, g.respond, g.resendMaxAge, logger); err != nil {
-				return err
-			}
-			return reclaim(ctx, g.in, g.catch, g.respond, g.resendMaxAge, g.lease, logger)
-		})
+		g.startResume(ctx, goRun)
 	}
 	if g.rules.Enabled() {
 		// Subscribed before the feed starts: every request is seen.
@@ -245,55 +227,86 @@ func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func()
 	if g.respond != nil {
 		goRun("respond", func() error { return g.respond.Run(ctx) })
 	}
-	goRun("sweep", func() error {
-		t := time.NewTicker(sweepInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-t.C:
-				g.in.Sweep()
-			}
-		}
-	})
-	goRun("journal check", func() error {
-		// While a banner says the journal's storage refused a change,
-		// it is checked as /readyz checks it (a small write, then what
-		// it refused): once it takes writes again, the banner goes,
-		// even if no answer comes to write.
-		t := time.NewTicker(sweepInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-t.C:
-			}
-			if !g.in.JournalFault() {
-				continue
-			}
-			pctx, cancel := context.WithTimeout(ctx, journalCheckTimeout)
-			if g.journal.Ping(pctx) == nil {
-				g.in.JournalWrites()
-			}
-			cancel()
-		}
-	})
-	goRun("journal retention", func() error {
-		return store.RunRetention(ctx, g.journal, store.Retention{
-			Keep: g.retention, Every: pruneInterval,
-			Pruned: func(n int64, err error) {
-				if err != nil {
-					g.logger.Error("answer journal: pruning old answers failed", "err", err)
-				} else if n > 0 {
-					g.logger.Info("answer journal: pruned answers past --history-retention", "removed", n)
-				}
-			},
-		})
-	})
+	goRun("sweep", func() error { g.sweep(ctx); return nil })
+	goRun("journal check", func() error { g.checkJournal(ctx); return nil })
+	goRun("journal retention", func() error { return g.keepRetention(ctx) })
 	// The demo agent (g.demo) is started by runServe, which stops it
 	// first, before these parts and the relay.
+}
+
+// startResume puts the journal's answers still waiting for the agent
+// back on their cards as the feed brings them (before it starts), and
+// sends them again once the feed has caught up (resume.go). A watch-only
+// UI leaves them in the journal.
+func (g *serveGraph) startResume(ctx context.Context, goRun func(name string, f func() error)) {
+	if n, err := g.in.Restore(); err != nil {
+		g.logger.Error("answer journal: the answers waiting for the agent could not be read", "err", err)
+	} else if n > 0 {
+		g.logger.Info("answer journal: answers waiting for the agent before the restart", "count", n)
+	}
+	// Resume first, then keep the leases: one goroutine, so the
+	// two never decide about one answer at once.
+	goRun("leases", func() error { renewUntilCaughtUp(ctx, g.in, g.catch, g.lease); return nil })
+	goRun("resume", func() error {
+		logger := g.logger.With("part", "journal")
+		if err := resume(ctx, g.in, g.catch, g.respond, g.resendMaxAge, logger); err != nil {
+			return err
+		}
+		return reclaim(ctx, g.in, g.catch, g.respond, g.resendMaxAge, g.lease, logger)
+	})
+}
+
+// sweep settles the cards whose deadline passed, every sweepInterval.
+func (g *serveGraph) sweep(ctx context.Context) {
+	t := time.NewTicker(sweepInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			g.in.Sweep()
+		}
+	}
+}
+
+// checkJournal checks the journal as /readyz does (a small write, then
+// what it refused) while a banner says its storage refused a change:
+// once it takes writes again, the banner goes, even if no answer comes
+// to write.
+func (g *serveGraph) checkJournal(ctx context.Context) {
+	t := time.NewTicker(sweepInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !g.in.JournalFault() {
+			continue
+		}
+		pctx, cancel := context.WithTimeout(ctx, journalCheckTimeout)
+		if g.journal.Ping(pctx) == nil {
+			g.in.JournalWrites()
+		}
+		cancel()
+	}
+}
+
+// keepRetention prunes answers past --history-retention, at start and
+// then every pruneInterval.
+func (g *serveGraph) keepRetention(ctx context.Context) error {
+	return store.RunRetention(ctx, g.journal, store.Retention{
+		Keep: g.retention, Every: pruneInterval,
+		Pruned: func(n int64, err error) {
+			if err != nil {
+				g.logger.Error("answer journal: pruning old answers failed", "err", err)
+			} else if n > 0 {
+				g.logger.Info("answer journal: pruned answers past --history-retention", "removed", n)
+			}
+		},
+	})
 }
 
 // connectInfo is how an agent connects, for the empty inbox: the relay,
