@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -236,4 +237,37 @@ func TestEmbeddedRelaySIGTERMIsQuickAndLosesNothing(t *testing.T) {
 	resume()
 	second, _ := r.serve(t, "serve (restarted)", "", "--ack-window", "5m")
 	assertExecutedOnce(t, second, ag, sessions)
+}
+
+// The issue's second fault: the relay restarts (empty, on the same port)
+// and the agent is not back on it yet; 10 answers posted meanwhile reach
+// a relay with no route to their agent (no-route). None is given up:
+// each card says it waits for the agent to reconnect, and once the agent
+// is back every answer is executed once, cards and History agreeing.
+func TestAnswersPostedBeforeTheAgentReturnsToARestartedRelay(t *testing.T) {
+	t.Parallel()
+	const n = 10
+	s := startStack(t, stackOptions{})
+	gate := startGate(t, strings.TrimPrefix(s.relayURL, "http://"))
+	ag, sessions, forms := askMany(t, s, n, agentOptions{relayURL: gate.url()})
+	s.awaitRespond(t, true)
+
+	gate.cut() // the agent stays away until reopen
+	s.restartRelay(t, func() { s.awaitRespond(t, false) })
+	s.awaitRespond(t, true)
+	for _, sess := range sessions {
+		status, err := s.post(t, forms[sess], forms[sess].button(t, "Deny"))
+		require.NoError(t, err)
+		require.Equal(t, http.StatusSeeOther, status, "session %s", sess)
+	}
+	for _, sess := range sessions {
+		card := s.awaitCard(t, sess, "the answer waiting for its agent", func(c *goquery.Selection) bool {
+			return strings.Contains(c.Find(`[data-testid="state-text"]`).Text(), "Waiting for the agent to reconnect")
+		})
+		assert.Equal(t, "queued", stateOf(card), "session %s: kept, to be sent", sess)
+		assert.Empty(t, commandsTo(ag, sess), "session %s: nothing reached the agent", sess)
+	}
+
+	gate.reopen()
+	assertExecutedOnce(t, s, ag, sessions)
 }

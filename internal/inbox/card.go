@@ -218,6 +218,11 @@ const (
 	// journaled); with SubmissionUnknown, one sent before the restart
 	// whose request the relay no longer holds.
 	ReasonRestart = "restart"
+	// ReasonNoRoute: with SubmissionQueued, the relay refused the command
+	// no-route (the relay's own code): its agent is not on the relay,
+	// and it is sent when the agent is back (still within the resend
+	// limit, its request still open).
+	ReasonNoRoute = "no-route"
 	// ReasonReplaced: with SubmissionFailed, an owed answer the operator
 	// replaced by a different one ("Answer differently"): it is not sent
 	// again, and the agent may still act on it.

@@ -381,9 +381,15 @@ func (c *Client) report(cmd *command, o outcome) {
 	// waiting for the log's write.
 	c.log.Info("command settled", "command", cmd.id, "session", cmd.session,
 		"state", o.State, "reason", o.Reason)
-	if owedOutcome(o) && !c.isClosed() {
+	switch {
+	case c.isClosed():
+	case owedOutcome(o):
 		// After the report: its next round's release must come after it.
 		c.owe(cmd, o.Reason == inbox.ReasonRelayLost)
+	case agentOutcome(o):
+		c.oweAgent(cmd)
+		// The agent may have come back while the command was refused.
+		c.Refresh()
 	}
 }
 

@@ -32,6 +32,9 @@ type command struct {
 	// until it is opened (SubmitHeld): the ack subscription is made
 	// meanwhile.
 	hold *gate
+	// forAgent is true for a command the relay refused no-route: it
+	// waits, owed, for its session's agent to be on the roster again.
+	forAgent bool
 }
 
 // ErrInvalid reports a submission that cannot become a command.

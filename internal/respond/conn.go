@@ -200,6 +200,7 @@ func (cn *conn) route(b []byte) {
 		taken, again := cn.c.roster.set(f.ID, f.Entries)
 		if taken {
 			cn.c.cfg.Notify()
+			cn.c.agentBack() // answers refused no-route whose agent is back
 		}
 		if again {
 			cn.askRoster()

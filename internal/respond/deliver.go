@@ -103,6 +103,12 @@ func (d *delivery) run(ctx context.Context) outcome {
 // has no connection now: owed, worked again on the next one.
 var owedLost = outcome{State: inbox.SubmissionSending, Reason: inbox.ReasonRelayLost, Detail: detailLost}
 
+// noAgent is the outcome of a command the relay refused no-route: queued
+// until its agent is on the relay again (Config.Release still decides,
+// then, whether it is to be sent: its request open, the answer young
+// enough).
+var noAgent = outcome{State: inbox.SubmissionQueued, Reason: inbox.ReasonNoRoute, Detail: detailNoAgent}
+
 // held reports whether the command must be released (Config.Release)
 // before its next write: queued, or it may have reached a relay before.
 func (d *delivery) held() bool {
@@ -333,6 +339,11 @@ func (d *delivery) fits(r ackResult) bool {
 // settled turns an ack or relay error into the outcome.
 func (d *delivery) settled(r ackResult) outcome {
 	crashpoint.Hit(crashpoint.Acked)
+	if r.event == nil && r.code == CodeNoRoute {
+		// The relay routed it nowhere: the agent is away and may come
+		// back. The answer waits for it, queued (owed.go).
+		return noAgent
+	}
 	if r.event == nil {
 		return outcome{State: inbox.SubmissionFailed, Reason: r.code, Detail: r.detl}
 	}

@@ -93,7 +93,7 @@ func TestRejectedKeepsReasonAndDetail(t *testing.T) {
 
 func TestRelayRefusalsAreReportedVerbatim(t *testing.T) {
 	t.Parallel()
-	for _, code := range []string{CodeNoRoute, CodeUnauthorized, CodeAmbiguous, CodeUnsupported} {
+	for _, code := range []string{CodeUnauthorized, CodeAmbiguous, CodeUnsupported} {
 		t.Run(code, func(t *testing.T) {
 			t.Parallel()
 			fr := newFakeRelay(t)

@@ -2,6 +2,7 @@ package respond
 
 import (
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -176,7 +177,7 @@ func TestQueuedAnswerWaitsForItsAgent(t *testing.T) {
 }
 
 // The wait for the agent is bounded: past AgentWait the command is sent
-// anyway, and the relay's no-route is the outcome.
+// anyway; the relay's no-route leaves it waiting for its agent, queued.
 func TestQueuedAnswerWaitsForItsAgentAtMostAgentWait(t *testing.T) {
 	t.Parallel()
 	fr := newFakeRelay(t)
@@ -193,9 +194,48 @@ func TestQueuedAnswerWaitsForItsAgentAtMostAgentWait(t *testing.T) {
 	rep.nextQueued(t)
 	fr.down.Store(false)
 	c.Wake()
-	o := rep.next(t)
-	assert.Equal(t, inbox.SubmissionFailed, o.State, "%+v", o)
-	assert.Equal(t, CodeNoRoute, o.Reason)
+	rep.nextQueued(t) // released, then refused no-route
+	assert.Len(t, fr.frames(typeRespond), 1, "sent once the wait was over")
+}
+
+// A command the relay refuses no-route (its agent is not on the relay) is
+// not given up: it is reported queued, waiting for the agent, and sent
+// again, the same bytes, when the roster lists its agent again; the
+// agent's ack settles it.
+func TestNoRouteWaitsForTheAgentToReconnect(t *testing.T) {
+	t.Parallel()
+	fr := newFakeRelay(t)
+	var agentBack atomic.Bool
+	fr.onCommand = func(fc *fakeConn, cmd *aep.Event, _ int) {
+		if agentBack.Load() {
+			fc.accept(cmd)
+			return
+		}
+		fc.send(map[string]any{"type": "error", "code": CodeNoRoute, "cause": cmd.ID(), "detail": "no target"})
+	}
+	cfg := testConfig(fr.url())
+	cfg.RosterInterval = time.Hour // no roster read but the ones asked for
+	c, rep := start(t, cfg)
+	require.Eventually(t, c.Connected, 10*time.Second, time.Millisecond)
+	require.NoError(t, c.Submit(t.Context(), submission("s1", "card-1")))
+	o := rep.nextQueued(t)
+	assert.Equal(t, inbox.ReasonNoRoute, o.Reason, "%+v", o)
+	assert.Equal(t, detailNoAgent, o.Detail)
+	select {
+	case o := <-rep.ch:
+		t.Fatalf("settled while its agent is away: %+v", o)
+	default:
+	}
+	assert.Len(t, fr.frames(typeRespond), 1, "not sent again while the agent is away")
+
+	agentBack.Store(true)
+	fr.setRoster([]RosterEntry{{Session: "s1", Agent: "demo", Instance: "a", Control: &ControlDecl{Accepts: []string{typeRespond}}}})
+	c.Refresh() // the agent's return, as the feed shows it
+	o = rep.next(t)
+	assert.Equal(t, inbox.SubmissionAccepted, o.State, "%+v", o)
+	sent := fr.frames(typeRespond)
+	require.Len(t, sent, 2, "sent again when the agent was back")
+	assert.Equal(t, string(sent[0].raw), string(sent[1].raw), "the same bytes, the same command id")
 }
 
 // releaseThenDrop is a Releaser that, the first time, lets the command go

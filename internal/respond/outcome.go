@@ -41,6 +41,7 @@ const (
 	detailLost        = "the relay connection was lost after sending; it is sent again when the relay is back"
 	detailHeld        = "queued while the relay was away, then not sent: the request closed or the answer got too old"
 	detailStopped     = "the UI stopped before the agent acknowledged the answer; the agent may still act on it"
+	detailNoAgent     = "the agent is not connected to the relay; it is sent when the agent reconnects"
 )
 
 type discardReporter struct{}

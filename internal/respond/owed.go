@@ -24,6 +24,11 @@ import (
 // hold as owed (settled, already on its way, or never sent).
 var ErrNotOwed = errors.New("respond: no such answer waiting to be sent again")
 
+// A command the relay refused no-route (its agent is not on the relay)
+// is owed too, queued: it is queued again when the roster lists its
+// session's agent (agentBack), or on the next relay connection, and
+// released and written as any queued command.
+
 // owe keeps cmd to be sent again on the next relay connection. One whose
 // connection was lost (lost) is queued at once when a new one is up
 // already (it came up before the command ended); one that got no reply
@@ -31,7 +36,7 @@ var ErrNotOwed = errors.New("respond: no such answer waiting to be sent again")
 // Config.Queue commands are kept; past that one is not kept here (the
 // journal still holds it owed, and a restart sends it again).
 func (c *Client) owe(cmd *command, lost bool) {
-	cmd.sentBefore, cmd.queued = true, false
+	cmd.sentBefore, cmd.queued, cmd.forAgent = true, false, false
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if lost && c.cur != nil && !c.cur.ended() && !c.closed {
@@ -42,6 +47,20 @@ func (c *Client) owe(cmd *command, lost bool) {
 		default:
 		}
 	}
+	c.keepOwed(cmd)
+}
+
+// oweAgent keeps cmd, refused no-route, until its agent is back.
+func (c *Client) oweAgent(cmd *command) {
+	cmd.queued, cmd.forAgent = true, true
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.keepOwed(cmd)
+}
+
+// keepOwed keeps cmd in the owed commands, up to Config.Queue. The
+// caller holds c.mu.
+func (c *Client) keepOwed(cmd *command) {
 	if c.owed == nil {
 		c.owed = make(map[string]*command)
 	}
@@ -50,6 +69,28 @@ func (c *Client) owe(cmd *command, lost bool) {
 		return
 	}
 	c.owed[cmd.id] = cmd
+}
+
+// agentBack queues again every command waiting for its agent whose
+// session the roster now lists with a claimant: a roster reply came.
+func (c *Client) agentBack() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, cmd := range c.owed {
+		if !cmd.forAgent || c.Reach(cmd.session) != inbox.ReachConnected {
+			continue
+		}
+		if _, busy := c.pending[id]; busy {
+			continue
+		}
+		select {
+		case c.queue <- cmd:
+			c.pending[id] = struct{}{}
+			delete(c.owed, id)
+		default:
+			return
+		}
+	}
 }
 
 // requeueOwed puts every owed command back on the queue: a relay
@@ -121,4 +162,9 @@ func (c *Client) forgetOwed(e *aep.Event) {
 // owedOutcome reports whether o leaves its command owed.
 func owedOutcome(o outcome) bool {
 	return o.State == inbox.SubmissionSending && (o.Reason == inbox.ReasonTimeout || o.Reason == inbox.ReasonRelayLost)
+}
+
+// agentOutcome reports whether o leaves its command waiting for its agent.
+func agentOutcome(o outcome) bool {
+	return o.State == inbox.SubmissionQueued && o.Reason == inbox.ReasonNoRoute
 }

@@ -240,9 +240,8 @@ func TestRelayRejectionAndRefusals(t *testing.T) {
 		Reason: aep.ReasonInvalid, Detail: "n: required"}, o)
 
 	require.NoError(t, c.Submit(t.Context(), submission("nobody", "unrouted")))
-	o = rep.next(t)
-	assert.Equal(t, inbox.SubmissionFailed, o.State)
-	assert.Equal(t, CodeNoRoute, o.Reason, "%+v", o)
+	o = rep.nextQueued(t)
+	assert.Equal(t, inbox.ReasonNoRoute, o.Reason, "no route: waiting for its agent, %+v", o)
 	assert.Equal(t, inbox.ReachNotConnected, c.Reach("nobody"))
 }
 

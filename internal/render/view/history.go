@@ -354,6 +354,9 @@ func historyOutcome(state inbox.SubmissionState, reason, detail string) HistoryO
 	why := reason
 	if t, ok := words.historyReason[state][reason]; ok {
 		o.Text += ": " + t
+		if state == inbox.SubmissionQueued && reason == inbox.ReasonNoRoute {
+			o.Text = t // queued for its agent, not for the relay
+		}
 		return o
 	}
 	if state == inbox.SubmissionFailed {

@@ -84,6 +84,10 @@ func stateLine(c inbox.Card, vd inbox.Verdict, now time.Time, operator string, r
 		// Journaled, not yet on the relay: said plainly, never "sent".
 		s.Tone, s.Busy = "progress", true
 		s.Text = words.state["queued"]
+		if sub.Reason == inbox.ReasonNoRoute {
+			// Refused no-route: the relay is there, its agent is not.
+			s.Text = words.state["queued-agent"]
+		}
 		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
 		s.Notes = otherNotes(c.Request, sub.Form, placeholder)
 	case inbox.LineSending, inbox.LineAccepted:

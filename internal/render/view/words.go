@@ -88,6 +88,7 @@ var words = struct {
 		"sent-superseded": "The answer sent by %s at %s got no reply, and was not sent again: this question settled first. The agent may still have acted on it.",
 		"replaced":        "Sent by %s at %s with no reply, then replaced by a different answer; the agent may still act on it.",
 		"queued":          "Queued: will be sent when the relay is back",
+		"queued-agent":    "Waiting for the agent to reconnect: it is not on the relay now. Your answer is kept and sent when it is back.",
 		"accepted":        "The agent accepted the answer; waiting for it to record it",
 		"expired-open":    "The deadline has passed: this can no longer be answered.",
 		"removed":         "This question is no longer shown here: it left the inbox.",
@@ -301,6 +302,9 @@ var words = struct {
 		{inbox.SubmissionUnknown, "Outcome unknown", "Unknown", "warning"},
 	},
 	historyReason: map[inbox.SubmissionState]map[string]string{
+		inbox.SubmissionQueued: {
+			inbox.ReasonNoRoute: "Waiting for the agent to reconnect: it was not on the relay; sent when it is back",
+		},
 		inbox.SubmissionSending: {
 			inbox.ReasonRelayLost: "the relay connection was lost; it is sent again when the relay is back",
 			inbox.ReasonTimeout:   "no reply from the agent in time; it may still act. It is sent again when the relay next connects, or by \"Send the same answer again\" on its card",
