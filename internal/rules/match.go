@@ -30,10 +30,6 @@ func RuleOf(by string) (string, bool) {
 	return id, ok && id != ""
 }
 
-// Kinds a rule may be made for: the cards that ask a choice or a fixed
-// set of fields (auth and free input are always the operator's).
-var Kinds = []string{aep.KindPermission, aep.KindReview, aep.KindForm, aep.KindOther}
-
 // Why a request does not match a rule, for tests and logs.
 const (
 	whyState    = "not active"
