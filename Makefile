@@ -34,7 +34,7 @@ lint:
 test: lint
 	@if [ -n "$(RACE)" ]; then echo "test: with the race detector (cgo and a C compiler found)"; \
 	  else echo "test: without the race detector (no cgo or no C compiler)"; fi
-	$(GO) test $(RACE) -count=1 $(PKGS)
+	$(GO) test $(RACE) -count=1 -timeout 25m $(PKGS)
 	@echo "test: the relay suite again, on a three-node in-process NATS JetStream cluster"
 	AEPFORMS_TEST_RELAY_NATS=1 $(GO) test $(RACE) -count=1 ./internal/relay/
 	$(MAKE) --no-print-directory bench-smoke
