@@ -2,6 +2,7 @@ package relay
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"github.com/aepforms/aepforms/internal/aep"
@@ -33,6 +34,15 @@ type eventLog interface {
 	// the log, so a command sent through another node after the claiming
 	// event was acknowledged finds its owner.
 	settle(ctx context.Context) error
+	// redelivers reports whether a connection that claims a session is
+	// sent the session's commands it has not acknowledged (Relay.
+	// redeliverLocked): the JetStream log's, whose commands outlive the
+	// node that delivered them.
+	redelivers() bool
+	// roster returns the roster entries of every relay on the log, given
+	// this relay's own (a JSON array, sorted by session; local unchanged
+	// when there are no others).
+	roster(ctx context.Context, local json.RawMessage) json.RawMessage
 	// route hands a command whose session no connection here claims to
 	// the node that holds its claimant; code is "" when it was
 	// delivered, else the refusal's code and detail.
@@ -68,7 +78,10 @@ func (m memLog) append(_ context.Context, evs []*aep.Event) ([]*aep.Event, error
 func (memLog) catchUp(context.Context) error { return nil }
 func (memLog) settle(context.Context) error  { return nil }
 func (memLog) owned(string)                  {}
-func (memLog) disowned(string)               {}
+func (memLog) redelivers() bool              { return false }
+
+func (memLog) roster(_ context.Context, local json.RawMessage) json.RawMessage { return local }
+func (memLog) disowned(string)                                                 {}
 
 func (memLog) route(context.Context, *aep.Event) (string, string) {
 	return codeNoRoute, "no connected emitter owns this session"

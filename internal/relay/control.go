@@ -97,12 +97,30 @@ func (r *Relay) claimLocked(c *wsConn, session string) (owned bool) {
 	}
 	r.claims[session] = append(r.claims[session], c)
 	r.rosterJSON = nil
+	r.redeliverLocked(c, session)
 	c.claimed = append(c.claimed, session)
 	if len(c.claimed) > r.cfg.MaxSessions {
 		r.unclaimLocked(c, c.claimed[0])
 		c.claimed = slices.Delete(c.claimed, 0, 1)
 	}
 	return owned
+}
+
+// redeliverLocked sends a connection that just claimed session (its
+// agent back, maybe through another relay node after the one it was on
+// died) every command of the session it declares in control.accepts
+// and no ack answers yet, byte-identical: the target dedupes an id it
+// has executed, and acks it again. Only on a log whose commands outlive
+// a node (eventLog.redelivers).
+func (r *Relay) redeliverLocked(c *wsConn, session string) {
+	if !r.events.redelivers() {
+		return
+	}
+	for _, cmd := range r.store.unacked(session) {
+		if slices.Contains(c.accepts, cmd.Type()) {
+			c.out.pushControl(item{kind: itemFrame, frame: cmd.Raw()})
+		}
+	}
 }
 
 func (r *Relay) unclaimLocked(c *wsConn, session string) {

@@ -248,7 +248,9 @@ func (c *wsConn) roster(id json.RawMessage) {
 		c.send(errorFrame{ID: id, Code: "unauthorized", Detail: "roster is watch-class: hello as consumer or both"})
 		return
 	}
-	c.send(rosterFrame{Type: "roster", ID: id, Entries: c.r.rosterEntries()})
+	ctx, cancel := context.WithTimeout(context.Background(), c.r.cfg.NATS.Timeout)
+	defer cancel()
+	c.send(rosterFrame{Type: "roster", ID: id, Entries: c.r.events.roster(ctx, c.r.rosterEntries())})
 }
 
 // delivered records the highest position delivered per session, at most

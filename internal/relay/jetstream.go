@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,10 +36,11 @@ type jsLog struct {
 	cc  jetstream.ConsumeContext
 	st  jetstream.Stream
 
-	in      chan jetstream.Msg // consumer -> applier
-	stop    chan struct{}      // closed by close
-	done    chan struct{}      // closed when the applier returned
-	passSub *nats.Subscription
+	in        chan jetstream.Msg // consumer -> applier
+	stop      chan struct{}      // closed by close
+	done      chan struct{}      // closed when the applier returned
+	passSub   *nats.Subscription
+	rosterSub *nats.Subscription
 
 	mu      sync.Mutex
 	applied uint64        // stream sequence of the last message applied
@@ -49,6 +51,7 @@ type jsLog struct {
 	routes map[string]*nats.Subscription
 
 	closeOnce sync.Once
+	id        string // this relay among those on the stream (roster requests skip their own)
 }
 
 // retryWait is the pause between two attempts to store an event while
@@ -73,7 +76,7 @@ func openJetStream(ctx context.Context, r *Relay) (*jsLog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("relay: connect to NATS: %w", err)
 	}
-	l := &jsLog{r: r, cfg: cfg, nc: nc, in: make(chan jetstream.Msg, 4096), stop: make(chan struct{}),
+	l := &jsLog{r: r, cfg: cfg, nc: nc, id: nats.NewInbox(), in: make(chan jetstream.Msg, 4096), stop: make(chan struct{}),
 		done: make(chan struct{}), moved: make(chan struct{}), routes: make(map[string]*nats.Subscription)}
 	fail := func(err error) (*jsLog, error) {
 		l.close()
@@ -105,6 +108,9 @@ func openJetStream(ctx context.Context, r *Relay) (*jsLog, error) {
 		return fail(fmt.Errorf("relay: JetStream stream %s: %w", cfg.Stream, err))
 	}
 	if l.passSub, err = nc.Subscribe(cfg.Subject+".pass", l.passed); err != nil {
+		return fail(fmt.Errorf("relay: NATS subscribe: %w", err))
+	}
+	if l.rosterSub, err = nc.Subscribe(cfg.Subject+".roster", l.serveRoster); err != nil {
 		return fail(fmt.Errorf("relay: NATS subscribe: %w", err))
 	}
 	cons, err := l.js.OrderedConsumer(ctx, cfg.Stream, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy})
@@ -386,6 +392,11 @@ func (l *jsLog) passed(m *nats.Msg) {
 	l.r.mu.Unlock()
 }
 
+// redelivers: a command kept in the stream is owed to its session's
+// claimant until the claimant acknowledges it, across the death of the
+// relay node that delivered it (see Relay.redeliverLocked).
+func (l *jsLog) redelivers() bool { return true }
+
 func (l *jsLog) ctlSubject(session string) string { return l.cfg.Subject + ".ctl." + token(session) }
 
 func (l *jsLog) owned(session string) {
@@ -439,6 +450,54 @@ func (l *jsLog) route(ctx context.Context, ev *aep.Event) (string, string) {
 		return codeNoRoute, "the relay holding this session's owner answered unreadably"
 	}
 	return reply.Code, reply.Detail
+}
+
+// serveRoster answers another relay's roster request with the claims
+// held here.
+func (l *jsLog) serveRoster(m *nats.Msg) {
+	if m.Reply == "" || m.Header.Get("Aep-Relay") == l.id {
+		return
+	}
+	_ = m.Respond(l.r.rosterEntries())
+}
+
+// roster asks every other relay on the stream for its claims, waits
+// RosterWait for their answers, and merges them with local.
+func (l *jsLog) roster(ctx context.Context, local json.RawMessage) json.RawMessage {
+	inbox := l.nc.NewRespInbox()
+	sub, err := l.nc.SubscribeSync(inbox)
+	if err != nil {
+		return local
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	req := nats.NewMsg(l.cfg.Subject + ".roster")
+	req.Reply = inbox
+	req.Header.Set("Aep-Relay", l.id)
+	if l.nc.PublishMsg(req) != nil {
+		return local
+	}
+	var all []rosterEntry
+	if json.Unmarshal(local, &all) != nil {
+		return local
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.cfg.RosterWait)
+	defer cancel()
+	for {
+		m, err := sub.NextMsgWithContext(ctx)
+		if err != nil {
+			break
+		}
+		var theirs []rosterEntry
+		if json.Unmarshal(m.Data, &theirs) == nil {
+			all = append(all, theirs...)
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Session < all[j].Session })
+	b, err := json.Marshal(all)
+	if err != nil {
+		return local
+	}
+	return b
 }
 
 func (l *jsLog) close() {

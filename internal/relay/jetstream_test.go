@@ -1,6 +1,7 @@
 package relay_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -33,6 +34,12 @@ func TestNodesOnOneStreamAreOneRelay(t *testing.T) {
 	got := ui.expect(t, "attention.requested")
 	assert.Equal(t, idOf(t, req), got.str("id"), "A's event live on B")
 
+	ui.send(t, map[string]any{"type": "roster", "id": "r-1"})
+	entries, _ := ui.expect(t, "roster")["entries"].([]any)
+	require.Len(t, entries, 1, "B's roster lists the claim held on A: %v", entries)
+	assert.Equal(t, "s", entries[0].(map[string]any)["session"])
+	assert.Equal(t, "target", entries[0].(map[string]any)["agent"])
+
 	cmd := command(t, "s")
 	ui.send(t, cmd)
 	assert.JSONEq(t, string(cmd), string(agent.next(t)), "B's command on the agent's socket on A, byte-identical")
@@ -62,6 +69,53 @@ func TestNodesOnOneStreamAreOneRelay(t *testing.T) {
 	lost := command(t, "nobody-holds-this")
 	ui.send(t, lost)
 	refused(t, ui, lost, "no-route")
+}
+
+// A command stays owed across the death of the node that delivered it:
+// the agent on A got it and A died before the agent acknowledged it; the
+// agent's reconnect to B (its re-claim) is sent the command again,
+// byte-identical. Once acknowledged, a reconnect is sent nothing.
+func TestCommandOwedAcrossTheDeathOfItsNode(t *testing.T) {
+	t.Parallel()
+	ns, _ := nodes(t, cfg(), 2)
+	a, b := ns[0], ns[1]
+	agent := a.target(t, "o", "control.attention.respond")
+	ui := b.consumer(t)
+	cmd := command(t, "o")
+	ui.send(t, cmd)
+	assert.JSONEq(t, string(cmd), string(agent.next(t)), "delivered on A")
+	// B keeps the command once A delivered it: wait until B serves it.
+	b.stream(t, url.Values{"from": {"all"}, "filter": {`{"id":"` + idOf(t, cmd) + `"}`}}, nil).nextEvent(t)
+
+	// A dies: its sockets cut (a shutdown given no time to drain) and
+	// its NATS connection closed.
+	a.srv.CloseClientConnections()
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = a.Shutdown(gone)
+	agent.closed(t)
+
+	reclaim := func() *fakeTarget {
+		w := b.dial(t)
+		h := hello("emitter")
+		h["identity"] = map[string]any{"agent": "target", "instance": "t/1"}
+		h["capabilities"] = map[string]any{"control": map[string]any{"accepts": []string{"control.attention.respond"}, "ack_window_ms": 10000}}
+		w.send(t, h)
+		w.expect(t, "hello")
+		w.send(t, ev(t, "progress.status", "o", 1, withSource("aep://target/agent/target/session/o")))
+		return &fakeTarget{w}
+	}
+	again := reclaim()
+	assert.JSONEq(t, string(cmd), string(again.next(t)), "the unacknowledged command again, on B")
+	ack := ev(t, "control.accepted", "o", 2, withSource("aep://target/agent/target/session/o"), withSubject(idOf(t, cmd)))
+	again.send(t, ack)
+	b.stream(t, url.Values{"from": {"all"}, "filter": {`{"id":"` + idOf(t, ack) + `"}`}}, nil).nextEvent(t)
+	again.c.CloseNow()
+	again.closed(t)
+
+	third := reclaim()
+	third.send(t, map[string]any{"type": "ping", "t": 7})
+	assert.Equal(t, "pong", third.expect(t, "pong").str("type"), "an acknowledged command is not sent again")
 }
 
 // A relay node that starts later reads the stream before it serves and

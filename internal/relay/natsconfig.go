@@ -32,6 +32,10 @@ type NATSConfig struct {
 	// request whose events are not stored in it is answered 503 (HTTP) or
 	// error unavailable (WebSocket), so its sender sends it again.
 	Timeout time.Duration
+	// RosterWait is how long a roster request waits for the other relays
+	// to answer with their claims (default 100 ms): a roster lists the
+	// sessions claimed on every relay of the stream.
+	RosterWait time.Duration
 }
 
 // WithDefaults fills the zero fields with their defaults.
@@ -50,6 +54,9 @@ func (c NATSConfig) WithDefaults() NATSConfig {
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = 10 * time.Second
+	}
+	if c.RosterWait <= 0 {
+		c.RosterWait = 100 * time.Millisecond
 	}
 	return c
 }

@@ -227,6 +227,29 @@ func (s *store) holds(ev *aep.Event) bool {
 	return ok
 }
 
+// unacked lists the commands session holds that no held ack
+// (control.accepted or control.rejected, whose cause is the command's id)
+// answers, oldest first.
+func (s *store) unacked(session string) []*aep.Event {
+	b := s.sessions[session]
+	if b == nil {
+		return nil
+	}
+	acked := make(map[string]bool)
+	for _, e := range b.live() {
+		if t := e.ev.Type(); t == "control.accepted" || t == "control.rejected" {
+			acked[e.ev.Cause()] = true
+		}
+	}
+	var out []*aep.Event
+	for _, e := range b.live() {
+		if aep.IsCommand(e.ev.Type()) && !acked[e.ev.ID()] {
+			out = append(out, e.ev)
+		}
+	}
+	return out
+}
+
 // distrust marks every held session as having lost events before the
 // earliest it holds, so a resume from before it is told replay-exhausted:
 // the relay read the sessions from a JetStream stream that had already
