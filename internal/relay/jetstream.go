@@ -160,32 +160,31 @@ func msgID(ev *aep.Event) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func (l *jsLog) msg(ev *aep.Event) *nats.Msg {
+func (l *jsLog) msg(ev *aep.Event, bare bool) *nats.Msg {
 	m := nats.NewMsg(l.subject(ev))
 	m.Data = ev.Raw()
-	m.Header.Set(jetstream.MsgIDHeader, msgID(ev))
+	if !bare {
+		m.Header.Set(jetstream.MsgIDHeader, msgID(ev))
+	}
 	return m
 }
 
 func (l *jsLog) append(ctx context.Context, evs []*aep.Event) ([]*aep.Event, error) {
 	r := l.r
-	var fresh, held []*aep.Event
+	// An event the store holds is a redelivery: it goes on the stream
+	// too, without its Nats-Msg-Id, so every node forwards it live in
+	// the stream's order as a relay in memory does (its store keeps it
+	// once).
+	held := make([]bool, len(evs))
+	var dups []*aep.Event
 	r.mu.Lock()
-	for _, ev := range evs {
-		if r.store.holds(ev) {
-			held = append(held, ev)
-		} else {
-			fresh = append(fresh, ev)
+	for i, ev := range evs {
+		if held[i] = r.store.holds(ev); held[i] {
+			dups = append(dups, ev)
 		}
 	}
-	if len(held) > 0 {
-		r.fanOutLocked(held) // redeliveries are forwarded as received
-	}
 	r.mu.Unlock()
-	if len(fresh) == 0 {
-		return held, nil
-	}
-	acks, err := l.publish(ctx, fresh)
+	acks, err := l.publish(ctx, evs, held)
 	if err != nil {
 		return nil, err
 	}
@@ -194,10 +193,12 @@ func (l *jsLog) append(ctx context.Context, evs []*aep.Event) ([]*aep.Event, err
 	for i, a := range acks {
 		top = max(top, a.Sequence)
 		if a.Duplicate {
-			again = append(again, fresh[i])
+			again = append(again, evs[i])
 		}
 	}
 	if len(again) > 0 {
+		// Known to the stream's de-duplication window but not held here
+		// (taken through another node a moment ago): forwarded here.
 		r.mu.Lock()
 		r.fanOutLocked(again)
 		r.mu.Unlock()
@@ -205,15 +206,16 @@ func (l *jsLog) append(ctx context.Context, evs []*aep.Event) ([]*aep.Event, err
 	if err := l.waitApplied(ctx, top); err != nil {
 		return nil, err
 	}
-	return append(held, again...), nil
+	return append(dups, again...), nil
 }
 
 // publish stores evs, in order when nothing fails, each one retried
-// (under the same Nats-Msg-Id, so never twice) until ctx ends.
-func (l *jsLog) publish(ctx context.Context, evs []*aep.Event) ([]*jetstream.PubAck, error) {
+// (under the same Nats-Msg-Id, so never twice) until ctx ends. A
+// redelivery (bare) goes without its Nats-Msg-Id.
+func (l *jsLog) publish(ctx context.Context, evs []*aep.Event, bare []bool) ([]*jetstream.PubAck, error) {
 	futs := make([]jetstream.PubAckFuture, len(evs))
 	for i, ev := range evs {
-		if f, err := l.js.PublishMsgAsync(l.msg(ev), jetstream.WithExpectStream(l.cfg.Stream)); err == nil {
+		if f, err := l.js.PublishMsgAsync(l.msg(ev, bare[i]), jetstream.WithExpectStream(l.cfg.Stream)); err == nil {
 			futs[i] = f
 		}
 	}
@@ -229,7 +231,7 @@ func (l *jsLog) publish(ctx context.Context, evs []*aep.Event) ([]*jetstream.Pub
 				return nil, fmt.Errorf("%w: %w", ErrUnavailable, ctx.Err())
 			}
 		}
-		a, err := l.publishAgain(ctx, ev)
+		a, err := l.publishAgain(ctx, ev, bare[i])
 		if err != nil {
 			return nil, err
 		}
@@ -238,9 +240,9 @@ func (l *jsLog) publish(ctx context.Context, evs []*aep.Event) ([]*jetstream.Pub
 	return acks, nil
 }
 
-func (l *jsLog) publishAgain(ctx context.Context, ev *aep.Event) (*jetstream.PubAck, error) {
+func (l *jsLog) publishAgain(ctx context.Context, ev *aep.Event, bare bool) (*jetstream.PubAck, error) {
 	for {
-		a, err := l.js.PublishMsg(ctx, l.msg(ev), jetstream.WithExpectStream(l.cfg.Stream))
+		a, err := l.js.PublishMsg(ctx, l.msg(ev, bare), jetstream.WithExpectStream(l.cfg.Stream))
 		if err == nil {
 			return a, nil
 		}
