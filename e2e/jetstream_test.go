@@ -168,7 +168,7 @@ func TestJetStreamRelayNodeAndStreamLeaderKilled(t *testing.T) {
 		}
 	})
 
-	gate := startGate(t, hostOf(t, aURL))
+	front := startGate(t, hostOf(t, aURL)) // the agent's one relay address
 	s := &stack{token: token, relayURL: bURL}
 	home := t.TempDir()
 	s.uiURL, s.ctx, _ = runApp(t, "ui (on relay B)", []string{"serve", "--relay", bURL, "--addr", "127.0.0.1:0",
@@ -182,7 +182,8 @@ func TestJetStreamRelayNodeAndStreamLeaderKilled(t *testing.T) {
 	for i := range scenarios {
 		scenarios[i] = agent.ScenarioPermission
 	}
-	ag := s.startAgent(t, agentOptions{scenarios: scenarios, relayURL: gate.url()})
+	commands := newCommandGate()
+	ag := s.startAgent(t, agentOptions{scenarios: scenarios, relayURL: front.url(), gate: commands})
 	var sessions []string
 	ctx, cancel := context.WithTimeout(t.Context(), stackWait)
 	defer cancel()
@@ -211,12 +212,12 @@ func TestJetStreamRelayNodeAndStreamLeaderKilled(t *testing.T) {
 	// Mid-stream: 20 answers in flight through A. Each got its 303 and
 	// its command reached the agent through A (routed there from B), and
 	// the agent, stalled, lost it unread: no ack.
-	resume := ag.Stall()
+	resume := commands.stall()
 	for _, sess := range sessions[:beforeKill] {
 		answer(sess)
 	}
-	require.NoError(t, ag.Until(ctx, func() bool { return ag.Stalled() >= beforeKill }),
-		"every answer's command reached the agent through A before the kill (%d of %d)", ag.Stalled(), beforeKill)
+	dropped, err := commands.awaitDropped(ctx, beforeKill)
+	require.NoError(t, err, "every answer's command reached the agent through A before the kill (%d of %d)", dropped, beforeKill)
 	require.NoError(t, relayA.cmd.Process.Kill()) // kill -9: no drain, nothing handed over
 	<-relayA.done
 	leader, err := nats.StreamLeader("E2E")
@@ -225,9 +226,9 @@ func TestJetStreamRelayNodeAndStreamLeaderKilled(t *testing.T) {
 	// The agent is itself again before its address leads to B, so what
 	// B sends it on its return is executed, not lost unread once more.
 	resume()
-	gate.retarget(hostOf(t, bURL))
-	gate.cut() // what was left of the agent's connections through A
-	gate.reopen()
+	front.retarget(hostOf(t, bURL))
+	front.cut() // what was left of the agent's connections through A
+	front.reopen()
 
 	// Back on B, the agent re-claims its sessions, and B sends it the
 	// 20 commands kept in the stream with no ack: each executed once.
