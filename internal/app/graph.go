@@ -108,7 +108,11 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 	if g.respond != nil {
 		ruleSub = g.respond
 	}
+	// A claim cut off before its answer is answered by this process once
+	// it counts as cut off: at once for an earlier process's on a journal
+	// only this one opens (SQLite), after --lease on one replicas share.
 	g.rules = rules.New(rules.Config{MaxRate: cfg.ruleMaxRate, RateWindow: cfg.ruleRateWindow, MaxRules: cfg.ruleMax, RetryInterval: cfg.ruleRetry, Allowed: allowedOperators(cfg.operators),
+		ClaimLapse: cfg.lease, Exclusive: !isPostgresURL(cfg.db),
 		Logger: logger.With("part", "rules")}, jr, g.in, ruleSub)
 	deps.Rules = g.rules
 	g.feed = feed.New(feedCfg)

@@ -52,6 +52,7 @@ type Store interface {
 	ClaimRuleUse(ctx context.Context, u store.RuleUse, now time.Time) (bool, error)
 	ReleaseRuleUse(ctx context.Context, u store.RuleUse) error
 	RuleUses(ctx context.Context, id string, since time.Time) (int, error)
+	OrphanRuleUses(ctx context.Context, before time.Time) ([]store.RuleUse, error)
 }
 
 // Inbox is what the Runner reads of the inbox and the one answer path it
@@ -83,6 +84,14 @@ type Config struct {
 	// again (--rule-retry-interval; each request waits between half of
 	// it and the whole): 0 takes DefaultRetryInterval.
 	RetryInterval time.Duration
+	// ClaimLapse is how old a claim whose answer the journal does not
+	// hold must be to count as cut off (its process stopped between the
+	// claim and the answer's record), when another replica may still be
+	// about to record it (--lease): 0 takes store.DefaultLease. With
+	// Exclusive (a journal only this process opens) every claim made
+	// before the Runner was made counts as cut off at once.
+	ClaimLapse time.Duration
+	Exclusive  bool
 	// Allowed reports whether an operator still has access (named
 	// operators: still in the operators file); a rule whose maker has
 	// not is paused. nil: everyone has.
@@ -101,10 +110,15 @@ type Runner struct {
 	in    Inbox
 	sub   Submitter // nil: watch-only, no rule runs
 
+	started time.Time // when New made it (Config.Now)
+
 	mu      sync.Mutex
 	tried   map[inbox.CardID]bool
 	answers map[string]int64 // by rule id
 	retries sync.WaitGroup   // the requests waiting to be tried again
+	// orphans are the cut-off claims decided here (answered, or left for
+	// good: the request closed or was answered otherwise), by command id.
+	orphans map[string]bool
 }
 
 // New makes a Runner. sub nil is a watch-only UI: it makes and runs no
@@ -128,7 +142,11 @@ func New(cfg Config, st Store, in Inbox, sub Submitter) *Runner {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{cfg: cfg, store: st, in: in, sub: sub, tried: map[inbox.CardID]bool{}, answers: map[string]int64{}}
+	if cfg.ClaimLapse <= 0 {
+		cfg.ClaimLapse = store.DefaultLease
+	}
+	return &Runner{cfg: cfg, store: st, in: in, sub: sub, started: cfg.Now(), tried: map[inbox.CardID]bool{}, answers: map[string]int64{},
+		orphans: map[string]bool{}}
 }
 
 // Enabled reports whether this UI makes and runs rules (not watch-only).
@@ -156,6 +174,9 @@ func (r *Runner) Answered() map[string]int64 {
 // answered like any other, and cards that left in it are forgotten.
 func (r *Runner) Run(ctx context.Context, sub *inbox.Subscription) {
 	defer r.Wait()
+	var orphans sync.WaitGroup
+	defer orphans.Wait()
+	orphans.Go(func() { r.watchOrphans(ctx) })
 	for {
 		r.follow(ctx, sub)
 		sub.Close()
@@ -379,12 +400,34 @@ func (r *Runner) answer(ctx context.Context, rule store.Rule, c inbox.Card) erro
 		return &journalError{"rules: the request could not be claimed for rule " + rule.ID, err}
 	case !claimed:
 		r.cfg.Logger.Debug("rules: not answered (the rule stopped meanwhile, or another replica claimed the request)", "rule", rule.ID, "card", string(c.ID))
+		if r.cfg.Exclusive {
+			// No other replica: the claim is this process's or an
+			// earlier one's, cut off before its answer (orphan.go).
+			r.answerOrphans(ctx)
+		}
 		return nil
 	}
 	crashpoint.Hit(crashpoint.RuleClaimed)
+	return r.send(ctx, rule, c, use, false)
+}
+
+// send begins, journals and queues rule's answer to c's request under
+// the claim use (its command id). A claim of this call's own (adopted
+// false) is released when the answer is not kept, so the rule's uses
+// count what it sent; an adopted one (a cut-off claim, orphan.go) is
+// never released: another replica may be answering it at once, and the
+// journal keeps exactly one of the two.
+func (r *Runner) send(ctx context.Context, rule store.Rule, c inbox.Card, use store.RuleUse, adopted bool) error {
 	s, err := r.in.BeginSubmission(c.ID, inbox.Submission{
 		Token: "rule-" + rule.ID, CommandID: use.CommandID, Answer: rule.Answer, By: By(rule.ID),
 	})
+	if err != nil && adopted {
+		r.cfg.Logger.Debug("rules: a cut-off claim's answer was not begun here", "rule", rule.ID, "card", string(c.ID), "err", err)
+		if errors.Is(err, inbox.ErrNotRecorded) {
+			return &journalError{"rules: rule " + rule.ID + "'s answer was not recorded", err}
+		}
+		return nil
+	}
 	if err != nil {
 		answered := errors.Is(err, inbox.ErrDuplicate) || errors.Is(err, inbox.ErrInFlight) || errors.Is(err, inbox.ErrOtherInFlight)
 		if answered {

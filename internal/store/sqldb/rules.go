@@ -254,6 +254,30 @@ func (r *RuleBook) ReleaseRuleUse(ctx context.Context, u store.RuleUse) error {
 	return nil
 }
 
+// OrphanRuleUses lists the claims made before before whose answer the
+// journal does not hold (no submission with the claim's command id),
+// oldest first: a process that stopped between a rule's claim and its
+// answer's record left them, and they are answers owed.
+func (r *RuleBook) OrphanRuleUses(ctx context.Context, before time.Time) ([]store.RuleUse, error) {
+	rows, err := r.Synced.QueryContext(ctx, r.Q(`SELECT rule_id, card_id, source, session, request_id, command_id, at FROM rule_uses u
+		WHERE at < ? AND NOT EXISTS (SELECT 1 FROM submissions s WHERE s.command_id = u.command_id) ORDER BY at`), store.Nanos(before))
+	if err != nil {
+		return nil, fmt.Errorf("journal: orphan rule uses: %w", err)
+	}
+	defer rows.Close()
+	var out []store.RuleUse
+	for rows.Next() {
+		var u store.RuleUse
+		var at int64
+		if err := rows.Scan(&u.Rule, &u.Card, &u.Source, &u.Session, &u.RequestID, &u.CommandID, &at); err != nil {
+			return nil, fmt.Errorf("journal: orphan rule uses: %w", err)
+		}
+		u.At = store.FromNanos(at)
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
+
 // RuleUses counts the requests rule id answered at or after since.
 func (r *RuleBook) RuleUses(ctx context.Context, id string, since time.Time) (int, error) {
 	var n int
