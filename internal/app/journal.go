@@ -28,6 +28,7 @@ type journalStore interface {
 	web.Database
 	store.Pruner
 	inbox.Leases
+	inbox.PeerJournal
 	Identity() store.Identity
 	Close() error
 	webpush.Store

@@ -164,6 +164,8 @@ func sendAgain(ctx context.Context, in *inbox.Inbox, rc *respond.Client, again [
 // are those of earlier processes under another name. Between, it sends
 // again the answers restored after the restart whose card came only
 // after resume (inbox.Late), once the events that follow have been read.
+// Each time it also marks the cards of the answers other replicas queued
+// (inbox.SeePeers), which no feed shows.
 func reclaim(ctx context.Context, in *inbox.Inbox, feed *catchUp, rc *respond.Client, maxAge, lease time.Duration, logger *slog.Logger) error {
 	if lease <= 0 {
 		lease = store.DefaultLease
@@ -178,6 +180,7 @@ func reclaim(ctx context.Context, in *inbox.Inbox, feed *catchUp, rc *respond.Cl
 			logger.Info("answer journal: taking over answers whose replica stopped renewing them", "sending_again", len(again))
 			sendAgain(ctx, in, rc, again, "not sent again after its replica stopped", logger)
 		}
+		in.SeePeers() // what the others queued, not on the feed yet
 		select {
 		case <-ctx.Done():
 			return nil
@@ -198,7 +201,8 @@ func reclaim(ctx context.Context, in *inbox.Inbox, feed *catchUp, rc *respond.Cl
 // until the feed has caught up, when reclaim takes over: resume and
 // reclaim wait for the catch-up, and the answers posted meanwhile (queued
 // while the relay is away, for as long as it is) must stay this
-// replica's, not lapse to another's.
+// replica's, not lapse to another's. Meanwhile it marks the cards of the
+// answers other replicas queued (inbox.SeePeers), as reclaim does after.
 func renewUntilCaughtUp(ctx context.Context, in *inbox.Inbox, feed *catchUp, lease time.Duration) {
 	if lease <= 0 {
 		lease = store.DefaultLease
@@ -209,6 +213,7 @@ func renewUntilCaughtUp(ctx context.Context, in *inbox.Inbox, feed *catchUp, lea
 	defer t.Stop()
 	for {
 		in.RenewLeases()
+		in.SeePeers() // the cards it holds already say what the others queued
 		select {
 		case <-caught:
 			return

@@ -48,7 +48,7 @@ func (c *Card) Answering() *Responder {
 // CanAnswer reports whether an answer may be sent for the card at now: nil,
 // or the sentinel that says why not, in this order: ErrMalformed,
 // ErrInformational, ErrTooManyControls, ErrExpired, ErrSettled,
-// ErrInFlight, ErrOtherInFlight (which is also ErrInFlight).
+// ErrInFlight, ErrOtherInFlight, ErrPeerQueued (both also ErrInFlight).
 func (c *Card) CanAnswer(now time.Time) error {
 	if err := c.closed(now); err != nil {
 		return err
@@ -58,6 +58,9 @@ func (c *Card) CanAnswer(now time.Time) error {
 	}
 	if c.Answering() != nil {
 		return ErrOtherInFlight
+	}
+	if c.Peer != nil {
+		return ErrPeerQueued
 	}
 	return nil
 }

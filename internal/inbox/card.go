@@ -280,6 +280,11 @@ type Card struct {
 	AnsweredElsewhere bool
 
 	Submission *Submission // the operator's latest post, nil when none
+	// Peer is another instance's answer to the request on a journal
+	// replicas share, queued there (the relay was away) and so on no
+	// feed yet: it locks the form as another sender's command does.
+	// Nil when none (SeePeers).
+	Peer *Submission
 
 	// Version counts changes to this card; it starts at 1.
 	Version uint64

@@ -25,6 +25,10 @@ func cloneCard(c *Card) Card {
 		s := cloneSubmission(*c.Submission)
 		out.Submission = &s
 	}
+	if c.Peer != nil {
+		s := cloneSubmission(*c.Peer)
+		out.Peer = &s
+	}
 	return out
 }
 

@@ -261,6 +261,9 @@ type Inbox struct {
 	// storageFault is true while a Storage notice is shown (status.go):
 	// read without the lock by each journal write that succeeds.
 	storageFault atomic.Bool
+	// peered are the cards SeePeers marked with another instance's
+	// queued answer (peers.go).
+	peered map[CardID]bool
 
 	loads         map[string]*agentLoad // what each agent holds, by agent (share.go)
 	bytes         int64                 // raw request bytes of every card kept

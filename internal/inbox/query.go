@@ -188,5 +188,8 @@ func head(c *Card) Card {
 	for _, r := range c.Responders {
 		h.Responders = append(h.Responders, Responder{CommandID: r.CommandID, Ack: r.Ack, Silent: r.Silent})
 	}
+	if c.Peer != nil {
+		h.Peer = &Submission{State: c.Peer.State}
+	}
 	return h
 }

@@ -26,6 +26,10 @@ var (
 // source that its journal does not hold.
 var ErrOtherInFlight = fmt.Errorf("%w: sent by another sender, or by this UI before its journal", ErrInFlight)
 
+// ErrPeerQueued is ErrInFlight for another instance's answer on a journal
+// replicas share, queued there until the relay is back (Card.Peer).
+var ErrPeerQueued = fmt.Errorf("%w: queued on another instance", ErrInFlight)
+
 // BeginSubmission records the operator's post s (its Token, CommandID,
 // Answer, Form and By) for card id, atomically, and returns it with the
 // card's request (Card, Key, Fields, Agent, Question), State sending, At

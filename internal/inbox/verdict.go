@@ -35,7 +35,8 @@ const (
 	LineQueued     Line = "queued"      // this UI's answer, journaled, waiting for the relay
 	LineSending    Line = "sending"
 	LineAccepted   Line = "accepted"
-	LineAnswering  Line = "answering" // another sender's answer on its way
+	LineAnswering  Line = "answering"   // another sender's answer on its way
+	LinePeer       Line = "peer-queued" // another instance's answer, queued there for the relay
 	LineRejected   Line = "rejected"
 	LineNotSent    Line = "not-sent"
 	LineUnknown    Line = "unknown" // sent before a restart; whether it was executed is not known yet
@@ -79,6 +80,9 @@ type Verdict struct {
 	// Answering is another sender's answer on its way on an open request
 	// (Card.Answering), nil when none.
 	Answering *Responder
+	// Peer is another instance's answer queued for the relay on an open
+	// request (Card.Peer), nil when none or when Answering is set.
+	Peer *Submission
 	// Locked is true when an answer on its way (this UI's or another
 	// sender's) locks an open request's form: the card shows what was
 	// sent, not the controls.
@@ -155,8 +159,11 @@ func (c *Card) Verdict(now time.Time, v Viewer) Verdict {
 		if !d.InFlight {
 			d.Answering = c.Answering()
 		}
+		if !d.InFlight && d.Answering == nil {
+			d.Peer = c.Peer
+		}
 	}
-	d.Locked = d.InFlight || d.Answering != nil
+	d.Locked = d.InFlight || d.Answering != nil || d.Peer != nil
 	if d.Open && !v.WatchOnly && c.Submission.Owed() && c.Controllable() && d.Answering == nil {
 		d.Owed, d.Locked = true, false
 	}
@@ -241,6 +248,8 @@ func (c *Card) line(now time.Time, d Verdict) Line {
 		return LineAccepted
 	case d.Answering != nil:
 		return LineAnswering
+	case d.Peer != nil:
+		return LinePeer
 	case sub != nil && sub.State == SubmissionRejected:
 		return LineRejected
 	case sub != nil && sub.State == SubmissionNotSent:

@@ -17,7 +17,7 @@ import (
 // operator's answer.
 type StateView struct {
 	ID   string // "{card}-state": replaced on its own by the browser when the card is being typed into
-	Kind string // data-state: pending, routed, queued, sending, accepted, rejected, failed, answered, resolved, timed-out, expired, session-ended, info, malformed
+	Kind string // data-state: pending, routed, queued, peer-queued, sending, accepted, rejected, failed, answered, resolved, timed-out, expired, session-ended, info, malformed
 	// Tone is the line's colour: "neutral", "progress", "success",
 	// "warning" or "error".
 	Tone string
@@ -107,6 +107,12 @@ func stateLine(c inbox.Card, vd inbox.Verdict, now time.Time, operator string, r
 		s.Tone, s.Busy = "progress", true
 		s.Text, s.Agent = answeringText(r)
 		s.Values = recordedValues(c.Request, r.Answer, r.Capture, placeholder)
+	case inbox.LinePeer:
+		// Another instance's answer, on no feed yet: the form is locked,
+		// and this says why and what was chosen.
+		s.Tone, s.Busy = "progress", true
+		s.Text = words.state["peer-queued"]
+		s.Values = recordedValues(c.Request, vd.Peer.Answer, aep.CaptureFull, placeholder)
 	case inbox.LineRejected:
 		s.Tone = "error"
 		s.Text = rejectedText(sub.Reason)

@@ -115,6 +115,9 @@ var words = struct {
 		"answering-accepted": "%s answered from another UI; the agent accepted it, waiting for it to record it",
 		"answering-someone":  "Someone",
 		"sent-here":          "An answer was already sent from this UI, waiting for the agent",
+		// Another instance's answer on the journal replicas share, queued
+		// there while the relay was away (inbox.Card.Peer).
+		"peer-queued":        "Answer queued on another instance of this UI: it is sent when the relay is back",
 		"sent-here-accepted": "An answer was already sent from this UI; the agent accepted it, waiting for it to record it",
 		// An answer queued while the relay was away (inbox.SubmissionQueued)
 		// and then not sent: who queued it and when, and why.
@@ -172,6 +175,7 @@ var words = struct {
 		inbox.ErrInFlight:        {"in_flight", "An answer to this question is already on its way to the agent. Wait for its reply before sending another."},
 		inbox.ErrOtherInFlight:   {"in_flight", "%s already answered this from another UI, and that answer is on its way to the agent. Nothing was sent."},
 		errSentHere:              {"in_flight", "An answer was already sent from this UI and is on its way to the agent. Nothing was sent."},
+		inbox.ErrPeerQueued:      {"in_flight", "An answer to this question is queued on another instance of this UI, to be sent when the relay is back. Nothing was sent."},
 		inbox.ErrExpired:         {"expired", "This question expired before your answer was sent. Nothing was sent to the agent."},
 		inbox.ErrInformational:   {"informational", "This question is answered in the agent's own interface, not here. Nothing was sent."},
 		inbox.ErrMalformed:       {"malformed", "This request is malformed, so it cannot be answered here. Nothing was sent."},
@@ -401,6 +405,9 @@ func RefusalOf(err error, c inbox.Card) (Refusal, bool) {
 		r := words.refusal[inbox.ErrOtherInFlight]
 		r.Message = fmt.Sprintf(r.Message, who)
 		return r, true
+	}
+	if errors.Is(err, inbox.ErrPeerQueued) {
+		return words.refusal[inbox.ErrPeerQueued], true // before ErrInFlight, which it also is
 	}
 	if errors.Is(err, inbox.ErrSettled) {
 		switch {

@@ -81,5 +81,19 @@ func (a *Answers) Lapsed(now time.Time) ([]inbox.Submission, error) {
 	return out, nil
 }
 
+// Peers lists the live queued submissions (posted while the relay was
+// away, not sent yet) whose lease another replica holds, oldest first:
+// on no relay's feed yet, they are known to this replica only here.
+func (a *Answers) Peers() ([]inbox.Submission, error) {
+	ctx, cancel := a.ctx()
+	defer cancel()
+	out, err := a.list(ctx, `WHERE state = ? AND recorded_at = 0 AND lease_owner != ? ORDER BY posted_at, seq`, 0,
+		string(inbox.SubmissionQueued), a.LeaseOwner)
+	if err != nil {
+		return nil, fmt.Errorf("journal: peers: %w", err)
+	}
+	return out, nil
+}
+
 // Replica is the name this journal holds leases under.
 func (a *Answers) Replica() string { return a.LeaseOwner }

@@ -27,6 +27,7 @@ type Backend interface {
 	inbox.Journal
 	inbox.TokenJournal
 	inbox.Leases
+	inbox.PeerJournal
 	store.Pruner
 	History(ctx context.Context, q store.HistoryQuery) (store.HistoryPage, error)
 	CreateSession(ctx context.Context, s store.Session) error
@@ -131,6 +132,7 @@ func Run(t *testing.T, fresh Fresh) {
 		{"ResendLeases", testLeases},
 		{"ReplicasGiveOneAnswer", testReplicasOneAnswer},
 		{"ReplicasResendOnceAfterALapse", testReplicasReclaim},
+		{"PeersAreTheOthersQueuedAnswers", testPeers},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -942,4 +944,37 @@ func testReplicasReclaim(t *testing.T, st Store) {
 	assert.Equal(t, string(sent.Command), string(again[0].Command), "and the same bytes")
 	assert.Empty(t, c.Reclaim(10*time.Minute), "exactly one replica resends it")
 	assert.Empty(t, b.Reclaim(10*time.Minute), "once")
+}
+
+// Peers are the queued answers (posted while the relay was away) whose
+// lease another replica holds: not a replica's own, not one sent or
+// settled, and one taken over (claimed after a lapse) is the taker's.
+func testPeers(t *testing.T, st Store) {
+	if !st.Shared {
+		t.Skip("one process opens this store at a time: no other replica's answers to show")
+	}
+	const lease = time.Minute
+	a, b := st.OpenAs("a", lease), st.OpenAs("b", lease)
+	for i, state := range []inbox.SubmissionState{inbox.SubmissionQueued, inbox.SubmissionQueued, inbox.SubmissionSending, inbox.SubmissionQueued} {
+		require.NoError(t, a.Record(Submission(CmdID(i), T0.Add(time.Duration(i)*time.Second))))
+		require.NoError(t, a.Settle(CmdID(i), state, "", "", T0.Add(time.Duration(i)*time.Second)))
+	}
+	require.NoError(t, a.Settle(CmdID(3), inbox.SubmissionRejected, "invalid", "", T0.Add(time.Minute)))
+	ids := func(j Backend) []string {
+		t.Helper()
+		got, err := j.Peers()
+		require.NoError(t, err)
+		var out []string
+		for _, s := range got {
+			out = append(out, s.CommandID)
+		}
+		return out
+	}
+	assert.Equal(t, []string{CmdID(0), CmdID(1)}, ids(b), "a's queued answers, oldest first")
+	assert.Empty(t, ids(a), "not a replica's own")
+	held, err := b.Claim(CmdID(1), T0.Add(2*lease))
+	require.NoError(t, err)
+	require.True(t, held, "b takes over a lapsed lease")
+	assert.Equal(t, []string{CmdID(0)}, ids(b), "one taken over is b's own")
+	assert.Equal(t, []string{CmdID(1)}, ids(a), "and a peer's to a")
 }
