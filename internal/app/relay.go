@@ -286,30 +286,9 @@ func startRelay(ctx context.Context, cfg relayServerConfig, logger *slog.Logger)
 
 // runRelay is `aepforms relay`: the embedded AEP 0.1 relay alone.
 func runRelay(ctx context.Context, args []string, env Env, _ io.Reader, _, stderr io.Writer) error {
-	fs := flag.NewFlagSet("relay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: aepforms relay [flags]")
-		fmt.Fprintln(stderr, "\nRuns the embedded AEP 0.1 relay: POST /events, GET /stream (SSE), /socket (WebSocket), /healthz.")
-		fmt.Fprintln(stderr, "Each flag falls back to its AEP_* environment variable, then to the reference default.")
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
-	}
-	var s relaySettings
-	s.register(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %v", ErrUsage, err)
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "aepforms relay: unexpected argument %q\n", fs.Arg(0))
-		return fmt.Errorf("%w: unexpected argument", ErrUsage)
-	}
-	if err := s.applyEnv(fs, env); err != nil {
-		fmt.Fprintf(stderr, "aepforms relay: %v\n", err)
-		return fmt.Errorf("%w: %v", ErrUsage, err)
+	s, err := parseRelay(args, env, stderr)
+	if err != nil {
+		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	if soft, hard, ok := raiseOpenFiles(); ok {
@@ -320,4 +299,35 @@ func runRelay(ctx context.Context, args []string, env Env, _ io.Reader, _, stder
 		return err
 	}
 	return wait()
+}
+
+// parseRelay reads `aepforms relay`'s flags; env supplies the defaults
+// (flags win). Usage problems are written to stderr and wrap ErrUsage.
+func parseRelay(args []string, env Env, stderr io.Writer) (relaySettings, error) {
+	var s relaySettings
+	fs := flag.NewFlagSet("relay", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: aepforms relay [flags]")
+		fmt.Fprintln(stderr, "\nRuns the embedded AEP 0.1 relay: POST /events, GET /stream (SSE), /socket (WebSocket), /healthz.")
+		fmt.Fprintln(stderr, "Each flag falls back to its AEP_* environment variable, then to the reference default.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	s.register(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return s, err
+		}
+		return s, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "aepforms relay: unexpected argument %q\n", fs.Arg(0))
+		return s, fmt.Errorf("%w: unexpected argument", ErrUsage)
+	}
+	if err := s.applyEnv(fs, env); err != nil {
+		fmt.Fprintf(stderr, "aepforms relay: %v\n", err)
+		return s, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	return s, nil
 }
