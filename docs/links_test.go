@@ -12,7 +12,7 @@ import (
 
 // linkedDocs are the Markdown files whose links are checked: the README
 // and everything it sends a reader to.
-var linkedDocs = []string{"../README.md", "DESIGN.md", "OPERATIONS.md", "PERFORMANCE.md"}
+var linkedDocs = []string{"../README.md", "DESIGN.md", "OPERATIONS.md", "PERFORMANCE.md", "RELIABILITY.md"}
 
 var (
 	mdLink    = regexp.MustCompile(`\]\(([^)\s]+)\)`)
