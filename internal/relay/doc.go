@@ -61,6 +61,19 @@
 // ingest or another subscriber, and every network write has
 // Config.WriteTimeout as its deadline.
 //
+// JetStream. Opened with Config.NATS (Open), the relay keeps what it
+// admits in a NATS JetStream stream instead (eventLog: memLog or jsLog),
+// and several relay processes on one stream are one relay. Each reads the
+// whole stream, in its order, into the same buffers as above, so every
+// node answers a resume alike; a POST is acknowledged once its events are
+// in the stream and applied here, and a replay first catches up with the
+// stream. A command for a session no connection here claims is a NATS
+// request to the node that holds its claimant (none: no-route at once); a
+// roster lists the claims of every node; a command kept with no ack is
+// sent again to a connection that claims its session (its agent back on
+// another node after its node died). Two claimants on two nodes are not
+// told ambiguous: the command goes to one.
+//
 // Shutdown drains: SSE streams get ": shutting-down", sockets a closing
 // frame with their delivered positions and close 1001.
 package relay
