@@ -259,3 +259,33 @@ func TestRecordedAnswersAreKeptAndComeBackSettled(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, none.Cards(Query{}), "negative: none brought back")
 }
+
+// "Outcome unknown" is not for good: an answer restored after a restart
+// and settled unknown (it may have left, and got older than the resend
+// limit) becomes accepted, with what the agent recorded, when the
+// agent's attention.answered names its command; the journal keeps it.
+func TestUnknownAnswerIsCreditedWhenTheAgentNamesItsCommand(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	j := answeredBefore(t, clk, map[string]map[string]any{"open": formData("")})
+	clk.Add(11 * time.Minute)
+	in := New(Options{Now: clk.Now, Journal: j})
+	_, err := in.Restore()
+	require.NoError(t, err)
+	in.Apply(request(t, "open", 0, formData("")))
+	assert.Empty(t, in.Resume(10*time.Minute), "too old to send again")
+	c, _ := in.Card(cardIDOf("open"))
+	require.Equal(t, SubmissionUnknown, c.Submission.State)
+
+	in.Apply(lifecycle(t, "attention.answered", "ans-1", "open", "cmd-open", 1, map[string]any{"answer": map[string]any{"values": map[string]any{"name": "x"}}}))
+	c, _ = in.Card(cardIDOf("open"))
+	assert.Equal(t, SubmissionAccepted, c.Submission.State, "the agent named the command: it ran")
+	require.NotNil(t, c.Submission.Recorded)
+	assert.False(t, c.AnsweredElsewhere, "this UI's answer")
+	require.NoError(t, in.Flush(t.Context()))
+	j.mu.Lock()
+	kept := cloneSubmission(*j.subs["cmd-open"])
+	j.mu.Unlock()
+	assert.Equal(t, SubmissionAccepted, kept.State, "History says so too")
+	assert.NotNil(t, kept.Recorded)
+}
