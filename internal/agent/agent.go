@@ -40,10 +40,12 @@ type Agent struct {
 	// floodAsked counts the questions those sessions asked.
 	flooding   bool
 	floodAsked int
-	cfg        Config
-	err        error // a config error, reported by Run
-	log        *slog.Logger
-	scenarios  []*scenario
+	// permAsked counts the permission requests asked (PermissionPrompts).
+	permAsked int
+	cfg       Config
+	err       error // a config error, reported by Run
+	log       *slog.Logger
+	scenarios []*scenario
 
 	mu         sync.Mutex
 	sessions   []*session

@@ -54,6 +54,12 @@ type Config struct {
 	// questions to look at (the page at scale). 0 asks none. The event
 	// queue (MaxQueue) grows to hold them.
 	Pending int
+	// PermissionPrompts are the prompts the permission scenario asks,
+	// one per permission request in turn (wrapping around); nil asks
+	// its own, "Allow Bash to run `rm -rf ./build && make release` in
+	// the project directory?". Each is asked about the tool Bash, named
+	// by a tool.requested event the request's cause points to.
+	PermissionPrompts []string
 	// MaxExtra caps how many questions asked by Every are pending at once,
 	// so a demo left running stays tidy: a tick finding that many first
 	// dismisses the oldest (attention.resolved, resolution dismissed, as

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -167,11 +168,24 @@ func (a *Agent) askLocked(now time.Time, s *session) {
 		sp.req.Prompt = floodPrompt(sp.req.Prompt, a.floodAsked)
 		a.floodAsked++
 	}
+	cause := ""
+	if sp.tool != "" {
+		if ps := a.cfg.PermissionPrompts; len(ps) > 0 {
+			sp.req.Prompt = ps[a.permAsked%len(ps)]
+		}
+		a.permAsked++
+		// The tool call the request asks about, as a coding agent
+		// emits it: the request's cause names it.
+		if s.capture > aep.CaptureNone {
+			cause = causeOf(a.emitLocked(s, now, out{typ: "tool.requested", run: s.run.id,
+				data: map[string]any{"tool": map[string]string{"name": sp.tool, "call_id": "call-" + strconv.Itoa(a.permAsked)}}}))
+		}
+	}
 	req := requestAt(sp.req, sp.metaPrompt, s.capture)
 	if sp.expires {
 		req.ExpiresAt = now.Add(a.cfg.ExpiresIn).UTC().Format(timeLayout)
 	}
-	ev := a.emitLocked(s, now, out{typ: "attention.requested", run: s.run.id, severity: "notice", data: req})
+	ev := a.emitLocked(s, now, out{typ: "attention.requested", run: s.run.id, cause: cause, severity: "notice", data: req})
 	if ev == nil {
 		return
 	}

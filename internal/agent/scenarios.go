@@ -46,6 +46,7 @@ type ask struct {
 	refusing   string      // option applied to unmatched text on a permission request
 	expires    bool        // expires_at = asked + ExpiresIn, attention.timeout then
 	oob        *aep.Answer // answered by the agent itself after OOBResolveAfter
+	tool       string      // the tool asked about (a tool.requested before the request)
 }
 
 // AllScenarios lists what `--scenario all` runs, in order: standby first,
@@ -332,6 +333,7 @@ func permissionRequest(agent string) ask {
 		},
 		metaPrompt: metadataPrompt(agent, aep.KindPermission, "Bash"),
 		refusing:   "deny",
+		tool:       "Bash",
 	}
 }
 

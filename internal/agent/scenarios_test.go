@@ -18,10 +18,18 @@ func TestEveryScenarioOpensItsSession(t *testing.T) {
 			h := newHarness(t, []string{name}, nil)
 			evs := h.take()
 			want := []string{"session.started", "run.started", "attention.requested"}
-			if name == ScenarioStandby {
+			switch name {
+			case ScenarioStandby:
 				want = want[:2]
+			case ScenarioPermission:
+				// The tool call it asks about, named by the request's cause.
+				want = []string{"session.started", "run.started", "tool.requested", "attention.requested"}
 			}
 			require.Equal(t, want, types(evs))
+			if name == ScenarioPermission {
+				assert.Equal(t, evs[2].ID(), evs[3].Cause())
+				assert.Equal(t, map[string]any{"name": "Bash", "call_id": "call-1"}, data(t, evs[2])["tool"])
+			}
 
 			s := h.session(name)
 			assert.True(t, s.Open)
@@ -41,13 +49,14 @@ func TestEveryScenarioOpensItsSession(t *testing.T) {
 				assert.Empty(t, s.Requests)
 				return
 			}
-			req := decodeRequest(t, evs[2])
+			asked := evs[len(evs)-1]
+			req := decodeRequest(t, asked)
 			assert.NoError(t, aep.ValidateRequest(req), "the request's form structure")
-			assert.Equal(t, s.Run, evs[2].Run())
-			assert.Equal(t, aep.SeverityNotice, evs[2].Severity())
+			assert.Equal(t, s.Run, asked.Run())
+			assert.Equal(t, aep.SeverityNotice, asked.Severity())
 			require.Len(t, s.Requests, 1)
-			assert.Equal(t, evs[2].ID(), s.Requests[0].ID)
-			assert.Equal(t, evs[2].Raw(), s.Requests[0].Event)
+			assert.Equal(t, asked.ID(), s.Requests[0].ID)
+			assert.Equal(t, asked.Raw(), s.Requests[0].Event)
 		})
 	}
 }

@@ -51,7 +51,7 @@ func TestDefaultFilterPullsWhatTheInboxNeeds(t *testing.T) {
 		Type []string `json:"type"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(DefaultFilter), &f))
-	assert.ElementsMatch(t, []string{"attention.*", "control.*", "session.*", "run.*", "agent.*"}, f.Type)
+	assert.ElementsMatch(t, []string{"attention.*", "control.*", "session.*", "run.*", "agent.*", "tool.requested"}, f.Type)
 }
 
 func TestAppliesLiveEventsOnce(t *testing.T) {

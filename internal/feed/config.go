@@ -17,9 +17,10 @@ import (
 // senders' control.attention.respond, which shows a request answered
 // elsewhere), session lifecycle (session.ended settles open cards), run
 // lifecycle (run grouping on cards) and agent liveness (agent.*: the
-// roster is re-read, so a card's reach stays true). Tool, progress and
-// other traffic is left at the relay.
-const DefaultFilter = `{"type":["attention.*","control.*","session.*","run.*","agent.*"]}`
+// roster is re-read, so a card's reach stays true), and tool.requested
+// (the tool a permission request's cause names, which a rule matches).
+// Other tool, progress and other traffic is left at the relay.
+const DefaultFilter = `{"type":["attention.*","control.*","session.*","run.*","agent.*","tool.requested"]}`
 
 // Defaults of Config.
 const (

@@ -65,6 +65,9 @@ func (rr *realRelay) post(t *testing.T, token string, e *aep.Event) {
 
 // inboxTypes reports whether DefaultFilter passes type typ.
 func inboxTypes(typ string) bool {
+	if typ == "tool.requested" {
+		return true
+	}
 	for _, p := range []string{"attention.", "control.", "session.", "run.", "agent."} {
 		if strings.HasPrefix(typ, p) {
 			return true

@@ -23,6 +23,10 @@ func (in *Inbox) Apply(e *aep.Event) {
 	in.lookupOwn(e) // the journal is read before the lock is taken
 	in.mu.Lock()
 	defer in.mu.Unlock()
+	if e.Type() == "tool.requested" {
+		in.onToolRequested(e)
+		return
+	}
 	if !handles(e.Type()) {
 		// Types the inbox does not use (agent.* liveness, run.*) take no
 		// dedupe memory; they are only checked and counted when invalid.
@@ -384,4 +388,23 @@ func (p factPos) before(q factPos) bool {
 		return c < 0
 	}
 	return p.id < q.id
+}
+
+// onToolRequested remembers the tool a tool.requested event names, so a
+// request whose cause is that event names its tool (Card.Tool): a rule
+// made from it answers only requests for the same tool.
+func (in *Inbox) onToolRequested(e *aep.Event) {
+	if err := aep.ValidateEnvelope(e); err != nil {
+		in.invalidEvent(e, err)
+		return
+	}
+	var d struct {
+		Tool struct {
+			Name string `json:"name"`
+		} `json:"tool"`
+	}
+	if e.ID() == "" || json.Unmarshal(e.Data(), &d) != nil || d.Tool.Name == "" {
+		return
+	}
+	in.tools.put(seenKeyOf(e.Key()), d.Tool.Name)
 }

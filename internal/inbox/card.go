@@ -250,6 +250,10 @@ type Card struct {
 	AskedAt    time.Time // the request's time attribute (display only)
 	ReceivedAt time.Time // when the inbox first saw it (inbox clock)
 	EventID    string    // the attention.requested id
+	// Tool is the tool the request asks about: the name in the
+	// tool.requested event its cause names, when the inbox saw it first
+	// ("" otherwise).
+	Tool string
 
 	Request aep.Request
 	// Shape is what the request asks (ShapeOf), set with Request: cards

@@ -231,6 +231,7 @@ type Inbox struct {
 	ours      map[string]*entry  // our command ids -> card
 	reserving map[string]*entry  // command ids being journaled -> card (BeginSubmission)
 	seen      *fifo[seenKey, struct{}]
+	tools     *fifo[seenKey, string]  // tool.requested: the tool's name by (source, id)
 	ended     *fifo[seenKey, endMark] // by sessionDigest
 	orphans   *fifo[aep.Key, orphan]
 	orphanIdx map[subjKey][]aep.Key
@@ -307,6 +308,7 @@ func New(opts Options) *Inbox {
 		late:       make(chan struct{}, 1),
 	}
 	in.seen = newFIFO[seenKey, struct{}](opts.MaxSeen, nil)
+	in.tools = newFIFO[seenKey, string](opts.MaxSeen, nil)
 	in.ended = newFIFO[seenKey, endMark](opts.MaxSeen, nil)
 	in.orphans = newFIFO(opts.MaxOrphans, in.unindexOrphan).weigh(opts.MaxOrphanBytes, orphanSize)
 	in.invalidLogged = newFIFO[string, struct{}](maxInvalidSources, nil)

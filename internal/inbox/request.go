@@ -57,6 +57,10 @@ func (in *Inbox) fill(en *entry, e *aep.Event, invalid error) {
 	c.Agent, c.Key.Session, c.Run, c.Key.Source = e.Agent(), e.Session(), e.Run(), e.Source()
 	c.Capture, c.Severity = e.Capture(), e.Severity()
 	c.EventID = e.ID()
+	c.Tool = ""
+	if cause := e.Cause(); cause != "" {
+		c.Tool, _ = in.tools.get(seenKeyOf(aep.Key{Source: e.Source(), ID: cause}))
+	}
 	c.ReceivedAt = in.opts.Now()
 	if t, err := time.Parse(time.RFC3339Nano, e.Time()); err == nil {
 		c.AskedAt = t

@@ -1,6 +1,7 @@
 package respond
 
 import (
+	"context"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +22,9 @@ type roster struct {
 	since   time.Time
 	again   bool // Refresh was asked while a request was in flight
 	seq     uint64
+	// taken is closed, and replaced, each time a snapshot is taken
+	// (claimant waits on it).
+	taken chan struct{}
 }
 
 // next returns the id for a new request, or "" when one is already in
@@ -53,6 +57,10 @@ func (r *roster) set(id string, entries []RosterEntry) (taken, again bool) {
 	r.entries = make(map[string][]RosterEntry, len(entries))
 	for _, e := range entries {
 		r.entries[e.Session] = append(r.entries[e.Session], e)
+	}
+	if r.taken != nil {
+		close(r.taken)
+		r.taken = nil
 	}
 	again = r.again
 	r.again = false
@@ -95,6 +103,51 @@ func (r *roster) reach(session string) (inbox.Reach, *ControlDecl) {
 		return inbox.ReachNoControl, es[0].Control
 	}
 	return inbox.ReachConnected, es[0].Control
+}
+
+// claimant returns the instance of the one live claimant of session,
+// and a channel closed when the next snapshot is taken.
+func (r *roster) claimant(session string) (string, bool, <-chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.taken == nil {
+		r.taken = make(chan struct{})
+	}
+	if es := r.entries[session]; r.known && len(es) == 1 {
+		return es[0].Instance, true, r.taken
+	}
+	return "", false, r.taken
+}
+
+// Claimant returns the instance the relay's roster names for the one
+// live connection claiming session (its hello's instance), "" when it
+// names none or more than one. A session the snapshot held does not
+// name yet (an agent that just opened it) is asked of the relay again,
+// waiting at most wait (or until ctx ends) for the new snapshot: a rule
+// knowing its agent's connection answers only a request whose
+// connection is named.
+func (c *Client) Claimant(ctx context.Context, session string, wait time.Duration) string {
+	inst, ok, taken := c.roster.claimant(session)
+	if ok || wait <= 0 {
+		return inst
+	}
+	c.Refresh()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
+		select {
+		case <-taken:
+			// A reply asked before the session was claimed may not name
+			// it; Refresh asked again meanwhile, so wait for that one.
+			if inst, ok, taken = c.roster.claimant(session); ok {
+				return inst
+			}
+		case <-t.C:
+			return ""
+		case <-ctx.Done():
+			return ""
+		}
+	}
 }
 
 // Reach reports what the relay's roster says about session. It is
