@@ -11,6 +11,8 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/render/form"
 )
 
 // uiPage is one HTML response of the UI as a browser received it.
@@ -270,7 +272,9 @@ func (f *htmlForm) choose(t *testing.T, name, value string) *htmlForm {
 func (f *htmlForm) button(t *testing.T, label string) *formControl {
 	t.Helper()
 	for _, c := range f.controls {
-		if (c.tag == "button" || c.tag == "input") && c.typ == "submit" && !c.disabled && (label == "" || c.label == label) {
+		// "" is the form's send button: never the rule maker's Preview,
+		// which sends nothing.
+		if (c.tag == "button" || c.tag == "input") && c.typ == "submit" && !c.disabled && (label == "" && c.name != form.NameRulePreview || c.label == label) {
 			return c
 		}
 	}

@@ -164,6 +164,10 @@ type agentOptions struct {
 	reconnectAfter time.Duration
 	// gate, when set, decides when the agent handles each command.
 	gate *commandGate
+	// prompts are the permission scenario's prompts, in turn (nil: its
+	// own); instance the hello's instance ("" = the demo agent's).
+	prompts  []string
+	instance string
 }
 
 // startAgent runs a demo agent (internal/agent, so its record can be read)
@@ -196,6 +200,10 @@ func (s *stack) startAgent(t *testing.T, o agentOptions) *agent.Agent {
 	}
 	if o.expiresIn > 0 {
 		cfg.ExpiresIn = o.expiresIn
+	}
+	cfg.PermissionPrompts = o.prompts
+	if o.instance != "" {
+		cfg.Instance = o.instance
 	}
 	return runAgent(t, s, "agent", cfg)
 }

@@ -58,7 +58,14 @@ func (s *stack) postRuleButton(t *testing.T, row *goquery.Selection, testid stri
 // the order asked.
 func (s *stack) askAll(t *testing.T, scenarios ...string) (*agent.Agent, []string) {
 	t.Helper()
-	ag := s.startAgent(t, agentOptions{scenarios: scenarios})
+	return s.askAllWith(t, agentOptions{scenarios: scenarios})
+}
+
+// askAllWith is askAll with an agent started as o says.
+func (s *stack) askAllWith(t *testing.T, o agentOptions) (*agent.Agent, []string) {
+	t.Helper()
+	scenarios := o.scenarios
+	ag := s.startAgent(t, o)
 	var ids []string
 	ctx, cancel := context.WithTimeout(t.Context(), stackWait)
 	defer cancel()
@@ -182,22 +189,21 @@ func TestDeletedRuleLeavesTheNextMatch(t *testing.T) {
 	t.Parallel()
 	s := startStack(t, stackOptions{uiEnv: map[string]string{"AEPFORMS_OPERATOR_TOKEN": recordedSecret}})
 	s.signIn(t, "alice")
-	// The barrier rule: "Allow once" to the permission requests of agent
-	// "barrier" only.
+	// The barrier rule: "Allow once" to this question from agent
+	// "barrier" (a rule is always its agent's).
 	barrier := s.startAgent(t, agentOptions{scenarios: []string{agent.ScenarioPermission}, agent: "barrier"})
 	bs, _ := askedRequest(t, barrier, agent.ScenarioPermission)
 	_, card, f := s.openForm(t, bs.ID)
-	require.Equal(t, 1, card.Find(`[data-testid="rule-agent"]`).Length(), "the card offers the agent scope")
+	require.Equal(t, 1, card.Find(`[data-testid="rule-maker"]`).Length(), "the card offers a rule")
 	f.tick(t, form.NameRule, "on", true)
-	f.tick(t, form.NameRuleAgent, "on", true)
 	s.sendAndAccept(t, barrier, bs.ID, f, f.button(t, "Allow once"))
-	// The rule under test, for every agent; then deleted.
+	// The rule under test, for the demo agent; then deleted.
 	first := s.startAgent(t, agentOptions{scenarios: []string{agent.ScenarioPermission}})
 	sess, _ := askedRequest(t, first, agent.ScenarioPermission)
 	s.makeRuleFromCard(t, first, sess.ID)
 	rows := s.rulesPage(t)
 	require.Equal(t, 2, rows.Length())
-	s.postRuleButton(t, rows.First(), "rule-delete") // newest first: the rule for every agent
+	s.postRuleButton(t, rows.First(), "rule-delete") // newest first: the demo agent's rule
 	require.Equal(t, 1, s.rulesPage(t).Length(), "deleted")
 
 	late, lateSessions := s.askAll(t, agent.ScenarioPermission)

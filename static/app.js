@@ -564,7 +564,10 @@
       return res.text().then(function (html) {
         var fresh = parse(html).firstElementChild;
         if (!fresh || fresh.id !== card.id) { fallback(); return; }
-        answered(card, fresh);
+        // A rule's "Preview" sent nothing: the operator stays on the
+        // card, at what each choice would have answered.
+        var preview = submitter && submitter.name === 'rule-preview';
+        answered(card, fresh, preview);
         if (go.charAt(0) === '/' && go.charAt(1) !== '/') window.location.assign(go);
       });
     }, function () {
@@ -577,7 +580,7 @@
   }
 
   /* answered puts the card the server answered a post with in place. */
-  function answered(card, fresh) {
+  function answered(card, fresh, preview) {
     // Focus follows the answer only if the operator is still on this card
     // (not already typing in another one while the post was on its way).
     var a = doc.activeElement;
@@ -599,6 +602,14 @@
       markCurrent(fresh);
       fresh.scrollIntoView({ block: 'start' });
       fresh.querySelector('.error-summary').focus({ preventScroll: true });
+      return;
+    }
+    var shown = preview && fresh.querySelector('[data-testid="rule-preview"]');
+    if (shown) {
+      markCurrent(fresh);
+      shown.setAttribute('tabindex', '-1');
+      shown.scrollIntoView({ block: 'center' });
+      shown.focus({ preventScroll: true });
       return;
     }
     moveOn(fresh);

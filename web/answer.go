@@ -41,6 +41,12 @@ func handleAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFu
 			return
 		}
 		post := r.PostForm
+		if post.Get(form.NameRulePreview) != "" && pg.makesRules() {
+			// "Preview": nothing is sent; the card comes back with what
+			// the rule would have answered, the input kept.
+			pg.previewRule(w, r, id, post, panel)
+			return
+		}
 		// "Answer like this from now on…": its problems are the rule
 		// part's, shown at its controls with the input kept; nothing
 		// is sent until they are fixed.

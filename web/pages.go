@@ -78,8 +78,9 @@ type pages struct {
 	// push render; connect is Config.Connect, for the empty inbox.
 	prompts *markdown.Cache
 	connect view.Connect
-	epoch   string // Config.PushEpoch
-	rules   Rules  // nil: no rules
+	epoch   string  // Config.PushEpoch
+	rules   Rules   // nil: no rules
+	history History // nil: History is off (a rule's preview reads it)
 }
 
 func newPages(cfg Config, deps Deps) *pages {
@@ -110,6 +111,7 @@ func newPages(cfg Config, deps Deps) *pages {
 		now:            cfg.Now,
 		log:            cfg.Logger,
 		rules:          deps.Rules,
+		history:        deps.History,
 	}
 }
 
@@ -145,6 +147,7 @@ func (p *pages) options(r *http.Request, panel bool) view.PageOptions {
 		Connect:              p.connect,
 		Rule:                 p.ruleLookup(r.Context()),
 		Rules:                p.makesRules(),
+		RuleMade:             p.ruleMade(r.Context()),
 	}
 }
 
@@ -220,7 +223,7 @@ func (p *pages) cardOptions(r *http.Request, c inbox.Card, now time.Time) view.O
 	return view.Options{
 		BasePath: p.base, Now: now, CanSubmit: !p.viewer.WatchOnly, Reachable: p.reach(c.Key.Session),
 		PromptBytes: p.prompt, NoHistory: p.noHistory, Prompts: p.prompts, Operator: operatorFrom(r.Context()),
-		Rule: p.ruleLookup(r.Context()), Rules: p.makesRules(),
+		Rule: p.ruleLookup(r.Context()), Rules: p.makesRules(), RuleMade: p.ruleMade(r.Context()),
 	}
 }
 
@@ -243,7 +246,7 @@ func (p *pages) cardFragment(w http.ResponseWriter, r *http.Request, status int,
 	var err error
 	if refused != nil {
 		opts := p.cardOptions(r, c, p.now())
-		opts.Token, opts.Input, opts.Problems = render.NewToken(), refused.Input, refused.Problems
+		opts.Token, opts.Input, opts.Problems, opts.Preview = render.NewToken(), refused.Input, refused.Problems, refused.Preview
 		html, err = render.CardOnce(r.Context(), c, opts)
 	} else {
 		html, err = p.card(r, c)

@@ -26,7 +26,7 @@ func TestARulesCardIsFramedWholeWhenItsFramerLeaves(t *testing.T) {
 	t.Parallel()
 	rh := newRulesHarness(t)
 	require.NoError(t, rh.j.CreateRule(context.Background(), store.Rule{ID: "R1", Name: "Allow once", Maker: "alice", Created: testNow, Expires: testNow.Add(time.Hour),
-		Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, "", "", ""), Answer: aep.Answer{Option: "allow"}}, 0))
+		Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, rules.Seen{}, store.ScopeUnscoped, "", ""), Answer: aep.Answer{Option: "allow"}}, 0))
 	id := rh.ask("s1", "r1", permissionReq())
 	rh.observe(id)
 	c, _ := rh.in.Card(id)

@@ -30,7 +30,7 @@ func TestRuleNotKeptTakesTheScriptToTheRulesPageInChromium(t *testing.T) {
 		return racedRules{Rules: r, st: st}
 	})
 	require.NoError(t, rh.j.CreateRule(context.Background(), store.Rule{ID: "R1", Name: "Allow once", Maker: "alice", Created: testNow, Expires: testNow.Add(time.Hour),
-		Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, "", "other-agent", ""), Answer: aep.Answer{Option: "allow"}}, 0))
+		Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, rules.Seen{}, store.ScopeUnscoped, "", "other-agent"), Answer: aep.Answer{Option: "allow"}}, 0))
 	id := rh.ask("s1", "r1", permissionReq())
 	ctx := browse(t, rh.harness, "")
 	card := `document.getElementById('` + domID(id) + `')`

@@ -41,7 +41,7 @@ func (s *racedStore) RuleCount(ctx context.Context, now time.Time) (int, error) 
 	s.once.Do(func() {
 		if s.fail == nil {
 			err = errors.Join(err, s.Store.CreateRule(ctx, store.Rule{ID: "OTHER", Name: "Bob's", Maker: "bob", Created: now, Expires: now.Add(time.Hour),
-				Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, "", "other-agent", ""), Answer: aep.Answer{Option: "allow"}}, 0))
+				Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, rules.Seen{}, store.ScopeUnscoped, "", "other-agent"), Answer: aep.Answer{Option: "allow"}}, 0))
 		}
 	})
 	return n, err
@@ -81,7 +81,7 @@ func TestRuleNotKeptAfterTheAnswerIsSaidSo(t *testing.T) {
 				rh.signIn(c, "alice")
 				ctx := context.Background()
 				require.NoError(t, rh.j.CreateRule(ctx, store.Rule{ID: "R1", Name: "Allow once", Maker: "alice", Created: testNow, Expires: testNow.Add(time.Hour),
-					Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, "", "other-agent", ""), Answer: aep.Answer{Option: "allow"}}, 0))
+					Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, rules.Seen{}, store.ScopeUnscoped, "", "other-agent"), Answer: aep.Answer{Option: "allow"}}, 0))
 				id := rh.ask("s1", "r1", permissionReq())
 				action, token := answerForm(t, rh.getPage(c, "").doc(t), id)
 				post := url.Values{"token": {token}, form.NameOption: {"0"}, form.NameRule: {"on"}}

@@ -31,6 +31,9 @@ type Rules interface {
 	Store() rules.Store
 	Config() rules.Config
 	Answered() map[string]int64
+	// See reads a card as its operators see it (its visible question,
+	// its connection): what a rule made from it keeps.
+	See(ctx context.Context, c inbox.Card) rules.Seen
 }
 
 // writeRuleAnswers writes aepforms_rule_answers_total, by rule id.
@@ -100,6 +103,11 @@ func (p *pages) ruleProblems(ctx context.Context, c inbox.Card, post url.Values)
 	if !p.makesRules() || !view.RuleKind(c.Request) || c.Capture <= aep.CaptureMetadata {
 		return spec, []aep.Problem{{Field: form.NameRule, Message: "No rule can be made from this card here; send the answer without “Keep answering”."}}
 	}
+	if rules.QuestionOf(c.Request.Prompt, p.prompt).Hidden {
+		// It would answer nothing: no request holding text its card does
+		// not show is answered by a rule.
+		return spec, []aep.Problem{{Field: form.NameRule, Message: "No rule can be made from this question: it holds text its card does not show (past “Show all”, or hidden by its Markdown). Send the answer without “Keep answering”."}}
+	}
 	// At most --rule-max rules kept at once: the process stays bounded
 	// however many an operator makes. This count refuses before anything
 	// is sent; the journal's insert is the one that holds against makers
@@ -125,20 +133,35 @@ func (p *pages) ruleProblems(ctx context.Context, c inbox.Card, post url.Values)
 // makeRule keeps the rule spec describes, made by maker from the answer
 // s sent to card c.
 func (p *pages) makeRule(ctx context.Context, c inbox.Card, spec form.RuleSpec, s inbox.Submission, maker string) (store.Rule, error) {
-	agent, session := "", ""
-	if spec.Agent {
-		agent = c.Agent
-	}
+	session := ""
 	if spec.Session {
 		session = c.Key.Session
 	}
-	m := rules.MatchOf(c, agent, session, spec.Contains)
+	m := rules.MatchOf(c, p.rules.See(ctx, c), spec.Scope, spec.Text, session)
 	now := p.now()
 	r := store.Rule{
 		ID: ulid.Make().String(), Name: rules.Name(m, s.Answer), Match: m, Answer: s.Answer, Note: spec.Note, Maker: maker,
-		Created: now, Expires: now.Add(spec.Expires), State: store.RuleActive,
+		Created: now, Expires: now.Add(spec.Expires), State: store.RuleActive, Card: string(c.ID),
 	}
 	return r, p.rules.Store().CreateRule(ctx, r, p.rules.Config().MaxRules)
+}
+
+// ruleMade returns, for a card's view, the rule made from a card's
+// answer, read from the journal (once per card per render); nil without
+// rules.
+func (p *pages) ruleMade(ctx context.Context) func(card string) (view.RuleMade, bool) {
+	if p.rules == nil {
+		return nil
+	}
+	st, base := p.rules.Store(), strings.TrimSuffix(p.base, "/")
+	return func(card string) (view.RuleMade, bool) {
+		r, found, err := st.RuleFromCard(ctx, card)
+		if err != nil || !found {
+			return view.RuleMade{}, false
+		}
+		return view.RuleMade{Name: r.Name, Scope: rules.ScopeWords(r.Match), URL: base + "/rules#" + view.RuleAnchor(r.ID),
+			Gone: r.State == store.RuleDeleted}, true
+	}
 }
 
 // ruleMaxMessage is the refusal of one rule more than max,
@@ -197,6 +220,10 @@ func handleRules(pg *pages) http.HandlerFunc {
 	}
 }
 
+// ruleAnsweredShown is how many of the requests a rule answered the
+// Rules page lists (its count says how many there are).
+const ruleAnsweredShown = 5
+
 func (p *pages) rulesPage(w http.ResponseWriter, r *http.Request, status int, problem string) {
 	opts := view.RulesOptions{BasePath: p.base, Assets: p.assets, Theme: r.URL.Query().Get("theme"), SignedIn: p.signedIn,
 		Operator: operatorFrom(r.Context()), Now: p.now(), CanChange: p.makesRules(), MaxRate: rules.DefaultMaxRate,
@@ -209,6 +236,18 @@ func (p *pages) rulesPage(w http.ResponseWriter, r *http.Request, status int, pr
 		if list, err = p.rules.Store().Rules(r.Context()); err != nil {
 			p.internalError(w, r, err)
 			return
+		}
+		// What each rule answered: the newest few, read only for the
+		// rules that answered any.
+		opts.Answered, opts.NoHistory = map[string][]store.RuleUseRecord{}, p.noHistory
+		for _, rule := range list {
+			if rule.Uses == 0 {
+				continue
+			}
+			if opts.Answered[rule.ID], err = p.rules.Store().RuleAnswered(r.Context(), rule.ID, ruleAnsweredShown); err != nil {
+				p.internalError(w, r, err)
+				return
+			}
 		}
 	}
 	buf, err := render.Rules(r.Context(), view.Rules(list, opts))

@@ -99,7 +99,7 @@ func TestMetricsCountRuleAnswers(t *testing.T) {
 	rh := newRulesHarness(t, withToken(secret))
 	ctx := context.Background()
 	require.NoError(t, rh.j.CreateRule(ctx, store.Rule{ID: "R1", Name: "Allow once", Maker: "alice", Created: testNow, Expires: testNow.Add(time.Hour),
-		Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, "", "", ""), Answer: aep.Answer{Option: "allow"}}, 0))
+		Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, rules.Seen{}, store.ScopeUnscoped, "", ""), Answer: aep.Answer{Option: "allow"}}, 0))
 	rh.observe(rh.ask("s1", "r1", permissionReq()))
 	rh.observe(rh.ask("s1", "r2", permissionReq()))
 	m := rh.scrape("Authorization", "Bearer "+secret)
@@ -130,23 +130,40 @@ func (rh *rulesHarness) ruleFromCard(c *http.Client, id inbox.CardID, extra url.
 	return rh.postForm(c, rh.relative(action), post)
 }
 
-// "Answer like this from now on…" starts narrowed to the card's agent:
-// one Allow does not become a standing Allow for every agent unless the
-// operator unticks it; the session scope starts open.
-func TestRuleMakerStartsScopedToTheAgent(t *testing.T) {
+// "Answer like this from now on…" starts at exactly this question: the
+// wider choices are worded, pre-filled from the question's command
+// (never empty), the widest behind a warning; the session scope starts
+// open; each option button also reads what it does with the box ticked.
+func TestRuleMakerStartsAtExactlyThisQuestion(t *testing.T) {
 	t.Parallel()
 	rh := newRulesHarness(t, withToken(secret))
 	c := rh.client()
 	rh.signIn(c, "alice")
 	id := rh.ask("s1", "r1", permissionReq())
-	maker := rh.getPage(c, "").doc(t).Find("#" + domID(id) + ` [data-testid="rule-maker"]`)
+	card := rh.getPage(c, "").doc(t).Find("#" + domID(id))
+	maker := card.Find(`[data-testid="rule-maker"]`)
 	require.Equal(t, 1, maker.Length(), "the card offers a rule")
-	_, byAgent := maker.Find(`[data-testid="rule-agent"]`).Attr("checked")
-	assert.True(t, byAgent, "'Only from agent' starts ticked")
+	_, exact := maker.Find(`[data-testid="rule-scope-exact"]`).Attr("checked")
+	assert.True(t, exact, "'Exactly this question' starts chosen")
+	assert.Equal(t, "Run make release?", maker.Find(`[data-testid="rule-question"]`).Text(), "the question as the card shows it")
+	for _, scope := range []string{"prefix", "contains", "any"} {
+		_, on := maker.Find(`[data-testid="rule-scope-` + scope + `"]`).Attr("checked")
+		assert.False(t, on, scope)
+	}
+	assert.Equal(t, "Run make release", maker.Find(`[data-testid="rule-prefix"]`).AttrOr("value", ""), "pre-filled up to the command's first words")
+	assert.Equal(t, "make release", maker.Find(`[data-testid="rule-contains"]`).AttrOr("value", ""), "pre-filled with the command's first words")
+	assert.Contains(t, maker.Find(`[data-testid="rule-any-warning"]`).Text(), "whatever this agent asks")
+	assert.Equal(t, 1, maker.Find(`[data-testid="rule-compound"]`).Length(), "a permission's wider rule never answers a chained command")
 	_, bySession := maker.Find(`[data-testid="rule-session"]`).Attr("checked")
 	assert.False(t, bySession, "'Only in this session' starts unticked")
 	_, make := maker.Find(`[data-testid="rule-make"]`).Attr("checked")
 	assert.False(t, make, "no rule unless asked for")
+	labels := card.Find(`[data-testid="option"] .opt-label`)
+	require.Equal(t, 2, labels.Length(), "each option reads what it does with the box ticked (CSS)")
+	assert.Equal(t, "Allow once", labels.First().Text(), "the button's text stays the label")
+	assert.Equal(t, " once", labels.First().Find(".opt-once").Text(), "“once” goes with the box ticked")
+	assert.Equal(t, "Deny", labels.Last().Text())
+	assert.Zero(t, labels.Last().Find(".opt-once").Length())
 }
 
 // A rule made from a card's answer answers the next matching requests
@@ -159,7 +176,7 @@ func TestRuleFromACard(t *testing.T) {
 	c := rh.client()
 	rh.signIn(c, "alice")
 	first := rh.ask("s1", "r1", permissionReq())
-	r := rh.ruleFromCard(c, first, url.Values{form.NameRuleContains: {"make release"}, form.NameRuleNote: {"CI does this"}})
+	r := rh.ruleFromCard(c, first, url.Values{form.NameRuleScope: {form.ScopeContains}, form.NameRuleContains: {"make release"}, form.NameRuleNote: {"CI does this"}})
 	require.Equal(t, http.StatusSeeOther, r.StatusCode, "%s", r.body)
 	require.Len(t, rh.sub.all(), 1, "the answer itself is sent")
 
@@ -169,7 +186,10 @@ func TestRuleFromACard(t *testing.T) {
 	rule := list[0]
 	assert.Equal(t, "alice", rule.Maker)
 	assert.Equal(t, "allow", rule.Answer.Option)
-	assert.Equal(t, "make release", rule.Match.PromptContains)
+	assert.Equal(t, store.ScopeContains, rule.Match.Scope)
+	assert.Equal(t, "make release", rule.Match.Text)
+	assert.Equal(t, "Run make release?", rule.Match.Question, "the question it was made from, as the card showed it")
+	assert.Equal(t, string(first), rule.Card)
 	assert.True(t, rule.Expires.Equal(testNow.Add(8*time.Hour)), "8 hours by default: %v", rule.Expires)
 
 	for _, req := range []string{"r2", "r3", "r4"} {
@@ -236,7 +256,7 @@ func TestRulePartProblems(t *testing.T) {
 	c := rh.client()
 	rh.signIn(c, "alice")
 	id := rh.ask("s1", "r1", permissionReq())
-	r := rh.ruleFromCard(c, id, url.Values{form.NameRuleHours: {"1000"}, form.NameRuleContains: {"release"}})
+	r := rh.ruleFromCard(c, id, url.Values{form.NameRuleHours: {"1000"}, form.NameRuleScope: {form.ScopeContains}, form.NameRuleContains: {"release"}})
 	require.Equal(t, http.StatusUnprocessableEntity, r.StatusCode)
 	d := r.doc(t)
 	maker := d.Find("#" + domID(id) + ` [data-testid="rule-maker"]`)
@@ -274,7 +294,7 @@ func TestWatchOnlyMakesNoRules(t *testing.T) {
 	d := rh.getPage(c, "").doc(t)
 	assert.Zero(t, d.Find(`[data-testid="rule-maker"]`).Length())
 	require.NoError(t, rh.j.CreateRule(context.Background(), store.Rule{ID: "R1", Name: "Allow once", Maker: "alice", Created: testNow, Expires: testNow.Add(time.Hour),
-		Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, "", "", ""), Answer: aep.Answer{Option: "allow"}}, 0))
+		Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, rules.Seen{}, store.ScopeUnscoped, "", ""), Answer: aep.Answer{Option: "allow"}}, 0))
 	rh.observe(id)
 	card, _ := rh.in.Card(id)
 	assert.Nil(t, card.Submission)
@@ -294,7 +314,7 @@ func rulePages(t *testing.T) []markupPage {
 	for i, state := range []string{store.RuleActive, store.RulePaused} {
 		r := store.Rule{ID: "R" + strconv.Itoa(i), Name: "Allow once to permission requests", Maker: "alice", Note: "CI asks this all day",
 			Created: testNow, Expires: testNow.Add(8 * time.Hour), State: state,
-			Match:  rules.MatchOf(inbox.Card{Agent: "deployer", Request: permissionReq()}, "deployer", "", "make release"),
+			Match:  rules.MatchOf(inbox.Card{Agent: "deployer", Request: permissionReq()}, rules.Seen{Question: rules.QuestionOf(permissionReq().Prompt, 0)}, store.ScopeContains, "make release", ""),
 			Answer: aep.Answer{Option: "allow"}}
 		if state == store.RulePaused {
 			r.Reason = "Paused: it answered 31 requests within 1 minute, more than the 30 allowed (a runaway agent?). Resume it when that is sorted."
@@ -389,7 +409,7 @@ func TestRuleLookupReadsEachRuleOncePerRender(t *testing.T) {
 	ctx := context.Background()
 	for _, id := range []string{"R1", "R2"} {
 		require.NoError(t, rh.j.CreateRule(ctx, store.Rule{ID: id, Name: "Allow once " + id, Maker: "alice", Created: testNow, Expires: testNow.Add(time.Hour),
-			Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, "", "", ""), Answer: aep.Answer{Option: "allow"}}, 0))
+			Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, rules.Seen{}, store.ScopeUnscoped, "", ""), Answer: aep.Answer{Option: "allow"}}, 0))
 	}
 	cs := &countingStore{Store: rh.runner.Store()}
 	p := &pages{base: "/", rules: countingRules{Rules: rh.runner, st: cs}}
@@ -419,7 +439,7 @@ func TestRuleMaxRefusesOneMore(t *testing.T) {
 	ctx := context.Background()
 	for _, id := range []string{"R1", "R2"} {
 		require.NoError(t, rh.j.CreateRule(ctx, store.Rule{ID: id, Name: "Allow once " + id, Maker: "alice", Created: testNow, Expires: testNow.Add(time.Hour),
-			Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, "", "other-agent", ""), Answer: aep.Answer{Option: "allow"}}, 0))
+			Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, rules.Seen{}, store.ScopeUnscoped, "", "other-agent"), Answer: aep.Answer{Option: "allow"}}, 0))
 	}
 	id := rh.ask("s1", "r1", permissionReq())
 	action, token := answerForm(t, rh.getPage(c, "").doc(t), id)

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net/http"
@@ -108,12 +109,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 	if g.respond != nil {
 		ruleSub = g.respond
 	}
-	// A claim cut off before its answer is answered by this process once
-	// it counts as cut off: at once for an earlier process's on a journal
-	// only this one opens (SQLite), after --lease on one replicas share.
-	g.rules = rules.New(rules.Config{MaxRate: cfg.ruleMaxRate, RateWindow: cfg.ruleRateWindow, MaxRules: cfg.ruleMax, RetryInterval: cfg.ruleRetry, Allowed: allowedOperators(cfg.operators),
-		ClaimLapse: cfg.lease, Exclusive: !isPostgresURL(cfg.db),
-		Logger: logger.With("part", "rules")}, jr, g.in, ruleSub)
+	g.rules = rules.New(g.rulesConfig(cfg, logger), jr, g.in, ruleSub)
 	deps.Rules = g.rules
 	g.feed = feed.New(feedCfg)
 	deps.Upstream = upstream{in: g.in, feed: g.feed, respond: g.respond}
@@ -362,4 +358,23 @@ func restoreSettled(kept int) int {
 		return -1
 	}
 	return kept
+}
+
+// rulesConfig is the standing answers' settings. A claim cut off before
+// its answer is answered by this process once it counts as cut off: at
+// once for an earlier process's on a journal only this one opens
+// (SQLite), after --lease on one replicas share. A rule knows its
+// agent's connection by the instance the relay's roster names for the
+// request's session; a session the roster does not name yet (just
+// opened) is asked again, waiting up to the rules' retry interval.
+func (g *serveGraph) rulesConfig(cfg serveConfig, logger *slog.Logger) rules.Config {
+	rc := rules.Config{MaxRate: cfg.ruleMaxRate, RateWindow: cfg.ruleRateWindow, MaxRules: cfg.ruleMax, RetryInterval: cfg.ruleRetry, Allowed: allowedOperators(cfg.operators),
+		ClaimLapse: cfg.lease, Exclusive: !isPostgresURL(cfg.db), PromptBytes: int(cfg.promptBytes),
+		Logger: logger.With("part", "rules")}
+	if g.respond != nil {
+		rc.Claimant = func(ctx context.Context, session string) string {
+			return g.respond.Claimant(ctx, session, cmp.Or(cfg.ruleRetry, rules.DefaultRetryInterval))
+		}
+	}
+	return rc
 }

@@ -43,12 +43,19 @@ const (
 	whySession  = "another session"
 	whyPrompt   = "the prompt lacks the text"
 	whyAnswer   = "the answer is not among the options"
+	whyHidden   = "the question holds text its card does not show"
+	whyQuestion = "another question"
+	whyCompound = "the question chains a command the rule's text does not"
+	whyTool     = "another tool"
+	whyInstance = "another connection"
+	whyScope    = "an unknown scope"
 )
 
-// Match reports whether rule r answers the request of card c at now, and
-// if not, why not. It looks at the rule and the request only: whether the
-// card can still be answered is the Runner's to check.
-func Match(r store.Rule, c inbox.Card, now time.Time) (bool, string) {
+// Match reports whether rule r answers the request of card c, which
+// shows s, at now, and if not, why not. It looks at the rule and the
+// request only: whether the card can still be answered is the Runner's
+// to check.
+func Match(r store.Rule, c inbox.Card, s Seen, now time.Time) (bool, string) {
 	m, req := r.Match, c.Request
 	switch {
 	case r.State != store.RuleActive:
@@ -67,16 +74,70 @@ func Match(r store.Rule, c inbox.Card, now time.Time) (bool, string) {
 		return false, whyFields
 	case len(req.Fields) > 0 && !Pins(m.Fields, r.Answer):
 		return false, whyUnpinned
-	case m.Agent != "" && c.Agent != m.Agent:
+	case (m.Agent != "" || m.Scope != store.ScopeUnscoped) && c.Agent != m.Agent:
+		// A scoped rule is always its agent's.
 		return false, whyAgent
+	case m.Instance != "" && s.Instance != m.Instance:
+		return false, whyInstance
+	case m.Scope != store.ScopeUnscoped && c.Tool != m.Tool:
+		return false, whyTool
 	case m.Session != "" && c.Key.Session != m.Session:
 		return false, whySession
-	case m.PromptContains != "" && !strings.Contains(strings.ToLower(req.Prompt), strings.ToLower(m.PromptContains)):
-		return false, whyPrompt
 	case r.Answer.Option != "" && !slices.ContainsFunc(m.Options, func(o aep.Option) bool { return o.ID == r.Answer.Option }):
 		return false, whyAnswer
 	}
+	if why := Asks(m, req.Kind, req.Prompt, s.Question); why != "" {
+		return false, why
+	}
 	return true, ""
+}
+
+// Asks reports whether a question of kind, prompt (raw) and q (as its
+// card shows it) is within m's scope: "" when it is, else why not. A
+// question holding text its card does not show is in no rule's scope.
+func Asks(m store.RuleMatch, kind, prompt string, q Question) string {
+	if q.Hidden {
+		return whyHidden
+	}
+	pattern := m.Text
+	switch m.Scope {
+	case store.ScopeExact:
+		// The same words: white space is compared as the eye reads a
+		// paragraph, a line break as good as a space.
+		if strings.Join(strings.Fields(q.Text), " ") != strings.Join(strings.Fields(m.Question), " ") {
+			return whyQuestion
+		}
+		return ""
+	case store.ScopePrefix:
+		if m.Text == "" || !strings.HasPrefix(q.Text, m.Text) {
+			return whyQuestion
+		}
+	case store.ScopeContains:
+		if m.Text == "" || !strings.Contains(q.Text, m.Text) {
+			return whyQuestion
+		}
+	case store.ScopeAny:
+	case store.ScopeUnscoped:
+		// Made before scopes (paused at the upgrade, resumed by an
+		// operator who read its scope): its own test, of the raw prompt.
+		if m.PromptContains != "" && !strings.Contains(strings.ToLower(prompt), strings.ToLower(m.PromptContains)) {
+			return whyPrompt
+		}
+		return ""
+	default:
+		return whyScope
+	}
+	if kind == aep.KindPermission && compound(q.Text, pattern) != "" {
+		return whyCompound
+	}
+	return ""
+}
+
+// Shaped reports whether a request of kind, options and fields is of
+// m's shape: what a rule compares besides the question, its agent and
+// where it comes from.
+func Shaped(m store.RuleMatch, kind string, options []aep.Option, fields []aep.FieldSpec) bool {
+	return kind == m.Kind && slices.Equal(options, m.Options) && sameFields(fields, m.Fields)
 }
 
 // Pins reports whether answer gives every field a value.
@@ -117,13 +178,19 @@ func sameBound(a, b *float64) bool {
 	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
-// MatchOf is the match of a rule made from card c's request, scoped to
-// agent, session and prompt text when they are given.
-func MatchOf(c inbox.Card, agent, session, promptContains string) store.RuleMatch {
-	return store.RuleMatch{
+// MatchOf is the match of a rule made from card c's request, which
+// showed s: scope (store.ScopeExact unless the operator widened it, with
+// text for ScopePrefix and ScopeContains), the card's agent, tool and
+// the instance of its connection, and session when given.
+func MatchOf(c inbox.Card, s Seen, scope, text, session string) store.RuleMatch {
+	m := store.RuleMatch{
 		Kind: c.Request.Kind, Options: slices.Clone(c.Request.Options), Fields: slices.Clone(c.Request.Fields),
-		Agent: agent, Session: session, PromptContains: promptContains,
+		Agent: c.Agent, Session: session, Scope: scope, Question: s.Question.Text, Tool: c.Tool, Instance: s.Instance,
 	}
+	if scope == store.ScopePrefix || scope == store.ScopeContains {
+		m.Text = text
+	}
+	return m
 }
 
 // Name is how the page and History call a rule: its answer in the
@@ -151,11 +218,53 @@ func Name(m store.RuleMatch, a aep.Answer) string {
 		what = strings.Join(parts, ", ")
 	}
 	name := fmt.Sprintf("%s to %s requests", what, m.Kind)
-	if m.PromptContains != "" {
-		name += fmt.Sprintf(" containing “%s”", m.PromptContains)
+	switch m.Scope {
+	case store.ScopeExact:
+		name += fmt.Sprintf(" asking exactly “%s”", cut(m.Question, 80))
+	case store.ScopePrefix:
+		name += fmt.Sprintf(" starting “%s”", cut(m.Text, 80))
+	case store.ScopeContains:
+		name += fmt.Sprintf(" containing “%s”", cut(m.Text, 80))
+	case store.ScopeAny:
+		name += " of any question"
+	case store.ScopeUnscoped:
+		if m.PromptContains != "" {
+			name += fmt.Sprintf(" containing “%s”", cut(m.PromptContains, 80))
+		}
 	}
 	return cut(name, 200)
 }
+
+// LabelRunes is how much of a label or question a rule's words show, as
+// a card cuts option labels.
+const LabelRunes = 200
+
+// ScopeWords says, in the operator's words, which questions a rule with
+// match m answers: "exactly: …", "starting with: …", "containing: …",
+// "any question of this shape from …". The question and text are cut
+// at LabelRunes (the Rules page shows the question whole beside it).
+func ScopeWords(m store.RuleMatch) string {
+	switch m.Scope {
+	case store.ScopeExact:
+		return fmt.Sprintf("exactly: “%s”", cut(m.Question, LabelRunes))
+	case store.ScopePrefix:
+		return fmt.Sprintf("starting with: “%s”", cut(m.Text, LabelRunes))
+	case store.ScopeContains:
+		return fmt.Sprintf("containing: “%s”", cut(m.Text, LabelRunes))
+	case store.ScopeAny:
+		return "any question of this shape from " + cut(m.Agent, LabelRunes)
+	case store.ScopeUnscoped:
+		w := "any question of this shape"
+		if m.PromptContains != "" {
+			w = fmt.Sprintf("any question of this shape containing “%s” (any case, in the agent's raw text)", cut(m.PromptContains, LabelRunes))
+		}
+		return w + ", made before rules were scoped to the question"
+	}
+	return "an unknown scope (" + cut(m.Scope, 40) + "): it answers nothing"
+}
+
+// Cut is s cut to n characters, an ellipsis marking the cut.
+func Cut(s string, n int) string { return cut(s, n) }
 
 func valueText(v any) string {
 	switch x := v.(type) {

@@ -86,31 +86,34 @@ func TestMatch(t *testing.T) {
 			if tc.card != nil {
 				tc.card(&c)
 			}
-			ok, why := Match(r, c, t0)
+			ok, why := Match(r, c, seeNow(c), t0)
 			assert.Equal(t, tc.want, ok)
 			assert.Equal(t, tc.why, why)
 		})
 	}
 
 	t.Run("form pinning every field", func(t *testing.T) {
-		ok, why := Match(formRule(aep.Values{"env": "staging", "n": 2}), formCard(), t0)
+		ok, why := Match(formRule(aep.Values{"env": "staging", "n": 2}), formCard(), seeNow(formCard()), t0)
 		assert.True(t, ok, why)
 	})
 	t.Run("form leaving a field open", func(t *testing.T) {
-		ok, why := Match(formRule(aep.Values{"env": "staging"}), formCard(), t0)
+		ok, why := Match(formRule(aep.Values{"env": "staging"}), formCard(), seeNow(formCard()), t0)
 		assert.False(t, ok)
 		assert.Equal(t, whyUnpinned, why)
-		ok, _ = Match(formRule(aep.Values{"env": "", "n": 2}), formCard(), t0)
+		ok, _ = Match(formRule(aep.Values{"env": "", "n": 2}), formCard(), seeNow(formCard()), t0)
 		assert.False(t, ok, "an empty value pins nothing")
 	})
 	t.Run("form with a relabelled field", func(t *testing.T) {
 		c := formCard()
 		c.Request.Fields = []aep.FieldSpec{{ID: "env", Type: aep.FieldString, Label: "Target"}, fields[1]}
-		ok, why := Match(formRule(aep.Values{"env": "staging", "n": 2}), c, t0)
+		ok, why := Match(formRule(aep.Values{"env": "staging", "n": 2}), c, seeNow(c), t0)
 		assert.False(t, ok)
 		assert.Equal(t, whyFields, why)
 	})
 }
+
+// seeNow reads c as a card with the default budget shows it.
+func seeNow(c inbox.Card) Seen { return Seen{Question: QuestionOf(c.Request.Prompt, 0)} }
 
 func TestName(t *testing.T) {
 	m := store.RuleMatch{Kind: aep.KindPermission, Options: permOptions, PromptContains: "ls"}

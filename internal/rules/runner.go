@@ -53,6 +53,8 @@ type Store interface {
 	ReleaseRuleUse(ctx context.Context, u store.RuleUse) error
 	RuleUses(ctx context.Context, id string, since time.Time) (int, error)
 	OrphanRuleUses(ctx context.Context, before time.Time) ([]store.RuleUse, error)
+	RuleFromCard(ctx context.Context, card string) (store.Rule, bool, error)
+	RuleAnswered(ctx context.Context, id string, n int) ([]store.RuleUseRecord, error)
 }
 
 // Inbox is what the Runner reads of the inbox and the one answer path it
@@ -96,8 +98,16 @@ type Config struct {
 	// operators: still in the operators file); a rule whose maker has
 	// not is paused. nil: everyone has.
 	Allowed func(operator string) bool
-	Now     func() time.Time
-	Logger  *slog.Logger
+	// PromptBytes is the cards' prompt budget (--prompt-bytes): a
+	// request longer than a card shows is never answered by a rule. 0
+	// takes DefaultPromptBytes.
+	PromptBytes int
+	// Claimant returns the instance the relay's roster names for the
+	// one connection claiming session, "" when it names none (a rule
+	// made knowing its connection then answers nothing). nil: none.
+	Claimant func(ctx context.Context, session string) string
+	Now      func() time.Time
+	Logger   *slog.Logger
 }
 
 // Runner answers each new request an active rule matches, through the
@@ -332,8 +342,12 @@ func (r *Runner) find(ctx context.Context, c inbox.Card, act bool) (store.Rule, 
 	if err != nil {
 		return store.Rule{}, false, &journalError{"rules: could not be read", err}
 	}
+	var seen Seen
+	if len(all) > 0 {
+		seen = r.see(ctx, c)
+	}
 	for _, rule := range all { // oldest first
-		if ok, _ := Match(rule, c, now); !ok {
+		if ok, _ := Match(rule, c, seen, now); !ok {
 			continue
 		}
 		since := rule.Created

@@ -55,6 +55,13 @@ type Option struct {
 	// Refusing marks the one option that reads as a refusal (only when
 	// exactly one does). It changes the looks, never what is sent.
 	Refusing bool
+	// Rule is set on a card that makes rules: the label is drawn as
+	// Head and Once (Label = Head + Once, Once a trailing " once"), so
+	// with the rule box ticked the button reads what it then does,
+	// "Allow, and always for this question" (CSS: Once hidden, the
+	// scope's words after Head), its text unchanged.
+	Rule       bool
+	Head, Once string
 }
 
 // Reply is a free-text reply control.

@@ -116,6 +116,9 @@ type AnsweredBy struct {
 	HistoryURL, HistoryText string
 	// Rule is the rule that sent the answer; nil for an operator's.
 	Rule *RuleRef
+	// Made is the rule the operator made from this answer; nil when
+	// none was.
+	Made *RuleMade
 }
 
 // Provenance is the card's origin, in the UI's own voice.
@@ -253,8 +256,17 @@ func card(c inbox.Card, opts Options) CardView {
 	})
 	noteWords(f)
 	if f != nil && f.Answerable && opts.Rules && v.Owed == nil && !placeholder && RuleKind(c.Request) {
-		f.Rule = ruleMaker(c, id, opts.Input, ruleProbs)
+		f.Rule = ruleMaker(c, id, opts.PromptBytes, opts.Input, ruleProbs)
 		f.Rule.RulesURL = base + "/rules"
+		f.Rule.Preview = opts.Preview
+		if f.Rule.Preview != nil {
+			f.Rule.Open = true
+		}
+		for i := range f.Options {
+			o := &f.Options[i]
+			o.Rule = true
+			o.Head, o.Once = splitOnce(o.Label)
+		}
 		errs = append(errs, ruleErrorLinks(f.Rule)...)
 	} else {
 		// No rule part on this card (it offers none): a post that asked
@@ -444,6 +456,11 @@ func answeredBy(c inbox.Card, vd inbox.Verdict, base string, opts Options) *Answ
 	}
 	a.Who = whoAnswered(ans.By, opts.Operator)
 	a.Rule = ruleOf(opts.Rule, ans.By)
+	if a.Rule == nil && opts.RuleMade != nil {
+		if m, ok := opts.RuleMade(string(c.ID)); ok {
+			a.Made = &m
+		}
+	}
 	if !opts.NoHistory && !opts.Panel && ans.CommandID != "" {
 		// The session's history holds the entry on its first page for
 		// any recent answer; the anchor is the entry's row.

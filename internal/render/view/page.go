@@ -9,6 +9,7 @@ import (
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render/form"
 	"github.com/aepforms/aepforms/internal/render/markdown"
 )
 
@@ -18,6 +19,8 @@ type PageOptions struct {
 	// sent, and whether cards offer "Answer like this from now on…".
 	Rule  RuleLookup
 	Rules bool
+	// RuleMade names the rule made from a card's answer (Options.RuleMade).
+	RuleMade func(card string) (RuleMade, bool)
 	// BasePath is the UI's mount point ("/" or "/forms/"), as in Options.
 	BasePath string
 	// Assets are the URLs of the page's stylesheet, script and icon.
@@ -101,6 +104,9 @@ type Refused struct {
 	Card     inbox.CardID
 	Input    url.Values
 	Problems []aep.Problem
+	// Preview is what the rule being made would have answered (a
+	// "Preview" post: nothing was sent, the input is kept).
+	Preview *form.RulePreview
 }
 
 // PageView is the whole inbox page (or panel).
@@ -285,6 +291,7 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 			Operator:    opts.Operator,
 			Rule:        opts.Rule,
 			Rules:       opts.Rules,
+			RuleMade:    opts.RuleMade,
 		}
 		if opts.Token != nil {
 			o.Token = opts.Token(c.ID)
@@ -293,7 +300,7 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 			o.Reachable = opts.Reachable(c.Key.Session)
 		}
 		if r := opts.Refused; r != nil && r.Card == c.ID {
-			o.Input, o.Problems = r.Input, r.Problems
+			o.Input, o.Problems, o.Preview = r.Input, r.Problems, r.Preview
 		}
 		cv := Card(c, o)
 		if len(cv.Errors) > 0 && v.FocusErrors == "" {

@@ -3,10 +3,12 @@ package view
 import (
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render/form"
+	"github.com/aepforms/aepforms/internal/rules"
 )
 
 // RuleRef is the rule (standing answer, issue 26) that sent an answer,
@@ -66,17 +68,29 @@ func splitRuleProblems(all []aep.Problem) (answer, rule []aep.Problem) {
 }
 
 // ruleMaker is card c's "Answer like this from now on…", with a refused
-// post's rule input and problems.
-func ruleMaker(c inbox.Card, id string, kept url.Values, probs []aep.Problem) *form.RuleMaker {
-	// "Only from agent …" starts ticked: one Allow should not become a
-	// standing Allow for every agent's request of that shape unless the
-	// operator widens it on purpose.
-	m := &form.RuleMaker{ID: id + "-rule", Agent: c.Agent, ByAgent: c.Agent != "", Session: shortenID(c.Key.Session, idRunes),
-		Hours: strconv.Itoa(form.RuleHoursDefault)}
-	if kept != nil && kept.Get(form.NameRule) != "" {
-		m.Open, m.Make = true, true
-		m.ByAgent, m.BySess = kept.Get(form.NameRuleAgent) != "", kept.Get(form.NameRuleSession) != ""
-		m.Contains, m.Note = kept.Get(form.NameRuleContains), kept.Get(form.NameRuleNote)
+// or previewed post's rule input and problems. The rule answers exactly
+// this question unless the operator widens it; the wider scopes' texts
+// are pre-filled from the question's command.
+func ruleMaker(c inbox.Card, id string, budget int, kept url.Values, probs []aep.Problem) *form.RuleMaker {
+	q := rules.QuestionOf(c.Request.Prompt, budget)
+	prefix, contains := rules.Lead(q)
+	m := &form.RuleMaker{ID: id + "-rule", Agent: c.Agent, Session: shortenID(c.Key.Session, idRunes),
+		Question: rules.Cut(q.Text, questionRunes), Scope: form.ScopeExact, Prefix: prefix, Contains: contains,
+		Permission: c.Request.Kind == aep.KindPermission, Hours: strconv.Itoa(form.RuleHoursDefault)}
+	if kept != nil && (kept.Get(form.NameRule) != "" || kept.Get(form.NameRulePreview) != "") {
+		m.Open, m.Make = true, kept.Get(form.NameRule) != ""
+		m.BySess = kept.Get(form.NameRuleSession) != ""
+		m.Note = kept.Get(form.NameRuleNote)
+		switch sc := kept.Get(form.NameRuleScope); sc {
+		case form.ScopeExact, form.ScopePrefix, form.ScopeContains, form.ScopeAny:
+			m.Scope = sc
+		}
+		if _, ok := kept[form.NameRulePrefix]; ok {
+			m.Prefix = kept.Get(form.NameRulePrefix)
+		}
+		if _, ok := kept[form.NameRuleContains]; ok {
+			m.Contains = kept.Get(form.NameRuleContains)
+		}
 		if h := kept.Get(form.NameRuleHours); h != "" {
 			m.Hours = h
 		}
@@ -86,13 +100,27 @@ func ruleMaker(c inbox.Card, id string, kept url.Values, probs []aep.Problem) *f
 		switch p.Field {
 		case form.NameRuleHours:
 			m.HoursError = p.Message
-		case form.NameRuleContains:
-			m.ContainsError = p.Message
+		case form.NameRulePrefix, form.NameRuleContains:
+			m.TextError = p.Message
 		default:
 			m.MakeError = p.Message
 		}
 	}
 	return m
+}
+
+// questionRunes is how much of the question the rule maker repeats (the
+// card above shows it whole).
+const questionRunes = 600
+
+// splitOnce parts an option's label into its head and a trailing " once"
+// (any case), which a rule's button drops with the box ticked: "Allow
+// once" reads "Allow, and always for this question".
+func splitOnce(label string) (head, once string) {
+	if n := len(label); n > 5 && strings.EqualFold(label[n-5:], " once") && strings.TrimSpace(label[:n-5]) != "" {
+		return label[:n-5], label[n-5:]
+	}
+	return label, ""
 }
 
 // ruleErrorLinks are the rule part's lines of the error summary.
@@ -101,8 +129,12 @@ func ruleErrorLinks(m *form.RuleMaker) []form.ErrorLink {
 	if m.MakeError != "" {
 		out = append(out, form.ErrorLink{Href: "#" + m.ID + "-make", Message: m.MakeError, Field: "Rule"})
 	}
-	if m.ContainsError != "" {
-		out = append(out, form.ErrorLink{Href: "#" + m.ID + "-contains", Message: m.ContainsError, Field: "Rule: question contains"})
+	if m.TextError != "" {
+		href := "#" + m.ID + "-prefix"
+		if m.Scope == form.ScopeContains {
+			href = "#" + m.ID + "-contains"
+		}
+		out = append(out, form.ErrorLink{Href: href, Message: m.TextError, Field: "Rule: which questions"})
 	}
 	if m.HoursError != "" {
 		out = append(out, form.ErrorLink{Href: "#" + m.ID + "-hours", Message: m.HoursError, Field: "Rule: expires after"})

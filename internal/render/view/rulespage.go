@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/rules"
 	"github.com/aepforms/aepforms/internal/store"
 )
 
@@ -27,6 +28,11 @@ type RulesOptions struct {
 	Window  string
 	// Problem is a refused change's message (the page is drawn again).
 	Problem string
+	// Answered is, by rule id, the newest requests each rule answered
+	// (store.RuleBook.RuleAnswered); NoHistory: History is off, so none
+	// is linked.
+	Answered  map[string][]store.RuleUseRecord
+	NoHistory bool
 }
 
 // RulesView is the Rules page.
@@ -45,7 +51,11 @@ type RulesView struct {
 type RuleRow struct {
 	ID, Anchor string
 	Name       string
-	// Match is what a request must be, a line each; Answer what it gets.
+	// Question is the question the rule was made from, as its card
+	// showed it (cut); Scope which questions it answers, in words.
+	Question, Scope string
+	// Match is what else a request must be, a line each; Answer what it
+	// gets.
 	Match  []string
 	Answer string
 	Note   string
@@ -56,6 +66,9 @@ type RuleRow struct {
 	ExpiresText, ExpiresTitle       string
 	Uses                            int
 	LastUseText, LastUseTitle       string
+	// Answered is the newest requests it answered, each linking to its
+	// History entry.
+	Answered []RuleUseRow
 	// State is "active", "paused" or "expired"; StateText its words and
 	// Reason why it is paused.
 	State, StateText, Reason string
@@ -63,6 +76,19 @@ type RuleRow struct {
 	// ones that apply are set).
 	PauseURL, ResumeURL, DeleteURL string
 }
+
+// RuleUseRow is one request a rule answered.
+type RuleUseRow struct {
+	Question      string
+	URL           string // its History entry ("" when History is off)
+	AtISO, AtText string
+	AtTitle       string
+}
+
+// ruleQuestionRunes is how much of a rule's question the Rules page
+// shows (a card cuts labels at rules.LabelRunes; the question is what
+// the rule compares, so more of it).
+const ruleQuestionRunes = 2000
 
 // Rules builds the Rules page from the rules kept.
 func Rules(rules []store.Rule, opts RulesOptions) RulesView {
@@ -89,6 +115,10 @@ func Rules(rules []store.Rule, opts RulesOptions) RulesView {
 	for i := range v.Rows {
 		r := &v.Rows[i]
 		r.Name, r.Note, r.Maker, r.Answer, r.Reason = Marked(r.Name), Marked(r.Note), Marked(r.Maker), Marked(r.Answer), Marked(r.Reason)
+		r.Question, r.Scope = Marked(r.Question), Marked(r.Scope)
+		for j := range r.Answered {
+			r.Answered[j].Question = Marked(r.Answered[j].Question)
+		}
 		for j := range r.Match {
 			r.Match[j] = Marked(r.Match[j])
 		}
@@ -109,24 +139,45 @@ func ruleRow(r store.Rule, base string, opts RulesOptions) RuleRow {
 	if row.Maker == "" {
 		row.Maker = words.answered["no-name"] // as a card and History say it
 	}
+	row.Name = rules.Cut(row.Name, rules.LabelRunes)
+	row.Scope = rules.ScopeWords(m)
+	if m.Question != "" {
+		row.Question = rules.Cut(m.Question, ruleQuestionRunes)
+	}
 	row.Match = append(row.Match, "Kind: "+m.Kind)
 	if len(m.Options) > 0 {
 		labels := make([]string, len(m.Options))
 		for i, o := range m.Options {
-			labels[i] = fmt.Sprintf("%s (%s)", o.Label, o.ID)
+			labels[i] = fmt.Sprintf("%s (%s)", rules.Cut(o.Label, rules.LabelRunes), rules.Cut(o.ID, idRunes))
 		}
 		row.Match = append(row.Match, "Options: "+strings.Join(labels, ", "))
 	}
 	if len(m.Fields) > 0 {
 		labels := make([]string, len(m.Fields))
 		for i, f := range m.Fields {
-			labels[i] = f.Label
+			labels[i] = rules.Cut(f.Label, rules.LabelRunes)
 		}
 		row.Match = append(row.Match, "Fields: "+strings.Join(labels, ", "))
 	}
-	row.Match = append(row.Match, scope("Agent", m.Agent), scope("Session", m.Session))
-	if m.PromptContains != "" {
-		row.Match = append(row.Match, fmt.Sprintf("Question contains: “%s”", m.PromptContains))
+	row.Match = append(row.Match, scope("Agent", rules.Cut(m.Agent, rules.LabelRunes)))
+	if m.Instance != "" {
+		row.Match = append(row.Match, "Connection: "+rules.Cut(m.Instance, rules.LabelRunes)+" (the agent's instance, as the relay names it)")
+	}
+	if m.Scope != store.ScopeUnscoped {
+		tool := m.Tool
+		if tool == "" {
+			tool = "none named"
+		}
+		row.Match = append(row.Match, "Tool: "+rules.Cut(tool, rules.LabelRunes))
+	}
+	row.Match = append(row.Match, scope("Session", m.Session))
+	for _, u := range opts.Answered[r.ID] {
+		ur := RuleUseRow{Question: rules.Cut(QuestionText(u.Question), rules.LabelRunes),
+			AtISO: u.At.UTC().Format(htmlTime), AtText: relTime(u.At, opts.Now), AtTitle: exactTime(u.At)}
+		if !opts.NoHistory {
+			ur.URL = withQuery(base+"/history", url.Values{"session": {u.Session}}) + "#" + HistoryAnchor(u.CommandID)
+		}
+		row.Answered = append(row.Answered, ur)
 	}
 	if !r.LastUse.IsZero() {
 		row.LastUseText, row.LastUseTitle = relTime(r.LastUse, opts.Now), exactTime(r.LastUse)
@@ -171,11 +222,12 @@ func ruleAnswer(m store.RuleMatch, a aep.Answer) string {
 				label = o.Label
 			}
 		}
+		label = rules.Cut(label, rules.LabelRunes)
 		parts = append(parts, label)
 	}
 	for _, f := range m.Fields {
 		if v, ok := a.Values[f.ID]; ok {
-			parts = append(parts, fmt.Sprintf("%s: %v", f.Label, v))
+			parts = append(parts, rules.Cut(fmt.Sprintf("%s: %v", f.Label, v), rules.LabelRunes))
 		}
 	}
 	if a.Text != nil && *a.Text != "" {

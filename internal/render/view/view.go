@@ -11,6 +11,7 @@ import (
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render/form"
 	"github.com/aepforms/aepforms/internal/render/markdown"
 )
 
@@ -58,6 +59,20 @@ type Options struct {
 	// Rules is true when this UI makes rules: answerable cards offer
 	// "Answer like this from now on…".
 	Rules bool
+	// Preview is what the rule being made would have answered (a
+	// "Preview" post), shown in the rule maker with Input kept.
+	Preview *form.RulePreview
+	// RuleMade returns the rule made from card id's answer, if any: a
+	// settled card says so. nil: none.
+	RuleMade func(card string) (RuleMade, bool)
+}
+
+// RuleMade is the rule an operator made from a card's answer, as the
+// card names it: its name, its scope in words, and where it is.
+type RuleMade struct {
+	Name, Scope, URL string
+	// Gone is true when it was deleted since.
+	Gone bool
 }
 
 // viewer is who the cards are drawn for, the verdict's input
