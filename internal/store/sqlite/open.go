@@ -473,6 +473,11 @@ func checkPrivate(path string) error {
 		return fmt.Errorf("answer journal directory %s: %w", dir, err)
 	}
 	if st.Mode().Perm()&0o022 != 0 {
+		if st.Mode()&fs.ModeSticky != 0 {
+			// A shared directory such as /tmp: others need it open, so the
+			// fix is a directory of the operator's own, never a chmod.
+			return explain(ErrExposed, nil, "answer journal directory %s is shared (mode %v): others may put files where the journal's go. Make a directory of your own (mkdir -m 700 %s) and give --db a file in it", dir, st.Mode(), filepath.Join(dir, "aepforms"))
+		}
 		return explain(ErrExposed, nil, "answer journal directory %s has mode %v, so others may replace the journal's files: chmod 700 %s, or choose another place with --db", dir, st.Mode().Perm(), dir)
 	}
 	for _, p := range []string{path, path + "-wal", path + "-shm", path + ".lock"} {
