@@ -52,8 +52,8 @@ func (r *Runner) orphanCutoff(now time.Time) time.Time {
 
 // answerOrphans answers each cut-off claim whose request is in the inbox,
 // open and unanswered, with its rule's answer under the claim's command
-// id. A claim whose request closed or was answered otherwise is left,
-// for good; one whose request has not come yet is looked at again.
+// id. A claim whose request closed is left, for good; one whose request
+// has not come yet, or has an answer on its way, is looked at again.
 func (r *Runner) answerOrphans(ctx context.Context) {
 	uses, err := r.store.OrphanRuleUses(ctx, r.orphanCutoff(r.cfg.Now()))
 	if err != nil {
@@ -74,9 +74,12 @@ func (r *Runner) answerOrphans(ctx context.Context) {
 		if !ok {
 			continue // not here (yet): the feed may bring it
 		}
-		if c.Verdict(r.cfg.Now(), inbox.Viewer{}).Refusal != nil || c.Submission != nil {
-			r.decided(u.CommandID) // closed, or answered otherwise
+		if !c.State.Open() {
+			r.decided(u.CommandID) // closed: answered otherwise, or gone
 			continue
+		}
+		if c.Verdict(r.cfg.Now(), inbox.Viewer{}).Refusal != nil || c.Submission != nil {
+			continue // an answer on its way, or a lock for now: looked at again
 		}
 		rule, ok, err := r.store.Rule(ctx, u.Rule)
 		if err != nil {
