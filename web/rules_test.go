@@ -222,6 +222,12 @@ func TestRuleFromACard(t *testing.T) {
 	require.Equal(t, 1, row.Length())
 	assert.Equal(t, "active", row.AttrOr("data-state", ""))
 	assert.Equal(t, "3 times", row.Find(`[data-testid="rule-uses-count"]`).Text())
+	assert.Regexp(t, `^\s*3 times, last \S`, row.Find(`[data-testid="rule-uses"]`).Text(), "the comma follows the count, as in a sentence")
+	uses := row.Find(`[data-testid="rule-use"]`)
+	require.Equal(t, 3, uses.Length())
+	for i := range uses.Length() {
+		assert.Regexp(t, `^\s*Run make release\?, \S`, uses.Eq(i).Text(), "each use: its question, a comma, when")
+	}
 	assert.Contains(t, row.Find(`[data-testid="rule-note"]`).Text(), "CI does this")
 	assert.Contains(t, row.Find(`[data-testid="rule-answer"]`).Text(), "Allow once")
 
