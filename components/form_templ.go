@@ -1715,7 +1715,7 @@ func ruleMaker(m form.RuleMaker) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if m.Permission {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 142, "<p class=\"field__hint\" data-testid=\"rule-compound\">A wider choice never answers a question that chains or substitutes a command (<code>;</code> <code>&amp;&amp;</code> <code>||</code> <code>|</code> <code>`</code> <code>$(</code> or a new line) unless its own text has it too.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 142, "<p class=\"field__hint\" data-testid=\"rule-compound\">A wider choice never answers a question that chains or substitutes more commands than its own text does: no more of <code>;</code> <code>&amp;</code> (so <code>&amp;&amp;</code>) <code>|</code> (so <code>||</code>) <code>`</code> <code>$(</code> <code>&lt;(</code> <code>&gt;(</code> or new lines than the text holds.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -51,14 +51,15 @@ func invisible(t string) bool {
 	})
 }
 
-// shows reports whether visible holds every letter and digit of src, as
-// many times: Markdown's markup is punctuation, so a letter of the
-// source missing from what the card shows was hidden by the markup (a
-// reference definition, a link title, an entity).
+// shows reports whether visible holds every letter and digit of src, and
+// every character that chains commands (chainChars), as many times:
+// Markdown's markup is other punctuation, so one of these missing from
+// what the card shows was hidden by the markup (a reference definition,
+// a link title, an entity), even a definition made of separators alone.
 func shows(visible, src string) bool {
 	count := map[rune]int{}
 	for _, r := range src {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune(chainChars, r) {
 			count[r]++
 		}
 	}
@@ -113,15 +114,23 @@ func firstMono(in []markdown.Inline) string {
 
 // Separators are what chains or substitutes a command: a permission
 // rule wider than the exact question never answers a question holding
-// one its own text lacks (as Claude Code refuses a prefix rule for a
-// compound command).
-var Separators = []string{";", "&&", "||", "|", "`", "$(", "\n"}
+// more of one than its own text does (as Claude Code refuses a prefix
+// rule for a compound command). A single & runs the next command too
+// (the first in the background), and && and || are counted as two of
+// theirs, so "make && make" lets no further & through; <( and >( are
+// process substitutions.
+var Separators = []string{";", "&", "|", "`", "$(", "<(", ">(", "\n"}
 
-// compound returns the first separator question holds that pattern
-// does not, "" when none.
+// chainChars are the characters of Separators that Markdown never uses as
+// markup: shows counts them as it counts letters.
+const chainChars = ";&|$"
+
+// compound returns the first separator question holds more often than
+// pattern does, "" when none: a pattern holding one pipe does not let a
+// second through.
 func compound(question, pattern string) string {
 	for _, s := range Separators {
-		if strings.Contains(question, s) && !strings.Contains(pattern, s) {
+		if strings.Count(question, s) > strings.Count(pattern, s) {
 			return s
 		}
 	}
