@@ -1,10 +1,13 @@
 package rules
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/store"
 )
 
@@ -51,5 +54,32 @@ func TestWidenedRuleRefusesEveryChain(t *testing.T) {
 			assert.Equal(t, tc.want, ok, "why: %s", why)
 			assert.Equal(t, tc.why, why)
 		})
+	}
+}
+
+// The wider scopes' pre-filled texts go in one-line text inputs, which
+// drop line breaks: each is one line of what the card shows, the prefix
+// a start of it and the contained text within it, so the rule the
+// maker offers answers the question it was made from (a question of a
+// kind with no command check) rather than nothing at all.
+func TestLeadIsOneLineOfTheQuestion(t *testing.T) {
+	for _, prompt := range []string{
+		"Release checklist for billing-api v2.4.0\n\nPlease review before the release is cut.\n\n- [ ] Changelog updated (see `CHANGELOG.md`)",
+		"Deploy?\n\nThe docs site, now.",
+		"Ship\nit?",
+	} {
+		q := QuestionOf(prompt, 0)
+		require.False(t, q.Hidden, prompt)
+		prefix, contains := Lead(q)
+		assert.NotEmpty(t, prefix, prompt)
+		assert.NotEmpty(t, contains, prompt)
+		assert.NotContains(t, prefix, "\n", prompt)
+		assert.NotContains(t, contains, "\n", prompt)
+		assert.True(t, strings.HasPrefix(q.Text, prefix), "%q starts %q", q.Text, prefix)
+		assert.Contains(t, q.Text, contains)
+		for scope, text := range map[string]string{store.ScopePrefix: prefix, store.ScopeContains: contains} {
+			m := store.RuleMatch{Kind: aep.KindReview, Scope: scope, Text: text}
+			assert.Empty(t, Asks(m, aep.KindReview, prompt, q), "%s %q answers the question it was made from", scope, text)
+		}
 	}
 }

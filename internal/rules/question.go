@@ -139,21 +139,27 @@ func compound(question, pattern string) string {
 
 // Lead is what the wider scopes are pre-filled with for question q
 // (never empty for a question with any text): contains, the command's
-// first word or two (the question's own when it has no command); prefix,
-// the visible text up to the end of those words.
+// first word or two (the question's own when it has no command, or when
+// they are not on one line of it); prefix, the visible text up to the end
+// of those words when they are on its first line, else that line's first
+// four words.
 func Lead(q Question) (prefix, contains string) {
 	words := func(t string, n int) string {
 		f := strings.Fields(t)
 		return strings.Join(f[:min(n, len(f))], " ")
 	}
+	// Each goes in a one-line text input, which drops line breaks: so
+	// each is one line of the question, words joined as the line joins
+	// them, or the rule would answer nothing, not even this question.
+	first, _, _ := strings.Cut(q.Text, "\n")
 	contains = words(q.Command, 2)
-	if contains == "" {
-		contains = words(q.Text, 2)
+	if contains == "" || !strings.Contains(q.Text, contains) {
+		contains = words(first, 2)
 	}
-	if i := strings.Index(q.Text, contains); i >= 0 && contains != "" {
+	if i := strings.Index(q.Text, contains); i >= 0 && contains != "" && !strings.Contains(q.Text[:i], "\n") {
 		return q.Text[:i+len(contains)], contains
 	}
-	return words(q.Text, 4), contains
+	return words(first, 4), contains
 }
 
 // Seen is what a request shows its operators, read once for all the
