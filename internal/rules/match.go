@@ -77,8 +77,6 @@ func Match(r store.Rule, c inbox.Card, s Seen, now time.Time) (bool, string) {
 	case (m.Agent != "" || m.Scope != store.ScopeUnscoped) && c.Agent != m.Agent:
 		// A scoped rule is always its agent's.
 		return false, whyAgent
-	case m.Instance != "" && s.Instance != m.Instance:
-		return false, whyInstance
 	case m.Scope != store.ScopeUnscoped && c.Tool != m.Tool:
 		return false, whyTool
 	case m.Session != "" && c.Key.Session != m.Session:
@@ -88,6 +86,11 @@ func Match(r store.Rule, c inbox.Card, s Seen, now time.Time) (bool, string) {
 	}
 	if why := Asks(m, req.Kind, req.Prompt, s.Question); why != "" {
 		return false, why
+	}
+	if m.Instance != "" && s.Instance != m.Instance {
+		// Last: the connection may take a roster read to know (the
+		// Runner reads it only for a request that matches in all else).
+		return false, whyInstance
 	}
 	return true, ""
 }

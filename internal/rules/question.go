@@ -170,15 +170,25 @@ type Seen struct {
 	Instance string
 }
 
-// see reads card c as its operators see it.
-func (r *Runner) see(ctx context.Context, c inbox.Card) Seen {
-	s := Seen{Question: QuestionOf(c.Request.Prompt, r.cfg.PromptBytes)}
-	if r.cfg.Claimant != nil {
-		s.Instance = r.cfg.Claimant(ctx, c.Key.Session)
+// see reads card c's question as its operators see it; its connection
+// is read apart (claimant), only when a rule needs it.
+func (r *Runner) see(c inbox.Card) Seen {
+	return Seen{Question: QuestionOf(c.Request.Prompt, r.cfg.PromptBytes)}
+}
+
+// claimant is the instance the relay's roster names for card c's
+// session, "" when none (or no roster).
+func (r *Runner) claimant(ctx context.Context, c inbox.Card) string {
+	if r.cfg.Claimant == nil {
+		return ""
 	}
-	return s
+	return r.cfg.Claimant(ctx, c.Key.Session)
 }
 
 // See reads card c as its operators see it, as the Runner does: what a
 // rule made from it keeps (its question, its connection's instance).
-func (r *Runner) See(ctx context.Context, c inbox.Card) Seen { return r.see(ctx, c) }
+func (r *Runner) See(ctx context.Context, c inbox.Card) Seen {
+	s := r.see(c)
+	s.Instance = r.claimant(ctx, c)
+	return s
+}

@@ -344,10 +344,18 @@ func (r *Runner) find(ctx context.Context, c inbox.Card, act bool) (store.Rule, 
 	}
 	var seen Seen
 	if len(all) > 0 {
-		seen = r.see(ctx, c)
+		seen = r.see(c)
 	}
+	asked := false
 	for _, rule := range all { // oldest first
-		if ok, _ := Match(rule, c, seen, now); !ok {
+		ok, why := Match(rule, c, seen, now)
+		if !ok && why == whyInstance && !asked {
+			// Only a request a rule matches in all else waits for the
+			// roster to name its connection.
+			seen.Instance, asked = r.claimant(ctx, c), true
+			ok, _ = Match(rule, c, seen, now)
+		}
+		if !ok {
 			continue
 		}
 		since := rule.Created
