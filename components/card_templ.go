@@ -341,7 +341,7 @@ func openCard(c view.CardView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = prompt(c).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = prompt(c.Question).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1318,7 +1318,7 @@ func details(c view.CardView, withPrompt bool) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if withPrompt {
-			templ_7745c5c3_Err = prompt(c).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = prompt(c.Question).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1675,7 +1675,7 @@ func provenance(p view.Provenance) templ.Component {
 // prompt is the rest of the agent's question, quoted so it never passes
 // for the UI's own words, read as Markdown; nothing when the heading is
 // the whole of it. A long one gets a "Show all" the script reveals.
-func prompt(c view.CardView) templ.Component {
+func prompt(q view.Question) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1692,24 +1692,24 @@ func prompt(c view.CardView) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		if c.Prompt.Placeholder || len(c.Prompt.Blocks) > 0 || c.Prompt.Cut != nil {
+		if q.Quoted() {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 129, "<div class=\"prompt-wrap\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if !c.Prompt.Placeholder || c.Prompt.Text != "" {
-				templ_7745c5c3_Err = promptQuote(c).Render(ctx, templ_7745c5c3_Buffer)
+			if q.QuoteID() != "" {
+				templ_7745c5c3_Err = promptQuote(q).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			if c.Placeholder != "" {
+			if q.Placeholder != "" {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 130, "<p class=\"placeholder-note\" data-testid=\"placeholder-note\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var91 string
-				templ_7745c5c3_Var91, templ_7745c5c3_Err = templ.JoinStringErrs(sentence(c.Placeholder))
+				templ_7745c5c3_Var91, templ_7745c5c3_Err = templ.JoinStringErrs(sentence(q.Placeholder))
 				if templ_7745c5c3_Err != nil {
 					return templ.Error{Err: templ_7745c5c3_Err, FileName: `card.templ`, Line: 280, Col: 88}
 				}
@@ -1733,7 +1733,7 @@ func prompt(c view.CardView) templ.Component {
 
 // promptQuote is the prompt's quote, with its "Show all" or the way to the
 // whole of a prompt shown in part.
-func promptQuote(c view.CardView) templ.Component {
+func promptQuote(q view.Question) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1759,7 +1759,7 @@ func promptQuote(c view.CardView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var93 string
-			templ_7745c5c3_Var93, templ_7745c5c3_Err = templruntime.NewAttributeExpression(c.Prompt.ID).Resolve(ctx)
+			templ_7745c5c3_Var93, templ_7745c5c3_Err = templruntime.NewAttributeExpression(q.Prompt.ID).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
 				return templ.Error{Err: templ_7745c5c3_Err, FileName: `card.templ`, Line: 290, Col: 18}
 			}
@@ -1771,7 +1771,7 @@ func promptQuote(c view.CardView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			var templ_7745c5c3_Var94 = []any{promptClass(c.Prompt)}
+			var templ_7745c5c3_Var94 = []any{promptClass(q.Prompt)}
 			templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var94...)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -1789,7 +1789,7 @@ func promptQuote(c view.CardView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if c.Prompt.Long {
+			if q.Prompt.Long {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 136, " data-long=\"true\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -1809,13 +1809,13 @@ func promptQuote(c view.CardView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if c.Prompt.Placeholder {
+		if q.Prompt.Placeholder {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 138, "<p dir=\"auto\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var96 string
-			templ_7745c5c3_Var96, templ_7745c5c3_Err = templ.JoinStringErrs(c.Prompt.Text)
+			templ_7745c5c3_Var96, templ_7745c5c3_Err = templ.JoinStringErrs(q.Prompt.Text)
 			if templ_7745c5c3_Err != nil {
 				return templ.Error{Err: templ_7745c5c3_Err, FileName: `card.templ`, Line: 298, Col: 32}
 			}
@@ -1828,7 +1828,7 @@ func promptQuote(c view.CardView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = mdBlocks(c.Prompt.Blocks).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = mdBlocks(q.Prompt.Blocks).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1837,18 +1837,18 @@ func promptQuote(c view.CardView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if c.Prompt.Cut != nil {
-			templ_7745c5c3_Err = promptCut(c.Prompt).Render(ctx, templ_7745c5c3_Buffer)
+		if q.Prompt.Cut != nil {
+			templ_7745c5c3_Err = promptCut(q.Prompt).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-		} else if c.Prompt.Long {
+		} else if q.Prompt.Long {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 141, "<button type=\"button\" class=\"link-button\" data-action=\"expand\" aria-controls=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var97 string
-			templ_7745c5c3_Var97, templ_7745c5c3_Err = templruntime.NewAttributeExpression(c.Prompt.ID).Resolve(ctx)
+			templ_7745c5c3_Var97, templ_7745c5c3_Err = templruntime.NewAttributeExpression(q.Prompt.ID).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
 				return templ.Error{Err: templ_7745c5c3_Err, FileName: `card.templ`, Line: 306, Col: 92}
 			}

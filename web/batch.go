@@ -30,26 +30,41 @@ const fragmentBatch = "batch"
 func (p *pages) batchOptions(r *http.Request) view.BatchOptions {
 	return view.BatchOptions{
 		BasePath: p.base, Assets: p.assets, Now: p.now(), Theme: r.URL.Query().Get("theme"),
-		SignedIn: p.signedIn, Operator: operatorFrom(r.Context()), Prompts: p.prompts,
+		SignedIn: p.signedIn, Operator: operatorFrom(r.Context()), Prompts: p.prompts, PromptBytes: p.prompt,
 		Max: MaxBatch, Token: render.NewToken, Filter: filterOf(r),
 	}
 }
 
 // batchShapes are the inbox's batches now: the open cards by shape (two
-// or more each, most urgent first) and each shape's first card in full.
-func batchShapes(in Inbox, pg *pages, filter inbox.Query) ([][]inbox.Card, []inbox.Card) {
-	shapes := view.BatchShapes(in.Heads(filter), pg.now())
-	full := make([]inbox.Card, 0, len(shapes))
+// or more each, most urgent first), the first MaxBatch of each read whole
+// (the page shows each question as its card does).
+func batchShapes(in Inbox, pg *pages, filter inbox.Query) [][]inbox.Card {
+	return wholeShapes(in, view.BatchShapes(in.Heads(filter), pg.now()), MaxBatch)
+}
+
+// wholeShapes reads, in place, the first n cards of each shape whole (the
+// first at least: a shape's form is drawn from it). A card that left, or
+// now asks something else, since the heads were read is left out, and so
+// is a shape left with fewer than two.
+func wholeShapes(in Inbox, shapes [][]inbox.Card, n int) [][]inbox.Card {
+	n = max(n, 1)
 	kept := shapes[:0]
 	for _, cards := range shapes {
-		c, ok := in.Card(cards[0].ID)
-		if !ok || c.Shape != cards[0].Shape {
-			continue // left (or changed) since the heads were read
+		out := cards[:0]
+		for _, h := range cards {
+			if len(out) >= n {
+				out = append(out, h)
+				continue
+			}
+			if c, ok := in.Card(h.ID); ok && c.Shape == h.Shape {
+				out = append(out, c)
+			}
 		}
-		kept = append(kept, cards)
-		full = append(full, c)
+		if len(out) >= 2 {
+			kept = append(kept, out)
+		}
 	}
-	return kept, full
+	return kept
 }
 
 // handleBatches renders the batch page (GET /batches): every shape two or
@@ -82,31 +97,17 @@ func (p *pages) batchRegion(r *http.Request, heads []inbox.Card) []view.BatchGro
 	if p.viewer.WatchOnly {
 		return nil
 	}
-	shapes := view.BatchShapes(heads, p.now())
-	full := make([]inbox.Card, 0, len(shapes))
-	kept := shapes[:0]
-	for _, cards := range shapes {
-		if c, ok := p.in.Card(cards[0].ID); ok && c.Shape == cards[0].Shape {
-			kept = append(kept, cards)
-			full = append(full, c)
-		}
-	}
 	opts := p.batchOptions(r)
 	opts.Max = 0 // the region lists no questions: their cards carry the picks
-	v := view.Batches(kept, full, opts)
-	for i := range v.Groups {
-		v.Groups[i].Items = nil
-	}
-	return v.Groups
+	return view.Batches(wholeShapes(p.in, view.BatchShapes(heads, p.now()), 1), opts).Groups
 }
 
 // batches renders the batch page under status, with a refused post shown
 // again on its shape's form when refused is set.
 func (p *pages) batches(w http.ResponseWriter, r *http.Request, status int, refused *view.BatchRefused) {
-	shapes, full := batchShapes(p.in, p, filterOf(r))
 	opts := p.batchOptions(r)
 	opts.Refused = refused
-	buf, err := render.Batches(r.Context(), view.Batches(shapes, full, opts))
+	buf, err := render.Batches(r.Context(), view.Batches(batchShapes(p.in, p, filterOf(r)), opts))
 	if err != nil {
 		p.internalError(w, r, err)
 		return

@@ -50,10 +50,13 @@ type BatchGroup struct {
 	Action   string // {base}/batch/answer
 }
 
-// BatchItem is one question of a batch.
+// BatchItem is one question of a batch: the question as its card shows
+// it (heading, quote, "Show all"), so a tick answers only what was shown,
+// and who asks it.
 type BatchItem struct {
-	ID, Gist, From, URL string
-	Checked             bool
+	ID, From, URL string
+	Question      Question
+	Checked       bool
 }
 
 // BatchOptions are what Batches needs beyond the cards.
@@ -65,6 +68,9 @@ type BatchOptions struct {
 	SignedIn bool
 	Operator string
 	Prompts  *markdown.Cache
+	// PromptBytes is how much of each question is shown, as on its card
+	// (Options.PromptBytes).
+	PromptBytes int
 	// Max is the batch limit (web.MaxBatch): at most this many questions
 	// a post, and on the page.
 	Max int
@@ -114,9 +120,12 @@ func BatchShapes(heads []inbox.Card, now time.Time) [][]inbox.Card {
 	return kept
 }
 
-// Batches builds the batch page from the shapes' cards (BatchShapes) and,
-// for each, its first card in full (the one its form is drawn from).
-func Batches(shapes [][]inbox.Card, full []inbox.Card, opts BatchOptions) BatchesView {
+// Batches builds the batch page from the shapes' cards (BatchShapes),
+// of each shape the first opts.Max in full (the first at least: the form
+// is drawn from it; the questions offered are shown whole). With Max 0
+// no questions are listed (the inbox's region: their cards carry the
+// picks).
+func Batches(shapes [][]inbox.Card, opts BatchOptions) BatchesView {
 	base := root(opts.BasePath)
 	title := batchWords["title"]
 	v := BatchesView{
@@ -127,8 +136,8 @@ func Batches(shapes [][]inbox.Card, full []inbox.Card, opts BatchOptions) Batche
 	}
 	v.Page.Filter, _ = filterTerms(opts.Filter)
 	v.Page.ClearURL = base + "/batches"
-	for i, cards := range shapes {
-		v.Groups = append(v.Groups, batchGroup(cards, full[i], opts, &v.Page))
+	for _, cards := range shapes {
+		v.Groups = append(v.Groups, batchGroup(cards, opts, &v.Page))
 	}
 	if opts.Refused != nil {
 		v.Page.Title = "Error: " + title
@@ -136,8 +145,9 @@ func Batches(shapes [][]inbox.Card, full []inbox.Card, opts BatchOptions) Batche
 	return v
 }
 
-func batchGroup(cards []inbox.Card, first inbox.Card, opts BatchOptions, page *PageView) BatchGroup {
+func batchGroup(cards []inbox.Card, opts BatchOptions, page *PageView) BatchGroup {
 	base := root(opts.BasePath)
+	first := cards[0]
 	shape := first.Shape.ID()
 	g := BatchGroup{
 		Shape: shape, DOMID: "batch-" + shape, Count: len(cards),
@@ -159,12 +169,18 @@ func batchGroup(cards []inbox.Card, first inbox.Card, opts BatchOptions, page *P
 		page.FocusErrors = g.ErrorsID
 	}
 	for i, c := range cards {
-		if opts.Max > 0 && i == opts.Max {
-			g.More = strings.ReplaceAll(batchWords["more"], "{n}", strconv.Itoa(len(cards)-i))
+		if i == opts.Max {
+			if opts.Max > 0 {
+				g.More = strings.ReplaceAll(batchWords["more"], "{n}", strconv.Itoa(len(cards)-i))
+			}
 			break
 		}
-		row := Row(c, Options{BasePath: opts.BasePath, Now: opts.Now, Prompts: opts.Prompts, CanSubmit: true})
-		g.Items = append(g.Items, BatchItem{ID: string(c.ID), Gist: row.Gist, From: row.GroupLabel, URL: row.CardURL, Checked: chosen[string(c.ID)]})
+		_, from := groupOf(c)
+		g.Items = append(g.Items, BatchItem{
+			ID: string(c.ID), From: Marked(from), URL: base + "/cards/" + url.PathEscape(string(c.ID)) + "/page",
+			Question: QuestionOf(c, Options{BasePath: opts.BasePath, Prompts: opts.Prompts, PromptBytes: opts.PromptBytes}),
+			Checked:  chosen[string(c.ID)],
+		})
 	}
 	f, errs := form.Build(form.Spec{
 		Card: g.DOMID, Request: first.Request, Action: g.Action, Token: g.Token,

@@ -20,20 +20,11 @@ type CardView struct {
 	DOMID   string // "card-{id}": the card element's id, the push protocol's key
 	Version uint64
 	Kind    string // the request kind as given (data-kind)
-	// Title is the card's heading: the question, i.e. the prompt's first
-	// line without its Markdown (TitleAgent), else the kind in the UI's
-	// words. KindTitle is the kind in the UI's words ("Form",
-	// "Permission request", ...), the heading's tag.
-	Title      string
-	TitleAgent bool
-	KindTitle  string
+	// Question is the agent's question as the card shows it: its
+	// heading and the quoted rest.
+	Question
 
-	Prov   Provenance
-	Prompt Prompt
-	// Placeholder is non-empty when the prompt and labels are structural
-	// placeholders (capture metadata or none): the note to show, e.g.
-	// "labels withheld at capture metadata".
-	Placeholder string
+	Prov Provenance
 
 	// Form is the card's answer form; nil when nothing can be shown as
 	// a control (malformed request, nothing asked).
@@ -207,18 +198,9 @@ func card(c inbox.Card, opts Options) CardView {
 		DOMID:       "card-" + id,
 		Version:     c.Version,
 		Kind:        c.Request.Kind,
-		Title:       kindTitle(c.Request.Kind),
-		KindTitle:   kindTitle(c.Request.Kind),
+		Question:    question(c, opts),
 		ErrorsID:    id + "-errors",
-		Prompt:      promptView(id, base, c.Request.Prompt, promptBudget(opts.PromptBytes), placeholder),
 		DetailsText: words.card["details"],
-	}
-	if placeholder {
-		v.Placeholder = "labels withheld at capture " + c.Capture.String()
-		placeholderTitle(&v, c)
-	} else {
-		questionOf(&v, opts.Prompts)
-		questionTitle(&v, c)
 	}
 	v.Group, v.GroupLabel = groupOf(c)
 	v.SortKey = sortKey(c)
@@ -391,7 +373,7 @@ func senderOf(r *inbox.Responder) string {
 
 // questionOf reads the prompt as Markdown: its first line, without
 // markup, becomes the card's title, the rest what the quote shows.
-func questionOf(v *CardView, cache *markdown.Cache) {
+func questionOf(v *Question, cache *markdown.Cache) {
 	opts := markdown.Options{Clean: Text}
 	var d *markdown.Doc
 	if cache != nil {

@@ -16,7 +16,7 @@ import (
 // as the heading, so the card is titled by what is asked, not by who
 // asks how many: "Which database? (and 1 more question)". The count
 // stays in the quote below. Any other prompt is left as it is.
-func questionTitle(v *CardView, c inbox.Card) {
+func questionTitle(v *Question, c inbox.Card) {
 	r := c.Request
 	if r.Kind != aep.KindForm || len(r.Fields) == 0 || !countsQuestions(r.Prompt, c.Agent, len(r.Fields)) {
 		return
@@ -46,7 +46,7 @@ func questionTitle(v *CardView, c inbox.Card) {
 // form: AskUserQuestion" at a hop), its first line as it is (never read
 // as Markdown), and not repeated in the quote; without a prompt short
 // enough for a heading, the agent's name.
-func placeholderTitle(v *CardView, c inbox.Card) {
+func placeholderTitle(v *Question, c inbox.Card) {
 	line, rest, _ := strings.Cut(strings.TrimSpace(c.Request.Prompt), "\n")
 	line = strings.TrimSpace(Text(line))
 	switch {
