@@ -87,6 +87,9 @@ type HistoryQuery struct {
 	Session  string
 	Operator string                // the operator name given at sign-in, exactly
 	Outcome  inbox.SubmissionState // the submission's latest state
+	// Rule narrows to the answers a rule sent: AnyRule for any rule's,
+	// a rule's id for that rule's; "" does not narrow.
+	Rule string
 	// Since and Until bound the time posted: Since <= At < Until; zero is
 	// unbounded.
 	Since, Until time.Time

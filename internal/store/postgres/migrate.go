@@ -175,6 +175,13 @@ var migrations = []string{
 		reason = 'Made before rules were scoped to the question: review and resume.',
 		state_at = (extract(epoch FROM clock_timestamp()) * 1000000000)::bigint
 		WHERE state != 'deleted';`,
+	// 9 (issue 32; SQLite's step 12): when each operator last looked at
+	// the answers rules sent (store.RuleLooks): the header counts those
+	// after it.
+	`CREATE TABLE rule_looks (
+		operator text PRIMARY KEY,
+		seen_at  bigint NOT NULL
+	);`,
 }
 
 // SchemaVersion is the schema version this build writes.

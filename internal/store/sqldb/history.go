@@ -36,6 +36,14 @@ func (a *Answers) History(ctx context.Context, q store.HistoryQuery) (store.Hist
 		eq("session", q.Session)
 	}
 	eq("operator", q.Operator)
+	switch q.Rule {
+	case "":
+	case store.AnyRule:
+		where = append(where, a.Dialect.Instr+"(operator, ?) = 1")
+		args = append(args, store.RuleByPrefix)
+	default:
+		eq("operator", store.RuleByPrefix+q.Rule)
+	}
 	eq("state", string(q.Outcome))
 	if !q.Since.IsZero() {
 		where = append(where, "posted_at >= ?")

@@ -80,6 +80,12 @@ const undoLease = undoSearchVersion + `ALTER TABLE submissions DROP COLUMN repla
 const undoSearchVersion = undoRules + `ALTER TABLE submissions DROP COLUMN search_version;
 `
 
-// undoRules takes back step 10 (issue 26): the rules and their uses.
-const undoRules = `DROP TABLE rule_uses; DROP TABLE rules;
+// undoRules takes back step 10 (issue 26): the rules and their uses,
+// and the operators' looks at what rules answered (12) after it.
+const undoRules = undoRuleLooks + `DROP TABLE rule_uses; DROP TABLE rules;
+`
+
+// undoRuleLooks takes back step 12 (issue 32): the operators' looks at
+// what rules answered.
+const undoRuleLooks = `DROP TABLE rule_looks;
 `

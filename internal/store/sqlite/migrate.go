@@ -134,6 +134,13 @@ var migrations = []string{
 		reason = 'Made before rules were scoped to the question: review and resume.',
 		state_at = CAST(strftime('%s', 'now') AS INTEGER) * 1000000000
 		WHERE state != 'deleted';`,
+	// 12 (issue 32; PostgreSQL's step 9): when each operator last looked
+	// at the answers rules sent (store.RuleLooks): the header counts
+	// those after it.
+	`CREATE TABLE rule_looks (
+		operator TEXT PRIMARY KEY, -- "" for an operator who gave no name
+		seen_at  INTEGER NOT NULL  -- the last rule answer seen, posted_at
+	);`,
 }
 
 // rulesSchema is step 10, written once for both time column types so

@@ -40,6 +40,7 @@ type Backend interface {
 	Close() error
 	PushStore
 	RuleStore
+	store.RuleLooks
 }
 
 // PushStore is what Web Push keeps in the journal.
@@ -128,6 +129,7 @@ func Run(t *testing.T, fresh Fresh) {
 		{"RuleUsesCountedOncePerRequest", testRuleUses},
 		{"RuleCapHoldsUnderConcurrentMakers", testRuleCap},
 		{"RuleFromCardAndWhatItAnswered", testRuleFromCardAndAnswered},
+		{"RuleAnswersFilteredAndCountedSinceLooked", testRuleAnswers},
 		{"LookupToken", testLookupToken},
 		{"ResendLeases", testLeases},
 		{"ReplicasGiveOneAnswer", testReplicasOneAnswer},
