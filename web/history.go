@@ -32,11 +32,14 @@ func historyQuery(r *http.Request) (view.HistoryFilter, store.HistoryQuery, stri
 	get := func(name string) string { return strings.TrimSpace(q.Get(name)) }
 	f := view.HistoryFilter{
 		Agent: get("agent"), Session: get("session"), Operator: get("operator"), Outcome: get("outcome"),
-		Since: get("since"), Until: get("until"), Text: q.Get("q"),
+		Since: get("since"), Until: get("until"), Text: q.Get("q"), Rule: get("rule"),
 	}
 	hq := store.HistoryQuery{
 		Agent: f.Agent, Session: f.Session, Operator: f.Operator, Outcome: inbox.SubmissionState(f.Outcome),
-		Text: strings.TrimSpace(f.Text), After: q.Get("after"),
+		Text: strings.TrimSpace(f.Text), After: q.Get("after"), Rule: f.Rule,
+	}
+	if f.Rule == view.HistoryRuleAny {
+		hq.Rule = store.AnyRule
 	}
 	// A time is shown back as a datetime-local input holds it; one that
 	// cannot be read is not shown back (such an input cannot hold it; one
@@ -83,7 +86,7 @@ func handleHistory(h History, pg *pages) http.HandlerFunc {
 			BasePath: pg.base, Assets: pg.assets, Theme: r.URL.Query().Get("theme"),
 			SignedIn: pg.signedIn, Operator: operatorFrom(r.Context()),
 			Filter: filter, After: q.After, Off: h == nil, NamedOperators: pg.namedOperators,
-			Rule: pg.ruleLookup(r.Context()),
+			Rule: pg.ruleLookup(r.Context()), Rules: pg.ruleChoices(r.Context()),
 		}
 		status := http.StatusOK
 		var page store.HistoryPage
@@ -101,6 +104,8 @@ func handleHistory(h History, pg *pages) http.HandlerFunc {
 		if problem != "" {
 			opts.Problem, status = problem, http.StatusBadRequest
 			page = store.HistoryPage{}
+		} else if everyRuleAnswer(filter, q) {
+			pg.sawRuleAnswers(r, page)
 		}
 		buf, err := render.History(r.Context(), view.History(page, opts))
 		if err != nil {

@@ -12,7 +12,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render/view"
+	"github.com/aepforms/aepforms/internal/rules"
 	"github.com/aepforms/aepforms/internal/store"
 )
 
@@ -61,9 +63,10 @@ func handleHistoryExport(h History, pg *pages, format string, pageTimeout time.D
 		rc := http.NewResponseController(w)
 		var write func(store.Entry) error
 		var flush func() error
+		rule := pg.ruleLookup(r.Context())
 		if format == exportCSV {
 			cw := csv.NewWriter(w)
-			write = func(e store.Entry) error { return cw.Write(csvRecord(e)) }
+			write = func(e store.Entry) error { return cw.Write(csvRecord(e, rule)) }
 			flush = func() error { cw.Flush(); return cw.Error() }
 			if err := cw.Write(csvHeader); err != nil {
 				return
@@ -71,7 +74,7 @@ func handleHistoryExport(h History, pg *pages, format string, pageTimeout time.D
 		} else {
 			enc := json.NewEncoder(w)
 			enc.SetEscapeHTML(false)
-			write = func(e store.Entry) error { return enc.Encode(exportOf(e)) }
+			write = func(e store.Entry) error { return enc.Encode(exportOf(e, rule)) }
 			flush = func() error { return nil }
 		}
 		err := exportPages(r.Context(), h, q, page, func(p store.HistoryPage) error {
@@ -141,6 +144,33 @@ type exportEntry struct {
 	// Recorded is what the agent recorded (attention.answered) for the
 	// answer, absent while nothing was.
 	Recorded *exportRecorded `json:"recorded,omitempty"`
+	// Rule is the rule that sent the answer (Operator is "rule:{id}"),
+	// by its words and maker; absent for an operator's answer.
+	Rule *exportRule `json:"rule,omitempty"`
+}
+
+// exportRule names the rule that sent an answer: its id, its name as
+// the Rules page shows it, who made it ("" when they gave no name), and
+// whether it was deleted since.
+type exportRule struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Maker   string `json:"maker"`
+	Deleted bool   `json:"deleted,omitempty"`
+}
+
+// ruleOf is the rule behind answer s, through lookup; nil for an
+// operator's answer (or a rule the journal no longer names).
+func ruleOf(s inbox.Submission, lookup view.RuleLookup) *exportRule {
+	id, ok := rules.RuleOf(s.By)
+	if !ok || lookup == nil {
+		return nil
+	}
+	ref, found := lookup(s.By)
+	if !found {
+		return &exportRule{ID: id}
+	}
+	return &exportRule{ID: id, Name: ref.Name, Maker: ref.Maker, Deleted: ref.Gone}
 }
 
 // exportRecorded is what the agent recorded, and when this UI saw it.
@@ -160,13 +190,14 @@ type exportChange struct {
 	At     time.Time `json:"at"`
 }
 
-func exportOf(e store.Entry) exportEntry {
+func exportOf(e store.Entry, rule view.RuleLookup) exportEntry {
 	s := e.Submission
 	x := exportEntry{
 		CommandID: s.CommandID, PostedAt: s.At.UTC(), Agent: s.Agent, Source: s.Key.Source, Session: s.Key.Session,
 		RequestID: s.Key.RequestID, Question: s.Question, QuestionText: view.QuestionText(s.Question), Operator: s.By,
 		Answer: s.Answer, AnswerWords: view.AnswerWords(s, s.Answer),
 		State: string(s.State), Reason: s.Reason, Detail: s.Detail, Changes: []exportChange{},
+		Rule: ruleOf(s, rule),
 	}
 	if !s.SettledAt.IsZero() {
 		t := s.SettledAt.UTC()
@@ -183,15 +214,19 @@ func exportOf(e store.Entry) exportEntry {
 
 // csvHeader names the CSV export's columns: the ids the agent received
 // first (as before), then the same answer in the words its card showed
-// (question_text, answer_words, recorded_answer_words).
+// (question_text, answer_words, recorded_answer_words), then the rule
+// that sent it, when one did (rule_id, rule_name, rule_maker; operator
+// holds "rule:{id}").
 var csvHeader = []string{"posted_at", "agent", "session", "request_id", "operator", "question",
 	"option", "text", "values", "state", "reason", "detail", "settled_at", "command_id", "source",
 	"recorded_option", "recorded_text", "recorded_values", "recorded_at",
-	"question_text", "answer_words", "recorded_answer_words"}
+	"question_text", "answer_words", "recorded_answer_words",
+	"rule_id", "rule_name", "rule_maker"}
 
 // csvRecord is one answer sent as a CSV row, every cell escaped against
-// spreadsheet formulas (csvCell).
-func csvRecord(e store.Entry) []string {
+// spreadsheet formulas (csvCell); rule names the rule behind an answer
+// a rule sent.
+func csvRecord(e store.Entry, rule view.RuleLookup) []string {
 	s := e.Submission
 	settled := ""
 	option, text, values := answerCells(s.Answer)
@@ -207,7 +242,10 @@ func csvRecord(e store.Entry) []string {
 	rec := []string{s.At.UTC().Format(time.RFC3339Nano), s.Agent, s.Key.Session, s.Key.RequestID, s.By, s.Question,
 		option, text, values, string(s.State), s.Reason, s.Detail, settled, s.CommandID, s.Key.Source,
 		recOption, recText, recValues, recAt,
-		view.QuestionText(s.Question), view.AnswerWords(s, s.Answer), recWords}
+		view.QuestionText(s.Question), view.AnswerWords(s, s.Answer), recWords, "", "", ""}
+	if r := ruleOf(s, rule); r != nil {
+		rec[len(rec)-3], rec[len(rec)-2], rec[len(rec)-1] = r.ID, r.Name, r.Maker
+	}
 	for i := range rec {
 		rec[i] = csvCell(rec[i])
 	}

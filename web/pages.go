@@ -81,6 +81,9 @@ type pages struct {
 	epoch   string  // Config.PushEpoch
 	rules   Rules   // nil: no rules
 	history History // nil: History is off (a rule's preview reads it)
+	// looks keeps when each operator last looked at what rules
+	// answered; nil: the header counts none.
+	looks RuleLooks
 }
 
 func newPages(cfg Config, deps Deps) *pages {
@@ -112,6 +115,7 @@ func newPages(cfg Config, deps Deps) *pages {
 		log:            cfg.Logger,
 		rules:          deps.Rules,
 		history:        deps.History,
+		looks:          deps.RuleLooks,
 	}
 }
 
@@ -181,6 +185,7 @@ func (p *pages) page(w http.ResponseWriter, r *http.Request, status int, panel b
 		}
 	}
 	v := view.Page(cards, p.in.Status(), opts)
+	v.RuleAnswers = p.ruleAnswers(r)
 	if !panel {
 		v.Batches = p.batchRegion(r, heads)
 		if v.PushURL != "" && !p.viewer.WatchOnly {

@@ -78,7 +78,7 @@ func newRulesHarnessWrapped(t *testing.T, cfg rules.Config, wrap func(Rules) Rul
 		if wrap != nil {
 			s.deps.Rules = wrap(rh.runner)
 		}
-		s.deps.History, s.deps.Sessions = j, j
+		s.deps.History, s.deps.Sessions, s.deps.RuleLooks = j, j, j
 	})
 	h = newHarness(t, opts...)
 	rh.harness = h

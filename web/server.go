@@ -87,7 +87,10 @@ type Deps struct {
 	// nobody.
 	Streams *Streams
 	// Rules is the standing answers; nil: none (the page offers none).
-	Rules     Rules
+	Rules Rules
+	// RuleLooks keeps when each operator last looked at what rules
+	// answered (the journal); nil: the header counts none.
+	RuleLooks RuleLooks
 	Submitter Submitter
 	Roster    Roster
 	Upstream  Upstream

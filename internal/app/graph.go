@@ -91,7 +91,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 	g.reporter = &liveReporter{in: g.in}
 	feedCfg := feed.Config{RelayURL: relayURL, Token: token, SilenceTimeout: cfg.feedSilence, Logger: logger.With("part", "feed")}
 	g.streams = &web.Streams{}
-	deps := web.Deps{Inbox: g.in, History: jr, Sessions: jr, Database: jr, Streams: g.streams}
+	deps := web.Deps{Inbox: g.in, History: jr, Sessions: jr, Database: jr, Streams: g.streams, RuleLooks: jr}
 	if token != "" {
 		g.respond = g.newRespond(cfg, relayURL, token, source)
 		// Session lifecycle and agent.* events: read the roster again, so

@@ -34,6 +34,7 @@ type journalStore interface {
 	webpush.Store
 	web.PushDevices
 	rules.Store
+	web.RuleLooks
 }
 
 var (

@@ -29,13 +29,16 @@ type HistoryFilter struct {
 	Since, Until string
 	// Text is the search over the question and the values sent (q).
 	Text string
+	// Rule narrows to the answers rules sent: HistoryRuleAny for any
+	// rule's, a rule's id for that rule's (rule).
+	Rule string
 }
 
 // Values is the filter as query parameters, empty ones left out.
 func (f HistoryFilter) Values() url.Values {
 	q := url.Values{}
 	for _, kv := range [][2]string{{"agent", f.Agent}, {"session", f.Session}, {"operator", f.Operator},
-		{"outcome", f.Outcome}, {"since", f.Since}, {"until", f.Until}, {"q", f.Text}} {
+		{"outcome", f.Outcome}, {"rule", f.Rule}, {"since", f.Since}, {"until", f.Until}, {"q", f.Text}} {
 		if kv[1] != "" {
 			q.Set(kv[0], kv[1])
 		}
@@ -53,6 +56,9 @@ type HistoryOptions struct {
 	Operator string
 	// Rule names the rule behind an answer a rule sent; nil: none.
 	Rule RuleLookup
+	// Rules are the rules the filter offers ("sent by"); none: the
+	// filter offers any rule's answers only when one is in force.
+	Rules []RuleChoice
 	// Filter is the filter in force, as typed.
 	Filter HistoryFilter
 	// After is the cursor the page was read from ("" for the newest).
@@ -80,7 +86,10 @@ type HistoryView struct {
 	Action   string // the filter form's GET action, {base}/history
 	Filter   HistoryFilter
 	Outcomes []HistoryChoice // the outcome filter's choices
-	Active   bool            // a filter is in force
+	// RuleChoices are the "Sent by a rule" filter's choices: anyone,
+	// any rule, each rule.
+	RuleChoices []HistoryChoice
+	Active      bool // a filter is in force
 	// More is true when a filter besides the search is in force: the
 	// form shows those filters open.
 	More     bool
@@ -218,6 +227,7 @@ func History(page store.HistoryPage, opts HistoryOptions) HistoryView {
 	v.ClearURL = v.Action
 	v.CSVURL = withQuery(base+"/history.csv", q)
 	v.JSONLURL = withQuery(base+"/history.jsonl", q)
+	v.RuleChoices = historyRuleChoices(opts.Rules, opts.Filter.Rule)
 	for _, o := range words.outcomes {
 		v.Outcomes = append(v.Outcomes, HistoryChoice{Value: string(o.State), Label: o.Short, Selected: string(o.State) == opts.Filter.Outcome})
 	}
@@ -239,11 +249,10 @@ func History(page store.HistoryPage, opts HistoryOptions) HistoryView {
 		v.Empty = words.history["none-match"]
 	}
 	for _, e := range page.Entries {
-		r := historyRow(e)
+		r := historyRow(e, ruleOf(opts.Rule, e.Submission.By))
 		r.AgentURL = withQuery(v.Action, url.Values{"agent": {e.Submission.Agent}})
 		r.SessionURL = withQuery(v.Action, url.Values{"session": {e.Submission.Key.Session}})
 		r.ShowBy = opts.SignedIn || r.Named
-		r.Rule = ruleOf(opts.Rule, e.Submission.By)
 		v.Rows = append(v.Rows, r)
 	}
 	safeHistory(&v)
@@ -257,8 +266,9 @@ func withQuery(u string, q url.Values) string {
 	return u + "?" + q.Encode()
 }
 
-// historyRow is one entry as the history shows it.
-func historyRow(e store.Entry) HistoryRow {
+// historyRow is one entry as the history shows it; rule is the rule that
+// sent it (nil for an operator's answer).
+func historyRow(e store.Entry, rule *RuleRef) HistoryRow {
 	s := e.Submission
 	r := HistoryRow{
 		ID:           HistoryAnchor(s.CommandID),
@@ -271,6 +281,7 @@ func historyRow(e store.Entry) HistoryRow {
 		Operator:     s.By,
 		Named:        s.By != "",
 		Outcome:      historyOutcome(s.State, s.Reason, s.Detail),
+		Rule:         rule,
 	}
 	if r.Question == "" {
 		r.Question = words.history["no-question"]
@@ -302,9 +313,21 @@ func historyRow(e store.Entry) HistoryRow {
 	if o := s.Recorded; o != nil {
 		r.Recorded = recordedValues(req, o.Answer, o.Capture, false)
 		r.RecordedText = words.history["recorded"]
+		by := phrase("by ", o.By)
+		if rule != nil && (o.By == s.By || strings.HasSuffix(o.By, "/"+s.By)) {
+			// The agent names the command's sender, this UI and the
+			// rule's id ("aepforms/rule:01J…"): the row names the rule
+			// in words already, so the line says it was this rule.
+			by = fmt.Sprintf(words.history["recorded-rule"], rule.Name)
+		}
+		as := ""
 		if o.By != "" || o.Via != "" {
-			r.RecordedText += fmt.Sprintf(words.history["recorded-as"], strings.TrimSpace(phrase("by ", o.By)+phrase(" via ", o.Via)))
+			as = fmt.Sprintf(words.history["recorded-as"], strings.TrimSpace(by+phrase(" via ", o.Via)))
+			r.RecordedText += as
 			r.RecordedAgent = []string{o.By, o.Via}
+			if by != phrase("by ", o.By) {
+				r.RecordedAgent = []string{rule.Name, o.Via}
+			}
 		}
 		if s.State == inbox.SubmissionAccepted {
 			// Accepted, and recorded: settled for good.
@@ -314,10 +337,7 @@ func historyRow(e store.Entry) HistoryRow {
 			// The answer once: what the agent recorded is shown only
 			// where it differs from what was sent.
 			r.Recorded = nil
-			r.RecordedText = words.history["recorded-same"]
-			if o.By != "" || o.Via != "" {
-				r.RecordedText += fmt.Sprintf(words.history["recorded-as"], strings.TrimSpace(phrase("by ", o.By)+phrase(" via ", o.Via)))
-			}
+			r.RecordedText = words.history["recorded-same"] + as
 		}
 		if hasWithheld(r.Recorded) {
 			r.RecordedWithheld = "Values withheld at capture " + o.Capture.String() + " are not shown."

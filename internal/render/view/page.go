@@ -111,22 +111,25 @@ type Refused struct {
 
 // PageView is the whole inbox page (or panel).
 type PageView struct {
-	Title     string // "(3) aepforms"
-	Base      string // the base path without its trailing slash ("" or "/forms"), for the script
-	HomeURL   string // {base}/ (the page without a filter)
-	PanelURL  string // {base}/panel
-	CSSURL    string // {base}/static/app.css?v={hash}
-	JSURL     string // {base}/static/app.js?v={hash}
-	PushURL   string // {base}/push?{filter}&since={seq}: the page's live updates
-	Theme     string // "light", "dark" or ""
-	Panel     bool
-	NowISO    string // the server's Now, so the browser can correct its clock for countdowns
-	Pending   int    // open cards on this page
-	Relay     RelayView
-	Notices   []string // inbox notices ("events may be missing for session X")
-	Filter    []FilterTerm
-	ClearURL  string // the page without the filter
-	WatchOnly bool
+	// RuleAnswers is the header's count of the requests rules answered
+	// since the operator last looked; nil: none.
+	RuleAnswers *RuleAnswers
+	Title       string // "(3) aepforms"
+	Base        string // the base path without its trailing slash ("" or "/forms"), for the script
+	HomeURL     string // {base}/ (the page without a filter)
+	PanelURL    string // {base}/panel
+	CSSURL      string // {base}/static/app.css?v={hash}
+	JSURL       string // {base}/static/app.js?v={hash}
+	PushURL     string // {base}/push?{filter}&since={seq}: the page's live updates
+	Theme       string // "light", "dark" or ""
+	Panel       bool
+	NowISO      string // the server's Now, so the browser can correct its clock for countdowns
+	Pending     int    // open cards on this page
+	Relay       RelayView
+	Notices     []string // inbox notices ("events may be missing for session X")
+	Filter      []FilterTerm
+	ClearURL    string // the page without the filter
+	WatchOnly   bool
 	// EmbedOrigins is the space-separated list of origins the panel may
 	// post its pending count to (data-embed-origins).
 	EmbedOrigins string

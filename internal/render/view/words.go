@@ -257,6 +257,11 @@ var words = struct {
 		"recorded":      "What the agent recorded",
 		"recorded-same": "The agent recorded this answer as sent",
 		"recorded-as":   " (%s)",
+		// The agent's "by" naming the rule that sent the answer, in
+		// the rule's words rather than its id ("aepforms/rule:01J…").
+		"recorded-rule": "by rule ‘%s’",
+		"rule-none":     "Anyone",
+		"rule-any":      "Any rule",
 		// An accepted answer the agent then recorded: settled for good.
 		"outcome-recorded": "Accepted and recorded by the agent",
 	},
