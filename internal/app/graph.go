@@ -258,16 +258,7 @@ func (g *serveGraph) startResume(ctx context.Context, goRun func(name string, f 
 
 // sweep settles the cards whose deadline passed, every sweepInterval.
 func (g *serveGraph) sweep(ctx context.Context) {
-	t := time.NewTicker(sweepInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			g.in.Sweep()
-		}
-	}
+	every(ctx, sweepInterval, g.in.Sweep)
 }
 
 // checkJournal checks the journal as /readyz does (a small write, then
@@ -275,22 +266,29 @@ func (g *serveGraph) sweep(ctx context.Context) {
 // once it takes writes again, the banner goes, even if no answer comes
 // to write.
 func (g *serveGraph) checkJournal(ctx context.Context) {
-	t := time.NewTicker(sweepInterval)
+	every(ctx, sweepInterval, func() {
+		if !g.in.JournalFault() {
+			return
+		}
+		pctx, cancel := context.WithTimeout(ctx, journalCheckTimeout)
+		defer cancel()
+		if g.journal.Ping(pctx) == nil {
+			g.in.JournalWrites()
+		}
+	})
+}
+
+// every calls f each interval until ctx ends.
+func every(ctx context.Context, interval time.Duration, f func()) {
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			f()
 		}
-		if !g.in.JournalFault() {
-			continue
-		}
-		pctx, cancel := context.WithTimeout(ctx, journalCheckTimeout)
-		if g.journal.Ping(pctx) == nil {
-			g.in.JournalWrites()
-		}
-		cancel()
 	}
 }
 

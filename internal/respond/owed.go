@@ -76,21 +76,9 @@ func (c *Client) keepOwed(cmd *command) {
 func (c *Client) agentBack() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for id, cmd := range c.owed {
-		if !cmd.forAgent || c.Reach(cmd.session) != inbox.ReachConnected {
-			continue
-		}
-		if _, busy := c.pending[id]; busy {
-			continue
-		}
-		select {
-		case c.queue <- cmd:
-			c.pending[id] = struct{}{}
-			delete(c.owed, id)
-		default:
-			return
-		}
-	}
+	c.requeueLocked(func(cmd *command) bool {
+		return cmd.forAgent && c.Reach(cmd.session) == inbox.ReachConnected
+	})
 }
 
 // requeueOwed puts every owed command back on the queue: a relay
@@ -98,7 +86,17 @@ func (c *Client) agentBack() {
 func (c *Client) requeueOwed() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.requeueLocked(func(*command) bool { return true })
+}
+
+// requeueLocked puts the owed commands due (due(cmd) true) and not
+// already queued back on the queue, until it is full: what does not fit
+// waits for the next call. The caller holds c.mu.
+func (c *Client) requeueLocked(due func(*command) bool) {
 	for id, cmd := range c.owed {
+		if !due(cmd) {
+			continue
+		}
 		if _, busy := c.pending[id]; busy {
 			continue
 		}
