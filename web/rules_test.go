@@ -229,6 +229,9 @@ func TestRuleFromACard(t *testing.T) {
 		assert.Regexp(t, `^\s*Run make release\?, \S`, uses.Eq(i).Text(), "each use: its question, a comma, when")
 	}
 	assert.Contains(t, row.Find(`[data-testid="rule-note"]`).Text(), "CI does this")
+	scope := row.Find(`[data-testid="rule-scope"]`)
+	assert.Equal(t, "Which questions containing: “make release”", strings.TrimSpace(scope.Prev().Text())+" "+strings.TrimSpace(scope.Text()),
+		"the scope's term and its words read as one phrase (it read 'Answers questions any question …', and a second term 'Answers' names the answer)")
 	assert.Contains(t, row.Find(`[data-testid="rule-answer"]`).Text(), "Allow once")
 
 	pause, _ := row.Find(`[data-testid="rule-pause"]`).Parent().Attr("action")
