@@ -256,8 +256,12 @@ func TestServeProcessCrashesAndJournal(t *testing.T) {
 			assert.Len(t, got, 1, "the command went out before the 303: it reached the agent")
 		}},
 		{crashpoint.Acked, func(t *testing.T, ag *agent.Agent, session string, status int, postErr error) {
-			require.NoError(t, postErr)
-			assert.Equal(t, http.StatusSeeOther, status)
+			// The 303 is written beside the command's release, not
+			// after the ack: a quick agent's ack can beat its last
+			// byte out, and the kill then leaves the post unanswered.
+			if postErr == nil {
+				assert.Equal(t, http.StatusSeeOther, status)
+			}
 			got := commandsTo(ag, session)
 			require.Len(t, got, 1, "the agent acked the command before the kill")
 			assert.Equal(t, agent.OutcomeAccepted, got[0].Decision.Outcome)
