@@ -23,16 +23,6 @@ import (
 	"github.com/aepforms/aepforms/internal/sse"
 )
 
-// handlePush streams rendered card fragments to one browser (the protocol
-// is described at the top of static/app.js). Each card message's id is
-// "{epoch}-{inbox change seq}" (view.PushID), so a reconnecting
-// EventSource resumes with Last-Event-ID; the page passes the position it
-// was rendered at as ?since= for its first connect, and a position of
-// another epoch (another replica, an earlier process) gets `reload`. The catch-up and the subscription are taken
-// atomically (Inbox.FollowSince), so no change falls between them. A
-// browser too far behind gets `reload`; one that reads too slowly (its
-// queue overflows, or a write outlasts Config.WriteTimeout) is dropped,
-// counted in the push drops metric, and catches up when it reconnects.
 // pushSettings are the push stream's bounds: each browser's queue of
 // pending changes, the write deadline and the heartbeat interval.
 type pushSettings struct {
@@ -44,40 +34,19 @@ type pushSettings struct {
 	BatchEvery time.Duration
 }
 
+// handlePush streams rendered card fragments to one browser (the protocol
+// is described at the top of static/app.js). Each card message's id is
+// "{epoch}-{inbox change seq}" (view.PushID), so a reconnecting
+// EventSource resumes with Last-Event-ID; the page passes the position it
+// was rendered at as ?since= for its first connect, and a position of
+// another epoch (another replica, an earlier process) gets `reload`. The catch-up and the subscription are taken
+// atomically (Inbox.FollowSince), so no change falls between them. A
+// browser too far behind gets `reload`; one that reads too slowly (its
+// queue overflows, or a write outlasts Config.WriteTimeout) is dropped,
+// counted in the push drops metric, and catches up when it reconnects.
 func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings, streams *Streams) http.HandlerFunc {
-	share := newPushShare()
-	sums := newBatchSums(in, pg, cfg.BatchEvery)
-	stops := &serverStops{}
-	// follow streams the inbox to one browser on sw until it leaves (r's
-	// context ends), is dropped, or a write fails.
-	// subscribe follows the inbox from since (or from now). It is taken
-	// before the response's head is written, so a client that has the
-	// head has every change made after it.
-	subscribe := func(since uint64, hasSince bool) (sub *inbox.Follower, changes []inbox.Change, ok bool) {
-		if hasSince {
-			return in.FollowSince(since, cfg.Buffer)
-		}
-		return in.Follow(cfg.Buffer), nil, true
-	}
-	follow := func(sw *sse.Writer, r *http.Request, since uint64, sub *inbox.Follower, changes []inbox.Change, ok bool) {
-		defer sub.Close()
-		m.Browsers.Add(1)
-		defer m.Browsers.Add(-1)
-
-		p := &pusher{in: in, share: share, pg: pg, w: sw, r: r, operator: operatorFrom(r.Context()), q: queryOf(r), last: since,
-			until: r.URL.Query().Get("until"), after: r.URL.Query().Get("after")}
-		if r.URL.Query().Get("batches") != "" && !pg.viewer.WatchOnly {
-			p.sums, p.sumEvery = sums, cfg.BatchEvery // the page has a batch region
-		}
-		err := p.stream(sub, changes, ok, cfg.Heartbeat)
-		if err == nil {
-			sw.Done()
-		}
-		if sub.Dropped() || errors.Is(err, os.ErrDeadlineExceeded) {
-			m.PushDrops.Add(1)
-			pg.log.Debug("web: dropped a browser that read too slowly", "remote", r.RemoteAddr)
-		}
-	}
+	h := &pushHandler{in: in, pg: pg, m: m, cfg: cfg, streams: streams,
+		share: newPushShare(), sums: newBatchSums(in, pg, cfg.BatchEvery), stops: &serverStops{}}
 	return func(w http.ResponseWriter, r *http.Request) {
 		since, hasSince, foreign := resumePoint(r, pg.epoch)
 		// The stream lives for hours: no deadline on the whole response,
@@ -85,64 +54,119 @@ func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings, streams *Stre
 		optOutOfResponseDeadline(w)
 		if !foreign {
 			if conn, ok := takeOver(w, r); ok {
-				sub, changes, subOK := subscribe(since, hasSince)
-				sw, err := sse.NewConnWriter(conn, w.Header(), cfg.WriteTimeout)
-				if err != nil {
-					sub.Close()
-					conn.Close()
-					pg.log.Debug("web: a browser left before its push stream began", "remote", r.RemoteAddr, "err", err)
-					return
-				}
-				if !streams.add() {
-					sub.Close()
-					conn.Close() // the server is stopping
-					return
-				}
-				ctx, end := streamContext(r, conn, stops.of(r), streams)
-				go func() {
-					defer streams.wg.Done()
-					defer end()
-					defer conn.Close()
-					defer func() {
-						if v := recover(); v != nil {
-							pg.log.Error("web: panic", "path", r.URL.Path, "request_id", middleware.GetReqID(r.Context()), "panic", v, "stack", string(debug.Stack()))
-						}
-					}()
-					follow(sw, r.WithContext(ctx), since, sub, changes, subOK)
-				}()
+				h.serveConn(w, r, conn, since, hasSince)
 				return // net/http lets the connection go, with its buffers and goroutine
 			}
 		}
-		// HTTP/2 (or a writer that cannot be taken over): through the
-		// response. Unchunked over HTTP/1.1: the stream ends with the
-		// connection (as the SSE spec suggests; net/http closes it after
-		// the response). Chunked, every write of a card of more than 4
-		// KiB is two or three system calls (net/http's connection
-		// buffer is 4 KiB), once per browser per card. HTTP/2 ignores it.
-		w.Header().Set("Transfer-Encoding", "identity")
-		var (
-			sub     *inbox.Follower
-			changes []inbox.Change
-			subOK   bool
-		)
-		if !foreign {
-			sub, changes, subOK = subscribe(since, hasSince)
-		}
-		sw, err := sse.NewWriter(w, cfg.WriteTimeout)
-		if err != nil {
-			if sub != nil {
-				sub.Close()
+		h.serveResponse(w, r, since, hasSince, foreign)
+	}
+}
+
+// pushHandler is handlePush's: what every browser's stream shares.
+type pushHandler struct {
+	in      Inbox
+	pg      *pages
+	m       *Metrics
+	cfg     pushSettings
+	streams *Streams
+	share   *pushShare
+	sums    *batchSums
+	stops   *serverStops
+}
+
+// subscribe follows the inbox from since (or from now). It is taken
+// before the response's head is written, so a client that has the head
+// has every change made after it.
+func (h *pushHandler) subscribe(since uint64, hasSince bool) (sub *inbox.Follower, changes []inbox.Change, ok bool) {
+	if hasSince {
+		return h.in.FollowSince(since, h.cfg.Buffer)
+	}
+	return h.in.Follow(h.cfg.Buffer), nil, true
+}
+
+// serveConn streams to a browser on conn, taken over from net/http, in a
+// goroutine of its own that Streams owns; it returns at once.
+func (h *pushHandler) serveConn(w http.ResponseWriter, r *http.Request, conn net.Conn, since uint64, hasSince bool) {
+	sub, changes, subOK := h.subscribe(since, hasSince)
+	sw, err := sse.NewConnWriter(conn, w.Header(), h.cfg.WriteTimeout)
+	if err != nil {
+		sub.Close()
+		conn.Close()
+		h.pg.log.Debug("web: a browser left before its push stream began", "remote", r.RemoteAddr, "err", err)
+		return
+	}
+	if !h.streams.add() {
+		sub.Close()
+		conn.Close() // the server is stopping
+		return
+	}
+	ctx, end := streamContext(r, conn, h.stops.of(r), h.streams)
+	go func() {
+		defer h.streams.wg.Done()
+		defer end()
+		defer conn.Close()
+		defer func() {
+			if v := recover(); v != nil {
+				h.pg.log.Error("web: panic", "path", r.URL.Path, "request_id", middleware.GetReqID(r.Context()), "panic", v, "stack", string(debug.Stack()))
 			}
-			pg.internalError(w, r, err)
-			return
+		}()
+		h.follow(sw, r.WithContext(ctx), since, sub, changes, subOK)
+	}()
+}
+
+// serveResponse streams through the response: HTTP/2, a writer that
+// cannot be taken over, or a position of another epoch (told to reload).
+// Unchunked over HTTP/1.1: the stream ends with the connection (as the
+// SSE spec suggests; net/http closes it after the response). Chunked,
+// every write of a card of more than 4 KiB is two or three system calls
+// (net/http's connection buffer is 4 KiB), once per browser per card.
+// HTTP/2 ignores it.
+func (h *pushHandler) serveResponse(w http.ResponseWriter, r *http.Request, since uint64, hasSince, foreign bool) {
+	w.Header().Set("Transfer-Encoding", "identity")
+	var (
+		sub     *inbox.Follower
+		changes []inbox.Change
+		subOK   bool
+	)
+	if !foreign {
+		sub, changes, subOK = h.subscribe(since, hasSince)
+	}
+	sw, err := sse.NewWriter(w, h.cfg.WriteTimeout)
+	if err != nil {
+		if sub != nil {
+			sub.Close()
 		}
-		if foreign {
-			// Another replica's (or an earlier process's) position: its
-			// seq says nothing about this inbox.
-			_ = sw.Event(sse.Message{Event: "reload", Data: "another server"})
-			return
-		}
-		follow(sw, r, since, sub, changes, subOK)
+		h.pg.internalError(w, r, err)
+		return
+	}
+	if foreign {
+		// Another replica's (or an earlier process's) position: its
+		// seq says nothing about this inbox.
+		_ = sw.Event(sse.Message{Event: "reload", Data: "another server"})
+		return
+	}
+	h.follow(sw, r, since, sub, changes, subOK)
+}
+
+// follow streams the inbox to one browser on sw until it leaves (r's
+// context ends), is dropped, or a write fails.
+func (h *pushHandler) follow(sw *sse.Writer, r *http.Request, since uint64, sub *inbox.Follower, changes []inbox.Change, ok bool) {
+	defer sub.Close()
+	h.m.Browsers.Add(1)
+	defer h.m.Browsers.Add(-1)
+
+	p := &pusher{in: h.in, share: h.share, pg: h.pg, w: sw, r: r, operator: operatorFrom(r.Context()), q: queryOf(r), last: since,
+		until: r.URL.Query().Get("until"), after: r.URL.Query().Get("after")}
+	if r.URL.Query().Get("batches") != "" && !h.pg.viewer.WatchOnly {
+		p.sums, p.sumEvery = h.sums, h.cfg.BatchEvery // the page has a batch region
+	}
+	err := p.stream(sub, changes, ok, h.cfg.Heartbeat)
+	if err == nil {
+		sw.Done()
+	}
+	if sub.Dropped() || errors.Is(err, os.ErrDeadlineExceeded) {
+		h.m.PushDrops.Add(1)
+		h.pg.log.Debug("web: dropped a browser that read too slowly", "remote", r.RemoteAddr)
 	}
 }
 
@@ -284,33 +308,13 @@ func (p *pusher) stream(sub *inbox.Follower, catchUp []inbox.Change, ok bool, he
 	if !ok {
 		return p.w.Event(sse.Message{Event: "reload", Data: "too far behind"})
 	}
-	// One channel wakes the stream, the follower's: the heartbeat, the
-	// batch summary's timer and the browser's leaving (its context) signal
-	// it too (Wake), each marking what is due. With thousands of streams
-	// woken per card, a receive on one channel costs far less than a
-	// select over four (a fifth of serve's CPU at 2000 browsers).
-	const beatDue, sumDue = 1, 2
-	var due atomic.Uint32
-	// The batch summary is due once armed by the first change after the
-	// last summary, so a burst of changes is one summary.
-	sum := time.AfterFunc(time.Hour, func() {
-		due.Or(sumDue)
-		sub.Wake()
-	})
-	sum.Stop()
-	defer sum.Stop()
-	armed := false
-	arm := func(d time.Duration) {
-		if p.sums != nil && !armed {
-			sum.Reset(d)
-			armed = true
-		}
-	}
+	t := newStreamTimers(sub, p.sums != nil, heartbeat)
+	defer t.stop()
 	if len(catchUp) > 0 {
 		if err := p.batch(catchUp, false); err != nil {
 			return err
 		}
-		arm(p.sumEvery)
+		t.arm(p.sumEvery)
 	}
 	if err := p.addStatus(""); err != nil {
 		p.release()
@@ -319,11 +323,7 @@ func (p *pusher) stream(sub *inbox.Follower, catchUp []inbox.Change, ok bool, he
 	if err := p.flush(); err != nil {
 		return err
 	}
-	beat := time.AfterFunc(heartbeat, func() {
-		due.Or(beatDue)
-		sub.Wake()
-	})
-	defer beat.Stop()
+	t.start()
 	leave := context.AfterFunc(p.r.Context(), sub.Wake)
 	defer leave()
 	for {
@@ -331,22 +331,8 @@ func (p *pusher) stream(sub *inbox.Follower, catchUp []inbox.Change, ok bool, he
 		if p.r.Context().Err() != nil {
 			return nil
 		}
-		now := due.Swap(0)
-		if now&beatDue != 0 {
-			if err := p.w.Ping(); err != nil {
-				return err
-			}
-			beat.Reset(heartbeat)
-		}
-		if now&sumDue != 0 {
-			armed = false
-			wait, err := p.batches()
-			if err != nil {
-				return err
-			}
-			if wait > 0 {
-				arm(wait)
-			}
+		if err := p.due(t); err != nil {
+			return err
 		}
 		var room [8]inbox.Change
 		changes, open := sub.Take(room[:0])
@@ -359,7 +345,85 @@ func (p *pusher) stream(sub *inbox.Follower, catchUp []inbox.Change, ok bool, he
 		if err := p.batch(changes, true); err != nil {
 			return err
 		}
-		arm(p.sumEvery)
+		t.arm(p.sumEvery)
+	}
+}
+
+// due writes what the stream's timers marked due since it last woke: the
+// heartbeat, the batch summary.
+func (p *pusher) due(t *streamTimers) error {
+	now := t.due.Swap(0)
+	if now&beatDue != 0 {
+		if err := p.w.Ping(); err != nil {
+			return err
+		}
+		t.beat.Reset(t.heartbeat)
+	}
+	if now&sumDue != 0 {
+		t.armed = false
+		wait, err := p.batches()
+		if err != nil {
+			return err
+		}
+		if wait > 0 {
+			t.arm(wait)
+		}
+	}
+	return nil
+}
+
+// What a stream's timers mark due (streamTimers.due).
+const beatDue, sumDue = 1, 2
+
+// streamTimers are one stream's heartbeat and batch summary timers. One
+// channel wakes the stream, the follower's: the heartbeat, the batch
+// summary's timer and the browser's leaving (its context) signal it too
+// (Wake), each marking what is due. With thousands of streams woken per
+// card, a receive on one channel costs far less than a select over four
+// (a fifth of serve's CPU at 2000 browsers).
+type streamTimers struct {
+	sub       *inbox.Follower
+	due       atomic.Uint32
+	heartbeat time.Duration
+	beat      *time.Timer // nil until start
+	// sum is due once armed by the first change after the last summary,
+	// so a burst of changes is one summary; sums is false for a page
+	// without a batch region (never armed).
+	sum   *time.Timer
+	sums  bool
+	armed bool
+}
+
+func newStreamTimers(sub *inbox.Follower, sums bool, heartbeat time.Duration) *streamTimers {
+	t := &streamTimers{sub: sub, sums: sums, heartbeat: heartbeat}
+	t.sum = time.AfterFunc(time.Hour, func() { t.mark(sumDue) })
+	t.sum.Stop()
+	return t
+}
+
+// mark marks what is due and wakes the stream.
+func (t *streamTimers) mark(what uint32) {
+	t.due.Or(what)
+	t.sub.Wake()
+}
+
+// arm has the batch summary due in d, unless it is due already.
+func (t *streamTimers) arm(d time.Duration) {
+	if t.sums && !t.armed {
+		t.sum.Reset(d)
+		t.armed = true
+	}
+}
+
+// start starts the heartbeat, once the stream's first write is out.
+func (t *streamTimers) start() {
+	t.beat = time.AfterFunc(t.heartbeat, func() { t.mark(beatDue) })
+}
+
+func (t *streamTimers) stop() {
+	t.sum.Stop()
+	if t.beat != nil {
+		t.beat.Stop()
 	}
 }
 
