@@ -4,18 +4,11 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"net/http"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/assert"
@@ -24,148 +17,6 @@ import (
 	"github.com/aepforms/aepforms/internal/agent"
 	"github.com/aepforms/aepforms/internal/crashpoint"
 )
-
-// The crash tests run serve as a real process, built with -tags
-// crashpoints, and let it kill itself (SIGKILL: no deferred close, no
-// flush) at one named moment of an answer's way, reached by the answer
-// itself rather than by a sleep. Then serve starts again on the same
-// journal, without the crash point, and the demo agent's record says
-// what the agent executed.
-
-// buildCrashBinary builds cmd/aepforms with the crash points compiled in,
-// into dir. The build cache makes every build after the first a link.
-func buildCrashBinary(t *testing.T, dir string) string {
-	t.Helper()
-	goTool, err := exec.LookPath("go") // go test puts its own go first on PATH
-	require.NoError(t, err, "the crash tests build the aepforms binary and need the go command")
-	bin := filepath.Join(dir, "aepforms")
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, goTool, "build", "-tags", "crashpoints", "-o", bin,
-		"github.com/aepforms/aepforms/cmd/aepforms").CombinedOutput()
-	require.NoError(t, err, "go build -tags crashpoints: %s", out)
-	return bin
-}
-
-// crashRig is a relay and a demo agent in this process, and a journal
-// file the serve processes share.
-type crashRig struct {
-	bin  string
-	base *stack
-	db   string
-	home string
-	// args are more serve flags for every process (the replica tests'
-	// --lease).
-	args []string
-}
-
-func newCrashRig(t *testing.T, bin string, relayArgs ...string) *crashRig {
-	t.Helper()
-	token := "e2e-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	env := map[string]string{"AEP_TOKEN": token}
-	relayURL, _, stopRelay := runApp(t, "relay", append([]string{"relay", "--port", "0"}, relayArgs...), env, relayReady)
-	home := t.TempDir()
-	return &crashRig{
-		bin:  bin,
-		base: &stack{ctx: context.WithoutCancel(t.Context()), token: token, relayURL: relayURL, relayEnv: env, stopRelay: stopRelay},
-		db:   filepath.Join(home, "journal", "aepforms.db"),
-		home: home,
-	}
-}
-
-// uiProcess is one serve process.
-type uiProcess struct {
-	cmd  *exec.Cmd
-	logs *stackLog
-	done chan struct{} // closed when the process has exited
-	err  error         // cmd.Wait's, once done is closed
-}
-
-// exec starts serve on the rig's journal with env point set as the armed
-// crash point ("" = none). It does not wait for anything.
-func (r *crashRig) exec(t *testing.T, name, point string) *uiProcess {
-	t.Helper()
-	cmd := exec.Command(r.bin, "serve", "--relay", r.base.relayURL, "--addr", "127.0.0.1:0",
-		"--ack-window", "5m", "--db", r.db)
-	cmd.Args = append(cmd.Args, r.args...)
-	cmd.Env = []string{"AEP_TOKEN=" + r.base.token, "HOME=" + r.home}
-	if point != "" {
-		cmd.Env = append(cmd.Env, crashpoint.Env+"="+point)
-	}
-	p := &uiProcess{cmd: cmd, logs: newStackLog(regexp.MustCompile(`aepforms UI listening on (http://[^\s"]+)`)), done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = p.logs, p.logs
-	dumpOnFailure(t, name, p.logs)
-	require.NoError(t, cmd.Start())
-	go func() { p.err = cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() { p.stop(t, name) })
-	return p
-}
-
-// serve starts serve (see exec) and waits until it listens.
-func (r *crashRig) serve(t *testing.T, name, point string) (*stack, *uiProcess) {
-	t.Helper()
-	p := r.exec(t, name, point)
-	var uiURL string
-	select {
-	case uiURL = <-p.logs.found:
-	case <-p.done:
-		t.Fatalf("%s exited before it listened: %v", name, p.err)
-	case <-time.After(stackWait):
-		t.Fatalf("%s did not listen within %v", name, stackWait)
-	}
-	s := *r.base
-	s.uiURL = uiURL
-	u, err := url.Parse(uiURL)
-	require.NoError(t, err)
-	s.origin = u.Scheme + "://" + u.Host
-	return &s, p
-}
-
-// stop ends a process still running: SIGTERM, then SIGKILL if it does not
-// exit in time.
-func (p *uiProcess) stop(t *testing.T, name string) {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(stackWait):
-		t.Errorf("%s did not stop within %v of SIGTERM", name, stackWait)
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-}
-
-// awaitKilled waits for the process to die of SIGKILL: its crash point.
-func (p *uiProcess) awaitKilled(t *testing.T, point string) {
-	t.Helper()
-	select {
-	case <-p.done:
-	case <-time.After(stackWait):
-		t.Fatalf("serve did not reach crash point %q within %v", point, stackWait)
-	}
-	var exit *exec.ExitError
-	require.True(t, errors.As(p.err, &exit), "serve ended with %v, want killed at %q", p.err, point)
-	ws, ok := exit.Sys().(syscall.WaitStatus)
-	require.True(t, ok)
-	require.True(t, ws.Signaled() && ws.Signal() == syscall.SIGKILL, "serve ended with %v, want SIGKILL at crash point %q", p.err, point)
-}
-
-// awaitExit waits for the process to exit by itself with status code.
-func (p *uiProcess) awaitExit(t *testing.T, code int) {
-	t.Helper()
-	select {
-	case <-p.done:
-	case <-time.After(stackWait):
-		t.Fatalf("serve still runs after %v, want it to exit with status %d", stackWait, code)
-	}
-	var exit *exec.ExitError
-	require.True(t, errors.As(p.err, &exit), "serve ended with %v, want exit status %d", p.err, code)
-	assert.Equal(t, code, exit.ExitCode())
-}
 
 // post sends the form as submit does, but a connection that ends without
 // a response (the process died first) is an outcome, not a test failure:

@@ -4,14 +4,8 @@ package e2e
 
 import (
 	"context"
-	"net"
 	"net/http"
-	"net/url"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,54 +24,6 @@ import (
 // relay port. The agent is outside it (in this process), so it outlives
 // serve, loses its relay with it and comes back on its own schedule.
 
-// embeddedRig is a journal and a relay port that the serve processes of
-// one test share.
-type embeddedRig struct {
-	bin, db, home, token, port string
-}
-
-func newEmbeddedRig(t *testing.T, bin string) *embeddedRig {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	_, port, err := net.SplitHostPort(ln.Addr().String())
-	require.NoError(t, err)
-	require.NoError(t, ln.Close())
-	home := t.TempDir()
-	return &embeddedRig{bin: bin, db: filepath.Join(home, "journal", "aepforms.db"), home: home,
-		token: "e2e-" + strconv.FormatInt(time.Now().UnixNano(), 36), port: port}
-}
-
-// serve starts serve with its embedded relay on the rig's port and
-// journal, with crash point point armed ("" = none), and waits until it
-// listens. More flags come after the rig's.
-func (r *embeddedRig) serve(t *testing.T, name, point string, args ...string) (*stack, *uiProcess) {
-	t.Helper()
-	cmd := exec.Command(r.bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--relay-port", r.port, "--db", r.db}, args...)...)
-	cmd.Env = []string{"AEP_TOKEN=" + r.token, "HOME=" + r.home}
-	if point != "" {
-		cmd.Env = append(cmd.Env, crashpoint.Env+"="+point)
-	}
-	p := &uiProcess{cmd: cmd, logs: newStackLog(regexp.MustCompile(`aepforms UI listening on (http://[^\s"]+)`)), done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = p.logs, p.logs
-	dumpOnFailure(t, name, p.logs)
-	require.NoError(t, cmd.Start())
-	go func() { p.err = cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() { p.stop(t, name) })
-	var uiURL string
-	select {
-	case uiURL = <-p.logs.found:
-	case <-p.done:
-		t.Fatalf("%s exited before it listened: %v", name, p.err)
-	case <-time.After(stackWait):
-		t.Fatalf("%s did not listen within %v", name, stackWait)
-	}
-	u, err := url.Parse(uiURL)
-	require.NoError(t, err)
-	return &stack{ctx: context.WithoutCancel(t.Context()), token: r.token, relayURL: "http://127.0.0.1:" + r.port,
-		uiURL: uiURL, origin: u.Scheme + "://" + u.Host}, p
-}
-
 // askMany starts an agent on s's relay asking n permission questions,
 // one session each, and returns it with the sessions once every question
 // is a card with its form read.
@@ -85,6 +31,18 @@ func askMany(t *testing.T, s *stack, n int, o agentOptions) (*agent.Agent, []str
 	t.Helper()
 	o.scenarios = slices.Repeat([]string{agent.ScenarioPermission}, n)
 	ag := s.startAgent(t, o)
+	sessions := awaitAsked(t, ag, n)
+	forms := make(map[string]*htmlForm, n)
+	for _, sess := range sessions {
+		_, _, forms[sess] = s.openForm(t, sess)
+	}
+	return ag, sessions, forms
+}
+
+// awaitAsked waits until the agent has n requests pending and delivered,
+// and returns their sessions.
+func awaitAsked(t *testing.T, ag *agent.Agent, n int) []string {
+	t.Helper()
 	var sessions []string
 	ctx, cancel := context.WithTimeout(t.Context(), stackWait)
 	defer cancel()
@@ -99,18 +57,7 @@ func askMany(t *testing.T, s *stack, n int, o agentOptions) (*agent.Agent, []str
 		}
 		return len(sessions) == n
 	}), "the agent asked %d questions, want %d", len(sessions), n)
-	forms := make(map[string]*htmlForm, n)
-	for _, sess := range sessions {
-		_, _, forms[sess] = s.openForm(t, sess)
-	}
-	return ag, sessions, forms
-}
-
-// killed kills the process with SIGKILL and waits for it to end.
-func (p *uiProcess) killed(t *testing.T) {
-	t.Helper()
-	require.NoError(t, p.cmd.Process.Kill())
-	<-p.done
+	return sessions
 }
 
 // assertExecutedOnce waits until the agent executed one command for each

@@ -8,9 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,26 +28,10 @@ import (
 // runRelayNode starts `aepforms relay` as a process (so it can be killed
 // with SIGKILL) on the NATS servers natsURL, stream E2E, with the limits
 // the live checker probes, and waits until it listens.
-func runRelayNode(t *testing.T, bin, name, token, natsURL string) (string, *uiProcess) {
+func runRelayNode(t *testing.T, bin, name, token, natsURL string) (string, *process) {
 	t.Helper()
-	args := append([]string{"relay", "--port", "0", "--nats", natsURL, "--nats-stream", "E2E", "--nats-subject", "e2e"}, limitFlags...)
-	cmd := exec.Command(bin, args...)
-	cmd.Env = []string{"AEP_TOKEN=" + token, "HOME=" + t.TempDir()}
-	p := &uiProcess{cmd: cmd, logs: newStackLog(regexp.MustCompile(relayReady)), done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = p.logs, p.logs
-	dumpOnFailure(t, name, p.logs)
-	require.NoError(t, cmd.Start())
-	go func() { p.err = cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() { p.stop(t, name) })
-	select {
-	case u := <-p.logs.found:
-		return u, p
-	case <-p.done:
-		t.Fatalf("%s exited before it listened: %v", name, p.err)
-	case <-time.After(stackWait):
-		t.Fatalf("%s did not listen within %v", name, stackWait)
-	}
-	return "", nil
+	return runRelayProcess(t, bin, name, token,
+		append([]string{"--port", "0", "--nats", natsURL, "--nats-stream", "E2E", "--nats-subject", "e2e"}, limitFlags...)...)
 }
 
 // retarget makes the gate's next connections go to target (host:port):
@@ -169,39 +150,11 @@ func TestJetStreamRelayNodeAndStreamLeaderKilled(t *testing.T) {
 	})
 
 	front := startGate(t, hostOf(t, aURL)) // the agent's one relay address
-	s := &stack{token: token, relayURL: bURL}
-	home := t.TempDir()
-	s.uiURL, s.ctx, _ = runApp(t, "ui (on relay B)", []string{"serve", "--relay", bURL, "--addr", "127.0.0.1:0",
-		"--ack-window", "1s", "--db", filepath.Join(home, "journal", "aepforms.db")},
-		map[string]string{"AEP_TOKEN": token, "HOME": home}, `aepforms UI listening on (http://[^\s"]+)`)
-	u, err := url.Parse(s.uiURL)
-	require.NoError(t, err)
-	s.origin = u.Scheme + "://" + u.Host
-
-	scenarios := make([]string, total)
-	for i := range scenarios {
-		scenarios[i] = agent.ScenarioPermission
-	}
+	s := runServe(t, "ui (on relay B)", token, bURL)
 	commands := newCommandGate()
-	ag := s.startAgent(t, agentOptions{scenarios: scenarios, relayURL: front.url(), gate: commands})
-	var sessions []string
+	ag, sessions, forms := askMany(t, s, total, agentOptions{relayURL: front.url(), gate: commands})
 	ctx, cancel := context.WithTimeout(t.Context(), stackWait)
 	defer cancel()
-	require.NoError(t, ag.Until(ctx, func() bool {
-		sessions = sessions[:0]
-		for _, ss := range ag.Sessions() {
-			for _, q := range ss.Requests {
-				if q.State == agent.StatePending && q.Delivered {
-					sessions = append(sessions, ss.ID)
-				}
-			}
-		}
-		return len(sessions) == total
-	}), "the agent asked %d questions on relay A, want %d", len(sessions), total)
-	forms := make(map[string]*htmlForm, total)
-	for _, sess := range sessions {
-		_, _, forms[sess] = s.openForm(t, sess)
-	}
 	s.awaitRespond(t, true)
 
 	answer := func(sess string) {
@@ -218,8 +171,7 @@ func TestJetStreamRelayNodeAndStreamLeaderKilled(t *testing.T) {
 	}
 	dropped, err := commands.awaitDropped(ctx, beforeKill)
 	require.NoError(t, err, "every answer's command reached the agent through A before the kill (%d of %d)", dropped, beforeKill)
-	require.NoError(t, relayA.cmd.Process.Kill()) // kill -9: no drain, nothing handed over
-	<-relayA.done
+	relayA.killed(t) // kill -9: no drain, nothing handed over
 	leader, err := nats.StreamLeader("E2E")
 	require.NoError(t, err)
 	nats.Kill(leader)

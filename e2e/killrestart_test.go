@@ -7,10 +7,8 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"net/url"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -47,27 +45,12 @@ func TestKilledServeRestartWithdrawsWhatItNoLongerHas(t *testing.T) {
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
 	db := filepath.Join(dir, "journal.db")
-	start := func(name string) (*stack, *uiProcess) {
+	start := func(name string) (*stack, *process) {
 		t.Helper()
-		cmd := exec.Command(bin, "serve", "--demo", "--demo-every", "0", "--addr", addr, "--relay-port", "0", "--db", db)
-		cmd.Env = []string{"HOME=" + dir}
-		p := &uiProcess{cmd: cmd, logs: newStackLog(regexp.MustCompile(`aepforms UI listening on (http://[^\s"]+)`)), done: make(chan struct{})}
-		cmd.Stdout, cmd.Stderr = p.logs, p.logs
-		dumpOnFailure(t, name, p.logs)
-		require.NoError(t, cmd.Start())
-		go func() { p.err = cmd.Wait(); close(p.done) }()
-		t.Cleanup(func() { p.stop(t, name) })
-		var uiURL string
-		select {
-		case uiURL = <-p.logs.found:
-		case <-p.done:
-			t.Fatalf("%s exited before it listened: %v", name, p.err)
-		case <-time.After(stackWait):
-			t.Fatalf("%s did not listen within %v", name, stackWait)
-		}
-		u, err := url.Parse(uiURL)
-		require.NoError(t, err)
-		return &stack{ctx: context.WithoutCancel(t.Context()), uiURL: uiURL, origin: u.Scheme + "://" + u.Host}, p
+		p := startProcess(t, name, bin, []string{"serve", "--demo", "--demo-every", "0", "--addr", addr, "--relay-port", "0", "--db", db},
+			[]string{"HOME=" + dir}, uiReady)
+		uiURL := p.listening(t)
+		return &stack{ctx: context.WithoutCancel(t.Context()), uiURL: uiURL, origin: originOf(t, uiURL)}, p
 	}
 	first, proc := start("serve")
 

@@ -8,19 +8,12 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"os/exec"
-	"path/filepath"
-	"regexp"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/aepforms/aepforms/internal/agent"
 )
 
 // relayOutage is how long the killed relay stays down in
@@ -28,29 +21,6 @@ import (
 // respond path's 10 s connect wait that used to give in-flight answers
 // up. Not scaled down: it is the fault, not a wait for an event.
 const relayOutage = 12 * time.Second
-
-// runRelayProcess starts `aepforms relay` as a process (so it can be
-// killed with SIGKILL) on port ("0": any) and waits until it listens.
-func runRelayProcess(t *testing.T, bin, name, port, token string) (string, *uiProcess) {
-	t.Helper()
-	cmd := exec.Command(bin, "relay", "--port", port)
-	cmd.Env = []string{"AEP_TOKEN=" + token, "HOME=" + t.TempDir()}
-	p := &uiProcess{cmd: cmd, logs: newStackLog(regexp.MustCompile(relayReady)), done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = p.logs, p.logs
-	dumpOnFailure(t, name, p.logs)
-	require.NoError(t, cmd.Start())
-	go func() { p.err = cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() { p.stop(t, name) })
-	select {
-	case u := <-p.logs.found:
-		return u, p
-	case <-p.done:
-		t.Fatalf("%s exited before it listened: %v", name, p.err)
-	case <-time.After(stackWait):
-		t.Fatalf("%s did not listen within %v", name, stackWait)
-	}
-	return "", nil
-}
 
 // The issue's fault, as a process: a standalone relay is killed with
 // SIGKILL while 40 answers are in flight (the agent stalled: their
@@ -66,43 +36,15 @@ func TestRelayKilledWithAnswersInFlight(t *testing.T) {
 	const inFlight, during = 40, 10
 	bin := buildCrashBinary(t, t.TempDir())
 	token := "e2e-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	relayURL, relay := runRelayProcess(t, bin, "relay (to be killed)", "0", token)
+	relayURL, relay := runRelayProcess(t, bin, "relay (to be killed)", token, "--port", "0")
 	ru, err := url.Parse(relayURL)
 	require.NoError(t, err)
 
-	s := &stack{token: token, relayURL: relayURL}
-	home := t.TempDir()
-	s.uiURL, s.ctx, _ = runApp(t, "ui", []string{"serve", "--relay", relayURL, "--addr", "127.0.0.1:0",
-		"--ack-window", "1s", "--db", filepath.Join(home, "journal", "aepforms.db")},
-		map[string]string{"AEP_TOKEN": token, "HOME": home}, `aepforms UI listening on (http://[^\s"]+)`)
-	u, err := url.Parse(s.uiURL)
-	require.NoError(t, err)
-	s.origin = u.Scheme + "://" + u.Host
-
-	scenarios := make([]string, inFlight+during)
-	for i := range scenarios {
-		scenarios[i] = agent.ScenarioPermission
-	}
+	s := runServe(t, "ui", token, relayURL)
 	gate := newCommandGate()
-	ag := s.startAgent(t, agentOptions{scenarios: scenarios, gate: gate})
-	var sessions []string
+	ag, sessions, forms := askMany(t, s, inFlight+during, agentOptions{gate: gate})
 	ctx, cancel := context.WithTimeout(t.Context(), stackWait)
 	defer cancel()
-	require.NoError(t, ag.Until(ctx, func() bool {
-		sessions = sessions[:0]
-		for _, ss := range ag.Sessions() {
-			for _, q := range ss.Requests {
-				if q.State == agent.StatePending && q.Delivered {
-					sessions = append(sessions, ss.ID)
-				}
-			}
-		}
-		return len(sessions) == len(scenarios)
-	}), "the agent asked %d questions, want %d", len(sessions), len(scenarios))
-	forms := make(map[string]*htmlForm, len(sessions))
-	for _, sess := range sessions {
-		_, _, forms[sess] = s.openForm(t, sess)
-	}
 	s.awaitRespond(t, true)
 
 	// 40 answers in flight: each got its 303, its command reached the
@@ -117,8 +59,7 @@ func TestRelayKilledWithAnswersInFlight(t *testing.T) {
 	dropped, err := gate.awaitDropped(ctx, inFlight)
 	require.NoError(t, err, "every answer's command reached the agent before the kill (%d of %d)", dropped, inFlight)
 
-	require.NoError(t, relay.cmd.Process.Kill()) // kill -9: no drain, nothing handed over
-	<-relay.done
+	relay.killed(t) // kill -9: no drain, nothing handed over
 	down := time.Now()
 	s.awaitRespond(t, false)
 	for _, sess := range rest {
@@ -155,37 +96,9 @@ func TestRelayKilledWithAnswersInFlight(t *testing.T) {
 	assert.Zero(t, commandsTo(ag, sessions[0]), "nothing executed while the agent was stalled")
 
 	resume()
-	_, _ = runRelayProcess(t, bin, "relay (restarted)", ru.Port(), token)
+	_, _ = runRelayProcess(t, bin, "relay (restarted)", token, "--port", ru.Port())
 
-	var ids []string
-	for _, sess := range sessions {
-		got := awaitCommands(t, ag, sess, 1, nil)
-		require.Len(t, got, 1, "session %s: one command id, never two: %+v", sess, got)
-		assert.Equal(t, agent.OutcomeAccepted, got[0].Decision.Outcome, "session %s executed: %+v", sess, got[0].Decision)
-		assert.Equal(t, 0, got[0].Differing, "session %s: every transmission the journaled bytes", sess)
-		assert.Equal(t, `{"option":"deny"}`, answerOf(t, got[0].Raw))
-		ids = append(ids, got[0].ID)
-	}
-	for _, sess := range sessions {
-		card := s.awaitCard(t, sess, "the answer recorded by the agent", func(c *goquery.Selection) bool {
-			return c.AttrOr("data-state", "") == "answered"
-		})
-		assert.NotContains(t, card.Find(`[data-testid="state-text"]`).Text(), "elsewhere", "session %s: this UI's own answer", sess)
-	}
-	for _, sess := range sessions {
-		assert.Len(t, commandsTo(ag, sess), 1, "session %s: still one command", sess)
-	}
-	slices.Sort(ids)
-	rows := historyRows(t, s)
-	require.Len(t, rows, len(sessions), "one History entry per answer: %+v", rows)
-	var accepted []string
-	for _, r := range rows {
-		assert.Equal(t, "accepted", r.State, "History of %s: %+v", r.CommandID, r)
-		assert.True(t, r.Recorded, "History of %s: recorded by the agent: %+v", r.CommandID, r)
-		accepted = append(accepted, r.CommandID)
-	}
-	slices.Sort(accepted)
-	assert.Equal(t, ids, accepted, "History's commands are the ones the agent executed")
+	assertExecutedOnce(t, s, ag, sessions)
 }
 
 // historyRow is one History entry as the JSON lines export has it.

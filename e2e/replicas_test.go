@@ -3,9 +3,6 @@
 package e2e
 
 import (
-	"bufio"
-	"context"
-	"encoding/json"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -57,7 +54,7 @@ func TestReplicasAnswerExactlyOnce(t *testing.T) {
 
 	type replica struct {
 		s    *stack
-		p    *uiProcess
+		p    *process
 		name string
 	}
 	// Replica a dies (SIGKILL, its crash point) right after it lets the
@@ -77,20 +74,7 @@ func TestReplicasAnswerExactlyOnce(t *testing.T) {
 	doomed := replicas[0]
 
 	// Every question asked and delivered.
-	var sessions []string
-	ctx, cancel := context.WithTimeout(t.Context(), stackWait)
-	defer cancel()
-	require.NoError(t, ag.Until(ctx, func() bool {
-		sessions = sessions[:0]
-		for _, s := range ag.Sessions() {
-			for _, q := range s.Requests {
-				if q.State == agent.StatePending && q.Delivered {
-					sessions = append(sessions, s.ID)
-				}
-			}
-		}
-		return len(sessions) == cards
-	}), "the agent asked %d questions, want %d", len(sessions), cards)
+	sessions := awaitAsked(t, ag, cards)
 
 	rng := rand.New(rand.NewPCG(1, 16))
 	live := slices.Clone(replicas[1:])
@@ -204,27 +188,12 @@ func (s *stack) postAs(t *testing.T, f *htmlForm, submitter *formControl) (int, 
 // (its JSON lines export), sorted.
 func historyCommands(t *testing.T, s *stack) []string {
 	t.Helper()
-	p := s.resolve(t, nil, "history.jsonl")
-	req, err := http.NewRequestWithContext(s.ctx, http.MethodGet, p.String(), nil)
-	require.NoError(t, err)
-	resp, err := uiClient().Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
 	var ids []string
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var e struct {
-			CommandID string `json:"command_id"`
-			State     string `json:"state"`
-		}
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &e))
-		if e.State == "accepted" {
-			ids = append(ids, e.CommandID)
+	for _, r := range historyRows(t, s) {
+		if r.State == "accepted" {
+			ids = append(ids, r.CommandID)
 		}
 	}
-	require.NoError(t, sc.Err())
 	slices.Sort(ids)
 	return ids
 }
