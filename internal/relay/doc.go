@@ -69,9 +69,10 @@
 // in the stream and applied here, and a replay first catches up with the
 // stream. A command for a session no connection here claims is a NATS
 // request to the node that holds its claimant (none: no-route at once); a
-// roster lists the claims of every node; a command kept with no ack is
-// sent again to a connection that claims its session (its agent back on
-// another node after its node died). Two claimants on two nodes are not
+// roster lists the claims of every node; a command kept with no ack, and
+// not replaced by a later one of the same type and subject, is sent again
+// to a connection that claims its session (its agent back on another node
+// after its node died). Two claimants on two nodes are not
 // told ambiguous: the command goes to one.
 //
 // Shutdown drains: SSE streams get ": shutting-down", sockets a closing

@@ -87,24 +87,10 @@ func TestCommandOwedAcrossTheDeathOfItsNode(t *testing.T) {
 	// B keeps the command once A delivered it: wait until B serves it.
 	b.stream(t, url.Values{"from": {"all"}, "filter": {`{"id":"` + idOf(t, cmd) + `"}`}}, nil).nextEvent(t)
 
-	// A dies: its sockets cut (a shutdown given no time to drain) and
-	// its NATS connection closed.
-	a.srv.CloseClientConnections()
-	gone, cancel := context.WithCancel(context.Background())
-	cancel()
-	_ = a.Shutdown(gone)
+	a.die(t)
 	agent.closed(t)
 
-	reclaim := func() *fakeTarget {
-		w := b.dial(t)
-		h := hello("emitter")
-		h["identity"] = map[string]any{"agent": "target", "instance": "t/1"}
-		h["capabilities"] = map[string]any{"control": map[string]any{"accepts": []string{"control.attention.respond"}, "ack_window_ms": 10000}}
-		w.send(t, h)
-		w.expect(t, "hello")
-		w.send(t, ev(t, "progress.status", "o", 1, withSource("aep://target/agent/target/session/o")))
-		return &fakeTarget{w}
-	}
+	reclaim := func() *fakeTarget { return b.reclaim(t, "o", 1) }
 	again := reclaim()
 	assert.JSONEq(t, string(cmd), string(again.next(t)), "the unacknowledged command again, on B")
 	ack := ev(t, "control.accepted", "o", 2, withSource("aep://target/agent/target/session/o"), withSubject(idOf(t, cmd)))
@@ -116,6 +102,58 @@ func TestCommandOwedAcrossTheDeathOfItsNode(t *testing.T) {
 	third := reclaim()
 	third.send(t, map[string]any{"type": "ping", "t": 7})
 	assert.Equal(t, "pong", third.expect(t, "pong").str("type"), "an acknowledged command is not sent again")
+}
+
+// die kills the node as far as a test can in process: its sockets cut
+// (a shutdown given no time to drain) and its NATS connection closed.
+func (tr *testRelay) die(t *testing.T) {
+	t.Helper()
+	tr.srv.CloseClientConnections()
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = tr.Shutdown(gone)
+}
+
+// reclaim is the agent "target" back on tr after its node died: a new
+// socket claiming session with an event at seq.
+func (tr *testRelay) reclaim(t *testing.T, session string, seq int64) *fakeTarget {
+	t.Helper()
+	w := tr.dial(t)
+	h := hello("emitter")
+	h["identity"] = map[string]any{"agent": "target", "instance": "t/1"}
+	h["capabilities"] = map[string]any{"control": map[string]any{"accepts": []string{"control.attention.respond"}, "ack_window_ms": 10000}}
+	w.send(t, h)
+	w.expect(t, "hello")
+	w.send(t, ev(t, "progress.status", session, seq, withSource("aep://target/agent/target/session/"+session)))
+	return &fakeTarget{w}
+}
+
+// An answer the UI replaced ("Answer differently": a second command to
+// the same request, under a new id) is not sent again when the agent
+// re-claims its session after its node died: only the replacing one is,
+// beside the unacknowledged answer to another request.
+func TestReplacedCommandNotSentAgainAfterANodeDied(t *testing.T) {
+	t.Parallel()
+	ns, _ := nodes(t, cfg(), 2)
+	a, b := ns[0], ns[1]
+	agent := a.target(t, "r", "control.attention.respond")
+	ui := b.consumer(t)
+	first := command(t, "r")
+	other := command(t, "r", withSubject("req-2"))
+	second := command(t, "r", withData(map[string]any{"answer": map[string]any{"option": "no"}}))
+	for _, cmd := range [][]byte{first, other, second} {
+		ui.send(t, cmd)
+		assert.JSONEq(t, string(cmd), string(agent.next(t)), "delivered on A")
+	}
+	b.stream(t, url.Values{"from": {"all"}, "filter": {`{"id":"` + idOf(t, second) + `"}`}}, nil).nextEvent(t)
+
+	a.die(t)
+	agent.closed(t)
+	again := b.reclaim(t, "r", 1)
+	assert.JSONEq(t, string(other), string(again.next(t)), "the answer to req-2, owed")
+	assert.JSONEq(t, string(second), string(again.next(t)), "the replacing answer to req-1, owed")
+	again.send(t, map[string]any{"type": "ping", "t": 7})
+	assert.Equal(t, "pong", again.expect(t, "pong").str("type"), "the replaced answer is not sent again")
 }
 
 // A relay node that starts later reads the stream before it serves and

@@ -229,23 +229,35 @@ func (s *store) holds(ev *aep.Event) bool {
 
 // unacked lists the commands session holds that no held ack
 // (control.accepted or control.rejected, whose cause is the command's id)
-// answers, oldest first.
+// answers and no later command replaces, oldest first. A later command of
+// the same type and subject replaces an earlier one: the UI sends a
+// second answer to a request only when the operator answers differently,
+// and the agent is owed that answer, not the one it replaced.
 func (s *store) unacked(session string) []*aep.Event {
 	b := s.sessions[session]
 	if b == nil {
 		return nil
 	}
+	type target struct{ typ, subject string }
 	acked := make(map[string]bool)
+	latest := make(map[target]string) // command id last sent to each target
 	for _, e := range b.live() {
-		if t := e.ev.Type(); t == "control.accepted" || t == "control.rejected" {
+		switch t := e.ev.Type(); {
+		case t == "control.accepted" || t == "control.rejected":
 			acked[e.ev.Cause()] = true
+		case aep.IsCommand(t) && e.ev.Subject() != "":
+			latest[target{t, e.ev.Subject()}] = e.ev.ID()
 		}
 	}
 	var out []*aep.Event
 	for _, e := range b.live() {
-		if aep.IsCommand(e.ev.Type()) && !acked[e.ev.ID()] {
-			out = append(out, e.ev)
+		if !aep.IsCommand(e.ev.Type()) || acked[e.ev.ID()] {
+			continue
 		}
+		if id, ok := latest[target{e.ev.Type(), e.ev.Subject()}]; ok && id != e.ev.ID() {
+			continue
+		}
+		out = append(out, e.ev)
 	}
 	return out
 }
