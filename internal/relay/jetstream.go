@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -50,8 +51,9 @@ type jsLog struct {
 	// sessions a connection here claims.
 	routes map[string]*nats.Subscription
 
-	closeOnce sync.Once
-	id        string // this relay among those on the stream (roster requests skip their own)
+	closeOnce   sync.Once
+	id          string        // this relay among those on the stream (roster requests skip their own)
+	redelivered atomic.Uint64 // redeliveries sent (redeliveryID)
 }
 
 // retryWait is the pause between two attempts to store an event while
@@ -160,31 +162,41 @@ func msgID(ev *aep.Event) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func (l *jsLog) msg(ev *aep.Event, bare bool) *nats.Msg {
+// redeliveryID is the Nats-Msg-Id of one redelivery of ev (an event the
+// store holds, sent again): its (source, id) and a number this node gives
+// each redelivery. The stream keeps the redelivery once however often
+// its publish is retried, and keeps the next redelivery too, so every
+// node forwards each live as a relay in memory does.
+func (l *jsLog) redeliveryID(ev *aep.Event) string {
+	return msgID(ev) + "." + l.id + "." + strconv.FormatUint(l.redelivered.Add(1), 36)
+}
+
+func (l *jsLog) msg(ev *aep.Event, id string) *nats.Msg {
 	m := nats.NewMsg(l.subject(ev))
 	m.Data = ev.Raw()
-	if !bare {
-		m.Header.Set(jetstream.MsgIDHeader, msgID(ev))
-	}
+	m.Header.Set(jetstream.MsgIDHeader, id)
 	return m
 }
 
 func (l *jsLog) append(ctx context.Context, evs []*aep.Event) ([]*aep.Event, error) {
 	r := l.r
 	// An event the store holds is a redelivery: it goes on the stream
-	// too, without its Nats-Msg-Id, so every node forwards it live in
-	// the stream's order as a relay in memory does (its store keeps it
-	// once).
-	held := make([]bool, len(evs))
+	// too, under a Nats-Msg-Id of its own (redeliveryID), so every node
+	// forwards it live in the stream's order as a relay in memory does
+	// (its store keeps it once).
+	ids := make([]string, len(evs))
 	var dups []*aep.Event
 	r.mu.Lock()
 	for i, ev := range evs {
-		if held[i] = r.store.holds(ev); held[i] {
+		if r.store.holds(ev) {
 			dups = append(dups, ev)
+			ids[i] = l.redeliveryID(ev)
+		} else {
+			ids[i] = msgID(ev)
 		}
 	}
 	r.mu.Unlock()
-	acks, err := l.publish(ctx, evs, held)
+	acks, err := l.publish(ctx, evs, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -210,12 +222,11 @@ func (l *jsLog) append(ctx context.Context, evs []*aep.Event) ([]*aep.Event, err
 }
 
 // publish stores evs, in order when nothing fails, each one retried
-// (under the same Nats-Msg-Id, so never twice) until ctx ends. A
-// redelivery (bare) goes without its Nats-Msg-Id.
-func (l *jsLog) publish(ctx context.Context, evs []*aep.Event, bare []bool) ([]*jetstream.PubAck, error) {
+// under its Nats-Msg-Id (ids), so never stored twice, until ctx ends.
+func (l *jsLog) publish(ctx context.Context, evs []*aep.Event, ids []string) ([]*jetstream.PubAck, error) {
 	futs := make([]jetstream.PubAckFuture, len(evs))
 	for i, ev := range evs {
-		if f, err := l.js.PublishMsgAsync(l.msg(ev, bare[i]), jetstream.WithExpectStream(l.cfg.Stream)); err == nil {
+		if f, err := l.js.PublishMsgAsync(l.msg(ev, ids[i]), jetstream.WithExpectStream(l.cfg.Stream)); err == nil {
 			futs[i] = f
 		}
 	}
@@ -231,7 +242,7 @@ func (l *jsLog) publish(ctx context.Context, evs []*aep.Event, bare []bool) ([]*
 				return nil, fmt.Errorf("%w: %w", ErrUnavailable, ctx.Err())
 			}
 		}
-		a, err := l.publishAgain(ctx, ev, bare[i])
+		a, err := l.publishAgain(ctx, ev, ids[i])
 		if err != nil {
 			return nil, err
 		}
@@ -240,9 +251,9 @@ func (l *jsLog) publish(ctx context.Context, evs []*aep.Event, bare []bool) ([]*
 	return acks, nil
 }
 
-func (l *jsLog) publishAgain(ctx context.Context, ev *aep.Event, bare bool) (*jetstream.PubAck, error) {
+func (l *jsLog) publishAgain(ctx context.Context, ev *aep.Event, id string) (*jetstream.PubAck, error) {
 	for {
-		a, err := l.js.PublishMsg(ctx, l.msg(ev, bare), jetstream.WithExpectStream(l.cfg.Stream))
+		a, err := l.js.PublishMsg(ctx, l.msg(ev, id), jetstream.WithExpectStream(l.cfg.Stream))
 		if err == nil {
 			return a, nil
 		}
