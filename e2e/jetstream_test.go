@@ -105,8 +105,8 @@ func hostOf(t *testing.T, base string) string {
 // A relay of two `aepforms relay` processes on a three-node NATS
 // JetStream cluster (in this process, on loopback). The AEP live checker
 // passes against the two nodes behind one round-robin address (each of
-// its connections on the next node), all but its ambiguous check, which
-// needs both claimants on one node. Then an agent on relay A (through
+// its connections on the next node, so two claimants of one session may
+// be on two nodes: still ambiguous). Then an agent on relay A (through
 // one address, as behind a load balancer) and serve on relay B answer 50
 // questions: 20 answers are in flight (their commands routed from B to
 // the agent's socket on A, and lost there unread by the stalled agent)
@@ -132,10 +132,6 @@ func TestJetStreamRelayNodeAndStreamLeaderKilled(t *testing.T) {
 		tg := conformance.Target{Token: token, Buffer: 10000, BaseURL: "http://" + rr.ln.Addr().String(),
 			Downlevel: confFixture(t, "downlevel/cases.json"), MaxBody: testMaxBody, MaxBatch: testMaxBatch,
 			MaxFrom: testMaxFrom, SSEPing: 200 * time.Millisecond}
-		// Every check but control.ambiguous: two connections claiming
-		// one session on two different nodes are not told ambiguous
-		// (a command goes to one of them; docs/OPERATIONS.md says so).
-		tg.Only = slices.DeleteFunc(conformance.Checks(), func(c string) bool { return c == "control.ambiguous" })
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 		rep := conformance.Run(ctx, tg)

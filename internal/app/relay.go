@@ -56,6 +56,7 @@ type relaySettings struct {
 	natsStream   string
 	natsSubject  string
 	natsReplicas int
+	natsClaimTTL time.Duration
 }
 
 // Defaults of the relay's connection budget and deadlines.
@@ -72,6 +73,7 @@ var relayEnv = map[string]string{
 	"max-sessions": "AEP_MAX_SESSIONS", "max-body": "AEP_MAX_BODY", "max-batch": "AEP_MAX_BATCH", "max-from": "AEP_MAX_FROM",
 	"max-conns": "AEP_MAX_CONNS", "idle-timeout": "AEP_IDLE_TIMEOUT", "header-timeout": "AEP_HEADER_TIMEOUT", "body-timeout": "AEP_BODY_TIMEOUT",
 	"close-wait": "AEP_CLOSE_WAIT", "nats": "AEP_NATS_URL", "nats-stream": "AEP_NATS_STREAM", "nats-subject": "AEP_NATS_SUBJECT", "nats-replicas": "AEP_NATS_REPLICAS",
+	"nats-claim-ttl": "AEP_NATS_CLAIM_TTL",
 }
 
 // register declares the relay flags with the reference defaults. The env
@@ -99,6 +101,7 @@ func (s *relaySettings) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.natsStream, "nats-stream", nd.Stream, "with --nats: the JetStream stream's name (env AEP_NATS_STREAM)")
 	fs.StringVar(&s.natsSubject, "nats-subject", nd.Subject, "with --nats: the first token of the relay's subjects, one per relay sharing the servers (env AEP_NATS_SUBJECT)")
 	fs.IntVar(&s.natsReplicas, "nats-replicas", nd.Replicas, "with --nats: the stream's replicas; 3 survives the loss of one server of three, a single server needs 1 (env AEP_NATS_REPLICAS)")
+	fs.DurationVar(&s.natsClaimTTL, "nats-claim-ttl", nd.ClaimTTL, "with --nats: how long the record that a relay claims a session lives unless that relay writes it again (every third of it); a relay that died holding claims leaves none past it (env AEP_NATS_CLAIM_TTL)")
 	fs.DurationVar(&s.wsPing, "ws-ping", d.WSPing, "interval of the ping frame on /socket (a silent peer is dropped after 3 intervals)")
 }
 
@@ -124,7 +127,7 @@ func (s *relaySettings) applyEnv(fs *flag.FlagSet, env Env) error {
 		v    int64
 	}{{"buffer", int64(s.buffer)}, {"buffer-bytes", s.bufferBytes}, {"max-sessions", int64(s.maxSessions)}, {"max-body", s.maxBody}, {"max-batch", int64(s.maxBatch)}, {"max-from", int64(s.maxFrom)}, {"max-conns", int64(s.maxConns)},
 		{"idle-timeout", int64(s.idleTimeout)}, {"header-timeout", int64(s.headerTimeout)}, {"body-timeout", int64(s.bodyTimeout)}, {"close-wait", int64(s.closeWait)},
-		{"nats-replicas", int64(s.natsReplicas)}} {
+		{"nats-replicas", int64(s.natsReplicas)}, {"nats-claim-ttl", int64(s.natsClaimTTL)}} {
 		if n.v < 0 || (n.v == 0 && n.name != "max-from") {
 			return fmt.Errorf("--%s must be positive, got %d", n.name, n.v)
 		}
@@ -180,6 +183,7 @@ func (s relaySettings) config(logger *slog.Logger) relay.Config {
 		}
 	}
 	cfg.NATS.Stream, cfg.NATS.Subject, cfg.NATS.Replicas = s.natsStream, s.natsSubject, s.natsReplicas
+	cfg.NATS.ClaimTTL = s.natsClaimTTL
 	cfg.Logger = logger
 	return cfg
 }

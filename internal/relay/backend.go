@@ -43,6 +43,10 @@ type eventLog interface {
 	// this relay's own (a JSON array, sorted by session; local unchanged
 	// when there are no others).
 	roster(ctx context.Context, local json.RawMessage) json.RawMessage
+	// elsewhere returns how many live connections on other relay nodes
+	// claim session, given here claimants on this one (a lower bound
+	// when the answer cannot change the verdict: at most one in all).
+	elsewhere(ctx context.Context, session string, here int) int
 	// route hands a command whose session no connection here claims to
 	// the node that holds its claimant; code is "" when it was
 	// delivered, else the refusal's code and detail.
@@ -79,6 +83,8 @@ func (memLog) catchUp(context.Context) error { return nil }
 func (memLog) settle(context.Context) error  { return nil }
 func (memLog) owned(string)                  {}
 func (memLog) redelivers() bool              { return false }
+
+func (memLog) elsewhere(context.Context, string, int) int { return 0 }
 
 func (memLog) roster(_ context.Context, local json.RawMessage) json.RawMessage { return local }
 func (memLog) disowned(string)                                                 {}

@@ -23,10 +23,12 @@ const (
 // route delivers a command to the one live connection claiming its
 // session, byte-identically and on every transmission (the target dedupes
 // retries), then keeps it in the session's history (unless
-// Config.KeepNoCommands) and fans it out. A session no connection here
-// claims is asked of the other relay nodes on the same JetStream stream
-// (Config.NATS); none holding it is no-route at once. With no token
-// configured the relay is watch-only and refuses every command.
+// Config.KeepNoCommands) and fans it out. On a JetStream stream
+// (Config.NATS) the claimants on the other relay nodes count too (two in
+// all: ambiguous), and a session no connection here claims is asked of
+// the node holding its claimant; none holding it is no-route at once.
+// With no token configured the relay is watch-only and refuses every
+// command.
 func (r *Relay) route(from *wsConn, ev *aep.Event) {
 	refuse := func(code, detail string) {
 		from.send(errorFrame{Cause: ev.ID(), Code: code, Detail: detail})
@@ -37,10 +39,14 @@ func (r *Relay) route(from *wsConn, ev *aep.Event) {
 		return
 	}
 	r.mu.Lock()
-	if code, detail := r.deliverLocked(ev); code == codeNoRoute {
+	here := len(r.claims[ev.Session()])
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.NATS.Timeout)
+	defer cancel()
+	elsewhere := r.events.elsewhere(ctx, ev.Session(), here)
+	r.mu.Lock()
+	if code, detail := r.verdictLocked(ev, elsewhere); code == codeNoRoute {
 		r.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), r.cfg.NATS.Timeout)
-		defer cancel()
 		if code, detail := r.events.route(ctx, ev); code != "" {
 			refuse(code, detail)
 			return
@@ -52,7 +58,7 @@ func (r *Relay) route(from *wsConn, ev *aep.Event) {
 			return
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.NATS.Timeout)
+	ctx, cancel = context.WithTimeout(context.Background(), r.cfg.NATS.Timeout)
 	defer cancel()
 	var err error
 	if r.cfg.KeepNoCommands {
@@ -63,6 +69,17 @@ func (r *Relay) route(from *wsConn, ev *aep.Event) {
 	if err != nil {
 		r.log.Warn("relay: a routed command was delivered but not kept", "err", err)
 	}
+}
+
+// verdictLocked is deliverLocked for a relay on which elsewhere more
+// connections claim the command's session on other relay nodes: two
+// claimants in all, wherever they are, is ambiguous, as on one relay.
+func (r *Relay) verdictLocked(ev *aep.Event, elsewhere int) (code, detail string) {
+	here := len(r.claims[ev.Session()])
+	if elsewhere > 0 && here+elsewhere > 1 {
+		return codeAmbiguous, strconv.Itoa(here+elsewhere) + " live connections claim this session (" + strconv.Itoa(elsewhere) + " through other relay nodes)"
+	}
+	return r.deliverLocked(ev)
 }
 
 // deliverLocked queues a command to the one live connection here

@@ -72,8 +72,10 @@
 // roster lists the claims of every node; a command kept with no ack, and
 // not replaced by a later one of the same type and subject, is sent again
 // to a connection that claims its session (its agent back on another node
-// after its node died). Two claimants on two nodes are not
-// told ambiguous: the command goes to one.
+// after its node died). Each node records its claims in a second stream
+// (claimLog) before the claiming event is kept, so two claimants on two
+// nodes are ambiguous as on one relay; a dead node's records count for
+// nothing and lapse.
 //
 // Shutdown drains: SSE streams get ": shutting-down", sockets a closing
 // frame with their delivered positions and close 1001.

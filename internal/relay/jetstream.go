@@ -42,6 +42,7 @@ type jsLog struct {
 	done      chan struct{}      // closed when the applier returned
 	passSub   *nats.Subscription
 	rosterSub *nats.Subscription
+	claims    *claimLog // which other nodes claim a session
 
 	mu      sync.Mutex
 	applied uint64        // stream sequence of the last message applied
@@ -73,8 +74,14 @@ const routeQueue = "relay"
 
 func openJetStream(ctx context.Context, r *Relay) (*jsLog, error) {
 	cfg := r.cfg.NATS
+	back := make(chan struct{}, 1) // the connection came back (claimLog.again)
 	nc, err := nats.Connect(strings.Join(cfg.URLs, ","), nats.Name("aepforms-relay"),
-		nats.MaxReconnects(-1), nats.Timeout(cfg.Timeout))
+		nats.MaxReconnects(-1), nats.Timeout(cfg.Timeout), nats.ReconnectHandler(func(*nats.Conn) {
+			select {
+			case back <- struct{}{}:
+			default:
+			}
+		}))
 	if err != nil {
 		return nil, fmt.Errorf("relay: connect to NATS: %w", err)
 	}
@@ -105,6 +112,9 @@ func openJetStream(ctx context.Context, r *Relay) (*jsLog, error) {
 		return fail(fmt.Errorf("relay: JetStream stream %s (replicas %d): %w", cfg.Stream, cfg.Replicas, err))
 	}
 	l.st = stream
+	if l.claims, err = openClaims(ctx, r, nc, l.js, l.id[strings.LastIndexByte(l.id, '.')+1:], back); err != nil {
+		return fail(err)
+	}
 	info, err := stream.Info(ctx)
 	if err != nil {
 		return fail(fmt.Errorf("relay: JetStream stream %s: %w", cfg.Stream, err))
@@ -277,7 +287,16 @@ func (l *jsLog) catchUp(ctx context.Context) error {
 	return l.waitApplied(ctx, info.State.LastSeq)
 }
 
-func (l *jsLog) settle(ctx context.Context) error { return l.nc.FlushWithContext(ctx) }
+func (l *jsLog) settle(ctx context.Context) error {
+	if err := l.claims.settle(ctx); err != nil {
+		return err
+	}
+	return l.nc.FlushWithContext(ctx)
+}
+
+func (l *jsLog) elsewhere(ctx context.Context, session string, here int) int {
+	return l.claims.elsewhere(ctx, session, here)
+}
 
 // waitApplied returns once the applier has applied stream sequence seq.
 func (l *jsLog) waitApplied(ctx context.Context, seq uint64) error {
@@ -416,6 +435,7 @@ func (l *jsLog) owned(session string) {
 	if _, ok := l.routes[session]; ok {
 		return
 	}
+	l.claims.queue(session, true)
 	sub, err := l.nc.QueueSubscribe(l.ctlSubject(session), routeQueue, l.serveRoute)
 	if err != nil {
 		l.r.log.Warn("relay: commands for a session claimed here cannot be routed from other relays", "err", err)
@@ -428,6 +448,7 @@ func (l *jsLog) disowned(session string) {
 	if sub := l.routes[session]; sub != nil {
 		_ = sub.Unsubscribe()
 		delete(l.routes, session)
+		l.claims.queue(session, false)
 	}
 }
 
@@ -520,6 +541,9 @@ func (l *jsLog) close() {
 		}
 		close(l.stop)
 		<-l.done
+		if l.claims != nil {
+			l.claims.close()
+		}
 		l.nc.Close()
 	})
 }

@@ -2,12 +2,20 @@ package relay_test
 
 import (
 	"context"
+	"encoding/base64"
+	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -102,6 +110,93 @@ func TestCommandOwedAcrossTheDeathOfItsNode(t *testing.T) {
 	third := reclaim()
 	third.send(t, map[string]any{"type": "ping", "t": 7})
 	assert.Equal(t, "pong", third.expect(t, "pong").str("type"), "an acknowledged command is not sent again")
+}
+
+// A session claimed on two nodes is ambiguous, as two claimants on one
+// relay are: a command to it, sent through either node, is refused
+// ambiguous, reaches neither claimant and is not kept. Once one claimant
+// has gone, the other gets the next command, through either node.
+func TestSessionClaimedOnTwoNodesIsAmbiguous(t *testing.T) {
+	t.Parallel()
+	ns, _ := nodes(t, cfg(), 2)
+	a, b := ns[0], ns[1]
+	onA := a.target(t, "two", "control.attention.respond")
+	onB := b.target(t, "two", "control.attention.respond")
+	for i, n := range ns {
+		ui := n.consumer(t)
+		cmd := command(t, "two", withSubject(fmt.Sprintf("req-%d", i)))
+		ui.send(t, cmd)
+		refused(t, ui, cmd, "ambiguous")
+		for _, tg := range []*fakeTarget{onA, onB} {
+			tg.send(t, map[string]any{"type": "ping", "t": i})
+			tg.expect(t, "pong") // frames are ordered: the command would have come first
+		}
+		assert.NotContains(t, n.sessionHistory(t, "two"), idOf(t, cmd), "a refused command is not kept")
+	}
+
+	onB.c.CloseNow()
+	onB.closed(t)
+	for _, n := range []*testRelay{b, a} {
+		ui := n.consumer(t)
+		cmd := command(t, "two")
+		ui.send(t, cmd)
+		assert.JSONEq(t, string(cmd), string(onA.next(t)), "the one claimant left, on A, gets it")
+	}
+}
+
+// A node that died holding a claim does not hold the session: its record
+// (written here as a dead node leaves it) counts for nothing, the agent's
+// claim on another node gets its commands at once, and the dead record is
+// purged when a command finds it, or lapses after ClaimTTL when none does;
+// a live node's record outlives the TTL (it writes it again).
+func TestClaimOfAGoneNodeLapses(t *testing.T) {
+	t.Parallel()
+	c := cfg()
+	c.NATS.ClaimTTL = 600 * time.Millisecond
+	ns, c := nodes(t, c, 1)
+	b := ns[0]
+	nc, err := nats.Connect(c.NATS.URLs[0])
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	claims, err := js.Stream(ctx, c.NATS.Stream+"_CLAIMS")
+	require.NoError(t, err)
+	record := func(session, node string) string {
+		return c.NATS.Subject + ".cl." + base64.RawURLEncoding.EncodeToString([]byte(session)) + "." + node
+	}
+	leave := func(session string) string { // a gone node's record
+		subj := record(session, "gone")
+		_, err := js.Publish(ctx, subj, nil)
+		require.NoError(t, err)
+		return subj
+	}
+	records := func(session string) []string {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		info, err := claims.Info(ctx, jetstream.WithSubjectFilter(record(session, "*")))
+		require.NoError(t, err)
+		return slices.Sorted(maps.Keys(info.State.Subjects))
+	}
+
+	dead := leave("held")
+	agent := b.target(t, "held", "control.attention.respond")
+	require.Len(t, records("held"), 2, "the gone node's record and B's")
+	ui := b.consumer(t)
+	cmd := command(t, "held")
+	ui.send(t, cmd)
+	assert.JSONEq(t, string(cmd), string(agent.next(t)), "delivered on B: the gone node claims nothing")
+	assert.NotContains(t, records("held"), dead, "the gone node's record purged")
+
+	lapses := leave("asked-by-none")
+	require.Eventually(t, func() bool { return len(records("asked-by-none")) == 0 }, wait, 10*time.Millisecond,
+		"a record no command finds lapses after ClaimTTL")
+	require.NotContains(t, records("asked-by-none"), lapses)
+	leave("later")
+	require.Eventually(t, func() bool { return len(records("later")) == 0 }, wait, 10*time.Millisecond)
+	assert.Len(t, records("held"), 1, "B's own record, written again, outlives the TTL")
 }
 
 // die kills the node as far as a test can in process: its sockets cut

@@ -36,6 +36,13 @@ type NATSConfig struct {
 	// to answer with their claims (default 100 ms): a roster lists the
 	// sessions claimed on every relay of the stream.
 	RosterWait time.Duration
+	// ClaimTTL is how long the record of a session claimed on a relay
+	// lives unless that relay writes it again, as it does every third of
+	// it (default 30 s): a relay that died holding claims leaves none
+	// past it. Records tell a relay which others to ask whether they
+	// claim a session (two claimants: ambiguous); one whose relay is
+	// gone counts for nothing even before it lapses.
+	ClaimTTL time.Duration
 }
 
 // WithDefaults fills the zero fields with their defaults.
@@ -54,6 +61,9 @@ func (c NATSConfig) WithDefaults() NATSConfig {
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = 10 * time.Second
+	}
+	if c.ClaimTTL <= 0 {
+		c.ClaimTTL = 30 * time.Second
 	}
 	if c.RosterWait <= 0 {
 		c.RosterWait = 100 * time.Millisecond

@@ -79,7 +79,7 @@ var streams atomic.Int64
 func nodes(t *testing.T, c relay.Config, n int) ([]*testRelay, relay.Config) {
 	t.Helper()
 	k := streams.Add(1)
-	c.NATS = relay.NATSConfig{URLs: cluster(t).URLs(), Stream: fmt.Sprintf("N%d", k), Subject: fmt.Sprintf("n%d", k)}
+	c.NATS.URLs, c.NATS.Stream, c.NATS.Subject = cluster(t).URLs(), fmt.Sprintf("N%d", k), fmt.Sprintf("n%d", k)
 	out := make([]*testRelay, n)
 	for i := range out {
 		r := openOn(t, c)
@@ -127,4 +127,5 @@ func deleteStream(t testing.TB, c relay.NATSConfig) {
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	_ = js.DeleteStream(ctx, c.Stream)
+	_ = js.DeleteStream(ctx, c.Stream+"_CLAIMS")
 }
