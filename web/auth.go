@@ -140,10 +140,7 @@ func (a *auth) session(ctx context.Context, id string) (store.Session, bool, err
 		return s, false, err
 	}
 	now := a.now()
-	key := a.keyFor(s.Operator)
-	live := key != nil && hmac.Equal([]byte(s.Secret), []byte(secretFingerprint(key))) &&
-		now.Sub(s.LastSeen) < a.idle && now.Sub(s.Created) < a.max
-	if !live {
+	if !a.counts(s, now) {
 		return s, false, a.store.DeleteSession(ctx, hash)
 	}
 	if now.Sub(s.LastSeen) >= touchEvery {
@@ -157,13 +154,38 @@ func (a *auth) session(ctx context.Context, id string) (store.Session, bool, err
 	return s, true, nil
 }
 
-// signOut deletes the session of the request's cookie, if any.
-func (a *auth) signOut(r *http.Request) error {
+// counts reports whether session s counts at now: opened with the secret
+// its operator has now, used within the idle expiry and opened within
+// the absolute one.
+func (a *auth) counts(s store.Session, now time.Time) bool {
+	key := a.keyFor(s.Operator)
+	return key != nil && hmac.Equal([]byte(s.Secret), []byte(secretFingerprint(key))) &&
+		now.Sub(s.LastSeen) < a.idle && now.Sub(s.Created) < a.max
+}
+
+// stillLive reports whether the session of idHash counts, as session
+// does, without counting the check as a use: an open push stream alone
+// does not keep a session from its idle expiry.
+func (a *auth) stillLive(ctx context.Context, idHash string) (bool, error) {
+	s, ok, err := a.store.LookupSession(ctx, idHash)
+	if err != nil || !ok {
+		return false, err
+	}
+	if !a.counts(s, a.now()) {
+		return false, a.store.DeleteSession(ctx, idHash)
+	}
+	return true, nil
+}
+
+// signOut deletes the session of the request's cookie, if any, and
+// returns its id hash ("" for none).
+func (a *auth) signOut(r *http.Request) (string, error) {
 	ck, err := r.Cookie(cookieName)
 	if err != nil || ck.Value == "" {
-		return nil
+		return "", nil
 	}
-	return a.store.DeleteSession(r.Context(), hashSessionID(ck.Value))
+	hash := hashSessionID(ck.Value)
+	return hash, a.store.DeleteSession(r.Context(), hash)
 }
 
 func (a *auth) sign(payload string) string { return signWith(a.key, payload) }

@@ -44,21 +44,32 @@ type pushSettings struct {
 // browser too far behind gets `reload`; one that reads too slowly (its
 // queue overflows, or a write outlasts Config.WriteTimeout) is dropped,
 // counted in the push drops metric, and catches up when it reconnects.
-func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings, streams *Streams) http.HandlerFunc {
-	h := &pushHandler{in: in, pg: pg, m: m, cfg: cfg, streams: streams,
+//
+// A stream is counted under its session (live): one session holds at
+// most Config.MaxStreamsPerSession (429 past it), and a session that ends
+// ends its streams.
+func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings, streams *Streams, live *liveStreams) http.HandlerFunc {
+	h := &pushHandler{in: in, pg: pg, m: m, cfg: cfg, streams: streams, live: live,
 		share: newPushShare(), sums: newBatchSums(in, pg, cfg.BatchEvery), stops: &serverStops{}}
 	return func(w http.ResponseWriter, r *http.Request) {
+		ls, ok := live.open(sessionFrom(r.Context()), operatorFrom(r.Context()))
+		if !ok {
+			w.Header().Set("Retry-After", "30")
+			http.Error(w, "This sign-in has too many live pages open. Close some of its tabs, or sign in again in this one.", http.StatusTooManyRequests)
+			return
+		}
 		since, hasSince, foreign := resumePoint(r, pg.epoch)
 		// The stream lives for hours: no deadline on the whole response,
 		// one on each write (the writer's).
 		optOutOfResponseDeadline(w)
 		if !foreign {
 			if conn, ok := takeOver(w, r); ok {
-				h.serveConn(w, r, conn, since, hasSince)
+				h.serveConn(w, r, conn, ls, since, hasSince)
 				return // net/http lets the connection go, with its buffers and goroutine
 			}
 		}
-		h.serveResponse(w, r, since, hasSince, foreign)
+		defer live.close(ls)
+		h.serveResponse(w, r, ls, since, hasSince, foreign)
 	}
 }
 
@@ -69,6 +80,7 @@ type pushHandler struct {
 	m       *Metrics
 	cfg     pushSettings
 	streams *Streams
+	live    *liveStreams
 	share   *pushShare
 	sums    *batchSums
 	stops   *serverStops
@@ -86,7 +98,14 @@ func (h *pushHandler) subscribe(since uint64, hasSince bool) (sub *inbox.Followe
 
 // serveConn streams to a browser on conn, taken over from net/http, in a
 // goroutine of its own that Streams owns; it returns at once.
-func (h *pushHandler) serveConn(w http.ResponseWriter, r *http.Request, conn net.Conn, since uint64, hasSince bool) {
+// ls is counted until the stream is over.
+func (h *pushHandler) serveConn(w http.ResponseWriter, r *http.Request, conn net.Conn, ls *liveStream, since uint64, hasSince bool) {
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			h.live.close(ls)
+		}
+	}()
 	sub, changes, subOK := h.subscribe(since, hasSince)
 	sw, err := sse.NewConnWriter(conn, w.Header(), h.cfg.WriteTimeout)
 	if err != nil {
@@ -101,8 +120,10 @@ func (h *pushHandler) serveConn(w http.ResponseWriter, r *http.Request, conn net
 		return
 	}
 	ctx, end := streamContext(r, conn, h.stops.of(r), h.streams)
+	handedOver = true
 	go func() {
 		defer h.streams.wg.Done()
+		defer h.live.close(ls)
 		defer end()
 		defer conn.Close()
 		defer func() {
@@ -110,7 +131,7 @@ func (h *pushHandler) serveConn(w http.ResponseWriter, r *http.Request, conn net
 				h.pg.log.Error("web: panic", "path", r.URL.Path, "request_id", middleware.GetReqID(r.Context()), "panic", v, "stack", string(debug.Stack()))
 			}
 		}()
-		h.follow(sw, r.WithContext(ctx), since, sub, changes, subOK)
+		h.follow(sw, r.WithContext(ctx), ls, since, sub, changes, subOK)
 	}()
 }
 
@@ -121,7 +142,7 @@ func (h *pushHandler) serveConn(w http.ResponseWriter, r *http.Request, conn net
 // every write of a card of more than 4 KiB is two or three system calls
 // (net/http's connection buffer is 4 KiB), once per browser per card.
 // HTTP/2 ignores it.
-func (h *pushHandler) serveResponse(w http.ResponseWriter, r *http.Request, since uint64, hasSince, foreign bool) {
+func (h *pushHandler) serveResponse(w http.ResponseWriter, r *http.Request, ls *liveStream, since uint64, hasSince, foreign bool) {
 	w.Header().Set("Transfer-Encoding", "identity")
 	var (
 		sub     *inbox.Follower
@@ -145,15 +166,20 @@ func (h *pushHandler) serveResponse(w http.ResponseWriter, r *http.Request, sinc
 		_ = sw.Event(sse.Message{Event: "reload", Data: "another server"})
 		return
 	}
-	h.follow(sw, r, since, sub, changes, subOK)
+	h.follow(sw, r, ls, since, sub, changes, subOK)
 }
 
 // follow streams the inbox to one browser on sw until it leaves (r's
-// context ends), is dropped, or a write fails.
-func (h *pushHandler) follow(sw *sse.Writer, r *http.Request, since uint64, sub *inbox.Follower, changes []inbox.Change, ok bool) {
+// context ends), is dropped, a write fails, or its session ends (ls:
+// the browser is told to reload, and meets the sign-in page).
+func (h *pushHandler) follow(sw *sse.Writer, r *http.Request, ls *liveStream, since uint64, sub *inbox.Follower, changes []inbox.Change, ok bool) {
 	defer sub.Close()
 	h.m.Browsers.Add(1)
 	defer h.m.Browsers.Add(-1)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	ls.bind(cancel)
+	r = r.WithContext(ctx)
 
 	p := &pusher{in: h.in, share: h.share, pg: h.pg, w: sw, r: r, operator: operatorFrom(r.Context()), q: queryOf(r), last: since,
 		until: r.URL.Query().Get("until"), after: r.URL.Query().Get("after")}
@@ -161,6 +187,9 @@ func (h *pushHandler) follow(sw *sse.Writer, r *http.Request, since uint64, sub 
 		p.sums, p.sumEvery = h.sums, h.cfg.BatchEvery // the page has a batch region
 	}
 	err := p.stream(sub, changes, ok, h.cfg.Heartbeat)
+	if err == nil && ls.ended.Load() {
+		err = sw.Event(sse.Message{Event: "reload", Data: "signed out"})
+	}
 	if err == nil {
 		sw.Done()
 	}

@@ -196,6 +196,15 @@ type Config struct {
 	// SessionMax ends a session this long after its sign-in, however used,
 	// 7 days (168 h) by default.
 	SessionMax time.Duration
+	// SessionRecheck is how often the session of each open push stream is
+	// looked up again, 15 s by default: an expired session, a changed
+	// secret or a sign-out on another replica ends its streams within it
+	// (a sign-out here ends them at once).
+	SessionRecheck time.Duration
+	// MaxStreamsPerSession bounds the push streams one session (or one
+	// Bearer script's operator name) holds open, 8 by default; the next
+	// is refused with 429.
+	MaxStreamsPerSession int
 	// RelativeEvery is how often an open page's script rewrites its
 	// relative times ("2 min ago"), 30 s by default.
 	RelativeEvery time.Duration
@@ -262,6 +271,12 @@ func (c *Config) defaults() {
 	if c.SessionMax <= 0 {
 		c.SessionMax = 7 * 24 * time.Hour
 	}
+	if c.SessionRecheck <= 0 {
+		c.SessionRecheck = 15 * time.Second
+	}
+	if c.MaxStreamsPerSession <= 0 {
+		c.MaxStreamsPerSession = 8
+	}
 	if c.RelativeEvery <= 0 {
 		c.RelativeEvery = 30 * time.Second
 	}
@@ -286,6 +301,7 @@ type server struct {
 	pages   *pages
 	metrics *Metrics
 	push    pushSettings
+	live    *liveStreams
 }
 
 // NewServer returns the UI's handler, mounted at cfg.BasePath.
@@ -302,6 +318,11 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 	}
 	s := &server{cfg: cfg, deps: deps, auth: newAuth(cfg, deps.Sessions), guard: newGuard(cfg, deps.Metrics), pages: newPages(cfg, deps), metrics: deps.Metrics,
 		push: pushSettings{Buffer: cfg.PushBuffer, WriteTimeout: cfg.WriteTimeout, Heartbeat: cfg.Heartbeat, BatchEvery: cfg.BatchPushEvery}}
+	maxStreams := cfg.MaxStreamsPerSession
+	if !s.auth.enabled() {
+		maxStreams = 0 // no sessions to count by
+	}
+	s.live = newLiveStreams(maxStreams, cfg.SessionRecheck, s.auth.stillLive, cfg.Logger)
 	if cfg.WatchOnly {
 		s.deps.Submitter = nil
 	}

@@ -162,7 +162,8 @@ func (p *pages) signInNotKept(w http.ResponseWriter, r *http.Request) {
 
 // handleSignOut ends the request's session, so its cookie (and any copy
 // of it) no longer signs in, and clears the cookie.
-func handleSignOut(a *auth, pg *pages, devs PushDevices) http.HandlerFunc {
+// Its open push streams end with it (live).
+func handleSignOut(a *auth, pg *pages, devs PushDevices, live *liveStreams) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		// The devices this sign-in subscribed stop being notified with it.
 		if ck, err := r.Cookie(cookieName); err == nil && ck.Value != "" && devs != nil {
@@ -171,9 +172,13 @@ func handleSignOut(a *auth, pg *pages, devs PushDevices) http.HandlerFunc {
 				return
 			}
 		}
-		if err := a.signOut(r); err != nil {
+		hash, err := a.signOut(r)
+		if err != nil {
 			pg.internalError(w, r, fmt.Errorf("web: end a session: %w", err))
 			return
+		}
+		if hash != "" {
+			live.endSession(hash)
 		}
 		http.SetCookie(w, a.cookie(""))
 		http.Redirect(w, r, a.base+"signin", http.StatusSeeOther)
@@ -182,8 +187,8 @@ func handleSignOut(a *auth, pg *pages, devs PushDevices) http.HandlerFunc {
 
 // handleSignOutOthers ends the signed-in operator's other sessions (every
 // browser but this one) and goes home. A Bearer script has no session to
-// keep and is refused.
-func handleSignOutOthers(a *auth, pg *pages) http.HandlerFunc {
+// keep and is refused. Their open push streams end with them (live).
+func handleSignOutOthers(a *auth, pg *pages, live *liveStreams) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		keep := sessionFrom(r.Context())
 		if keep == "" {
@@ -195,6 +200,7 @@ func handleSignOutOthers(a *auth, pg *pages) http.HandlerFunc {
 			pg.internalError(w, r, fmt.Errorf("web: end other sessions: %w", err))
 			return
 		}
+		live.endOthers(operatorFrom(r.Context()), keep)
 		pg.log.Info("web: signed out other sessions", "operator", operatorFrom(r.Context()), "count", n)
 		http.Redirect(w, r, a.base, http.StatusSeeOther)
 	}

@@ -24,6 +24,8 @@ type accessConfig struct {
 	trustedProxy  []netip.Prefix // --trusted-proxy; empty: web.DefaultTrustedProxies
 	sessionIdle   time.Duration  // --session-idle
 	sessionMax    time.Duration  // --session-max
+	sessionCheck  time.Duration  // --session-recheck
+	maxStreams    int            // --max-streams-per-session
 }
 
 func (c *accessConfig) register(fs *flag.FlagSet, e envDefaults) {
@@ -38,6 +40,8 @@ func (c *accessConfig) register(fs *flag.FlagSet, e envDefaults) {
 	fs.Var(&c.proxies, "trusted-proxy", "with --trust-proxy: an address or prefix (like 10.0.0.0/8) the proxy connects from, repeatable; X-Forwarded-For from any other peer is ignored. Default: loopback and the private ranges (env AEPFORMS_TRUSTED_PROXIES, comma-separated)")
 	fs.DurationVar(&c.sessionIdle, "session-idle", e.dur("AEPFORMS_SESSION_IDLE", 12*time.Hour), "sign an operator's browser out after this long unused (env AEPFORMS_SESSION_IDLE)")
 	fs.DurationVar(&c.sessionMax, "session-max", e.dur("AEPFORMS_SESSION_MAX", 7*24*time.Hour), "sign an operator's browser out this long after signing in, however used (env AEPFORMS_SESSION_MAX)")
+	fs.DurationVar(&c.sessionCheck, "session-recheck", e.dur("AEPFORMS_SESSION_RECHECK", 15*time.Second), "look up the session of each open page this often: one that expired, or was signed out on another replica, has its live updates ended (a sign-out on this one ends them at once) (env AEPFORMS_SESSION_RECHECK)")
+	fs.IntVar(&c.maxStreams, "max-streams-per-session", e.integer("AEPFORMS_MAX_STREAMS_PER_SESSION", 8), "most live-update streams (open pages) one sign-in, or one script's operator name, holds at once; the next is refused with 429, so one session cannot take every connection (env AEPFORMS_MAX_STREAMS_PER_SESSION)")
 }
 
 func (c *accessConfig) check(_ *flag.FlagSet, e envDefaults) error {
@@ -53,6 +57,12 @@ func (c *accessConfig) check(_ *flag.FlagSet, e envDefaults) error {
 	}
 	if c.sessionIdle <= 0 || c.sessionMax <= 0 {
 		return fmt.Errorf("%w: --session-idle and --session-max must be positive", ErrUsage)
+	}
+	if err := positive("--session-recheck", c.sessionCheck); err != nil {
+		return err
+	}
+	if err := atLeastOne("--max-streams-per-session", c.maxStreams); err != nil {
+		return err
 	}
 	for _, o := range c.embedOrigins {
 		if err := checkOrigin(o); err != nil {

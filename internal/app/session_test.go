@@ -30,7 +30,14 @@ func TestSessionFlags(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, [2]time.Duration{time.Hour, 2 * time.Hour}, [2]time.Duration{c.sessionIdle, c.sessionMax}, "flags over env")
 
-	for _, args := range [][]string{{"--session-idle", "0s"}, {"--session-max", "-1h"}} {
+	assert.Equal(t, 15*time.Second, c.sessionCheck, "--session-recheck's default")
+	assert.Equal(t, 8, c.maxStreams, "--max-streams-per-session's default")
+	c, err = parseServe(nil, envMap(map[string]string{"AEPFORMS_SESSION_RECHECK": "2s", "AEPFORMS_MAX_STREAMS_PER_SESSION": "3"}), io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, 2*time.Second, c.sessionCheck, "from env")
+	assert.Equal(t, 3, c.maxStreams, "from env")
+
+	for _, args := range [][]string{{"--session-idle", "0s"}, {"--session-max", "-1h"}, {"--session-recheck", "0s"}, {"--max-streams-per-session", "0"}} {
 		_, err := parseServe(args, envMap(nil), io.Discard)
 		assert.ErrorIs(t, err, ErrUsage, "%v", args)
 	}

@@ -1,0 +1,177 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// endedWithin waits at most limit for the server to end the stream,
+// skipping the comments before its end, and fails on a message: a stream
+// of a session that ended sends no question.
+func (ps *pushStream) endedWithin(limit time.Duration) {
+	ps.t.Helper()
+	deadline := time.After(limit)
+	for {
+		select {
+		case it, ok := <-ps.items:
+			if !ok {
+				return
+			}
+			if !it.IsComment {
+				ps.t.Fatalf("the ended session's stream was sent %s: %.200q", it.Event, it.Data)
+			}
+		case <-deadline:
+			ps.t.Fatalf("the server did not end the push stream within %s", limit)
+		}
+	}
+}
+
+// signedOut reads the stream's last message: reload, "signed out" (the
+// page reloads and meets the sign-in page), then the stream's end.
+func (ps *pushStream) signedOut(limit time.Duration) {
+	ps.t.Helper()
+	select {
+	case it, ok := <-ps.items:
+		if !ok {
+			ps.t.Fatalf("the stream ended without saying why: %v", ps.err) // closed: err is set
+		}
+		require.Equal(ps.t, "reload", it.Event, "got %s %.200q", it.Event, it.Data)
+		require.Equal(ps.t, "signed out", it.Data)
+	case <-time.After(limit):
+		ps.t.Fatalf("nothing on the stream within %s of its session's end", limit)
+	}
+	ps.endedWithin(limit)
+}
+
+// cookiePush opens a push stream as the browser holding session cookie v.
+func (h *harness) cookiePush(v string) *pushStream {
+	h.t.Helper()
+	ps := h.openPush("", "Cookie", cookieName+"="+v)
+	require.Equal(h.t, "status", ps.next().Event)
+	return ps
+}
+
+// The attack run: a /push stream kept open after POST /signout received
+// the next question's full text and form token. Sign-out now ends the
+// session's streams at once: the page is told to reload (and meets the
+// sign-in page), and the next question is not sent.
+func TestSignOutEndsTheSessionsPushStreams(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withToken(secret))
+	c := h.client()
+	ck := h.signIn(c, "alice").Value
+	first, second := h.cookiePush(ck), h.cookiePush(ck)
+	bob := h.cookiePush(h.signIn(h.client(), "bob").Value)
+
+	require.Equal(t, http.StatusSeeOther, h.postForm(c, "signout", nil).StatusCode)
+	first.signedOut(time.Second)
+	second.signedOut(time.Second)
+
+	h.ask("s1", "r1", nameForm())
+	cardMsg(t, bob.next()) // another operator's stream goes on
+}
+
+// "Sign out my other sessions" ends the other sessions' streams, not this
+// one's.
+func TestSignOutOthersEndsTheirPushStreams(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withToken(secret))
+	here := h.client()
+	mine := h.cookiePush(h.signIn(here, "alice").Value)
+	theirs := h.cookiePush(h.signIn(h.client(), "alice").Value)
+
+	require.Equal(t, http.StatusSeeOther, h.postForm(here, "signout/others", nil).StatusCode)
+	theirs.signedOut(time.Second)
+	h.ask("s1", "r1", nameForm())
+	cardMsg(t, mine.next())
+}
+
+// A session that expires, or is ended by another replica sharing the
+// journal, ends its streams within the recheck interval.
+func TestExpiredOrRevokedSessionEndsItsPushStreams(t *testing.T) {
+	t.Parallel()
+	recheck := withConfig(func(c *Config) { c.SessionIdle = time.Hour; c.SessionRecheck = 20 * time.Millisecond })
+
+	t.Run("expired", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, withToken(secret), recheck)
+		ps := h.cookiePush(h.signIn(h.client(), "alice").Value)
+		h.clk.Add(time.Hour)
+		ps.signedOut(5 * time.Second)
+	})
+	t.Run("ended elsewhere", func(t *testing.T) {
+		t.Parallel()
+		shared := newMemorySessions()
+		h := newHarness(t, withToken(secret), withSessions(shared), recheck)
+		other := newHarness(t, withToken(secret), withSessions(shared), recheck)
+		c := other.client()
+		ps := h.cookiePush(other.signIn(c, "alice").Value)
+		require.Equal(t, http.StatusSeeOther, other.postForm(c, "signout", nil).StatusCode)
+		ps.signedOut(5 * time.Second)
+	})
+	t.Run("secret changed", func(t *testing.T) {
+		t.Parallel()
+		shared := newMemorySessions()
+		old := newHarness(t, withToken(secret), withSessions(shared), recheck)
+		ck := old.signIn(old.client(), "alice").Value
+		h := newHarness(t, withToken(secret), withSessions(shared), recheck)
+		ps := h.cookiePush(ck)
+		// The journal's sessions now hold another secret's fingerprint, as
+		// a replica started with a new secret rewrites them on sign-in.
+		changeFingerprints(t, shared, "another secret entirely")
+		ps.signedOut(5 * time.Second)
+	})
+}
+
+// changeFingerprints rewrites every session's secret fingerprint to the
+// one secret opens, as if each were opened with it.
+func changeFingerprints(t *testing.T, s *memorySessions, secret string) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for h, ss := range s.m {
+		ss.Secret = secretFingerprint(sessionKey(secret))
+		s.m[h] = ss
+	}
+	require.NotEmpty(t, s.m)
+}
+
+// One session holds at most MaxStreamsPerSession streams: the next is
+// refused with 429, and one ending makes room. Bearer scripts count per
+// operator name.
+func TestStreamsPerSessionAreBounded(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withToken(secret), withConfig(func(c *Config) { c.MaxStreamsPerSession = 2 }))
+	ck := h.signIn(h.client(), "alice").Value
+	h.cookiePush(ck)
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.url("push"), nil)
+	require.NoError(t, err)
+	req.Header.Set("Cookie", cookieName+"="+ck)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	refused := h.do(nil, h.request(http.MethodGet, h.url("push"), nil, "Cookie", cookieName+"="+ck))
+	assert.Equal(t, http.StatusTooManyRequests, refused.StatusCode)
+	assert.NotEmpty(t, refused.Header.Get("Retry-After"))
+	assert.Contains(t, refused.body, "live pages")
+	h.cookiePush(h.signIn(h.client(), "alice").Value) // another sign-in of the same name has its own
+
+	cancel()
+	resp.Body.Close()
+	require.Eventually(t, func() bool {
+		r := h.do(nil, h.request(http.MethodGet, h.url("push"), nil, "Cookie", cookieName+"="+ck, "Last-Event-ID", "other-1"))
+		return r.StatusCode == http.StatusOK
+	}, wait, 10*time.Millisecond, "a stream that ended makes room")
+
+	bearer := []string{"Authorization", "Bearer " + secret, "X-Operator-Name", "script"}
+	h.openPush("", bearer...)
+	h.openPush("", bearer...)
+	assert.Equal(t, http.StatusTooManyRequests, h.do(nil, h.request(http.MethodGet, h.url("push"), nil, bearer...)).StatusCode)
+}
