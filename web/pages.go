@@ -228,7 +228,7 @@ func (p *pages) cardOptions(r *http.Request, c inbox.Card, now time.Time) view.O
 	return view.Options{
 		BasePath: p.base, Now: now, CanSubmit: !p.viewer.WatchOnly, Reachable: p.reach(c.Key.Session),
 		PromptBytes: p.prompt, NoHistory: p.noHistory, Prompts: p.prompts, Operator: operatorFrom(r.Context()),
-		Rule: p.ruleLookup(r.Context()), Rules: p.makesRules(), RuleMade: p.ruleMade(r.Context()),
+		Rule: p.ruleLookup(r.Context()), Rules: p.makesRules(), RuleMade: p.ruleMade(r.Context()), RulesVersion: p.rulesVersion(),
 	}
 }
 

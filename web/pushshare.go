@@ -67,13 +67,15 @@ type sharedCard struct {
 
 // frameKey is what a framed card message depends on beyond the server's
 // settings: the change (its id), the card version, the minute its
-// relative times were drawn in, and the operator it is drawn for.
+// relative times were drawn in, the operator it is drawn for, and the
+// rules' version (the rule it names, as it then was).
 type frameKey struct {
 	seq      uint64
 	card     inbox.CardID
 	version  uint64
 	minute   int64
 	operator string
+	rules    uint64
 }
 
 // sharedFrame is one framed card message split where the tokens go;
@@ -192,7 +194,7 @@ const maxKeptBuffer = 2 * maxBatchBytes
 // the browser that frames it.
 func (p *pages) cardFrame(r *http.Request, operator string, share *pushShare, seq uint64, c inbox.Card) ([][]byte, error) {
 	now := p.now()
-	k := frameKey{seq: seq, card: c.ID, version: c.Version, minute: now.Truncate(time.Minute).Unix(), operator: operator}
+	k := frameKey{seq: seq, card: c.ID, version: c.Version, minute: now.Truncate(time.Minute).Unix(), operator: operator, rules: p.rulesVersion()}
 	return share.frame(k, func() ([]byte, string, error) {
 		// The frame is every browser's: neither its render nor the
 		// lookups behind it (a rule's name) are cut short when the

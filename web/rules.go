@@ -34,6 +34,8 @@ type Rules interface {
 	// See reads a card as its operators see it (its visible question,
 	// its connection): what a rule made from it keeps.
 	See(ctx context.Context, c inbox.Card) rules.Seen
+	// Version moves on after every rule change made through Store.
+	Version() uint64
 }
 
 // writeRuleAnswers writes aepforms_rule_answers_total, by rule id.
@@ -52,6 +54,15 @@ func writeRuleAnswers(b *strings.Builder, rs Rules) {
 // and is not watch-only.
 func (p *pages) makesRules() bool {
 	return p.rules != nil && p.rules.Enabled() && !p.viewer.WatchOnly
+}
+
+// rulesVersion is the rules' Version (0 without rules): a card drawn
+// naming a rule is drawn again once it moves on.
+func (p *pages) rulesVersion() uint64 {
+	if p.rules == nil {
+		return 0
+	}
+	return p.rules.Version()
 }
 
 // ruleLookup names the rule behind an answer a rule sent, read from the

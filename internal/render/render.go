@@ -142,6 +142,9 @@ type fragmentKey struct {
 	// reach is the card's agent's reach at render time: its provenance
 	// and an owed answer's line say it.
 	reach inbox.Reach
+	// rules is the rules' version: the rule that answered the card, or
+	// was made from it, is named as it then was.
+	rules uint64
 }
 
 // NewFragments returns an empty fragment cache.
@@ -173,7 +176,7 @@ func (f *Fragments) keep(key fragmentKey, html string) {
 // Card returns the fragment of c (a components.CardFragment) for one
 // browser, with its own form token; opts.Token is ignored. Fragments of
 // one card version rendered in the same minute of opts.Now for the same
-// operator are one render.
+// operator, reach and rules version are one render.
 func (f *Fragments) Card(ctx context.Context, c inbox.Card, opts view.Options) (string, error) {
 	html, placeholder, err := f.Template(ctx, c, opts)
 	if err != nil {
@@ -187,7 +190,8 @@ func (f *Fragments) Card(ctx context.Context, c inbox.Card, opts view.Options) (
 // hands the same fragment to many browsers prepares it once and swaps a
 // fresh NewToken in for every placeholder of each copy.
 func (f *Fragments) Template(ctx context.Context, c inbox.Card, opts view.Options) (html, placeholder string, err error) {
-	key := fragmentKey{card: c.ID, version: c.Version, minute: opts.Now.Truncate(time.Minute).Unix(), operator: opts.Operator, reach: opts.Reachable}
+	key := fragmentKey{card: c.ID, version: c.Version, minute: opts.Now.Truncate(time.Minute).Unix(), operator: opts.Operator, reach: opts.Reachable,
+		rules: opts.RulesVersion}
 	f.mu.Lock()
 	html, ok := f.m[key]
 	f.mu.Unlock()

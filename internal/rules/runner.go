@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -129,6 +130,10 @@ type Runner struct {
 	// orphans are the cut-off claims decided here (answered, or left for
 	// good: the request closed or was answered otherwise), by command id.
 	orphans map[string]bool
+
+	// version counts the rule changes made through this Runner's Store
+	// (see Version).
+	version atomic.Uint64
 }
 
 // New makes a Runner. sub nil is a watch-only UI: it makes and runs no
@@ -155,8 +160,10 @@ func New(cfg Config, st Store, in Inbox, sub Submitter) *Runner {
 	if cfg.ClaimLapse <= 0 {
 		cfg.ClaimLapse = store.DefaultLease
 	}
-	return &Runner{cfg: cfg, store: st, in: in, sub: sub, started: cfg.Now(), tried: map[inbox.CardID]bool{}, answers: map[string]int64{},
+	r := &Runner{cfg: cfg, in: in, sub: sub, started: cfg.Now(), tried: map[inbox.CardID]bool{}, answers: map[string]int64{},
 		orphans: map[string]bool{}}
+	r.store = counted{Store: st, version: &r.version}
+	return r
 }
 
 // Enabled reports whether this UI makes and runs rules (not watch-only).
@@ -165,8 +172,37 @@ func (r *Runner) Enabled() bool { return r != nil && r.sub != nil }
 // Config returns the Runner's settings, defaults filled in.
 func (r *Runner) Config() Config { return r.cfg }
 
-// Store returns where the rules are kept.
+// Store returns where the rules are kept; a change made through it
+// moves Version on.
 func (r *Runner) Store() Store { return r.store }
+
+// Version moves on after every rule made, paused, resumed or deleted
+// through Store: what a page draws of a rule (its name on the cards it
+// answered or was made from, deleted since) is as new as the Version it
+// was drawn at, so the caches of drawn cards key on it. A change made by
+// another replica on a shared journal does not move it.
+func (r *Runner) Version() uint64 { return r.version.Load() }
+
+// counted is a Store whose rule changes move version on, once written.
+type counted struct {
+	Store
+	version *atomic.Uint64
+}
+
+func (c counted) CreateRule(ctx context.Context, r store.Rule, max int) error {
+	defer c.version.Add(1)
+	return c.Store.CreateRule(ctx, r, max)
+}
+
+func (c counted) SetRuleState(ctx context.Context, id, state, reason string, at time.Time) (bool, error) {
+	defer c.version.Add(1)
+	return c.Store.SetRuleState(ctx, id, state, reason, at)
+}
+
+func (c counted) DeleteRule(ctx context.Context, id string, at time.Time) (bool, error) {
+	defer c.version.Add(1)
+	return c.Store.DeleteRule(ctx, id, at)
+}
 
 // Answered returns how many requests each rule answered from this
 // process, by rule id (aepforms_rule_answers_total).

@@ -65,6 +65,9 @@ type Options struct {
 	// RuleMade returns the rule made from card id's answer, if any: a
 	// settled card says so. nil: none.
 	RuleMade func(card string) (RuleMade, bool)
+	// RulesVersion is the rules' version Rule and RuleMade read (it moves
+	// on with every rule change): the drawn card caches key on it.
+	RulesVersion uint64
 }
 
 // RuleMade is the rule an operator made from a card's answer, as the
