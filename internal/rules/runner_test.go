@@ -419,7 +419,7 @@ func TestRunnerStoppingWarnsNothing(t *testing.T) {
 	clk := &clock{t: t0}
 	j := journal(t)
 	in := inbox.New(inbox.Options{Journal: j, Now: clk.Now})
-	var logged strings.Builder
+	var logged syncBuffer // the broken journal's retry warns from its own goroutine
 	log := slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	r := New(Config{Now: clk.Now, Logger: log}, j, in, &sent{})
 	makeRule(t, j, "R1", t0, nil)
