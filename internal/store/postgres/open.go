@@ -126,7 +126,7 @@ func Open(ctx context.Context, dbURL string, opts Options) (*Journal, error) {
 		Dialect: sqldb.Dialect{Numbered: true, Instr: "strpos", IsLive: isLive, LockRules: lockRules},
 	}, LeaseOwner: opts.Replica, Lease: opts.Lease}
 	j.Sessions, j.Push, j.RuleBook = sqldb.Sessions{DB: j.Answers.DB}, sqldb.Push{DB: j.Answers.DB}, sqldb.RuleBook{DB: j.Answers.DB}
-	if err := migrate(ctx, pool, opts.Now); err != nil {
+	if err := migrate(ctx, j.Answers.DB, opts.Now); err != nil {
 		_ = j.Close()
 		return nil, fmt.Errorf("answer journal %s: %w", name, err)
 	}

@@ -3,11 +3,12 @@
 // internal/store/postgres, pgx's stdlib driver): the answers (the
 // journal proper: Answers), the operators' sessions (Sessions) and the
 // Web Push state (Push). A query is written with ? placeholders and
-// rebound for the database (Dialect). What truly differs stays in the
-// backends: the schema's types and migrations, how a process holds the
-// database (SQLite's file lock, PostgreSQL's advisory lock), SQLite's
-// group commit of Records and its unsynced connection, and how each
-// driver's errors read (store.Health's classifier).
+// rebound for the database (Dialect). The schema is written here once
+// too, in each backend's types (Schema); each backend numbers its own
+// migrations of it. What truly differs stays in the backends: how a
+// process holds the database (SQLite's file lock, PostgreSQL's advisory
+// lock), SQLite's group commit of Records and its unsynced connection,
+// and how each driver's errors read (store.Health's classifier).
 package sqldb
 
 import (

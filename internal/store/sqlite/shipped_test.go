@@ -1,0 +1,103 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	_ "embed"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/store"
+)
+
+// shippedV12 is the schema version 12's migrations wrote, as shipped:
+// the journals in use today were made by it.
+//
+//go:embed testdata/schema-v12.sql
+var shippedV12 string
+
+// A journal made by version 12's migrations as they shipped (not by this
+// build's steps) opens, is migrated to this build's version, and keeps
+// its answers and rules; and this build's first 12 steps make the same
+// schema, table for table and index for index.
+func TestOpensAJournalMadeByVersion12(t *testing.T) {
+	t.Parallel()
+	path := tempPath(t)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	shipped := journalAt(t, path, shippedV12, 12)
+	built := journalAt(t, filepath.Join(t.TempDir(), "built.db"), strings.Join(migrations[:12], "\n"), 12)
+	assert.Equal(t, schemaOf(t, shipped), schemaOf(t, built), "this build's steps 1 to 12 make version 12's schema")
+
+	_, err := shipped.Exec(`INSERT INTO identity (id, instance_id, source, host, created_at) VALUES (1, 'i1', 'aep://h/ui/aepforms/i1', 'h', 1)`)
+	require.NoError(t, err)
+	_, err = shipped.Exec(`INSERT INTO submissions (command_id, card_id, token, source, session, request_id, agent, question, fields, operator, form, answer, search, posted_at, state, reason, detail, settled_at, command, kind, options, capture)
+		VALUES ('old', 'c', 't', 'aep://a', 's1', 'r1', 'builder', 'q', '[]', 'alice', '{}', '{"option":"allow"}', 'q', 5, 'sending', '', '', 0, x'7b7d', 'permission', '[]', 'full')`)
+	require.NoError(t, err)
+	_, err = shipped.Exec(`INSERT INTO rules (id, name, match, answer, note, maker, created_at, expires_at, state, reason, state_at, card_id)
+		VALUES ('R1', 'Allow once', '{"kind":"permission","scope":"exact","question":"q"}', '{"option":"allow"}', '', 'alice', 1, 9000000000000000000, 'active', '', 1, 'c')`)
+	require.NoError(t, err)
+	require.NoError(t, shipped.Close())
+	require.NoError(t, os.Chmod(path, 0o600))
+
+	j := openAt(t, path, Options{Host: "h"})
+	assert.Equal(t, SchemaVersion, appliedMigrations(t, j))
+	owed, err := j.Unsettled()
+	require.NoError(t, err)
+	require.Len(t, owed, 1)
+	assert.Equal(t, "old", owed[0].CommandID)
+	assert.Equal(t, "{}", string(owed[0].Command), "the journaled command bytes")
+	r, found, err := j.Rule(context.Background(), "R1")
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, store.RuleActive, r.State, "a scoped rule stays active")
+	assert.Equal(t, "c", r.Card)
+	require.NoError(t, j.CreateRule(context.Background(), store.Rule{ID: "R2", Name: "Deny", Maker: "bob", Created: t0, Expires: t0.Add(time.Hour),
+		Match: store.RuleMatch{Kind: aep.KindPermission, Scope: store.ScopeExact, Question: "q"}, Answer: aep.Answer{Option: "deny"}, State: store.RuleActive}, 0))
+	require.NoError(t, j.Record(submission(cmdID(1), t0)))
+}
+
+// journalAt makes a journal at path by running schema, recording steps
+// 1 to version as applied.
+func journalAt(t *testing.T, path, schema string, version int) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	_, err = db.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`)
+	require.NoError(t, err)
+	_, err = db.Exec(schema)
+	require.NoError(t, err)
+	for v := 1; v <= version; v++ {
+		_, err = db.Exec(`INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)`, v)
+		require.NoError(t, err)
+	}
+	return db
+}
+
+// schemaOf lists db's tables and indexes by their definitions, their
+// comments, case and spacing aside.
+func schemaOf(t *testing.T, db *sql.DB) []string {
+	t.Helper()
+	rows, err := db.Query(`SELECT type, name, coalesce(sql, '') FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name`)
+	require.NoError(t, err)
+	defer rows.Close()
+	comment, space := regexp.MustCompile(`--[^\n]*`), regexp.MustCompile(`\s+`)
+	var out []string
+	for rows.Next() {
+		var typ, name, def string
+		require.NoError(t, rows.Scan(&typ, &name, &def))
+		def = space.ReplaceAllString(comment.ReplaceAllString(strings.ToLower(def), ""), " ")
+		def = strings.NewReplacer(" ,", ",", "( ", "(", " )", ")").Replace(def)
+		out = append(out, typ+" "+name+": "+def)
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
