@@ -15,7 +15,7 @@ import (
 )
 
 // BenchmarkPage1000 builds and renders a page of 1000 pending cards, a mix
-// of every open sample (the budget: under 50 ms).
+// of every open sample (the budget: under 50 ms).
 func BenchmarkPage1000(b *testing.B) {
 	benchPage(b, func(i int, open []inbox.Card) aep.Request { return open[i%len(open)].Request })
 }

@@ -29,7 +29,7 @@ import (
 //
 // Metrics: hop-p50/p99-ms (bare relay hop), ui-p50/p99-ms (every
 // browser's delivery), ui-last-p99-ms (the slowest browser of each
-// iteration), target-ms (1.5 x hop p99 + 2 ms, the bound for
+// iteration), target-ms (1.5 x hop p99 + 2 ms, the bound for
 // ui-p99-ms) and push-drops (browsers the UI dropped; must be 0).
 func BenchmarkPushLatency(b *testing.B) {
 	for _, browsers := range []int{1, 100} {

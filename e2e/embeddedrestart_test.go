@@ -109,12 +109,12 @@ func assertExecutedOnce(t *testing.T, s *stack, ag *agent.Agent, sessions []stri
 }
 
 // agentLate is how long the agent takes to come back to a restarted
-// relay: the 5 s, well past the 1 s of quiet after which a
+// relay: 5 s, well past the 1 s of quiet after which a
 // freshly started relay's history counted as read. It is the fault, not
 // a wait for an event.
 const agentLate = 5 * time.Second
 
-// The first fault: serve with its embedded relay takes 20
+// The first fault: serve with its embedded relay takes 20
 // answers (each journaled, each 303), none of whose commands leaves (the
 // respond path is held before its first write), and is killed with
 // SIGKILL. Started again on the same journal and relay port, its relay
@@ -186,7 +186,7 @@ func TestEmbeddedRelaySIGTERMIsQuickAndLosesNothing(t *testing.T) {
 	assertExecutedOnce(t, second, ag, sessions)
 }
 
-// The second fault: the relay restarts (empty, on the same port)
+// The second fault: the relay restarts (empty, on the same port)
 // and the agent is not back on it yet; 10 answers posted meanwhile reach
 // a relay with no route to their agent (no-route). None is given up:
 // each card says it waits for the agent to reconnect, and once the agent

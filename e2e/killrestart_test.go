@@ -23,7 +23,7 @@ import (
 	"github.com/aepforms/aepforms/e2e/browsertest"
 )
 
-// The issue's restart, as an operator lives it: `serve --demo` (embedded
+// A restart, as an operator lives it: `serve --demo` (embedded
 // relay, demo agent, all in one process) with a page open and an answer
 // half typed; serve is killed with SIGKILL and started again on the same
 // address. The new process holds only its own new questions: the open

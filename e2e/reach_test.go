@@ -14,7 +14,7 @@ import (
 // connected; the relay restarts (empty) and the agent re-attaches. The
 // page, by push alone, is told the card's reach again: its last pushed
 // copy says "connected", as a reload would, not the "connection unknown"
-// of the outage (issue 25).
+// of the outage.
 func TestReachFollowsTheRelayBack(t *testing.T) {
 	t.Parallel()
 	s := startStack(t, stackOptions{})

@@ -13,7 +13,7 @@ import (
 	"github.com/aepforms/aepforms/internal/agent"
 )
 
-// The re-answer fault: the agent is stopped with an answer in
+// The re-answer fault: the agent is stopped with an answer in
 // flight; past the ack window the card says no reply came in time and
 // offers no open form, only "Send the same answer again" and, explicitly,
 // "Answer differently" (which says the first may still act). The

@@ -44,7 +44,7 @@ func (s *stack) signIn(t *testing.T, name string) {
 // exactTimeRE is the exact time a title gives ("3 Dec 2026 09:01:02 UTC").
 var exactTimeRE = regexp.MustCompile(`^\d{1,2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} UTC$`)
 
-// The issue's "Done when": an operator answers the demo forms, the UI
+// End to end: an operator answers the demo forms, the UI
 // stops hard (its journal kept; nothing is settled on the way out) and the
 // relay loses its history (as the embedded relay does across a kill -9);
 // started again on the same --db, the UI shows every earlier answer as the

@@ -17,12 +17,12 @@ import (
 )
 
 // relayOutage is how long the killed relay stays down in
-// TestRelayKilledWithAnswersInFlight: the 12 s, longer than the
+// TestRelayKilledWithAnswersInFlight: 12 s, longer than the
 // respond path's 10 s connect wait that used to give in-flight answers
 // up. Not scaled down: it is the fault, not a wait for an event.
 const relayOutage = 12 * time.Second
 
-// The fault, as a process: a standalone relay is killed with
+// The fault, as a process: a standalone relay is killed with
 // SIGKILL while 40 answers are in flight (the agent stalled: their
 // commands reach it and are lost unread, no ack), stays down 12 s
 // (longer than the respond path's connect wait), 10 more answers are

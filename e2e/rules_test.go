@@ -87,7 +87,7 @@ func (s *stack) askAllWith(t *testing.T, o agentOptions) (*agent.Agent, []string
 	return ag, out
 }
 
-// The "Done when", one replica: a rule made from a permission
+// End to end, one replica: a rule made from a permission
 // card answers the next three matching requests exactly once each (the
 // agent records one command per request), attributed to the rule on
 // the card and in History; a request it does not match stays for the

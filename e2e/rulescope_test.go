@@ -73,7 +73,7 @@ func pushInbox(t *testing.T, s *stack, ps *httptest.Server, bodies <-chan []byte
 	}
 }
 
-// The "Done when", with a control-capable agent: a rule made from
+// End to end, with a control-capable agent: a rule made from
 // permission request A with the default choices answers the same
 // question A′ in another session exactly once; B, from the same agent
 // with the same options and another question, stays pending and is

@@ -35,7 +35,7 @@ import (
 //     calls, which wait for the inbox lock: a journal write made under
 //     that lock would hold them up.
 //
-// Since issue 16 a third server journals to PostgreSQL (pgtest's
+// Since replicas, a third server journals to PostgreSQL (pgtest's
 // throwaway server over loopback, fsync on), in turn with the other two:
 // pg-p50-ms and pg-p99-ms.
 //

@@ -46,7 +46,7 @@ func TestPushedCopiesOfOneCardCarryTheirOwnTokens(t *testing.T) {
 
 // Every response that carries a form token is never stored by a browser
 // or a proxy: the page, the panel, a card's fragment on its own, a
-// refused post's page and the sign-in page (issue 13, item 9).
+// refused post's page and the sign-in page.
 func TestResponsesCarryingAFormTokenAreNotStored(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)

@@ -15,7 +15,7 @@ import (
 // A card the operator is typing in is never replaced by a push, but what
 // the push says of its agent still reaches it: after a relay outage the
 // roster comes back and the card being answered says "connected", not the
-// "connection unknown" of the outage until a reload (issue 25). The typed
+// "connection unknown" of the outage until a reload. The typed
 // text stays.
 func TestBusyCardFollowsItsAgentsReach(t *testing.T) {
 	if testing.Short() {

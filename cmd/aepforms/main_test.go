@@ -83,7 +83,7 @@ func (l *logLines) String() string {
 
 // SIGTERM to `serve --demo` is an orderly stop: the demo agent, then the
 // UI, then the embedded relay, each saying once that it stopped, and no
-// warning on the way (issue 25: it printed three "relay connection lost"
+// warning on the way (it printed three "relay connection lost"
 // warnings and "undelivered events=28").
 func TestSIGTERMStopsServeDemoQuietly(t *testing.T) {
 	if testing.Short() {

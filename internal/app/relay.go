@@ -44,7 +44,7 @@ type relaySettings struct {
 	wsPing      time.Duration
 	closeWait   time.Duration
 	noCommands  bool
-	// The relay's own connection budget and deadlines (issue 23): a crowd
+	// The relay's own connection budget and deadlines: a crowd
 	// on its port cannot take what the UI needs.
 	maxConns      int
 	idleTimeout   time.Duration

@@ -1,4 +1,4 @@
-// Package rules is the standing answers (issue 26): an operator's "answer
+// Package rules is the standing answers: an operator's "answer
 // like this from now on", kept in the journal, matched against each new
 // request, and applied through the same journal-first, exactly-once path
 // as an operator's post.

@@ -145,7 +145,7 @@ func SearchText(s inbox.Submission) string {
 
 // SearchVersion is the version of SearchText a row's search text is
 // written with. Opening a journal writes the search text of rows with an
-// older one again (labels were added in version 1, issue 25), from what
+// older one again (labels were added in version 1), from what
 // the row holds: the field specs always, the option labels when the row
 // kept its request's options.
 const SearchVersion = 1

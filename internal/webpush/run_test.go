@@ -42,7 +42,7 @@ func TestRunFollowsTheInbox(t *testing.T) {
 }
 
 // A question a rule (standing answer) answers is not announced: nobody
-// is woken for what nobody needs to answer (issue 26); one it does not
+// is woken for what nobody needs to answer; one it does not
 // answer still is.
 func TestRuledQuestionsAreNotPushed(t *testing.T) {
 	ctx := context.Background()

@@ -106,7 +106,7 @@ type Config struct {
 	// Now is the clock, time.Now by default.
 	Now func() time.Time
 	// Ruled, when set, reports whether a standing answer (a rule) is
-	// answering the card: such a request is not announced (issue 26).
+	// answering the card: such a request is not announced.
 	Ruled func(ctx context.Context, c inbox.Card) bool
 	// Logger receives push failures; nil discards.
 	Logger *slog.Logger

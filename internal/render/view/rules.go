@@ -11,7 +11,7 @@ import (
 	"github.com/aepforms/aepforms/internal/rules"
 )
 
-// RuleRef is the rule (standing answer, issue 26) that sent an answer,
+// RuleRef is the rule (a standing answer) that sent an answer,
 // as a card and History name it: "Answered by rule ‘…’ set by alice",
 // linking to the rule on the Rules page.
 type RuleRef struct {

@@ -587,7 +587,7 @@ func noteWords(f *form.View) {
 	r.DescribedBy = strings.Join(append(ids, r.HintID), " ")
 }
 
-// pushWords are the words of Web Push (issue 17): the notifications a
+// pushWords are the words of Web Push: the notifications a
 // device shows and the page's "Notify me on this device" controls. Kept
 // in this file with the rest of the UI's wording.
 var pushWords = map[string]string{

@@ -11,7 +11,7 @@ import (
 	"github.com/aepforms/aepforms/internal/store"
 )
 
-// RuleBook is the standing answers (issue 26) and each request they
+// RuleBook is the standing answers and each request they
 // answered. Every replica reads them here, not from a copy of its own,
 // so a rule paused or deleted on one stops on all at once.
 type RuleBook struct{ *DB }

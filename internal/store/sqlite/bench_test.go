@@ -44,8 +44,8 @@ func BenchmarkJournalRecord(b *testing.B) {
 
 // BenchmarkHistory reads the first History page of a journal of 100 000
 // answers (2 000 under -short), from 10 agents: unfiltered, filtered by
-// agent, and searched for text in one answer in 1000 (issue 12's
-// targets: 50 ms for the first two, 200 ms for the search). Run:
+// agent, and searched for text in one answer in 1000 (the targets:
+// 50 ms for the first two, 200 ms for the search). Run:
 // go test -run='^$' -bench=History -benchmem ./internal/store/sqlite
 func BenchmarkHistory(b *testing.B) {
 	n := 100_000

@@ -51,7 +51,7 @@ func TestJournalMigratesFromVersion1(t *testing.T) {
 }
 
 // The step that makes one live submission per request a unique index
-// (issue 16) migrates a journal from before one-answer-in-flight that
+// (step 5) migrates a journal from before one-answer-in-flight that
 // holds two live submissions for one request: the older is superseded
 // (with its state change kept), the newer stays live, and from then on a
 // second one is refused.

@@ -66,26 +66,25 @@ const undoMigration4 = undoLease + `DROP INDEX submissions_recorded;
 	ALTER TABLE submissions DROP COLUMN recorded_at;
 `
 
-// undoLease takes back the resend lease step (7, issue 16), and the
-// replaced mark (8, issue 27) and the search version (9, issue 25) after
-// it, the newest; submissions_live must be dropped first.
+// undoLease takes back the resend lease step (7), and the replaced
+// mark (8) and the search version (9) after it, the newest; submissions_live must be dropped first.
 const undoLease = undoSearchVersion + `ALTER TABLE submissions DROP COLUMN replaced;
 	DROP INDEX submissions_token;
 	ALTER TABLE submissions DROP COLUMN lease_owner;
 	ALTER TABLE submissions DROP COLUMN lease_until;
 `
 
-// undoSearchVersion takes back step 9 (issue 25): the search version,
-// and the rules (10, issue 26) after it.
+// undoSearchVersion takes back step 9: the search version, and the
+// rules (10) after it.
 const undoSearchVersion = undoRules + `ALTER TABLE submissions DROP COLUMN search_version;
 `
 
-// undoRules takes back step 10 (issue 26): the rules and their uses,
+// undoRules takes back step 10: the rules and their uses,
 // and the operators' looks at what rules answered (12) after it.
 const undoRules = undoRuleLooks + `DROP TABLE rule_uses; DROP TABLE rules;
 `
 
-// undoRuleLooks takes back step 12 (issue 32): the operators' looks at
+// undoRuleLooks takes back step 12: the operators' looks at
 // what rules answered.
 const undoRuleLooks = `DROP TABLE rule_looks;
 `

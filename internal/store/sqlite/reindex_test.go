@@ -17,7 +17,7 @@ import (
 // its search text the question and the ids only) is found by the words
 // its card showed once the journal is opened by this build: opening it
 // writes the old rows' search text again from the field specs and
-// options the row kept (issue 25).
+// options the row kept.
 func TestOldRowsAreFoundByTheirLabels(t *testing.T) {
 	t.Parallel()
 	path := tempPath(t)
