@@ -45,3 +45,47 @@ func TestStoreBoundedByBytes(t *testing.T) {
 	_, exhausted, _ := f.after(aep.Position{})
 	assert.True(t, exhausted, "a resume of the flooded session from its start is told events are gone")
 }
+
+// The commands a session owes its claimant: each not acknowledged and
+// not replaced by a later command of the same type and subject (an
+// answer the operator changed). A replacing answer stays owed though the
+// one it replaced was acknowledged; commands without a subject replace
+// none.
+func TestStoreUnackedSkipsReplacedCommands(t *testing.T) {
+	t.Parallel()
+	s := newStore(100, 10, 1<<20)
+	seq := int64(0)
+	add := func(typ, id, subject, cause string) {
+		t.Helper()
+		env := aep.Envelope{ID: id, Type: typ, Time: "2026-07-03T10:00:00Z", Source: "aep://t", Agent: "t", Session: "s",
+			Subject: subject, Cause: cause, Data: map[string]any{}}
+		if !aep.IsCommand(typ) {
+			seq++
+			env.Seq = aep.Int64(seq)
+		}
+		if typ == "control.cancel" {
+			env.Data = map[string]any{"scope": "session"}
+		}
+		e, err := aep.Build(env)
+		require.NoError(t, err)
+		require.True(t, s.add(e))
+	}
+	ids := func() (out []string) {
+		for _, e := range s.unacked("s") {
+			out = append(out, e.ID())
+		}
+		return out
+	}
+	add("control.attention.respond", "a1", "req-1", "")
+	add("control.attention.respond", "b1", "req-2", "")
+	add("control.cancel", "c1", "", "")
+	add("control.cancel", "c2", "", "")
+	assert.Equal(t, []string{"a1", "b1", "c1", "c2"}, ids())
+	add("control.accepted", "ack-a1", "req-1", "a1")
+	add("control.attention.respond", "a2", "req-1", "")
+	assert.Equal(t, []string{"b1", "c1", "c2", "a2"}, ids(), "a2 replaces a1, acknowledged or not")
+	add("control.attention.respond", "b2", "req-2", "")
+	assert.Equal(t, []string{"c1", "c2", "a2", "b2"}, ids(), "b2 replaces b1, unacknowledged")
+	add("control.rejected", "rej-b2", "req-2", "b2")
+	assert.Equal(t, []string{"c1", "c2", "a2"}, ids(), "nothing owed for req-2 once its latest answer is acknowledged")
+}
