@@ -27,6 +27,17 @@ func (c *controlRun) ack(ctx context.Context, from int, sentAt time.Time, cmd *a
 	return m, nil
 }
 
+// sendAcked sends cmd and waits for its ack (see ack); n is where the
+// ack's search began, for what the test waits for after it.
+func (c *controlRun) sendAcked(ctx context.Context, cmd *aep.Event) (n int, ack wsMsg, err error) {
+	n, at, err := c.send(ctx, cmd)
+	if err != nil {
+		return n, wsMsg{}, err
+	}
+	ack, err = c.ack(ctx, n, at, cmd)
+	return n, ack, err
+}
+
 // unknownRespond is a respond to a request the target never asked: the
 // target must still make one ack decision.
 func (c *controlRun) unknownRespond() *aep.Event {
@@ -39,7 +50,7 @@ func (c *controlRun) checkAck(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m, err := c.ack(ctx, n, at, cmd)
+	m, err := c.ack(ctx, n, at, cmd) // timed from the send: the pass says how long
 	if err != nil {
 		return err
 	}
@@ -58,11 +69,7 @@ func (c *controlRun) checkUnsupported(ctx context.Context) error {
 		}
 	}
 	cmd := c.targetCommand(c.session, typ, "", "", map[string]any{})
-	n, at, err := c.send(ctx, cmd)
-	if err != nil {
-		return err
-	}
-	m, err := c.ack(ctx, n, at, cmd)
+	_, m, err := c.sendAcked(ctx, cmd)
 	if err != nil {
 		return err
 	}
@@ -84,11 +91,7 @@ func (c *controlRun) checkUnsupported(ctx context.Context) error {
 // answered with the recorded ack, byte-identical, and nothing re-executes.
 func (c *controlRun) checkRedelivery(ctx context.Context) error {
 	cmd := c.unknownRespond()
-	n, at, err := c.send(ctx, cmd)
-	if err != nil {
-		return err
-	}
-	first, err := c.ack(ctx, n, at, cmd)
+	_, first, err := c.sendAcked(ctx, cmd)
 	if err != nil {
 		return err
 	}
@@ -127,11 +130,7 @@ func (c *controlRun) redeliver(ctx context.Context, cmd *aep.Event, first wsMsg)
 // order, so whatever it emitted for earlier commands precedes it.
 func (c *controlRun) barrier(ctx context.Context) error {
 	cmd := c.unknownRespond()
-	n, at, err := c.send(ctx, cmd)
-	if err != nil {
-		return err
-	}
-	_, err = c.ack(ctx, n, at, cmd)
+	_, _, err := c.sendAcked(ctx, cmd)
 	return err
 }
 
@@ -155,11 +154,7 @@ func (c *controlRun) checkForm(ctx context.Context) error {
 	}
 	req := c.form.event
 	cmd := c.targetCommand(c.form.session, respondType, req.ID(), "", map[string]any{"answer": map[string]any{"values": c.ct.Form.Values}})
-	n, at, err := c.send(ctx, cmd)
-	if err != nil {
-		return err
-	}
-	ack, err := c.ack(ctx, n, at, cmd)
+	n, ack, err := c.sendAcked(ctx, cmd)
 	if err != nil {
 		return err
 	}
@@ -220,11 +215,7 @@ func (c *controlRun) checkCancel(ctx context.Context) error {
 	}
 	run := st.runs[len(st.runs)-1]
 	cmd := c.targetCommand(c.session, "control.cancel", "", run, map[string]any{"scope": "run", "reason": "conformance probe"})
-	n, at, err := c.send(ctx, cmd)
-	if err != nil {
-		return err
-	}
-	ack, err := c.ack(ctx, n, at, cmd)
+	n, ack, err := c.sendAcked(ctx, cmd)
 	if err != nil {
 		return err
 	}
