@@ -92,11 +92,7 @@ func handleHistory(h History, pg *pages) http.HandlerFunc {
 		var page store.HistoryPage
 		if h != nil && problem == "" {
 			var err error
-			page, err = h.History(r.Context(), q)
-			switch {
-			case errors.Is(err, store.ErrBadCursor):
-				problem = "cursor"
-			case err != nil:
+			if page, problem, err = readHistory(r, h, q); err != nil {
 				pg.internalError(w, r, err)
 				return
 			}
@@ -114,6 +110,17 @@ func handleHistory(h History, pg *pages) http.HandlerFunc {
 		}
 		writeHTML(w, status, buf)
 	}
+}
+
+// readHistory reads the page of History q asks for; a cursor the
+// journal does not know (edited, or from another journal) is the
+// operator's problem "cursor", not an error.
+func readHistory(r *http.Request, h History, q store.HistoryQuery) (store.HistoryPage, string, error) {
+	page, err := h.History(r.Context(), q)
+	if errors.Is(err, store.ErrBadCursor) {
+		return store.HistoryPage{}, "cursor", nil
+	}
+	return page, "", err
 }
 
 // localTime is t as a datetime-local input shows it, in UTC; "" for zero.

@@ -39,11 +39,7 @@ func handleHistoryExport(h History, pg *pages, format string, pageTimeout time.D
 		var page store.HistoryPage
 		if problem == "" {
 			var err error
-			page, err = h.History(r.Context(), q)
-			switch {
-			case errors.Is(err, store.ErrBadCursor):
-				problem = "cursor"
-			case err != nil:
+			if page, problem, err = readHistory(r, h, q); err != nil {
 				pg.internalError(w, r, err)
 				return
 			}
