@@ -163,16 +163,8 @@ func (sw *Writer) Event(m Message) error {
 func (sw *Writer) Frame(b []byte) error {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
-	sw.buf = sw.buf[:0]
-	sw.setDeadline()
-	defer sw.written()
-	if _, err := sw.w.Write(b); err != nil {
-		return fmt.Errorf("sse: write: %w", err)
-	}
-	if err := sw.w.Flush(); err != nil {
-		return fmt.Errorf("sse: flush: %w", err)
-	}
-	return nil
+	sw.buf = sw.buf[:0] // b is the producer's, shared: never this stream's buffer
+	return sw.send(b)
 }
 
 // AppendFrame appends m framed as Event writes it to b; it refuses the
@@ -239,6 +231,12 @@ func (sw *Writer) write(b []byte) error {
 	if cap(sw.buf) > 64<<10 {
 		sw.buf = nil // do not keep a large event's buffer for the stream's life
 	}
+	return sw.send(b)
+}
+
+// send writes b in one Write under the deadline and flushes. sw.mu is
+// held.
+func (sw *Writer) send(b []byte) error {
 	sw.setDeadline()
 	defer sw.written()
 	if _, err := sw.w.Write(b); err != nil {
