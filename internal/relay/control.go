@@ -114,7 +114,6 @@ func (r *Relay) claimLocked(c *wsConn, session string) (owned bool) {
 	}
 	r.claims[session] = append(r.claims[session], c)
 	r.rosterJSON = nil
-	r.redeliverLocked(c, session)
 	c.claimed = append(c.claimed, session)
 	if len(c.claimed) > r.cfg.MaxSessions {
 		r.unclaimLocked(c, c.claimed[0])
@@ -123,16 +122,31 @@ func (r *Relay) claimLocked(c *wsConn, session string) (owned bool) {
 	return owned
 }
 
-// redeliverLocked sends a connection that just claimed session (its
-// agent back, maybe through another relay node after the one it was on
-// died) every command of the session it declares in control.accepts
-// and no ack answers yet, byte-identical: the target dedupes an id it
-// has executed, and acks it again. Only on a log whose commands outlive
-// a node (eventLog.redelivers).
-func (r *Relay) redeliverLocked(c *wsConn, session string) {
+// redeliver sends a connection that just became the first claimant here
+// of sessions (its agent back, maybe through another relay node after the
+// one it was on died) every command of each it declares in
+// control.accepts and no ack answers yet, byte-identical: the target
+// dedupes an id it has executed, and acks it again. Only to the one
+// claimant of a session on every node: a second one makes the session
+// ambiguous, and is sent nothing. Only on a log whose commands outlive a
+// node (eventLog.redelivers).
+func (r *Relay) redeliver(ctx context.Context, c *wsConn, sessions []string) {
 	if !r.events.redelivers() {
 		return
 	}
+	for _, s := range sessions {
+		if r.events.elsewhere(ctx, s, 1) > 0 {
+			continue
+		}
+		r.mu.Lock()
+		if cs := r.claims[s]; len(cs) == 1 && cs[0] == c {
+			r.redeliverLocked(c, s)
+		}
+		r.mu.Unlock()
+	}
+}
+
+func (r *Relay) redeliverLocked(c *wsConn, session string) {
 	for _, cmd := range r.store.unacked(session) {
 		if slices.Contains(c.accepts, cmd.Type()) {
 			c.out.pushControl(item{kind: itemFrame, frame: cmd.Raw()})

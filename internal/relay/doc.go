@@ -71,8 +71,8 @@
 // request to the node that holds its claimant (none: no-route at once); a
 // roster lists the claims of every node; a command kept with no ack, and
 // not replaced by a later one of the same type and subject, is sent again
-// to a connection that claims its session (its agent back on another node
-// after its node died). Each node records its claims in a second stream
+// to a connection that becomes its session's only claimant (its agent
+// back on another node after its node died). Each node records its claims in a second stream
 // (claimLog) before the claiming event is kept, so two claimants on two
 // nodes are ambiguous as on one relay; a dead node's records count for
 // nothing and lapse.

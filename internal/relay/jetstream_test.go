@@ -144,10 +144,33 @@ func TestSessionClaimedOnTwoNodesIsAmbiguous(t *testing.T) {
 	}
 }
 
+// A command owed to a session's claimant is not sent to a second
+// claimant on another node: the session is ambiguous then, and a relay
+// in memory would never have given it that command.
+func TestOwedCommandNotSentToASecondClaimant(t *testing.T) {
+	t.Parallel()
+	ns, _ := nodes(t, cfg(), 2)
+	a, b := ns[0], ns[1]
+	first := a.target(t, "owed", "control.attention.respond")
+	ui := b.consumer(t)
+	cmd := command(t, "owed")
+	ui.send(t, cmd)
+	assert.JSONEq(t, string(cmd), string(first.next(t)), "delivered on A, not acknowledged")
+	b.stream(t, url.Values{"from": {"all"}, "filter": {`{"id":"` + idOf(t, cmd) + `"}`}}, nil).nextEvent(t)
+
+	second := b.reclaim(t, "owed", 1)
+	second.send(t, map[string]any{"type": "ping", "t": 1})
+	assert.Equal(t, "pong", second.expect(t, "pong").str("type"), "the second claimant is sent nothing owed")
+	next := command(t, "owed", withSubject("req-2"))
+	ui.send(t, next)
+	refused(t, ui, next, "ambiguous")
+}
+
 // A node that died holding a claim does not hold the session: its record
 // (written here as a dead node leaves it) counts for nothing, the agent's
 // claim on another node gets its commands at once, and the dead record is
-// purged when a command finds it, or lapses after ClaimTTL when none does;
+// purged when a claim or a command finds it, or lapses after ClaimTTL
+// when none does;
 // a live node's record outlives the TTL (it writes it again).
 func TestClaimOfAGoneNodeLapses(t *testing.T) {
 	t.Parallel()
@@ -183,7 +206,9 @@ func TestClaimOfAGoneNodeLapses(t *testing.T) {
 
 	dead := leave("held")
 	agent := b.target(t, "held", "control.attention.respond")
-	require.Len(t, records("held"), 2, "the gone node's record and B's")
+	require.Len(t, records("held"), 1, "B's record: the claim, asking who else claims the session (for what it owes), purged the gone node's")
+	require.NotContains(t, records("held"), dead)
+	dead = leave("held")
 	ui := b.consumer(t)
 	cmd := command(t, "held")
 	ui.send(t, cmd)

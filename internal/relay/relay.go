@@ -255,18 +255,19 @@ func (r *Relay) detach(sub *subscriber) {
 // ErrUnavailable when the log could not keep them in time.
 func (r *Relay) ingest(ctx context.Context, evs []*aep.Event, from *wsConn) (duplicates int, err error) {
 	if from != nil {
-		owned := false
+		var owned []string
 		r.mu.Lock()
 		for _, ev := range evs {
-			if _, sequenced := ev.Seq(); sequenced && ev.SessionScoped() {
-				owned = r.claimLocked(from, ev.Session()) || owned
+			if _, sequenced := ev.Seq(); sequenced && ev.SessionScoped() && r.claimLocked(from, ev.Session()) {
+				owned = append(owned, ev.Session())
 			}
 		}
 		r.mu.Unlock()
-		if owned {
+		if len(owned) > 0 {
 			if err := r.events.settle(ctx); err != nil {
 				r.log.Warn("relay: a claim not yet known to the other relays", "err", err)
 			}
+			r.redeliver(ctx, from, owned)
 		}
 	}
 	dups, err := r.events.append(ctx, evs)
