@@ -5,12 +5,10 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/aepforms/aepforms/components"
-	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/answer"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render"
 	"github.com/aepforms/aepforms/internal/render/form"
@@ -20,7 +18,7 @@ import (
 // MaxBatch is the most questions one batch answer may go to: a post
 // naming more is refused whole (413), and the batch page offers at most
 // this many of a shape at a time.
-const MaxBatch = 100
+const MaxBatch = answer.MaxBatch
 
 // HeaderFragment's value from the page script's batch post: the server
 // answers with the outcome list alone.
@@ -117,191 +115,129 @@ func (p *pages) batches(w http.ResponseWriter, r *http.Request, status int, refu
 
 // handleBatchAnswer takes one answer for several questions of one shape
 // (POST /batch/answer: the ticked card ids, the shape, the form token and
-// the answer). Each question gets its own submission through the one
-// answer path (beginAnswer: its own command id, journaled before anything
-// is sent; a resubmitted batch is the same command per question), and the
+// the answer). The answer service begins each question's answer through
+// the one answer path (its own command id, journaled before anything is
+// sent; a resubmitted batch is the same command per question), and the
 // reply names each question's outcome as its card words it, the ones not
 // sent with why. A batch refused whole (nothing chosen, more than
 // MaxBatch, an answer the operator must fix, a watch-only UI) sends
-// nothing and shows the form again with the problem. The journaled answers are queued before the
-// reply; each card's later outcome arrives by push like any answer.
-func handleBatchAnswer(in Inbox, sub Submitter, pg *pages, m *Metrics) http.HandlerFunc {
+// nothing and shows the form again with the problem.
+func handleBatchAnswer(svc *answer.Service, pg *pages, m *Metrics) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if err := r.ParseForm(); err != nil {
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				pg.unread(w, r, http.StatusRequestEntityTooLarge, false, true)
-				return
-			}
-			pg.unread(w, r, http.StatusBadRequest, false, false)
+		post, ok := readPost(w, r, pg, false)
+		if !ok {
 			return
 		}
-		post := r.PostForm
-		shape := post.Get(view.BatchNameShape)
-		var ids []string
-		for _, id := range post[view.BatchNameCard] {
-			if id != "" && !slices.Contains(ids, id) {
-				ids = append(ids, id)
-			}
-		}
-		refused := func(status int, problems []aep.Problem) {
-			m.Answer("not_sent")
-			if r.Header.Get(HeaderFragment) != fragmentBatch {
-				pg.batches(w, r, status, &view.BatchRefused{Shape: shape, Input: post, Problems: problems})
-				return
-			}
-			msgs := make([]string, len(problems))
-			for i, p := range problems {
-				msgs[i] = p.Message
-			}
-			buf, err := render.Buffer(r.Context(), components.BatchProblems(msgs), 1<<10)
-			if err != nil {
-				pg.internalError(w, r, err)
-				return
-			}
-			writeHTML(w, status, buf)
-		}
-		refuse := func(status int, message string) {
-			refused(status, []aep.Problem{{Code: "batch", Message: message}})
-		}
-		token := post.Get(form.NameToken)
-		switch {
-		case pg.viewer.WatchOnly:
-			refuse(http.StatusConflict, view.RefusalWatchOnly.Message)
-			return
-		case token == "":
-			refuse(http.StatusBadRequest, view.RefusalNoToken.Message)
-			return
-		case len(ids) == 0:
-			refuse(http.StatusUnprocessableEntity, view.BatchWord("none-chosen"))
-			return
-		case len(ids) > MaxBatch:
-			refuse(http.StatusRequestEntityTooLarge, strings.ReplaceAll(view.BatchWord("too-many"), "{max}", strconv.Itoa(MaxBatch)))
-			return
-		case post.Get(form.NameReplaces) != "":
-			// Only a card's own "Answer differently" replaces an owed
-			// answer, under its warning that the first may still act;
-			// a batch (a hand-made post: the page sends none) never does.
-			refuse(http.StatusBadRequest, view.BatchWord("replaces"))
-			return
-		}
-		// The answer is checked once, against a question of the shape: it
-		// means the same to every one of them. One the operator must fix
-		// refuses the batch whole, their input and choices kept.
-		for _, id := range ids {
-			c, ok := in.Card(inbox.CardID(id))
-			if !ok || c.Shape.ID() != shape {
-				continue
-			}
-			if _, problems := form.ParseAnswer(c.Request, post); len(problems) > 0 {
-				refused(http.StatusUnprocessableEntity, problems)
-				return
-			}
-			break
-		}
-		by := operatorFrom(r.Context())
-		outcomes := make([]view.BatchOutcome, 0, len(ids))
-		var recorded []inbox.Submission
-		for _, id := range ids {
-			o, s := beginBatchAnswer(in, pg, inbox.CardID(id), shape, post, by)
-			if s != nil {
-				recorded = append(recorded, *s)
-			} else if !o.Sent {
-				m.Answer("not_sent")
-			}
-			outcomes = append(outcomes, o)
-		}
-		// Every answer is journaled, so each is queued before the reply
-		// is drawn, as a single answer's command is let go before its
-		// 303 (Submit returns at once): its card then says what became
-		// of it (queued while the relay is away, sent), and the reply
-		// words each question as its card does.
-		ctx := context.WithoutCancel(r.Context())
-		fresh := make(map[string]bool, len(recorded))
-		for _, s := range recorded {
-			queueAnswer(ctx, in, sub, pg.log, m, s)
-			fresh[string(s.Card)] = true
-		}
-		now := pg.now()
-		for i := range outcomes {
-			o := &outcomes[i]
-			if !o.Sent {
-				continue
-			}
-			c, ok := in.Card(inbox.CardID(o.ID))
-			if !ok {
-				o.TakenGone()
-				continue
-			}
-			o.Taken(c, pg.cardOptions(r, c, now), !fresh[o.ID])
-		}
-		res := view.BatchResult(outcomes, pg.batchOptions(r))
-		status := http.StatusOK
-		if res.Sent == 0 {
-			status = http.StatusConflict
-		}
-		buf, err := render.BatchResult(r.Context(), res, r.Header.Get(HeaderFragment) == fragmentBatch)
+		b := readBatch(post, operatorFrom(r.Context()))
+		items, err := svc.BeginBatch(context.WithoutCancel(r.Context()), b)
 		if err != nil {
-			pg.internalError(w, r, err)
+			m.Answer("not_sent")
+			pg.batchRefused(w, r, post, b.Shape, err)
 			return
 		}
-		writeHTML(w, status, buf)
+		sendBatch(context.WithoutCancel(r.Context()), svc, m, items)
+		pg.batchResult(w, r, items)
 	}
 }
 
-// beginBatchAnswer begins one question's answer of a batch: its own form
-// token (the batch's token and the card, so the same batch posted again
-// is the same command per question), refused when the question no longer
-// asks the batch's shape. It returns the question's outcome and, when a
-// new answer was journaled, the submission to queue.
-func beginBatchAnswer(in Inbox, pg *pages, id inbox.CardID, shape string, post url.Values, by string) (view.BatchOutcome, *inbox.Submission) {
-	o := view.BatchOutcome{ID: string(id), Gist: string(id), URL: pg.base + "cards/" + url.PathEscape(string(id)) + "/page"}
-	c, ok := in.Card(id)
-	if !ok {
-		o.Line = view.BatchWord("gone")
-		return o, nil
+// readBatch is a batch post as the answer service takes it: the answer's
+// fields apart from the questions chosen and their shape.
+func readBatch(post url.Values, by string) answer.Batch {
+	b := answer.Batch{Shape: post.Get(view.BatchNameShape), Token: post.Get(form.NameToken),
+		Replaces: post.Get(form.NameReplaces), Form: url.Values{}, By: by}
+	for _, id := range post[view.BatchNameCard] {
+		b.Cards = append(b.Cards, inbox.CardID(id))
 	}
-	o.Gist = view.Row(c, view.Options{BasePath: pg.base, Now: pg.now(), Prompts: pg.prompts}).Gist
-	one := url.Values{}
 	for k, v := range post {
 		if k != view.BatchNameCard && k != view.BatchNameShape {
-			one[k] = slices.Clone(v)
+			b.Form[k] = v
 		}
 	}
-	token := post.Get(form.NameToken) + "." + string(id)
-	one.Set(form.NameToken, token)
-	// The page's own test (inbox Selectable, the same shape), so a
-	// hand-made post cannot batch a question the page never offers. A
-	// question that can take no answer at all is left to beginAnswer,
-	// which says why.
-	if !c.Posted(token) {
+	return b
+}
+
+// sendBatch sends each answer of the batch that was journaled, before the
+// reply is drawn, as a single answer's command is let go before its 303:
+// its card then says what became of it (queued while the relay is away,
+// sent), and the reply words each question as its card does.
+func sendBatch(ctx context.Context, svc *answer.Service, m *Metrics, items []answer.BatchItem) {
+	for _, it := range items {
 		switch {
-		case c.Shape == "" || c.Shape.ID() != shape:
-			o.Line = view.BatchWord("shape")
-			return o, nil
-		case !c.Selectable(pg.now()) && c.CanAnswer(pg.now()) == nil:
-			// Answerable alone, but not in a batch: its labels are
-			// capture placeholders.
-			o.Line = view.BatchWord("placeholders")
-			return o, nil
+		case it.Err != nil:
+			m.Answer("not_sent")
+		case it.Recorded():
+			m.queued(svc.Send(ctx, it.Answer, nil))
 		}
 	}
-	step := beginAnswer(in, pg, answerPost{Card: id, Form: one, By: by})
-	switch step.Outcome {
-	case answerRecorded:
-		o.Sent = true // its line is its card's, once it is queued
-		return o, &step.Submission
-	case answerKept:
-		o.Sent = true
-	case answerGone:
-		o.Line = view.BatchWord("gone")
-	case answerRefused:
-		o.Line = "Not sent: " + step.Refused.Problems[0].Message
-	default:
-		pg.log.Error("web: batch answer not begun", "card", string(id), "err", step.Err)
-		o.Line = view.BatchWord("broken")
+}
+
+// batchRefused answers a batch refused whole: the batch page again, its
+// shape's form with the operator's input and choices and the problem, or
+// to the page script the problems alone.
+func (p *pages) batchRefused(w http.ResponseWriter, r *http.Request, post url.Values, shape string, err error) {
+	why := refusalOf(err)
+	problems := why.problems(err, inbox.Card{})
+	if !errors.Is(err, answer.ErrInvalid) {
+		problems[0].Code = "batch"
 	}
-	return o, nil
+	if r.Header.Get(HeaderFragment) != fragmentBatch {
+		p.batches(w, r, why.status, &view.BatchRefused{Shape: shape, Input: post, Problems: problems})
+		return
+	}
+	msgs := make([]string, len(problems))
+	for i, pr := range problems {
+		msgs[i] = pr.Message
+	}
+	buf, err := render.Buffer(r.Context(), components.BatchProblems(msgs), 1<<10)
+	if err != nil {
+		p.internalError(w, r, err)
+		return
+	}
+	writeHTML(w, why.status, buf)
+}
+
+// batchResult writes the batch's outcome list: each question as its card
+// now words it, the ones not sent with why (409 when none was sent).
+func (p *pages) batchResult(w http.ResponseWriter, r *http.Request, items []answer.BatchItem) {
+	now := p.now()
+	outcomes := make([]view.BatchOutcome, len(items))
+	for i, it := range items {
+		o := &outcomes[i]
+		*o = view.BatchOutcome{ID: string(it.ID), Gist: string(it.ID), URL: p.base + "cards/" + url.PathEscape(string(it.ID)) + "/page"}
+		if it.Card.ID != "" {
+			o.Gist = view.Row(it.Card, view.Options{BasePath: p.base, Now: now, Prompts: p.prompts}).Gist
+		}
+		if it.Err != nil {
+			o.Line = p.batchLine(it)
+			continue
+		}
+		o.Sent = true
+		if c, ok := p.in.Card(it.ID); ok {
+			o.Taken(c, p.cardOptions(r, c, now), !it.Recorded())
+		} else {
+			o.TakenGone()
+		}
+	}
+	res := view.BatchResult(outcomes, p.batchOptions(r))
+	status := http.StatusOK
+	if res.Sent == 0 {
+		status = http.StatusConflict
+	}
+	buf, err := render.BatchResult(r.Context(), res, r.Header.Get(HeaderFragment) == fragmentBatch)
+	if err != nil {
+		p.internalError(w, r, err)
+		return
+	}
+	writeHTML(w, status, buf)
+}
+
+// batchLine is the outcome line of a question the batch did not answer.
+func (p *pages) batchLine(it answer.BatchItem) string {
+	why := refusalOf(it.Err)
+	if why.status == http.StatusInternalServerError {
+		p.log.Error("web: batch answer not begun", "card", string(it.ID), "err", it.Err)
+	}
+	return why.outcomeLine(it.Err, it.Card)
 }
 
 // handleBatchReload answers a GET of the batch answer URL (a reload of

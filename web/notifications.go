@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -19,6 +18,9 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/aepforms/aepforms/internal/answer"
+	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render/form"
 	"github.com/aepforms/aepforms/internal/render/view"
 	"github.com/aepforms/aepforms/internal/store"
 	"github.com/aepforms/aepforms/static"
@@ -294,11 +296,11 @@ func handleManifest(base string) http.HandlerFunc {
 // handleNotificationAnswer takes an answer chosen in a notification's
 // action (the service worker's post: {token, option}): the token must be
 // this server's, for this card and this sign-in, and still good; then it
-// is the answer's form token, and the post goes down the page's own
-// answer path (answer), so one token makes one command and a settled
+// is the answer's form token, and the answer goes down the page's own
+// answer path (answerCard), so one token makes one command and a settled
 // card is refused there. The reply is the card's fragment and status,
 // as for the page script.
-func handleNotificationAnswer(n Notifier, answer http.Handler) http.HandlerFunc {
+func handleNotificationAnswer(n Notifier, svc *answer.Service, pg *pages, m *Metrics) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if n == nil {
 			http.Error(w, "Notifications are off on this server.", http.StatusNotFound)
@@ -309,17 +311,14 @@ func handleNotificationAnswer(n Notifier, answer http.Handler) http.HandlerFunc 
 			return
 		}
 		tok, opt := r.PostForm.Get("token"), r.PostForm.Get("option")
-		if err := n.CheckAnswerToken(r.Context(), tok, chi.URLParam(r, "id"), sessionFrom(r.Context())); err != nil {
+		id := chi.URLParam(r, "id")
+		if err := n.CheckAnswerToken(r.Context(), tok, id, sessionFrom(r.Context())); err != nil {
 			http.Error(w, view.PushWord("answer-failed"), http.StatusForbidden)
 			return
 		}
-		body := url.Values{"token": {tok}, "option": {opt}}.Encode()
-		r2 := r.Clone(r.Context())
-		r2.Body = io.NopCloser(strings.NewReader(body))
-		r2.ContentLength = int64(len(body))
-		r2.Form, r2.PostForm = nil, nil
-		r2.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		r2.Header.Set(HeaderFragment, "card")
-		answer.ServeHTTP(w, r2)
+		// Answered as the page script's post is: the card's fragment.
+		r = r.Clone(r.Context())
+		r.Header.Set(HeaderFragment, "card")
+		answerCard(svc, pg, m, w, r, cardPost{id: inbox.CardID(id), form: url.Values{form.NameToken: {tok}, form.NameOption: {opt}}})
 	}
 }

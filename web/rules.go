@@ -15,6 +15,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/answer"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render"
 	"github.com/aepforms/aepforms/internal/render/form"
@@ -139,6 +140,56 @@ func (p *pages) ruleProblems(ctx context.Context, c inbox.Card, post url.Values)
 		}
 	}
 	return spec, probs
+}
+
+// pendingRule is the rule an answer post asks for ("Answer like this
+// from now on"), its problems checked, to be made once the answer is
+// journaled (keepRule).
+type pendingRule struct {
+	spec form.RuleSpec
+	card inbox.Card
+}
+
+// ruleOfPost reads the rule part of an answer post to card id: nil when
+// it asks for none, or, when its problems are the operator's to fix, the
+// post refused with them (at its controls, the input kept; the answer's
+// own problems too, so one round fixes both). Nothing is sent until they
+// are fixed.
+func (p *pages) ruleOfPost(ctx context.Context, id inbox.CardID, post url.Values) (*pendingRule, *view.Refused) {
+	if post.Get(form.NameRule) == "" {
+		return nil, nil
+	}
+	c, ok := p.in.Card(id)
+	if !ok {
+		return nil, nil // the answer service says it is gone
+	}
+	spec, probs := p.ruleProblems(context.WithoutCancel(ctx), c, post)
+	if len(probs) > 0 {
+		if _, answerProbs := form.ParseAnswer(c.Request, post); len(answerProbs) > 0 {
+			probs = append(answerProbs, probs...)
+		}
+		return nil, &view.Refused{Card: id, Input: post, Problems: probs}
+	}
+	if !spec.Make {
+		return nil, nil
+	}
+	return &pendingRule{spec: spec, card: c}, nil
+}
+
+// keepRule makes the rule cp asks for from a's answer, just journaled,
+// by maker; the error says why it was not kept (the answer is sent
+// whatever it says).
+func (p *pages) keepRule(ctx context.Context, cp cardPost, a answer.Answer, maker string) error {
+	if cp.rule == nil || !a.Recorded() {
+		return nil
+	}
+	made, err := p.makeRule(ctx, cp.rule.card, cp.rule.spec, a.Submission, maker)
+	if err != nil {
+		p.log.Error("web: rule not kept; the answer is sent", "card", string(cp.id), "err", err)
+		return err
+	}
+	p.log.Info("rule made", "rule", made.ID, "name", made.Name, "operator", made.Maker)
+	return nil
 }
 
 // makeRule keeps the rule spec describes, made by maker from the answer

@@ -31,9 +31,10 @@ func (x harnessInbox) Card(id inbox.CardID) (inbox.Card, bool) {
 	return (*x.h).in.Card(id)
 }
 func (x harnessInbox) Cards(q inbox.Query) []inbox.Card { return (*x.h).in.Cards(q) }
-func (x harnessInbox) BeginSubmission(id inbox.CardID, s inbox.Submission) (inbox.Submission, error) {
-	return (*x.h).in.BeginSubmission(id, s)
+func (x harnessInbox) BeginSubmissionWhile(id inbox.CardID, s inbox.Submission, while func(inbox.Submission)) (inbox.Submission, error) {
+	return (*x.h).in.BeginSubmissionWhile(id, s, while)
 }
+func (x harnessInbox) Posted(id inbox.CardID, token string) bool { return (*x.h).in.Posted(id, token) }
 func (x harnessInbox) SettleSubmission(id inbox.CardID, cmd string, st inbox.SubmissionState, reason, detail string) {
 	(*x.h).in.SettleSubmission(id, cmd, st, reason, detail)
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aepforms/aepforms/internal/answer"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render/view"
 )
@@ -302,6 +303,8 @@ type server struct {
 	metrics *Metrics
 	push    pushSettings
 	live    *liveStreams
+	// answers begins, holds and sends every answer the UI takes.
+	answers *answer.Service
 }
 
 // NewServer returns the UI's handler, mounted at cfg.BasePath.
@@ -326,6 +329,7 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 	if cfg.WatchOnly {
 		s.deps.Submitter = nil
 	}
+	s.answers = answer.New(answer.Config{Inbox: deps.Inbox, Submitter: s.deps.Submitter, Viewer: s.pages.viewer, Now: cfg.Now, Logger: cfg.Logger})
 	h := s.routes()
 	if cfg.BasePath != "/" {
 		h = mountAt(cfg.BasePath, h)

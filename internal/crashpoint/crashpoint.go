@@ -10,7 +10,7 @@ package crashpoint
 // end with the agent executing the answer once, under one command id.
 const (
 	// Recorded: the submission is journaled, neither the 303 written
-	// nor the command let go (web, after BeginSubmission).
+	// nor the command let go (answer.Service.Begin, after BeginSubmission).
 	Recorded = "recorded"
 	// Unsent: the command is let go but not written to the relay yet
 	// (respond, before the first write); the 303, written beside it,

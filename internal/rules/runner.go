@@ -13,6 +13,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/aepforms/aepforms/internal/answer"
 	"github.com/aepforms/aepforms/internal/crashpoint"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/store"
@@ -58,14 +59,13 @@ type Store interface {
 	RuleAnswered(ctx context.Context, id string, n int) ([]store.RuleUseRecord, error)
 }
 
-// Inbox is what the Runner reads of the inbox and the one answer path it
-// answers through (web's beginAnswer uses the same two steps).
+// Inbox is what the Runner reads of the inbox, and what the answer
+// service it answers through (the one every answer of the UI takes)
+// reads and writes.
 type Inbox interface {
+	answer.Inbox
 	Subscribe(buf int) *inbox.Subscription
-	Card(inbox.CardID) (inbox.Card, bool)
 	Cards(inbox.Query) []inbox.Card
-	BeginSubmission(inbox.CardID, inbox.Submission) (inbox.Submission, error)
-	SettleSubmission(id inbox.CardID, commandID string, state inbox.SubmissionState, reason, detail string)
 }
 
 // Submitter queues a journaled answer on the respond path.
@@ -120,13 +120,16 @@ type Runner struct {
 	store Store
 	in    Inbox
 	sub   Submitter // nil: watch-only, no rule runs
+	// answers begins, journals and queues a rule's answer: the path of
+	// every answer the UI takes.
+	answers *answer.Service
 
 	started time.Time // when New made it (Config.Now)
 
-	mu      sync.Mutex
-	tried   map[inbox.CardID]bool
-	answers map[string]int64 // by rule id
-	retries sync.WaitGroup   // the requests waiting to be tried again
+	mu       sync.Mutex
+	tried    map[inbox.CardID]bool
+	answered map[string]int64 // by rule id
+	retries  sync.WaitGroup   // the requests waiting to be tried again
 	// orphans are the cut-off claims decided here (answered, or left for
 	// good: the request closed or was answered otherwise), by command id.
 	orphans map[string]bool
@@ -160,8 +163,8 @@ func New(cfg Config, st Store, in Inbox, sub Submitter) *Runner {
 	if cfg.ClaimLapse <= 0 {
 		cfg.ClaimLapse = store.DefaultLease
 	}
-	r := &Runner{cfg: cfg, in: in, sub: sub, started: cfg.Now(), tried: map[inbox.CardID]bool{}, answers: map[string]int64{},
-		orphans: map[string]bool{}}
+	r := &Runner{cfg: cfg, in: in, sub: sub, started: cfg.Now(), tried: map[inbox.CardID]bool{}, answered: map[string]int64{},
+		orphans: map[string]bool{}, answers: answer.New(answer.Config{Inbox: in, Submitter: sub, Now: cfg.Now, Logger: cfg.Logger})}
 	r.store = counted{Store: st, version: &r.version}
 	return r
 }
@@ -209,7 +212,7 @@ func (c counted) DeleteRule(ctx context.Context, id string, at time.Time) (bool,
 func (r *Runner) Answered() map[string]int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return maps.Clone(r.answers)
+	return maps.Clone(r.answered)
 }
 
 // Run follows the inbox from sub (made before the feed starts, so no
@@ -476,9 +479,11 @@ func (r *Runner) answer(ctx context.Context, rule store.Rule, c inbox.Card) erro
 // never released: another replica may be answering it at once, and the
 // journal keeps exactly one of the two.
 func (r *Runner) send(ctx context.Context, rule store.Rule, c inbox.Card, use store.RuleUse, adopted bool) error {
-	s, err := r.in.BeginSubmission(c.ID, inbox.Submission{
-		Token: "rule-" + rule.ID, CommandID: use.CommandID, Answer: rule.Answer, By: By(rule.ID),
-	})
+	a, err := r.answers.Begin(ctx, answer.Post{Card: c.ID, Token: "rule-" + rule.ID, CommandID: use.CommandID, Answer: &rule.Answer,
+		By: By(rule.ID), Unsent: "not sent; the rule's answer is kept"})
+	if err == nil && a.Kept {
+		err = inbox.ErrDuplicate // this rule's answer is the card's already
+	}
 	if err != nil && adopted {
 		r.cfg.Logger.Debug("rules: a cut-off claim's answer was not begun here", "rule", rule.ID, "card", string(c.ID), "err", err)
 		if errors.Is(err, inbox.ErrNotRecorded) {
@@ -509,13 +514,12 @@ func (r *Runner) send(ctx context.Context, rule store.Rule, c inbox.Card, use st
 		return &journalError{"rules: rule " + rule.ID + "'s answer was not recorded", err}
 	}
 	r.mu.Lock()
-	r.answers[rule.ID]++
+	r.answered[rule.ID]++
 	r.mu.Unlock()
-	r.cfg.Logger.Info("rule answered a request", "rule", rule.ID, "name", rule.Name, "card", string(c.ID), "command", s.CommandID)
-	if err := r.sub.Submit(context.WithoutCancel(ctx), s); err != nil {
-		r.warn(ctx, "rules: answer not queued", "card", string(c.ID), "command", s.CommandID, "err", err)
-		r.in.SettleSubmission(c.ID, s.CommandID, inbox.SubmissionFailed, inbox.ReasonUnreachable, "not sent; the rule's answer is kept")
-	}
+	r.cfg.Logger.Info("rule answered a request", "rule", rule.ID, "name", rule.Name, "card", string(c.ID), "command", a.Submission.CommandID)
+	// One that cannot be queued is settled failed on its card, its
+	// answer kept.
+	_ = r.answers.Send(context.WithoutCancel(ctx), a, nil)
 	return nil
 }
 
