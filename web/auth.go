@@ -42,6 +42,12 @@ type auth struct {
 	now    func() time.Time
 	base   string
 	log    *slog.Logger
+	// oidc signs operators in with the identity provider (nil: not
+	// configured); their sessions keep the fingerprint of oidcKey, derived
+	// from the provider's issuer and this UI's client, so changing either
+	// ends them.
+	oidc    *oidcSignIn
+	oidcKey []byte
 }
 
 func newAuth(cfg Config, store Sessions) *auth {
@@ -58,6 +64,13 @@ func newAuth(cfg Config, store Sessions) *auth {
 	case a.token != "":
 		a.key = sessionKey(a.token)
 	}
+	if o := cfg.OIDC; o != nil {
+		a.oidc = newOIDCSignIn(*o, cfg.BasePath, cfg.Now)
+		a.oidcKey = sessionKey("oidc\n" + o.Issuer + "\n" + o.ClientID + "\n" + o.ClientSecret)
+		if a.key == nil {
+			a.key = a.oidcKey
+		}
+	}
 	return a
 }
 
@@ -68,9 +81,9 @@ func sessionKey(secret string) []byte {
 	return m.Sum(nil)
 }
 
-// enabled reports whether an operator secret (or named operators) is
-// configured.
-func (a *auth) enabled() bool { return a.token != "" || a.book != nil }
+// enabled reports whether an operator secret, named operators or an
+// identity provider is configured.
+func (a *auth) enabled() bool { return a.token != "" || a.book != nil || a.oidc != nil }
 
 // named reports whether operators sign in with their own name and secret.
 func (a *auth) named() bool { return a.book != nil }
@@ -96,9 +109,10 @@ func (a *auth) keyFor(name string) []byte {
 	return a.key
 }
 
-// checkToken compares a presented secret in constant time.
+// checkToken compares a presented secret in constant time; with no
+// shared secret (an identity provider alone) none is right.
 func (a *auth) checkToken(got string) bool {
-	return subtle.ConstantTimeCompare([]byte(got), []byte(a.token)) == 1
+	return a.token != "" && subtle.ConstantTimeCompare([]byte(got), []byte(a.token)) == 1
 }
 
 // issue opens a session for the operator name and returns the cookie's
@@ -106,7 +120,12 @@ func (a *auth) checkToken(got string) bool {
 // the store holds only live ones (and the abandoned of the last 7 days
 // at most, by default).
 func (a *auth) issue(ctx context.Context, name, userAgent string) (string, error) {
-	key := a.keyFor(name)
+	return a.issueWith(ctx, a.keyFor(name), name, userAgent)
+}
+
+// issueWith opens a session for name, opened with the secret behind key
+// (keyFor's, or oidcKey for a sign-in at the identity provider).
+func (a *auth) issueWith(ctx context.Context, key []byte, name, userAgent string) (string, error) {
 	if key == nil {
 		return "", errors.New("web: no secret for operator " + strconv.Quote(name))
 	}
@@ -158,8 +177,10 @@ func (a *auth) session(ctx context.Context, id string) (store.Session, bool, err
 // its operator has now, used within the idle expiry and opened within
 // the absolute one.
 func (a *auth) counts(s store.Session, now time.Time) bool {
-	key := a.keyFor(s.Operator)
-	return key != nil && hmac.Equal([]byte(s.Secret), []byte(secretFingerprint(key))) &&
+	opened := func(key []byte) bool {
+		return key != nil && hmac.Equal([]byte(s.Secret), []byte(secretFingerprint(key)))
+	}
+	return (opened(a.keyFor(s.Operator)) || opened(a.oidcKey)) &&
 		now.Sub(s.LastSeen) < a.idle && now.Sub(s.Created) < a.max
 }
 

@@ -198,6 +198,9 @@ type setup struct {
 	// wrap, when set, wraps the server's handler (a test watching the
 	// responses as they are written).
 	wrap func(http.Handler) http.Handler
+	// listener, when set, is the one the server is served on (a test
+	// that must know the address before the server starts).
+	listener net.Listener
 }
 
 // option changes the server's configuration or parts before it starts.
@@ -242,6 +245,10 @@ func newHarness(t *testing.T, opts ...option) *harness {
 		handler = st.wrap(handler)
 	}
 	h.srv = httptest.NewUnstartedServer(handler)
+	if st.listener != nil {
+		h.srv.Listener.Close()
+		h.srv.Listener = st.listener
+	}
 	h.conns = &heldListener{Listener: h.srv.Listener}
 	h.srv.Listener = h.conns
 	h.srv.Start()

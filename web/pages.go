@@ -59,6 +59,9 @@ type pages struct {
 	signedIn bool // an operator secret is set: a page behind it is signed in
 	// namedOperators: each operator signs in with their own name and secret.
 	namedOperators bool
+	// provider is the identity provider's host operators sign in at
+	// ("": they sign in with a secret).
+	provider string
 	// viewer is who this UI's cards are drawn for, the verdict's one
 	// input beyond the card (inbox.Card.Verdict): watch-only when the
 	// UI has no respond path or no control token.
@@ -209,8 +212,14 @@ func (p *pages) page(w http.ResponseWriter, r *http.Request, status int, panel b
 func (p *pages) signIn(w http.ResponseWriter, r *http.Request, status int, problem, name string) {
 	v := view.SignIn(p.base, p.assets, problem, name)
 	v.NameRequired = p.namedOperators
+	if p.provider != "" {
+		v.Provider, v.ProviderURL = p.provider, p.base+"auth/login"
+	}
 	if next := safeNext(r.URL.Query().Get("next")); next != "" {
 		v.Action += "?" + url.Values{"next": {next}}.Encode()
+		if v.ProviderURL != "" {
+			v.ProviderURL += "?" + url.Values{"next": {next}}.Encode()
+		}
 	}
 	buf, err := render.SignIn(r.Context(), v)
 	if err != nil {

@@ -31,6 +31,10 @@ func (s *server) routes() http.Handler {
 		r.Get("/signin", handleSignInPage(s.auth, pg))
 		r.Post("/signin", handleSignIn(s.auth, s.guard, pg))
 		r.Post("/signout", handleSignOut(s.auth, pg, s.deps.PushDevices, s.live))
+		if s.auth.oidc != nil {
+			r.Get("/auth/login", handleOIDCStart(s.auth, pg))
+			r.Get("/auth/callback", handleOIDCCallback(s.auth, pg))
+		}
 	})
 
 	r.Group(func(r chi.Router) {

@@ -197,6 +197,8 @@ type Config struct {
 	// SessionMax ends a session this long after its sign-in, however used,
 	// 7 days (168 h) by default.
 	SessionMax time.Duration
+	// OIDC signs operators in with the identity provider; nil: not.
+	OIDC *OIDC
 	// SessionRecheck is how often the session of each open push stream is
 	// looked up again, 15 s by default: an expired session, a changed
 	// secret or a sign-out on another replica ends its streams within it
@@ -232,7 +234,9 @@ func CleanBasePath(p string) string {
 }
 
 // secured reports whether the UI needs a secret (shared or an operator's).
-func (c *Config) secured() bool { return c.OperatorToken != "" || len(c.Operators) > 0 }
+func (c *Config) secured() bool {
+	return c.OperatorToken != "" || len(c.Operators) > 0 || c.OIDC != nil
+}
 
 func (c *Config) defaults() {
 	c.BasePath = CleanBasePath(c.BasePath)
@@ -324,6 +328,9 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 	maxStreams := cfg.MaxStreamsPerSession
 	if !s.auth.enabled() {
 		maxStreams = 0 // no sessions to count by
+	}
+	if s.auth.oidc != nil {
+		s.pages.provider = s.auth.oidc.host()
 	}
 	s.live = newLiveStreams(maxStreams, cfg.SessionRecheck, s.auth.stillLive, cfg.Logger)
 	if cfg.WatchOnly {

@@ -181,6 +181,14 @@ func handleSignOut(a *auth, pg *pages, devs PushDevices, live *liveStreams) http
 			live.endSession(hash)
 		}
 		http.SetCookie(w, a.cookie(""))
+		if a.oidc != nil {
+			if to := a.oidc.signOutURL(); to != "" {
+				// The provider's own session ends too, or the next
+				// sign-in would pass through it unasked.
+				http.Redirect(w, r, to, http.StatusSeeOther)
+				return
+			}
+		}
 		http.Redirect(w, r, a.base+"signin", http.StatusSeeOther)
 	}
 }

@@ -20,6 +20,7 @@ import (
 type serveConfig struct {
 	listenConfig
 	accessConfig
+	oidcConfig
 	upstreamConfig
 	journalConfig
 	limitsConfig
@@ -45,7 +46,7 @@ type flagGroup interface {
 
 // groups lists c's flag groups in the order their checks run.
 func (c *serveConfig) groups() []flagGroup {
-	return []flagGroup{&c.listenConfig, &c.accessConfig, &c.upstreamConfig, &c.journalConfig,
+	return []flagGroup{&c.listenConfig, &c.accessConfig, &c.oidcConfig, &c.upstreamConfig, &c.journalConfig,
 		&c.limitsConfig, &c.pushConfig, &c.rulesConfig, &c.demoConfig, &c.logConfig}
 }
 
@@ -100,8 +101,8 @@ func (sf *serveFlags) check() (serveConfig, error) {
 			return *c, err
 		}
 	}
-	if !isLoopbackAddr(c.addr) && c.operatorToken == "" && c.operatorsFile == "" {
-		return *c, errors.New("refusing to listen on " + c.addr + " without an operator secret: set --operator-token or AEPFORMS_OPERATOR_TOKEN, or --operators-file (anyone who reaches this UI can answer agents)")
+	if !isLoopbackAddr(c.addr) && c.operatorToken == "" && c.operatorsFile == "" && c.oidcIssuer == "" {
+		return *c, errors.New("refusing to listen on " + c.addr + " without an operator secret: set --operator-token or AEPFORMS_OPERATOR_TOKEN, --operators-file, or --oidc-issuer (anyone who reaches this UI can answer agents)")
 	}
 	return *c, nil
 }

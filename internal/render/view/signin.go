@@ -10,6 +10,9 @@ type SignInView struct {
 	// signs in with their own name and secret, so the name is required
 	// and authenticated, not a label.
 	NameRequired bool
+	// ProviderURL starts a sign-in with the identity provider (OIDC) named
+	// Provider (its host); the page then offers that instead of the form.
+	ProviderURL, Provider string
 }
 
 // Sign-in form control names and ids.

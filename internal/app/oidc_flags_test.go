@@ -1,0 +1,61 @@
+package app
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestOIDCFlags: the provider's flags and env, the client secret from its
+// file or env, and the refusals: an http:// issuer off loopback, a
+// missing client id, secret or public URL, a public URL with a path, and
+// the provider's flags without an issuer.
+func TestOIDCFlags(t *testing.T) {
+	t.Parallel()
+	secretFile := filepath.Join(t.TempDir(), "client-secret")
+	require.NoError(t, os.WriteFile(secretFile, []byte("s3cret\n"), 0o600))
+	good := []string{"--oidc-issuer", "https://login.example.com/realms/ops", "--oidc-client-id", "aepforms",
+		"--oidc-client-secret-file", secretFile, "--public-url", "https://forms.example.com"}
+
+	c, err := parseServe(good, envMap(nil), io.Discard)
+	require.NoError(t, err)
+	o := c.oidc()
+	require.NotNil(t, o)
+	assert.Equal(t, "s3cret", o.ClientSecret, "read from the file, trimmed")
+	assert.Equal(t, []string{"preferred_username", "email"}, o.NameClaims)
+	assert.Equal(t, 10*time.Second, o.Timeout)
+	assert.Equal(t, "https://forms.example.com", o.PublicURL)
+
+	c, err = parseServe([]string{"--addr", "0.0.0.0:8080"}, envMap(map[string]string{
+		"AEPFORMS_OIDC_ISSUER": "http://127.0.0.1:9998", "AEPFORMS_OIDC_CLIENT_ID": "ui", "AEPFORMS_OIDC_CLIENT_SECRET": "from-env",
+		"AEPFORMS_PUBLIC_URL": "http://localhost:8080", "AEPFORMS_OIDC_NAME_CLAIM": "email"}), io.Discard)
+	require.NoError(t, err, "from env; an identity provider is a sign-in, so off loopback is allowed")
+	assert.Equal(t, "from-env", c.oidc().ClientSecret)
+	assert.Equal(t, []string{"email"}, c.oidc().NameClaims)
+
+	c, err = parseServe(nil, envMap(nil), io.Discard)
+	require.NoError(t, err)
+	assert.Nil(t, c.oidc(), "no issuer: no provider")
+
+	with := func(extra ...string) []string { return append(append([]string{}, good...), extra...) }
+	for _, bad := range [][]string{
+		with("--oidc-issuer", "http://login.example.com"),
+		with("--oidc-issuer", "ftp://login.example.com"),
+		with("--oidc-client-id", ""),
+		with("--oidc-client-secret-file", filepath.Join(t.TempDir(), "missing")),
+		with("--public-url", ""),
+		with("--public-url", "https://forms.example.com/forms/"),
+		with("--public-url", "http://forms.example.com"),
+		with("--oidc-timeout", "0s"),
+		{"--oidc-client-id", "aepforms"},
+		{"--public-url", "https://forms.example.com"},
+	} {
+		_, err := parseServe(bad, envMap(nil), io.Discard)
+		assert.ErrorIs(t, err, ErrUsage, "%v", bad)
+	}
+}

@@ -1,0 +1,146 @@
+package app
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aepforms/aepforms/web"
+)
+
+// oidcConfig is sign-in with the organisation's identity provider: where
+// it is, this UI's registration there, the address browsers come back to,
+// and the claim the operator's name is read from.
+type oidcConfig struct {
+	oidcIssuer     string
+	oidcClientID   string
+	oidcSecretFile string
+	oidcSecret     string // read from oidcSecretFile, or AEPFORMS_OIDC_CLIENT_SECRET
+	publicURL      string
+	oidcNameClaim  string
+	oidcTimeout    time.Duration
+}
+
+func (c *oidcConfig) register(fs *flag.FlagSet, e envDefaults) {
+	fs.StringVar(&c.oidcIssuer, "oidc-issuer", e.env("AEPFORMS_OIDC_ISSUER"), "sign operators in with this OpenID Connect provider (its issuer URL, e.g. https://login.example.com/realms/ops); https, or http on loopback only; needs --oidc-client-id, a client secret and --public-url (env AEPFORMS_OIDC_ISSUER)")
+	fs.StringVar(&c.oidcClientID, "oidc-client-id", e.env("AEPFORMS_OIDC_CLIENT_ID"), "this UI's client id at the --oidc-issuer provider (env AEPFORMS_OIDC_CLIENT_ID)")
+	fs.StringVar(&c.oidcSecretFile, "oidc-client-secret-file", e.env("AEPFORMS_OIDC_CLIENT_SECRET_FILE"), "file holding this UI's client secret at the provider (env AEPFORMS_OIDC_CLIENT_SECRET_FILE, or the secret itself in AEPFORMS_OIDC_CLIENT_SECRET)")
+	fs.StringVar(&c.publicURL, "public-url", e.env("AEPFORMS_PUBLIC_URL"), "the address browsers reach this UI at, without the base path (https://forms.example.com); the provider sends them back to it, at --base-path + auth/callback (env AEPFORMS_PUBLIC_URL)")
+	fs.StringVar(&c.oidcNameClaim, "oidc-name-claim", e.str("AEPFORMS_OIDC_NAME_CLAIM", "preferred_username"), "the ID token claim the operator's recorded name is read from; email when it is missing (env AEPFORMS_OIDC_NAME_CLAIM)")
+	fs.DurationVar(&c.oidcTimeout, "oidc-timeout", e.dur("AEPFORMS_OIDC_TIMEOUT", 10*time.Second), "how long each call to the identity provider may take before the sign-in says it did not answer (env AEPFORMS_OIDC_TIMEOUT)")
+}
+
+func (c *oidcConfig) check(fs *flag.FlagSet, e envDefaults) error {
+	if c.oidcIssuer == "" {
+		for _, name := range []string{"oidc-client-id", "oidc-client-secret-file", "public-url"} {
+			if given(fs, name) {
+				return fmt.Errorf("%w: --%s needs --oidc-issuer", ErrUsage, name)
+			}
+		}
+		return nil
+	}
+	if err := positive("--oidc-timeout", c.oidcTimeout); err != nil {
+		return err
+	}
+	if err := checkIssuer(c.oidcIssuer); err != nil {
+		return fmt.Errorf("%w: --oidc-issuer %q: %v", ErrUsage, c.oidcIssuer, err)
+	}
+	if c.oidcClientID == "" {
+		return fmt.Errorf("%w: --oidc-issuer needs --oidc-client-id (env AEPFORMS_OIDC_CLIENT_ID): this UI's client id at the provider", ErrUsage)
+	}
+	if err := c.readSecret(e); err != nil {
+		return err
+	}
+	if c.publicURL == "" {
+		return fmt.Errorf("%w: --oidc-issuer needs --public-url (env AEPFORMS_PUBLIC_URL): the address browsers reach this UI at, where the provider sends them back", ErrUsage)
+	}
+	if err := checkPublicURL(c.publicURL); err != nil {
+		return fmt.Errorf("%w: --public-url %q: %v", ErrUsage, c.publicURL, err)
+	}
+	return nil
+}
+
+// given reports whether flag name was set on the command line.
+func given(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
+}
+
+// readSecret takes the client secret from --oidc-client-secret-file, or
+// from AEPFORMS_OIDC_CLIENT_SECRET.
+func (c *oidcConfig) readSecret(e envDefaults) error {
+	if c.oidcSecretFile == "" {
+		c.oidcSecret = strings.TrimSpace(e.env("AEPFORMS_OIDC_CLIENT_SECRET"))
+		if c.oidcSecret == "" {
+			return fmt.Errorf("%w: --oidc-issuer needs the client secret: --oidc-client-secret-file FILE, or AEPFORMS_OIDC_CLIENT_SECRET", ErrUsage)
+		}
+		return nil
+	}
+	b, err := os.ReadFile(c.oidcSecretFile)
+	if err != nil {
+		return fmt.Errorf("%w: --oidc-client-secret-file: %w", ErrUsage, err)
+	}
+	if c.oidcSecret = strings.TrimSpace(string(b)); c.oidcSecret == "" {
+		return fmt.Errorf("%w: --oidc-client-secret-file %s is empty", ErrUsage, c.oidcSecretFile)
+	}
+	return nil
+}
+
+// loopbackHost reports whether host (no port) is localhost or a loopback
+// address.
+func loopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// checkIssuer accepts an issuer URL: https, or http on loopback (a
+// provider on this machine); no query or fragment.
+func checkIssuer(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || u.Host == "":
+		return errors.New("want a URL like https://login.example.com/realms/ops")
+	case u.Scheme == "http" && !loopbackHost(u.Hostname()):
+		return errors.New("a plain http:// issuer is accepted on loopback only: its keys and tokens would travel unprotected; use https")
+	case u.Scheme != "https" && u.Scheme != "http":
+		return errors.New("the scheme must be https")
+	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return errors.New("an issuer has no query, fragment or user")
+	}
+	return nil
+}
+
+// checkPublicURL accepts the address browsers reach the UI at: https (or
+// http on loopback), a host, no path (the base path is added).
+func checkPublicURL(s string) error {
+	if err := checkIssuer(s); err != nil {
+		return err
+	}
+	u, _ := url.Parse(s)
+	if u.Path != "" && u.Path != "/" {
+		return errors.New("give the scheme and host only (https://forms.example.com): --base-path adds the path")
+	}
+	return nil
+}
+
+// oidc is the web side of the configuration, nil when no provider is set.
+func (c *oidcConfig) oidc() *web.OIDC {
+	if c.oidcIssuer == "" {
+		return nil
+	}
+	claims := []string{c.oidcNameClaim}
+	if c.oidcNameClaim != "email" {
+		claims = append(claims, "email")
+	}
+	return &web.OIDC{Issuer: c.oidcIssuer, ClientID: c.oidcClientID, ClientSecret: c.oidcSecret,
+		PublicURL: c.publicURL, NameClaims: claims, Timeout: c.oidcTimeout}
+}
