@@ -47,7 +47,7 @@ func (s *server) routes() http.Handler {
 		r.With(gz).Get("/cards/{id}/row", handleRow(in, pg))
 		r.With(gz).Get("/cards/{id}/prompt", handlePrompt(in, pg))
 		r.Post("/cards/{id}/answer", handleAnswer(s.answers, pg, s.metrics))
-		r.Post("/cards/{id}/again", handleSendAgain(in, s.deps.Submitter, pg))
+		r.Post("/cards/{id}/again", handleSendAgain(s.answers, pg))
 		r.Post("/cards/{id}/notification-answer", handleNotificationAnswer(s.deps.Notifier, s.answers, pg, s.metrics))
 		r.Get("/cards/{id}/answer", handleAnswerReload(pg))
 		r.With(gz).Get("/batches", handleBatches(in, pg))

@@ -346,3 +346,43 @@ func TestRefusalsNameEverySentinel(t *testing.T) {
 		assert.True(t, found[name], "%s is no longer a sentinel: remove it from sentinels", name)
 	}
 }
+
+// resending is kept that also sends owed answers again.
+type resending struct {
+	*kept
+	again []string
+}
+
+func (r *resending) SendAgain(_ context.Context, cmd string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.again = append(r.again, cmd)
+	return nil
+}
+
+// "Send again" sends the card's owed command once more, never another:
+// not one the card does not owe, not one no longer owed.
+func TestSendAgainSendsOnlyTheOwedCommand(t *testing.T) {
+	t.Parallel()
+	rs := &resending{kept: &kept{}}
+	svc, in := newService(t, rs)
+	p := allow("t1")
+	p.Card = ask(t, in, "r1", time.Time{})
+	a, err := svc.Begin(context.Background(), p)
+	require.NoError(t, err)
+	require.NoError(t, svc.Send(context.Background(), a, nil))
+	cmd := a.Submission.CommandID
+
+	require.NoError(t, svc.SendAgain(context.Background(), p.Card, cmd))
+	assert.Empty(t, rs.again, "in flight, not owed: nothing sent again")
+
+	in.SettleSubmission(p.Card, cmd, inbox.SubmissionSending, inbox.ReasonTimeout, "no ack")
+	require.NoError(t, svc.SendAgain(context.Background(), p.Card, "another"))
+	assert.Empty(t, rs.again, "only the card's owed command")
+	require.NoError(t, svc.SendAgain(context.Background(), p.Card, cmd))
+	assert.Equal(t, []string{cmd}, rs.again)
+	sent, _ := rs.all()
+	assert.Len(t, sent, 1, "no new command")
+
+	assert.ErrorIs(t, svc.SendAgain(context.Background(), "gone", cmd), inbox.ErrNotFound)
+}
