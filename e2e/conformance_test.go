@@ -38,7 +38,8 @@ var openSkipped = []string{
 }
 
 // TestRelayConformance runs the independent AEP 0.1 live checker against
-// `aepforms relay` in the three set-ups of its issue.
+// `aepforms relay` in three set-ups: a token, open (watch-only), and a
+// token with a buffer small enough to evict.
 func TestRelayConformance(t *testing.T) {
 	t.Parallel()
 	downlevel := confFixture(t, "downlevel/cases.json")

@@ -249,8 +249,8 @@ type Message struct {
 	Answer  *Answer  `json:"answer,omitempty"`
 }
 
-// MaxPayload is the most a push's JSON may be: under the 3 KB the issue
-// allows (the push services take about 4 KB after encryption).
+// MaxPayload is the most a push's JSON may be: under 3 KB, so it stays
+// within what the push services take (about 4 KB after encryption).
 const MaxPayload = 3000
 
 // Outcome is what became of one push.
