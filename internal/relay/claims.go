@@ -234,24 +234,33 @@ func (c *claimLog) elsewhere(ctx context.Context, session string, here int) int 
 	return total
 }
 
-// ask returns how many connections on node claim session.
+// ask returns how many connections on node claim session. It asks
+// again every RosterWait until ctx ends: a node that died a moment ago
+// may still look subscribed through another NATS server, where the ask
+// is dropped unanswered, until the cluster learns it is gone (then: no
+// responders). A node that never answers counts as a claimant.
 func (c *claimLog) ask(ctx context.Context, session, node string) int {
-	resp, err := c.nc.RequestWithContext(ctx, c.askSubject(node), []byte(session))
-	switch {
-	case errors.Is(err, nats.ErrNoResponders):
-		// The node is gone: its record is reclaimed.
-		if err := c.st.Purge(ctx, jetstream.WithPurgeSubject(c.record(session, node))); err != nil {
-			c.r.log.Debug("relay: a gone relay's claim not purged (it lapses with the claim TTL)", "err", err)
+	for {
+		actx, cancel := context.WithTimeout(ctx, c.cfg.RosterWait)
+		resp, err := c.nc.RequestWithContext(actx, c.askSubject(node), []byte(session))
+		cancel()
+		switch {
+		case errors.Is(err, nats.ErrNoResponders):
+			// The node is gone: its record is reclaimed.
+			if err := c.st.Purge(ctx, jetstream.WithPurgeSubject(c.record(session, node))); err != nil {
+				c.r.log.Debug("relay: a gone relay's claim not purged (it lapses with the claim TTL)", "err", err)
+			}
+			return 0
+		case err == nil:
+			n, err := strconv.Atoi(string(resp.Data))
+			if err != nil {
+				return 1
+			}
+			return n
+		case ctx.Err() != nil, !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, nats.ErrTimeout):
+			return 1
 		}
-		return 0
-	case err != nil:
-		return 1
 	}
-	n, err := strconv.Atoi(string(resp.Data))
-	if err != nil {
-		return 1
-	}
-	return n
 }
 
 // close records what was queued (a node shutting down lets go of its

@@ -4,21 +4,25 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/relay"
 )
 
 // Two relays on one JetStream stream are one relay: an agent on A and a
@@ -134,8 +138,11 @@ func TestSessionClaimedOnTwoNodesIsAmbiguous(t *testing.T) {
 		assert.NotContains(t, n.sessionHistory(t, "two"), idOf(t, cmd), "a refused command is not kept")
 	}
 
+	conns := b.Stats().Connections
 	onB.c.CloseNow()
 	onB.closed(t)
+	require.Eventually(t, func() bool { return b.Stats().Connections == conns-1 }, wait, time.Millisecond,
+		"B let go of the closed claimant")
 	for _, n := range []*testRelay{b, a} {
 		ui := n.consumer(t)
 		cmd := command(t, "two")
@@ -178,30 +185,15 @@ func TestClaimOfAGoneNodeLapses(t *testing.T) {
 	c.NATS.ClaimTTL = 600 * time.Millisecond
 	ns, c := nodes(t, c, 1)
 	b := ns[0]
-	nc, err := nats.Connect(c.NATS.URLs[0])
-	require.NoError(t, err)
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	claims, err := js.Stream(ctx, c.NATS.Stream+"_CLAIMS")
-	require.NoError(t, err)
-	record := func(session, node string) string {
-		return c.NATS.Subject + ".cl." + base64.RawURLEncoding.EncodeToString([]byte(session)) + "." + node
-	}
+	cv := viewClaims(t, c.NATS)
+	record, records := cv.record, cv.records
 	leave := func(session string) string { // a gone node's record
 		subj := record(session, "gone")
-		_, err := js.Publish(ctx, subj, nil)
-		require.NoError(t, err)
-		return subj
-	}
-	records := func(session string) []string {
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()
-		info, err := claims.Info(ctx, jetstream.WithSubjectFilter(record(session, "*")))
+		_, err := cv.js.Publish(ctx, subj, nil)
 		require.NoError(t, err)
-		return slices.Sorted(maps.Keys(info.State.Subjects))
+		return subj
 	}
 
 	dead := leave("held")
@@ -222,6 +214,120 @@ func TestClaimOfAGoneNodeLapses(t *testing.T) {
 	leave("later")
 	require.Eventually(t, func() bool { return len(records("later")) == 0 }, wait, 10*time.Millisecond)
 	assert.Len(t, records("held"), 1, "B's own record, written again, outlives the TTL")
+}
+
+// A node whose NATS connection broke and came back writes the records of
+// its claims again at once (not a third of ClaimTTL later): another node
+// may have purged them meanwhile, finding no one to answer for it.
+func TestNodeBackOnNATSRecordsItsClaimsAgain(t *testing.T) {
+	t.Parallel()
+	c := cfg()
+	c.NATS.ClaimTTL = time.Minute
+	k := streams.Add(1)
+	proxy := startTCPProxy(t, strings.TrimPrefix(cluster(t).URLs()[0], "nats://"))
+	c.NATS.URLs, c.NATS.Stream, c.NATS.Subject = []string{"nats://" + proxy.addr()}, fmt.Sprintf("P%d", k), fmt.Sprintf("p%d", k)
+	r := openOn(t, c)
+	b := serveRelay(t, r, httptest.NewServer(r.Handler()), c.Token)
+	b.target(t, "kept", "control.attention.respond")
+	cv := viewClaims(t, c.NATS)
+	require.Len(t, cv.records("kept"), 1)
+
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	claims, err := cv.js.Stream(ctx, c.NATS.Stream+"_CLAIMS")
+	require.NoError(t, err)
+	require.NoError(t, claims.Purge(ctx, jetstream.WithPurgeSubject(cv.record("kept", "*"))))
+	require.Empty(t, cv.records("kept"), "purged, as by a node that found this one gone")
+	proxy.cut()
+	require.Eventually(t, func() bool { return len(cv.records("kept")) == 1 }, wait, 10*time.Millisecond,
+		"the record written again once the connection is back")
+}
+
+// claimsView reads the claims stream of the relays on n.
+type claimsView struct {
+	t  *testing.T
+	n  relay.NATSConfig
+	js jetstream.JetStream
+}
+
+func viewClaims(t *testing.T, n relay.NATSConfig) *claimsView {
+	nc, err := nats.Connect(strings.Join(cluster(t).URLs(), ","))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	return &claimsView{t: t, n: n, js: js}
+}
+
+// record is the subject of the record that node claims session.
+func (cv *claimsView) record(session, node string) string {
+	return cv.n.Subject + ".cl." + base64.RawURLEncoding.EncodeToString([]byte(session)) + "." + node
+}
+
+// records lists the subjects of the records of session's claims.
+func (cv *claimsView) records(session string) []string {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	st, err := cv.js.Stream(ctx, cv.n.Stream+"_CLAIMS")
+	require.NoError(cv.t, err)
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter(cv.record(session, "*")))
+	require.NoError(cv.t, err)
+	return slices.Sorted(maps.Keys(info.State.Subjects))
+}
+
+// tcpProxy forwards each connection to target, until cut.
+type tcpProxy struct {
+	ln   net.Listener
+	mu   sync.Mutex
+	open map[net.Conn]struct{}
+}
+
+func startTCPProxy(t *testing.T, target string) *tcpProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &tcpProxy{ln: ln, open: map[net.Conn]struct{}{}}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				_ = c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.open[c], p.open[up] = struct{}{}, struct{}{}
+			p.mu.Unlock()
+			pipe := func(dst, src net.Conn) {
+				_, _ = io.Copy(dst, src)
+				_ = dst.Close()
+				_ = src.Close()
+			}
+			wg.Go(func() { pipe(up, c) })
+			wg.Go(func() { pipe(c, up) })
+		}
+	})
+	t.Cleanup(func() {
+		_ = ln.Close()
+		p.cut()
+		wg.Wait()
+	})
+	return p
+}
+
+func (p *tcpProxy) addr() string { return p.ln.Addr().String() }
+
+// cut closes every connection through the proxy; it goes on accepting.
+func (p *tcpProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.open {
+		_ = c.Close()
+	}
+	clear(p.open)
 }
 
 // die kills the node as far as a test can in process: its sockets cut
