@@ -41,7 +41,7 @@ func benchPage(b *testing.B, req func(i int, open []inbox.Card) aep.Request) {
 	}
 	// Prompts are read as Markdown once per text, as the server does
 	// (web's pages keep one cache for every page and push render).
-	opts := view.PageOptions{Now: sampleNow, CanSubmit: true, Token: func(id inbox.CardID) string { return "tok-" + string(id) },
+	opts := view.PageOptions{Now: sampleNow, Token: func(id inbox.CardID) string { return "tok-" + string(id) },
 		Prompts: markdown.NewCache(4096)}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -125,7 +125,7 @@ func TestCardFreeTextReply(t *testing.T) {
 func TestCardWithoutSubmit(t *testing.T) {
 	t.Parallel()
 	watch := answerable()
-	watch.CanSubmit = false
+	watch.Viewer = inbox.Viewer{WatchOnly: true}
 	cases := []struct {
 		name   string
 		id     string
@@ -278,7 +278,7 @@ func TestCardReachability(t *testing.T) {
 		})
 	}
 	o := answerable()
-	o.CanSubmit = false
+	o.Viewer = inbox.Viewer{WatchOnly: true}
 	assert.Equal(t, 0, cardDoc(t, sample(t, "cinput"), o).Find(`[data-testid="reach"]`).Length(),
 		"watch-only: reach does not matter, so none is shown")
 }

@@ -47,7 +47,7 @@ func cardDoc(t *testing.T, c inbox.Card, opts view.Options) *goquery.Document {
 
 // answerable are options under which a card can be answered.
 func answerable() view.Options {
-	return view.Options{BasePath: "/forms/", Now: sampleNow, Token: "tok-1", CanSubmit: true}
+	return view.Options{BasePath: "/forms/", Now: sampleNow, Token: "tok-1"}
 }
 
 // sample returns the sample card with id.

@@ -17,10 +17,10 @@ import (
 
 func pageOpts() view.PageOptions {
 	return view.PageOptions{
-		BasePath:  "/forms/",
-		Assets:    sampleAssets(),
-		Now:       sampleNow,
-		CanSubmit: true,
+		BasePath: "/forms/",
+		Assets:   sampleAssets(),
+		Now:      sampleNow,
+
 		Token:     func(id inbox.CardID) string { return "tok-" + string(id) },
 		Reachable: func(string) inbox.Reach { return inbox.ReachConnected },
 		Seq:       7,
@@ -165,7 +165,7 @@ func TestPageStates(t *testing.T) {
 	t.Run("relay lost and watch-only", func(t *testing.T) {
 		t.Parallel()
 		opts := pageOpts()
-		opts.CanSubmit = false
+		opts.Viewer = inbox.Viewer{WatchOnly: true}
 		st := inbox.Status{FeedConnected: false, FeedError: "dial tcp: <refused>", Notices: []inbox.Notice{{Session: "s_1", Message: "events may be missing for session s_1"}}}
 		doc := parse(t, Page(view.Page(sampleCards()[:2], st, opts)))
 		lost := doc.Find(`[data-testid="relay-lost"]`)

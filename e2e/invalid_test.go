@@ -100,7 +100,7 @@ func TestFakeRelayServingInvalidEnvelopesYieldsNoForm(t *testing.T) {
 		c, found := in.Card(inbox.RequestKey{Source: "aep://evil/emitter", Session: "s-" + id, RequestID: id}.CardID())
 		require.True(t, found, "%s is shown", id)
 		assert.NotEmpty(t, c.Malformed, id)
-		v := view.Card(c, view.Options{Now: time.Now(), Token: "t", CanSubmit: true, Reachable: inbox.ReachConnected})
+		v := view.Card(c, view.Options{Now: time.Now(), Token: "t", Reachable: inbox.ReachConnected})
 		assert.Nil(t, v.Form, "%s offers no form", id)
 		assert.Equal(t, "malformed", v.State.Kind, id)
 	}

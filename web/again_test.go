@@ -76,3 +76,26 @@ func TestOwedAnswerSendAgainAndAnswerDifferently(t *testing.T) {
 	c, _ := h.in.Card(id)
 	assert.Equal(t, subs[1].CommandID, c.Submission.CommandID)
 }
+
+// An answer owed because its relay connection ended (it is sent again
+// as soon as a connection is back) offers no "Send again", and a
+// hand-made post of it sends nothing: what the card offers is what the
+// server takes. "Answer differently" stays offered.
+func TestRelayLostAnswerIsNotSentAgainByHand(t *testing.T) {
+	t.Parallel()
+	rs := &resendingSubmitter{fakeSubmitter: &fakeSubmitter{}}
+	h := newHarness(t, func(s *setup) { s.deps.Submitter = rs })
+	id := h.ask("s1", "r1", replicasForm())
+	action, token := answerForm(t, h.getPage(nil, "").doc(t), id)
+	r := h.postForm(nil, h.relative(action), url.Values{"token": {token}, "f0": {"3"}, "f1": {"load"}})
+	require.Equal(t, http.StatusSeeOther, r.StatusCode, "body %s", r.body)
+	first := rs.all()[0].CommandID
+	h.in.SettleSubmission(id, first, inbox.SubmissionSending, inbox.ReasonRelayLost, "relay gone")
+
+	card := h.getPage(nil, "").doc(t).Find("#" + domID(id))
+	assert.Equal(t, 0, card.Find(`form[data-testid="send-again-form"]`).Length(), "not offered")
+	assert.Equal(t, 1, card.Find(`details[data-testid="answer-differently"]`).Length())
+	r = h.postForm(nil, "cards/"+url.PathEscape(string(id))+"/again", url.Values{"command": {first}})
+	assert.Equal(t, http.StatusSeeOther, r.StatusCode)
+	assert.Empty(t, rs.sentAgain(), "not offered, not taken")
+}

@@ -156,7 +156,7 @@ func (p *pages) refusedPost(w http.ResponseWriter, r *http.Request, m *Metrics, 
 		p.internalError(w, r, err)
 	default:
 		m.Answer("not_sent")
-		p.refusedCard(w, r, why.status, cp.panel, &view.Refused{Card: cp.id, Input: cp.form, Problems: why.problems(err, a.Card)})
+		p.refusedCard(w, r, why.status, cp.panel, &view.Refused{Card: cp.id, Input: cp.form, Problems: why.problems(err, a.Verdict)})
 	}
 }
 

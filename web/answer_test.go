@@ -519,7 +519,7 @@ func TestWatchOnlyOffersNoSubmit(t *testing.T) {
 	t.Parallel()
 	for name, opt := range map[string]option{
 		"no submitter":   watchOnly,
-		"no relay token": withConfig(func(c *Config) { c.WatchOnly = true }),
+		"no relay token": withConfig(func(c *Config) { c.Viewer = inbox.Viewer{WatchOnly: true} }),
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -624,4 +624,28 @@ func TestAnswerURLReloadedGoesToTheCard(t *testing.T) {
 	r := h.do(h.client(), h.request(http.MethodGet, h.url("cards/"+string(id)+"/answer"), nil))
 	require.Equal(t, http.StatusSeeOther, r.StatusCode)
 	assert.Equal(t, "/#"+domID(id), r.Header.Get("Location"))
+}
+
+// A post to a card this UI answered names who answered as the card
+// does, the operator who sent it (the verdict's Answered), not the UI's
+// name the agent recorded.
+func TestRefusalNamesTheOperatorWhoAnsweredHere(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withOperators(t))
+	ann := []string{"Authorization", "Bearer " + annSecret, "X-Operator-Name", "Ann"}
+	id := h.ask("s1", "r1", nameForm())
+	action, token := answerForm(t, h.getPage(nil, "", ann...).doc(t), id)
+	r := h.postForm(nil, h.relative(action), url.Values{"token": {token}, "f0": {"svc"}}, ann...)
+	require.Equal(t, http.StatusSeeOther, r.StatusCode, "%s", r.body)
+	subs := waitSubmissions(t, h, 1)
+	h.in.SettleSubmission(id, subs[0].CommandID, inbox.SubmissionAccepted, "", "")
+	h.emit(aep.Envelope{ID: "ans1", Type: "attention.answered", Session: "s1", Subject: "r1", Cause: subs[0].CommandID,
+		Data: map[string]any{"answer": map[string]any{"values": map[string]any{"name": "svc"}}, "by": "aepforms", "via": aep.ViaControl}})
+	h.lifecycle("s1", "r1", "attention.resolved", aep.Resolved{Resolution: aep.ResolutionAnswered})
+
+	r = h.postForm(nil, h.relative(action), url.Values{"token": {"another-tab"}, "f0": {"x"}}, ann...)
+	require.Equal(t, http.StatusConflict, r.StatusCode)
+	text := strings.ToLower(refusalText(r.doc(t)))
+	assert.Contains(t, text, "already answered by ann")
+	assert.NotContains(t, text, "by aepforms")
 }

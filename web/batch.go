@@ -37,7 +37,7 @@ func (p *pages) batchOptions(r *http.Request) view.BatchOptions {
 // or more each, most urgent first), the first MaxBatch of each read whole
 // (the page shows each question as its card does).
 func batchShapes(in Inbox, pg *pages, filter inbox.Query) [][]inbox.Card {
-	return wholeShapes(in, view.BatchShapes(in.Heads(filter), pg.now()), MaxBatch)
+	return wholeShapes(in, view.BatchShapes(in.Heads(filter), pg.now(), pg.viewer), MaxBatch)
 }
 
 // wholeShapes reads, in place, the first n cards of each shape whole (the
@@ -92,12 +92,12 @@ func handleBatches(in Inbox, pg *pages) http.HandlerFunc {
 // batchRegion is the inbox's batch groups among heads, for a UI that
 // sends answers (none when watch-only).
 func (p *pages) batchRegion(r *http.Request, heads []inbox.Card) []view.BatchGroup {
-	if p.viewer.WatchOnly {
+	if !p.viewer.Answers() {
 		return nil
 	}
 	opts := p.batchOptions(r)
 	opts.Max = 0 // the region lists no questions: their cards carry the picks
-	return view.Batches(wholeShapes(p.in, view.BatchShapes(heads, p.now()), 1), opts).Groups
+	return view.Batches(wholeShapes(p.in, view.BatchShapes(heads, p.now(), p.viewer), 1), opts).Groups
 }
 
 // batches renders the batch page under status, with a refused post shown
@@ -176,7 +176,7 @@ func sendBatch(ctx context.Context, svc *answer.Service, m *Metrics, items []ans
 // to the page script the problems alone.
 func (p *pages) batchRefused(w http.ResponseWriter, r *http.Request, post url.Values, shape string, err error) {
 	why := refusalOf(err)
-	problems := why.problems(err, inbox.Card{})
+	problems := why.problems(err, inbox.Verdict{})
 	if !errors.Is(err, answer.ErrInvalid) {
 		problems[0].Code = "batch"
 	}
@@ -237,7 +237,7 @@ func (p *pages) batchLine(it answer.BatchItem) string {
 	if why.status == http.StatusInternalServerError {
 		p.log.Error("web: batch answer not begun", "card", string(it.ID), "err", it.Err)
 	}
-	return why.outcomeLine(it.Err, it.Card)
+	return why.outcomeLine(it.Err, it.Verdict)
 }
 
 // handleBatchReload answers a GET of the batch answer URL (a reload of

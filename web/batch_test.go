@@ -436,3 +436,16 @@ func TestBatchAnswerMayNotReplaceAnOwedAnswer(t *testing.T) {
 	c1, _ := h.in.Card(ids[1])
 	assert.Nil(t, c1.Submission, "nothing sent to the other question either")
 }
+
+// A watch-only UI's batch page offers no batch: which questions a batch
+// may take is their verdicts', for this UI.
+func TestWatchOnlyBatchesPageOffersNone(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, watchOnly)
+	askPermissions(h, 3)
+	r := h.getPage(nil, "batches")
+	require.Equal(t, http.StatusOK, r.StatusCode)
+	d := r.doc(t)
+	assert.Equal(t, 0, d.Find(`form[data-testid="batch-form"]`).Length(), "no batch form")
+	assert.Equal(t, 0, d.Find(`[data-testid="batch"]`).Length(), "no batch")
+}

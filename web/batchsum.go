@@ -74,7 +74,7 @@ func (s *batchSums) get(q inbox.Query, seq uint64) ([]byte, time.Duration, error
 		return nil, s.every - since, nil
 	}
 	at := s.in.Seq() // the heads read next hold every change up to it
-	data, err := json.Marshal(view.BatchSummaryOf(view.BatchShapes(s.in.Heads(q), s.pg.now())))
+	data, err := json.Marshal(view.BatchSummaryOf(view.BatchShapes(s.in.Heads(q), s.pg.now(), s.pg.viewer)))
 	if err != nil {
 		return nil, 0, err
 	}

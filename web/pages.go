@@ -102,7 +102,7 @@ func newPages(cfg Config, deps Deps) *pages {
 		epoch:          cfg.PushEpoch,
 		signedIn:       cfg.secured(),
 		namedOperators: len(cfg.Operators) > 0,
-		viewer:         inbox.Viewer{WatchOnly: deps.Submitter == nil || cfg.WatchOnly},
+		viewer:         cfg.Viewer,
 		noHistory:      deps.History == nil,
 		in:             deps.Inbox,
 		roster:         deps.Roster,
@@ -137,7 +137,7 @@ func (p *pages) options(r *http.Request, panel bool) view.PageOptions {
 		BasePath:             p.base,
 		Assets:               p.assets,
 		Now:                  p.now(),
-		CanSubmit:            !p.viewer.WatchOnly,
+		Viewer:               p.viewer,
 		Token:                func(inbox.CardID) string { return render.NewToken() },
 		Reachable:            p.reach,
 		Filter:               inbox.Query{Agent: q.Get("agent"), Session: q.Get("session"), Kind: q.Get("kind")},
@@ -176,7 +176,7 @@ func (p *pages) page(w http.ResponseWriter, r *http.Request, status int, panel b
 	// however many requests wait.
 	heads := p.in.Heads(opts.Filter)
 	win := view.ChooseWindow(heads, view.WindowOptions{
-		After: viewQuery(r).Get("after"), Cards: p.pageCards, Rows: p.pageRows, Now: opts.Now,
+		After: viewQuery(r).Get("after"), Cards: p.pageCards, Rows: p.pageRows, Now: opts.Now, Viewer: p.viewer,
 	})
 	opts.Window = &win
 	cards := make([]inbox.Card, 0, len(win.Full)+len(win.Settled))
@@ -191,7 +191,7 @@ func (p *pages) page(w http.ResponseWriter, r *http.Request, status int, panel b
 	v.RuleAnswers = p.ruleAnswers(r)
 	if !panel {
 		v.Batches = p.batchRegion(r, heads)
-		if v.PushURL != "" && !p.viewer.WatchOnly {
+		if v.PushURL != "" && p.viewer.Answers() {
 			v.PushURL += "&batches=1" // its region's counts come by push
 		}
 	}
@@ -235,7 +235,7 @@ func (p *pages) signIn(w http.ResponseWriter, r *http.Request, status int, probl
 // so both render it the same way (and share one cached rendering).
 func (p *pages) cardOptions(r *http.Request, c inbox.Card, now time.Time) view.Options {
 	return view.Options{
-		BasePath: p.base, Now: now, CanSubmit: !p.viewer.WatchOnly, Reachable: p.reach(c.Key.Session),
+		BasePath: p.base, Now: now, Viewer: p.viewer, Reachable: p.reach(c.Key.Session),
 		PromptBytes: p.prompt, NoHistory: p.noHistory, Prompts: p.prompts, Operator: operatorFrom(r.Context()),
 		Rule: p.ruleLookup(r.Context()), Rules: p.makesRules(), RuleMade: p.ruleMade(r.Context()), RulesVersion: p.rulesVersion(),
 	}
@@ -381,7 +381,7 @@ func (p *pages) nextCard(r *http.Request, id inbox.CardID, panel bool) inbox.Car
 	opts := p.options(r, panel)
 	heads := p.in.WaitingHeads(opts.Filter)
 	if next := view.NextPending(heads, id, view.WindowOptions{
-		After: viewQuery(r).Get("after"), Cards: p.pageCards, Rows: p.pageRows, Now: opts.Now,
+		After: viewQuery(r).Get("after"), Cards: p.pageCards, Rows: p.pageRows, Now: opts.Now, Viewer: p.viewer,
 	}); next != "" {
 		return next
 	}
@@ -468,7 +468,7 @@ func handleCardPage(in Inbox, pg *pages) http.HandlerFunc {
 		opts.Seq, opts.Epoch = seq, pg.epoch
 		// The header counts the inbox as its page does (the verdict's
 		// pending), not the one card shown.
-		v := view.SinglePage(card, view.CountPending(in.WaitingHeads(inbox.Query{}), opts.Now), pg.in.Status(), opts)
+		v := view.SinglePage(card, view.CountPending(in.WaitingHeads(inbox.Query{}), opts.Now, pg.viewer), pg.in.Status(), opts)
 		buf, err := render.Page(r.Context(), v)
 		if err != nil {
 			pg.internalError(w, r, err)

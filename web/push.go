@@ -183,7 +183,7 @@ func (h *pushHandler) follow(sw *sse.Writer, r *http.Request, ls *liveStream, si
 
 	p := &pusher{in: h.in, share: h.share, pg: h.pg, w: sw, r: r, operator: operatorFrom(r.Context()), q: queryOf(r), last: since,
 		until: r.URL.Query().Get("until"), after: r.URL.Query().Get("after")}
-	if r.URL.Query().Get("batches") != "" && !h.pg.viewer.WatchOnly {
+	if r.URL.Query().Get("batches") != "" && h.pg.viewer.Answers() {
 		p.sums, p.sumEvery = h.sums, h.cfg.BatchEvery // the page has a batch region
 	}
 	err := p.stream(sub, changes, ok, h.cfg.Heartbeat)
@@ -582,10 +582,14 @@ type pusher struct {
 // elsewhere reports whether c is a waiting request of another page than
 // the browser's.
 func (p *pusher) elsewhere(c inbox.Card) bool {
-	if !c.State.Open() || (p.until == "" && p.after == "") {
+	if p.until == "" && p.after == "" {
 		return false
 	}
-	k := view.SortKey(c)
+	vd := c.Verdict(p.pg.now(), p.pg.viewer)
+	if vd.Settled {
+		return false
+	}
+	k := view.SortKey(c, vd)
 	return (p.until != "" && k > p.until) || (p.after != "" && k <= p.after)
 }
 

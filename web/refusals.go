@@ -20,7 +20,7 @@ type refusal struct {
 	status int
 	// words say it to the operator; nil words it as the card's state
 	// says it (view.RefusalOf).
-	words func(err error, c inbox.Card) view.Refusal
+	words func(err error, vd inbox.Verdict) view.Refusal
 	// line is a batch's outcome line for a question it refuses (a
 	// view.BatchWord key); "" is "Not sent: " and its words.
 	line string
@@ -69,53 +69,55 @@ func refusalOf(err error) refusal {
 	return unexpected
 }
 
-// problems are what the operator reads of a refused post to card c,
-// in the card's error summary: each of an answer's problems, or the one
-// refusal.
-func (r refusal) problems(err error, c inbox.Card) []aep.Problem {
+// problems are what the operator reads of a refused post to the card
+// whose verdict is vd, in the card's error summary: each of an answer's
+// problems, or the one refusal.
+func (r refusal) problems(err error, vd inbox.Verdict) []aep.Problem {
 	var probs answer.Problems
 	if errors.As(err, &probs) {
 		return probs
 	}
-	why := r.say(err, c)
+	why := r.say(err, vd)
 	return []aep.Problem{{Code: why.Code, Message: why.Message}}
 }
 
-// say words err for card c.
-func (r refusal) say(err error, c inbox.Card) view.Refusal {
+// say words err for the card whose verdict is vd.
+func (r refusal) say(err error, vd inbox.Verdict) view.Refusal {
 	if r.words != nil {
-		return r.words(err, c)
+		return r.words(err, vd)
 	}
-	why, _ := view.RefusalOf(err, c)
+	why, _ := view.RefusalOf(err, vd)
 	return why
 }
 
 // outcomeLine is a batch's outcome line for a question refused with err.
-func (r refusal) outcomeLine(err error, c inbox.Card) string {
+func (r refusal) outcomeLine(err error, vd inbox.Verdict) string {
 	if r.line != "" {
 		return view.BatchWord(r.line)
 	}
-	return "Not sent: " + r.problems(err, c)[0].Message
+	return "Not sent: " + r.problems(err, vd)[0].Message
 }
 
 // said words a refusal as why, whatever the card.
-func said(why view.Refusal) func(error, inbox.Card) view.Refusal {
-	return func(error, inbox.Card) view.Refusal { return why }
+func said(why view.Refusal) func(error, inbox.Verdict) view.Refusal {
+	return func(error, inbox.Verdict) view.Refusal { return why }
 }
 
 // batchSaid words a refusal of a batch, whole or of one of its
 // questions, as the batch page says it.
-func batchSaid(key string) func(error, inbox.Card) view.Refusal {
-	return func(error, inbox.Card) view.Refusal { return view.Refusal{Code: "batch", Message: view.BatchWord(key)} }
+func batchSaid(key string) func(error, inbox.Verdict) view.Refusal {
+	return func(error, inbox.Verdict) view.Refusal {
+		return view.Refusal{Code: "batch", Message: view.BatchWord(key)}
+	}
 }
 
-func tooMany(error, inbox.Card) view.Refusal {
+func tooMany(error, inbox.Verdict) view.Refusal {
 	return view.Refusal{Code: "batch", Message: strings.ReplaceAll(view.BatchWord("too-many"), "{max}", strconv.Itoa(MaxBatch))}
 }
 
 // firstProblem words an answer's problems by the first (a batch's
 // outcome line); the card lists them all (refusal.problems).
-func firstProblem(err error, _ inbox.Card) view.Refusal {
+func firstProblem(err error, _ inbox.Verdict) view.Refusal {
 	var probs answer.Problems
 	if errors.As(err, &probs) && len(probs) > 0 {
 		return view.Refusal{Code: probs[0].Code, Message: probs[0].Message}

@@ -23,11 +23,11 @@ func TestEveryRefusalHasARow(t *testing.T) {
 				return
 			}
 			assert.GreaterOrEqual(t, row.status, 400)
-			assert.NotEmpty(t, row.outcomeLine(err, inbox.Card{}), "no batch outcome line")
+			assert.NotEmpty(t, row.outcomeLine(err, inbox.Verdict{}), "no batch outcome line")
 			if row.status == http.StatusInternalServerError {
 				return
 			}
-			probs := row.problems(err, inbox.Card{})
+			probs := row.problems(err, inbox.Verdict{})
 			if assert.Len(t, probs, 1) {
 				assert.NotEmpty(t, probs[0].Message, "no words")
 				assert.NotEmpty(t, probs[0].Code, "no code")

@@ -54,7 +54,7 @@ func writeRuleAnswers(b *strings.Builder, rs Rules) {
 // makesRules reports whether this UI makes and runs rules: it has them
 // and is not watch-only.
 func (p *pages) makesRules() bool {
-	return p.rules != nil && p.rules.Enabled() && !p.viewer.WatchOnly
+	return p.rules != nil && p.rules.Enabled() && p.viewer.Answers()
 }
 
 // rulesVersion is the rules' Version (0 without rules): a card drawn
@@ -112,7 +112,7 @@ func (p *pages) ruleProblems(ctx context.Context, c inbox.Card, post url.Values)
 	if !spec.Make {
 		return spec, nil
 	}
-	if !p.makesRules() || !view.RuleKind(c.Request) || c.Capture <= aep.CaptureMetadata {
+	if !p.makesRules() || !c.Verdict(p.now(), p.viewer).RuleMaker {
 		return spec, []aep.Problem{{Field: form.NameRule, Message: "No rule can be made from this card here; send the answer without “Keep answering”."}}
 	}
 	if rules.QuestionOf(c.Request.Prompt, p.prompt).Hidden {

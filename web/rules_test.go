@@ -70,7 +70,7 @@ func newRulesHarnessWrapped(t *testing.T, cfg rules.Config, wrap func(Rules) Rul
 	var h *harness
 	opts = append(opts, withInbox(func(o *inbox.Options) { o.Journal = j }), func(s *setup) {
 		sub := rules.Submitter(s.deps.Submitter)
-		if s.cfg.WatchOnly || s.deps.Submitter == nil {
+		if !s.cfg.Viewer.Answers() || s.deps.Submitter == nil {
 			sub = nil
 		}
 		cfg.Now = s.cfg.Now
@@ -297,7 +297,7 @@ func TestRulePartProblems(t *testing.T) {
 // none.
 func TestWatchOnlyMakesNoRules(t *testing.T) {
 	t.Parallel()
-	rh := newRulesHarness(t, withToken(secret), withConfig(func(c *Config) { c.WatchOnly = true }))
+	rh := newRulesHarness(t, withToken(secret), withConfig(func(c *Config) { c.Viewer = inbox.Viewer{WatchOnly: true} }))
 	c := rh.client()
 	rh.signIn(c, "alice")
 	id := rh.ask("s1", "r1", permissionReq())

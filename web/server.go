@@ -148,11 +148,13 @@ type Config struct {
 	// believes; a request from any other peer is counted by the peer's
 	// own address. Empty: DefaultTrustedProxies (loopback and private).
 	TrustedProxies []netip.Prefix
-	// WatchOnly is true when the UI has no control token for the relay:
-	// the input of every card's verdict (inbox.Viewer), which then
-	// refuses every answer (inbox.ErrWatchOnly), so every card says so
-	// and offers no submit. A server with no Submitter is watch-only too.
-	WatchOnly bool
+	// Viewer is who this UI answers as: the input of every card's
+	// verdict, read unchanged by the page, the fragments, the push
+	// stream and every post. A watch-only Viewer (no control token for
+	// the relay) is refused every answer (inbox.ErrWatchOnly), so every
+	// card says so and offers no submit. A server with no Submitter
+	// answers as a watch-only Viewer.
+	Viewer inbox.Viewer
 	// Heartbeat is the push stream's comment interval, 15 s by default.
 	Heartbeat time.Duration
 	// BatchPushEvery is how often at most each inbox page is sent the
@@ -314,6 +316,10 @@ type server struct {
 // NewServer returns the UI's handler, mounted at cfg.BasePath.
 func NewServer(cfg Config, deps Deps) http.Handler {
 	cfg.defaults()
+	if deps.Submitter == nil {
+		// Nothing could send an answer: no card may offer one.
+		cfg.Viewer = inbox.Viewer{WatchOnly: true}
+	}
 	if deps.Metrics == nil {
 		deps.Metrics = &Metrics{}
 	}
@@ -333,7 +339,7 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 		s.pages.provider = s.auth.oidc.host()
 	}
 	s.live = newLiveStreams(maxStreams, cfg.SessionRecheck, s.auth.stillLive, cfg.Logger)
-	if cfg.WatchOnly {
+	if !cfg.Viewer.Answers() {
 		s.deps.Submitter = nil
 	}
 	s.answers = answer.New(answer.Config{Inbox: deps.Inbox, Submitter: s.deps.Submitter, Viewer: s.pages.viewer, Now: cfg.Now, Logger: cfg.Logger})

@@ -24,7 +24,8 @@ func (s *Service) SendAgain(ctx context.Context, id inbox.CardID, cmd string) er
 		return inbox.ErrNotFound
 	}
 	re, can := s.cfg.Submitter.(Resender)
-	if !can || !card.Verdict(s.cfg.Now(), s.cfg.Viewer).Owed || card.Submission.CommandID != cmd {
+	// The verdict's SendAgain is both the offer and the acceptance.
+	if vd := card.Verdict(s.cfg.Now(), s.cfg.Viewer); !can || !vd.SendAgain || vd.OwedCommand != cmd {
 		return nil
 	}
 	return re.SendAgain(ctx, cmd)

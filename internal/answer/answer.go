@@ -119,9 +119,11 @@ type Post struct {
 // Answer is an answer Begin took: journaled now (Kept false: Send its
 // command), or the same as one posted before (Kept: nothing to send).
 type Answer struct {
-	// Card is the card as Begin read it: a refusal's words read its
-	// state. Zero when the card was not found.
-	Card inbox.Card
+	// Card is the card as Begin read it, and Verdict its verdict for the
+	// service's Viewer then: a refusal's words read it. Zero when the
+	// card was not found.
+	Card    inbox.Card
+	Verdict inbox.Verdict
 	// Kept is true when the post was made before (a double click, a
 	// resubmit, another replica): its answer stands and nothing new is
 	// sent.
@@ -154,12 +156,12 @@ func (s *Service) Begin(ctx context.Context, p Post) (Answer, error) {
 	if !ok {
 		return Answer{}, inbox.ErrNotFound
 	}
-	a := Answer{Card: card, unsent: p.Unsent}
 	// The card's verdict decides whether this UI may answer it: the
 	// same verdict the page, the push and the notification read.
 	vd := card.Verdict(s.cfg.Now(), s.cfg.Viewer)
-	if errors.Is(vd.Refusal, inbox.ErrWatchOnly) {
-		return a, inbox.ErrWatchOnly
+	a := Answer{Card: card, Verdict: vd, unsent: p.Unsent}
+	if err := s.cfg.Viewer.Refusal(); err != nil {
+		return a, err // this UI answers no card (watch-only), whatever this one
 	}
 	if p.Token == "" {
 		return a, ErrNoToken
@@ -167,13 +169,13 @@ func (s *Service) Begin(ctx context.Context, p Post) (Answer, error) {
 	if card.Posted(p.Token) {
 		// The same form posted again (double click, resubmit), even
 		// after its answer settled the card: one command.
-		return Answer{Card: card, Kept: true}, nil
+		return Answer{Card: card, Verdict: vd, Kept: true}, nil
 	}
 	if err := vd.Closed; err != nil {
 		if s.cfg.Inbox.Posted(p.Card, p.Token) {
 			// Posted first on another replica, whose answer settled the
 			// card: the same answer as there.
-			return Answer{Card: card, Kept: true}, nil
+			return Answer{Card: card, Verdict: vd, Kept: true}, nil
 		}
 		return a, err
 	}
@@ -217,7 +219,7 @@ func (s *Service) record(ctx context.Context, a Answer, p Post, ans aep.Answer) 
 	if err != nil {
 		h.let(false)
 		if errors.Is(err, inbox.ErrDuplicate) {
-			return Answer{Card: a.Card, Kept: true}, nil
+			return Answer{Card: a.Card, Verdict: a.Verdict, Kept: true}, nil
 		}
 		if errors.Is(err, inbox.ErrNotRecorded) {
 			s.cfg.Logger.Error("answer: not recorded", "card", string(p.Card), "err", err)

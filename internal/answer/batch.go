@@ -55,8 +55,8 @@ func (s *Service) BeginBatch(ctx context.Context, b Batch) ([]BatchItem, error) 
 		}
 	}
 	switch {
-	case s.cfg.Viewer.WatchOnly:
-		return nil, inbox.ErrWatchOnly
+	case !s.cfg.Viewer.Answers():
+		return nil, s.cfg.Viewer.Refusal()
 	case b.Token == "":
 		return nil, ErrNoToken
 	case len(ids) == 0:
@@ -85,7 +85,7 @@ func (s *Service) BeginBatch(ctx context.Context, b Batch) ([]BatchItem, error) 
 
 // beginOf begins b's answer on question id, refused when it no longer
 // asks the batch's shape, or could not be in a batch at all: the page's
-// own test (Selectable, the same shape), so a hand-made post cannot batch
+// own test (the verdict's Batchable, the same shape), so a hand-made post cannot batch
 // a question the page never offers. A question that can take no answer
 // at all is left to Begin, which says why.
 func (s *Service) beginOf(ctx context.Context, id inbox.CardID, b Batch) BatchItem {
@@ -94,13 +94,15 @@ func (s *Service) beginOf(ctx context.Context, id inbox.CardID, b Batch) BatchIt
 		return BatchItem{ID: id, Err: inbox.ErrNotFound}
 	}
 	token := b.Token + "." + string(id)
+	vd := c.Verdict(s.cfg.Now(), s.cfg.Viewer)
 	if !c.Posted(token) {
-		now := s.cfg.Now()
 		switch {
 		case c.Shape == "" || c.Shape.ID() != b.Shape:
-			return BatchItem{ID: id, Answer: Answer{Card: c}, Err: ErrShape}
-		case !c.Selectable(now) && c.CanAnswer(now) == nil:
-			return BatchItem{ID: id, Answer: Answer{Card: c}, Err: ErrPlaceholders}
+			return BatchItem{ID: id, Answer: Answer{Card: c, Verdict: vd}, Err: ErrShape}
+		case !vd.Batchable && vd.Answerable:
+			// Answerable alone, but not in a batch: its labels are
+			// capture placeholders.
+			return BatchItem{ID: id, Answer: Answer{Card: c, Verdict: vd}, Err: ErrPlaceholders}
 		}
 	}
 	one := make(url.Values, len(b.Form)+1)
@@ -110,7 +112,7 @@ func (s *Service) beginOf(ctx context.Context, id inbox.CardID, b Batch) BatchIt
 	one.Set(form.NameToken, token)
 	a, err := s.Begin(ctx, Post{Card: id, Token: token, Form: one, By: b.By})
 	if a.Card.ID == "" {
-		a.Card = c // left since: its words are still the question's
+		a.Card, a.Verdict = c, vd // left since: its words are still the question's
 	}
 	return BatchItem{ID: id, Answer: a, Err: err}
 }

@@ -114,12 +114,13 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 	g.feed = feed.New(feedCfg)
 	deps.Upstream = upstream{in: g.in, feed: g.feed, respond: g.respond}
 	deps.PushDevices = jr
-	// Watch-only (no control token) is decided here once: it is the
-	// input of every card's verdict (inbox.Viewer), which the page, the
-	// push and the notifications all read.
-	watchOnly := token == ""
-	g.newPusher(cfg, watchOnly, &deps)
-	g.handler = web.NewServer(webConfig(cfg, relayURL, watchOnly, logger), deps)
+	// Who this UI answers as (watch-only without a control token) is
+	// decided here once: it is the input of every card's verdict
+	// (inbox.Viewer), handed unchanged to the web and Web Push, whose
+	// page, push and notifications all read the verdict.
+	viewer := inbox.Viewer{WatchOnly: token == ""}
+	g.newPusher(cfg, viewer, &deps)
+	g.handler = web.NewServer(webConfig(cfg, relayURL, viewer, logger), deps)
 	if cfg.demo {
 		g.demo = newDemo(cfg, relayURL, token, logger)
 	}
@@ -171,8 +172,8 @@ func (g *serveGraph) newRespond(cfg serveConfig, relayURL, token, source string)
 
 // newPusher turns Web Push on when --vapid-subject allows it, and says
 // in deps why not otherwise.
-func (g *serveGraph) newPusher(cfg serveConfig, watchOnly bool, deps *web.Deps) {
-	pusher, err := webpush.New(webpush.Config{Subject: cfg.vapidSubject, AllowLoopback: cfg.pushAllowLoopback, HideText: cfg.pushHideText, Coalesce: cfg.pushEvery, WatchOnly: watchOnly,
+func (g *serveGraph) newPusher(cfg serveConfig, viewer inbox.Viewer, deps *web.Deps) {
+	pusher, err := webpush.New(webpush.Config{Subject: cfg.vapidSubject, AllowLoopback: cfg.pushAllowLoopback, HideText: cfg.pushHideText, Coalesce: cfg.pushEvery, Viewer: viewer,
 		Ruled: g.rules.Answers, BasePath: web.CleanBasePath(cfg.basePath), Logger: g.logger.With("part", "webpush")}, g.journal)
 	if err != nil {
 		deps.PushOff = view.PushWord("off-subject")
@@ -184,11 +185,11 @@ func (g *serveGraph) newPusher(cfg serveConfig, watchOnly bool, deps *web.Deps) 
 }
 
 // webConfig is the UI's HTTP settings.
-func webConfig(cfg serveConfig, relayURL string, watchOnly bool, logger *slog.Logger) web.Config {
+func webConfig(cfg serveConfig, relayURL string, viewer inbox.Viewer, logger *slog.Logger) web.Config {
 	return web.Config{
 		BasePath: cfg.basePath, OperatorToken: cfg.operatorToken, AllowHosts: cfg.allowHosts,
 		EmbedOrigins: cfg.embedOrigins, SecureCookies: cfg.tlsCert != "" || cfg.trustProxy,
-		WatchOnly: watchOnly, Heartbeat: cfg.heartbeat, BatchPushEvery: cfg.batchEvery, Logger: logger.With("part", "web"),
+		Viewer: viewer, Heartbeat: cfg.heartbeat, BatchPushEvery: cfg.batchEvery, Logger: logger.With("part", "web"),
 		BodyTimeout: cfg.bodyTimeout, ResponseTimeout: cfg.respTimeout, TrustProxy: cfg.trustProxy, Operators: cfg.operators,
 		PromptBytes: int(cfg.promptBytes), PageCards: cfg.pageCards, PageRows: cfg.pageRows, SessionIdle: cfg.sessionIdle, SessionMax: cfg.sessionMax,
 		Connect: connectInfo(relayURL, cfg.tokenPath), MaxPushDevices: cfg.pushMaxDevices, TrustedProxies: cfg.trustedProxy,

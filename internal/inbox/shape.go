@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/aepforms/aepforms/internal/aep"
 )
@@ -71,14 +70,4 @@ func (s Shape) ID() string {
 	}
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:8])
-}
-
-// Selectable reports whether the card may join a batch answer at now:
-// it has a shape, it can be answered (open, not past its deadline,
-// well-formed, answered over control, within the form budget, no answer
-// of this UI or another sender on its way) and its labels are real,
-// not capture placeholders (an answer given by label to many requests
-// must mean the same to each).
-func (c *Card) Selectable(now time.Time) bool {
-	return c.Shape != "" && c.Capture > aep.CaptureMetadata && c.CanAnswer(now) == nil
 }

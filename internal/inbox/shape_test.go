@@ -66,9 +66,9 @@ func TestShapeOf(t *testing.T) {
 	assert.Empty(t, Shape("").ID())
 }
 
-// A card may join a batch only while it can be answered here and its
+// A card may join a batch only while this viewer can answer it and its
 // labels are real.
-func TestCardSelectable(t *testing.T) {
+func TestVerdictBatchable(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 7, 3, 10, 0, 0, 0, time.UTC)
 	req := aep.Request{Kind: "permission", Options: []aep.Option{{ID: "allow", Label: "Allow"}}}
@@ -101,7 +101,8 @@ func TestCardSelectable(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			assert.Equal(t, tc.want, tc.card.Selectable(now))
+			assert.Equal(t, tc.want, tc.card.Verdict(now, Viewer{}).Batchable)
+			assert.False(t, tc.card.Verdict(now, Viewer{WatchOnly: true}).Batchable, "watch-only batches nothing")
 		})
 	}
 }

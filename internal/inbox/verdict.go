@@ -14,12 +14,30 @@ import (
 var ErrWatchOnly = errors.New("inbox: this UI is watch-only and sends no answers")
 
 // Viewer is who a verdict is for: the one input beyond the card and the
-// clock. The zero Viewer is a UI that sends answers.
+// clock. The zero Viewer is a UI that sends answers. It travels from the
+// wiring to every verdict unchanged, and no reader looks inside it: what
+// it allows is Refusal's (and so the verdict's), so a new field here
+// (a role) is obeyed by the page, the posting fragment, the push stream,
+// Web Push and a hand-made post once Refusal reads it.
 type Viewer struct {
 	// WatchOnly is true when the UI has no control token for the relay:
 	// no card may be answered from it (page, fragment, notification).
 	WatchOnly bool
 }
+
+// Refusal is why v may answer no card at all (ErrWatchOnly), nil when
+// each card's own verdict decides.
+func (v Viewer) Refusal() error {
+	if v.WatchOnly {
+		return ErrWatchOnly
+	}
+	return nil
+}
+
+// Answers reports whether v may answer cards at all (Refusal is nil):
+// what the page offers beside one card (a batch, rules, the batch
+// region's counts) reads it.
+func (v Viewer) Answers() bool { return v.Refusal() == nil }
 
 // Line is the kind of a card's state line: what became of the request
 // and of the answers sent for it, in the order the verdict decides it.
@@ -93,6 +111,32 @@ type Verdict struct {
 	// only behind "Answer differently" (a post naming the owed answer,
 	// Submission.Replaces). An owed answer does not lock the card.
 	Owed bool
+	// SendAgain is true when "Send the same answer again" is offered, and
+	// so accepted: the owed answer got no reply in time (ReasonTimeout).
+	// One lost with its relay connection (ReasonRelayLost) is sent again
+	// when a connection is back, and a press before then could send
+	// nothing.
+	SendAgain bool
+	// OwedCommand is the owed answer's command id while Owed: what
+	// "Send again" sends once more and "Answer differently" replaces.
+	OwedCommand string
+	// Capture is the request's capture level (Card.Capture), as the
+	// card's origin line and a placeholder's words name it.
+	Capture aep.Capture
+	// Placeholder is true when the request's labels are capture
+	// placeholders (Capture is metadata or less): its ids stand for
+	// words the emitter withheld.
+	Placeholder bool
+	// Batchable is true when the card may join a batch answer now:
+	// Answerable, of a shape (Card.Shape), and not Placeholder (an answer
+	// given by label to many requests must mean the same to each).
+	Batchable bool
+	// RuleMaker is true when a rule may be made from this Viewer's answer
+	// to the card: the Viewer may answer, the request is of a kind a rule
+	// answers (a permission or review, a choice among options, a form of
+	// fields; never a sign-in), and not Placeholder. The form offers it
+	// while it offers a submit and no owed answer.
+	RuleMaker bool
 	// Tappable is true when the Viewer may answer now with one press of
 	// one of the request's options, each with words of its own: a
 	// permission request with one or two labelled options, captured
@@ -103,8 +147,9 @@ type Verdict struct {
 	// open and answerable over control by someone. An informational,
 	// malformed or over-budget request is shown, never counted.
 	Pending bool
-	// Announce is true for a request a push notification announces: one
-	// that could be answered now and has no answer of this UI yet.
+	// Announce is true for a request a push notification announces, and
+	// a rule may answer: one that could be answered now and has no
+	// answer of this UI yet.
 	Announce bool
 	// DropDraft is true when the browser's draft of the card may go: the
 	// server holds its answer (in flight) or the request is settled.
@@ -117,6 +162,29 @@ type Verdict struct {
 	// Answered is who answered a request the agent recorded an answer
 	// for, and how; nil when no answer is recorded.
 	Answered *Answered
+
+	// What the state line shows, beside its kind (Line): a reader takes
+	// it from here, never from the card.
+
+	// Submission is this UI's latest answer to the request
+	// (Card.Submission), nil when none.
+	Submission *Submission
+	// Others are other senders' commands for the request, in arrival
+	// order (Card.Responders); Answering is the one on its way, if any.
+	Others []Responder
+	// Route is the latest attention.routed hop (LineRouted), nil when none.
+	Route *Route
+	// Malformed is why the request is not a valid form ("" when it is).
+	Malformed string
+	// NoForm is true when the request offers no form to draw, not even
+	// read-only: it is malformed, or needs more controls than the inbox
+	// shows (Card.OverBudget).
+	NoForm bool
+	// Resolution is attention.resolved's resolution (LineResolved).
+	Resolution string
+	// TimeoutMS is attention.timeout's after_ms (LineTimedOut), nil when
+	// it gave none.
+	TimeoutMS *int64
 }
 
 // Answered is who answered a card and how, decided once for every reader
@@ -136,6 +204,8 @@ type Answered struct {
 	Elsewhere bool
 	// Via is how the agent says it was answered ("control", "oob", ...).
 	Via string
+	// Recorded is the answer as the agent recorded it.
+	Recorded *Recorded
 }
 
 // Verdict decides the card at now for v: its state line, whether and how
@@ -150,8 +220,8 @@ func (c *Card) Verdict(now time.Time, v Viewer) Verdict {
 		Settled:  !c.State.Open(),
 	}
 	d.Refusal = c.CanAnswer(now)
-	if v.WatchOnly {
-		d.Refusal = ErrWatchOnly // whatever the card's state: this UI sends nothing
+	if err := v.Refusal(); err != nil {
+		d.Refusal = err // whatever the card's state: this Viewer sends nothing
 	}
 	d.Answerable = d.Refusal == nil
 	if d.Open {
@@ -164,16 +234,44 @@ func (c *Card) Verdict(now time.Time, v Viewer) Verdict {
 		}
 	}
 	d.Locked = d.InFlight || d.Answering != nil || d.Peer != nil
-	if d.Open && !v.WatchOnly && c.Submission.Owed() && c.Controllable() && d.Answering == nil {
+	if d.Open && v.Answers() && c.Submission.Owed() && c.Controllable() && d.Answering == nil {
 		d.Owed, d.Locked = true, false
+		d.OwedCommand = c.Submission.CommandID
+		d.SendAgain = c.Submission.Reason == ReasonTimeout
 	}
+	d.Capture = c.Capture
+	d.Placeholder = c.Capture <= aep.CaptureMetadata
+	d.Batchable = d.Answerable && c.Shape != "" && !d.Placeholder
+	d.RuleMaker = v.Answers() && !d.Placeholder && ruleKind(c.Request)
 	d.Tappable = d.Answerable && c.tappable()
 	d.Pending = d.Closed == nil
 	d.Announce = d.Closed == nil && c.CanAnswer(now) == nil && c.Submission == nil
 	d.DropDraft = d.Settled || d.InFlight
 	d.Answered = c.answered()
+	d.Submission, d.Others = c.Submission, c.Responders
+	if n := len(c.Routes); n > 0 {
+		d.Route = &c.Routes[n-1]
+	}
+	d.Malformed, d.NoForm = c.Malformed, c.Malformed != "" || c.OverBudget
+	d.Resolution, d.TimeoutMS = c.Resolution, c.TimeoutMS
 	d.Line = c.line(now, d)
 	return d
+}
+
+// ruleKind reports whether a rule can be made from an answer to req: a
+// permission or review, a choice among options, or a form of fields;
+// never a sign-in (its answer is a secret of one moment), nor free text
+// alone (no two questions take one answer).
+func ruleKind(req aep.Request) bool {
+	switch req.Kind {
+	case aep.KindAuth:
+		return false
+	case aep.KindInput:
+		return len(req.Options) > 0
+	case aep.KindPermission, aep.KindReview:
+		return true
+	}
+	return len(req.Options) > 0 || len(req.Fields) > 0
 }
 
 // tappable reports whether the request's options can each be one button
@@ -197,7 +295,7 @@ func (c *Card) answered() *Answered {
 	if o == nil {
 		return nil
 	}
-	a := &Answered{By: o.By, Elsewhere: c.AnsweredElsewhere, Via: o.Via}
+	a := &Answered{By: o.By, Elsewhere: c.AnsweredElsewhere, Via: o.Via, Recorded: o}
 	if s := c.Submission; s != nil && !c.AnsweredElsewhere {
 		// This UI's answer: the agent records the UI's name; who
 		// answered is the operator who posted it ("" when they gave none).

@@ -92,14 +92,14 @@ func TestVerdictAnswered(t *testing.T) {
 		Submission: &Submission{By: "alice", State: SubmissionAccepted, At: at, CommandID: "cmd1"}}
 	a := here.Verdict(now, Viewer{}).Answered
 	require.NotNil(t, a)
-	assert.Equal(t, Answered{By: "alice", Here: true, At: at, CommandID: "cmd1", Via: "control"}, *a)
+	assert.Equal(t, Answered{By: "alice", Here: true, At: at, CommandID: "cmd1", Via: "control", Recorded: here.Recorded}, *a)
 
 	elsewhere := here
 	elsewhere.AnsweredElsewhere = true
 	elsewhere.Recorded = &Recorded{By: "bob", Via: "oob"}
 	a = elsewhere.Verdict(now, Viewer{}).Answered
 	require.NotNil(t, a)
-	assert.Equal(t, Answered{By: "bob", Elsewhere: true, Via: "oob"}, *a)
+	assert.Equal(t, Answered{By: "bob", Elsewhere: true, Via: "oob", Recorded: elsewhere.Recorded}, *a)
 
 	timedOut := Card{State: StateTimedOut}
 	assert.Nil(t, timedOut.Verdict(now, Viewer{}).Answered, "no answer recorded")

@@ -25,7 +25,7 @@ func TestFragmentCacheIsBoundedByBytes(t *testing.T) {
 	c := inbox.Card{ID: "cbig", Key: inbox.RequestKey{Source: "aep://h/a", Session: "s1", RequestID: "r1"}, Agent: "a",
 		State: inbox.StatePending, ReceivedAt: now, Capture: aep.CaptureFull,
 		Request: aep.Request{Kind: aep.KindInput, Prompt: strings.Repeat("a long line of a diff\n", 1000)}}
-	opts := view.Options{Now: now, CanSubmit: true}
+	opts := view.Options{Now: now}
 	var one int
 	for v := range uint64(100) {
 		c.Version = v + 1

@@ -64,7 +64,7 @@ func Match(r store.Rule, c inbox.Card, s Seen, now time.Time) (bool, string) {
 		return false, whyExpired
 	case req.Kind != m.Kind:
 		return false, whyKind
-	case c.Capture <= aep.CaptureMetadata:
+	case c.Verdict(now, inbox.Viewer{}).Placeholder:
 		// The emitter withheld the labels (ids stand in for them): the
 		// operator never saw what this request asks.
 		return false, whyLabels

@@ -74,11 +74,12 @@ func (r *Runner) answerOrphans(ctx context.Context) {
 		if !ok {
 			continue // not here (yet): the feed may bring it
 		}
-		if !c.State.Open() {
+		vd := c.Verdict(r.cfg.Now(), inbox.Viewer{})
+		if vd.Settled {
 			r.decided(u.CommandID) // closed: answered otherwise, or gone
 			continue
 		}
-		if c.Verdict(r.cfg.Now(), inbox.Viewer{}).Refusal != nil || c.Submission != nil {
+		if !vd.Announce {
 			continue // an answer on its way, or a lock for now: looked at again
 		}
 		rule, ok, err := r.store.Rule(ctx, u.Rule)

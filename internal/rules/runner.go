@@ -253,7 +253,7 @@ func (r *Runner) catchUp(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		if c.State.Open() {
+		if !c.Verdict(r.cfg.Now(), inbox.Viewer{}).Settled {
 			r.Observe(ctx, c)
 		}
 	}
@@ -351,7 +351,7 @@ func (r *Runner) try(ctx context.Context, c inbox.Card, failed int) {
 		r.mu.Lock()
 		held := r.tried[c.ID] // forgotten: the card left the inbox
 		r.mu.Unlock()
-		if now, ok := r.in.Card(c.ID); held && ok && now.State.Open() {
+		if now, ok := r.in.Card(c.ID); held && ok && !now.Verdict(r.cfg.Now(), inbox.Viewer{}).Settled {
 			r.try(ctx, now, failed+1)
 		}
 	}()
@@ -373,8 +373,9 @@ func (e *journalError) Unwrap() error { return e.Err }
 // paused on the way (and skipped).
 func (r *Runner) find(ctx context.Context, c inbox.Card, act bool) (store.Rule, bool, error) {
 	now := r.cfg.Now()
-	vd := c.Verdict(now, inbox.Viewer{})
-	if vd.Refusal != nil || c.Submission != nil {
+	if !c.Verdict(now, inbox.Viewer{}).Announce {
+		// Not one to answer now (an answer on its way, or none may be
+		// sent), or already answered from this UI: as a notification's.
 		return store.Rule{}, false, nil
 	}
 	all, err := r.store.ActiveRules(ctx, now)

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render/view"
 	"github.com/aepforms/aepforms/internal/store"
@@ -96,7 +95,7 @@ func (p *Pusher) follow(ctx context.Context, cards Cards, sub *inbox.Subscriptio
 func (p *Pusher) Observe(ctx context.Context, c inbox.Card) {
 	now := p.cfg.Now()
 	id := string(c.ID)
-	vd := c.Verdict(now, p.viewer())
+	vd := c.Verdict(now, p.cfg.Viewer)
 	closed := vd.Closed != nil
 	p.mu.Lock()
 	_, pushed := p.shown[id]
@@ -320,7 +319,7 @@ func (p *Pusher) newMessage(c inbox.Card, vd inbox.Verdict) (Message, time.Durat
 	m := Message{
 		Tag:   string(c.ID),
 		Title: cut(view.PushWord("new-title", agent), 120),
-		Body:  p.questionLine(c),
+		Body:  p.questionLine(c, vd),
 		URL:   p.cfg.BasePath + "#card-" + string(c.ID),
 	}
 	ttl, urgent := p.cfg.TTL, false
@@ -336,9 +335,9 @@ func (p *Pusher) newMessage(c inbox.Card, vd inbox.Verdict) (Message, time.Durat
 // questionLine is what the notification says of the question: its first
 // line with Markdown stripped, or only its kind when the request was
 // captured at metadata (no text) or HideText is set.
-func (p *Pusher) questionLine(c inbox.Card) string {
+func (p *Pusher) questionLine(c inbox.Card, vd inbox.Verdict) string {
 	line := FirstLine(c.Request.Prompt)
-	if p.cfg.HideText || c.Capture <= aep.CaptureMetadata || line == "" {
+	if p.cfg.HideText || vd.Placeholder || line == "" {
 		switch c.Request.Kind {
 		case "permission", "input", "review", "form":
 			return view.PushWord("kind-" + c.Request.Kind)
@@ -358,9 +357,6 @@ func (p *Pusher) settledMessage(c inbox.Card, vd inbox.Verdict) Message {
 	return Message{Tag: string(c.ID), Title: cut(view.PushWord("new-title", agent), 120), Body: cut(view.PushSettled(vd), 200),
 		URL: p.cfg.BasePath + "#card-" + string(c.ID), Closed: true}
 }
-
-// viewer is who this UI answers as: the verdict's input.
-func (p *Pusher) viewer() inbox.Viewer { return inbox.Viewer{WatchOnly: p.cfg.WatchOnly} }
 
 // cut shortens s to at most n bytes on a rune boundary, with an ellipsis.
 func cut(s string, n int) string {

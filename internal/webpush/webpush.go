@@ -82,10 +82,10 @@ type Config struct {
 	// HideText keeps the question's text off the notification (lock
 	// screens): it says only what kind of request waits.
 	HideText bool
-	// WatchOnly is true when this UI sends no answers (no relay token):
-	// the verdict's input (inbox.Viewer), whose Tappable is then false,
-	// so a notification offers no option to answer with.
-	WatchOnly bool
+	// Viewer is who this UI answers as: the verdict's input, whose
+	// Tappable is false for a watch-only Viewer (no relay token), so a
+	// notification offers no option to answer with.
+	Viewer inbox.Viewer
 	// Timeout bounds one push's request, 10 s by default.
 	Timeout time.Duration
 	// Coalesce is the least time between two pushes to one device, 10 s

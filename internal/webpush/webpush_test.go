@@ -507,7 +507,7 @@ func TestActionsForAPermission(t *testing.T) {
 	assert.ErrorIs(t, f.pusher.CheckAnswerToken(ctx, m.Answer.Token, "c1", "s-alice"), ErrAnswerToken, "past the card's deadline")
 
 	// A watch-only UI sends no answers: its notifications offer none.
-	f.pusher.cfg.WatchOnly = true
+	f.pusher.cfg.Viewer = inbox.Viewer{WatchOnly: true}
 	w := card("cw", "Run `make release`?", time.Time{})
 	w.Request.Options = c.Request.Options
 	f.clock.add(time.Minute)
@@ -516,7 +516,7 @@ func TestActionsForAPermission(t *testing.T) {
 	assert.Equal(t, "cw", m.Tag)
 	assert.Empty(t, m.Actions, "watch-only: nothing to answer with")
 	assert.Nil(t, m.Answer)
-	f.pusher.cfg.WatchOnly = false
+	f.pusher.cfg.Viewer = inbox.Viewer{}
 
 	for name, c := range map[string]inbox.Card{
 		"three options": func() inbox.Card {

@@ -52,7 +52,7 @@ func TestCardLockedByAnotherAnswer(t *testing.T) {
 			assert.False(t, v.DropDraft, "the browser keeps the operator's draft")
 			assert.Len(t, v.Notes, tc.noteCount, "the state line says it, not a note too")
 
-			r, ok := RefusalOf(c.CanAnswer(viewNow), c)
+			r, ok := RefusalOf(c.CanAnswer(viewNow), c.Verdict(viewNow, inbox.Viewer{}))
 			require.True(t, ok)
 			assert.Equal(t, "in_flight", r.Code)
 			assert.Equal(t, tc.refusal, r.Message)

@@ -2,6 +2,7 @@ package view
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,10 @@ type BatchesView struct {
 	Intro   string
 	Empty   string // what the page says when no two questions share a shape
 	Groups  []BatchGroup
+	// Problems are a refused post's, when the page shows no form of its
+	// shape to show them on (this UI batches nothing, or the shape's
+	// questions are gone): said above the groups.
+	Problems []string
 }
 
 // BatchGroup is one shape's batch: what it asks, its pending questions
@@ -92,15 +97,15 @@ type BatchRefused struct {
 	Problems []aep.Problem
 }
 
-// BatchShapes groups open cards by shape: only cards that may join a
-// batch (inbox.Card.Selectable) and only shapes with at least two of
-// them, in the order of the cards given (the inbox's: most urgent
-// first). Heads are enough.
-func BatchShapes(heads []inbox.Card, now time.Time) [][]inbox.Card {
+// BatchShapes groups open cards by shape: only cards v may batch at now
+// (inbox.Verdict.Batchable) and only shapes with at least two of them,
+// in the order of the cards given (the inbox's: most urgent first).
+// Heads are enough.
+func BatchShapes(heads []inbox.Card, now time.Time, v inbox.Viewer) [][]inbox.Card {
 	index := map[inbox.Shape]int{}
 	var out [][]inbox.Card
 	for _, c := range heads {
-		if !c.Selectable(now) {
+		if !c.Verdict(now, v).Batchable {
 			continue
 		}
 		i, ok := index[c.Shape]
@@ -139,8 +144,13 @@ func Batches(shapes [][]inbox.Card, opts BatchOptions) BatchesView {
 	for _, cards := range shapes {
 		v.Groups = append(v.Groups, batchGroup(cards, opts, &v.Page))
 	}
-	if opts.Refused != nil {
+	if r := opts.Refused; r != nil {
 		v.Page.Title = "Error: " + title
+		if !slices.ContainsFunc(v.Groups, func(g BatchGroup) bool { return g.Shape == r.Shape }) {
+			for _, p := range r.Problems {
+				v.Problems = append(v.Problems, p.Message)
+			}
+		}
 	}
 	return v
 }

@@ -63,7 +63,7 @@ func TestOverBudgetCardIsReadOnly(t *testing.T) {
 	assert.Equal(t, "Too many options to show safely: 449\u00a0550; answer it in the agent's own interface.", v.State.Text)
 	assert.True(t, v.Open)
 
-	r, ok := RefusalOf(c.CanAnswer(viewNow), c)
+	r, ok := RefusalOf(c.CanAnswer(viewNow), c.Verdict(viewNow, inbox.Viewer{}))
 	require.True(t, ok)
 	assert.Equal(t, "over_budget", r.Code)
 }

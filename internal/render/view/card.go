@@ -192,29 +192,29 @@ func Card(c inbox.Card, opts Options) CardView {
 func card(c inbox.Card, opts Options) CardView {
 	base := root(opts.BasePath)
 	id := string(c.ID)
-	placeholder := c.Capture <= aep.CaptureMetadata
+	// Everything below reads the card's verdict: the domain decides
+	// whether and how it may be answered, its state line and who
+	// answered it; the view only words it.
+	vd := c.Verdict(opts.Now, opts.Viewer)
+	placeholder := vd.Placeholder
 	v := CardView{
 		ID:          id,
 		DOMID:       "card-" + id,
 		Version:     c.Version,
 		Kind:        c.Request.Kind,
-		Question:    question(c, opts),
+		Question:    question(c, vd, opts),
 		ErrorsID:    id + "-errors",
 		DetailsText: words.card["details"],
 	}
 	v.Group, v.GroupLabel = groupOf(c)
-	v.SortKey = sortKey(c)
-	// Everything below reads the card's verdict: the domain decides
-	// whether and how it may be answered, its state line and who
-	// answered it; the view only words it.
-	vd := c.Verdict(opts.Now, opts.viewer())
+	v.SortKey = sortKey(c, vd)
 	v.Prov = provenance(c, vd, opts)
 	v.Open, v.Settled, v.Pending = vd.Open, vd.Settled, vd.Pending
 	v.Answered = answeredBy(c, vd, base, opts)
 	v.State = cardState(c, vd, v.Answered, opts)
 	v.State.GivesWay = v.Open && givesWay[v.State.Kind]
 
-	if c.Malformed != "" || c.OverBudget {
+	if vd.NoForm {
 		// Nothing to offer as a form: a malformed request, or one with
 		// more controls than the inbox shows (never rendered as a huge
 		// form); its state line says why.
@@ -222,14 +222,14 @@ func card(c inbox.Card, opts Options) CardView {
 		return v
 	}
 	kept := opts.Input
-	if kept == nil && c.Submission != nil {
-		kept = c.Submission.Form
+	if kept == nil && vd.Submission != nil {
+		kept = vd.Submission.Form
 	}
 	answerable := vd.Answerable
 	if vd.Owed {
 		// Sent, no reply: a different answer only explicitly, behind
 		// "Answer differently" (components).
-		v.Owed, answerable = owedView(c, base, id), true
+		v.Owed, answerable = owedView(vd, base, id), true
 	}
 	answerProbs, ruleProbs := splitRuleProblems(opts.Problems)
 	f, errs := form.Build(form.Spec{
@@ -237,7 +237,7 @@ func card(c inbox.Card, opts Options) CardView {
 		Answerable: answerable, Kept: kept, Problems: answerProbs, Placeholder: placeholder,
 	})
 	noteWords(f)
-	if f != nil && f.Answerable && opts.Rules && v.Owed == nil && !placeholder && RuleKind(c.Request) {
+	if f != nil && f.Answerable && opts.Rules && v.Owed == nil && vd.RuleMaker {
 		f.Rule = ruleMaker(c, id, opts.PromptBytes, opts.Input, ruleProbs)
 		f.Rule.RulesURL = base + "/rules"
 		f.Rule.Preview = opts.Preview
@@ -267,7 +267,7 @@ func card(c inbox.Card, opts Options) CardView {
 	}
 	v.Form = f
 	v.Notes = cardNotes(c, vd, opts)
-	if opts.CanSubmit && c.Selectable(opts.Now) {
+	if vd.Batchable {
 		v.BatchShape = c.Shape.ID()
 	}
 	return v
@@ -283,28 +283,27 @@ func cardState(c inbox.Card, vd inbox.Verdict, answered *AnsweredBy, opts Option
 	// is in History: the state line says only how it was answered.
 	anon, ans := vd, *vd.Answered
 	ans.By, anon.Answered = "", &ans
-	s := stateLine(c, anon, opts.Now, opts.Operator, opts.Reachable)
-	if answered.Rule != nil {
-		// Not "from this page": nobody pressed anything.
-		s.Text = strings.Replace(s.Text, words.via["control"], words.via["rule"], 1)
+	if answered.Rule != nil && ans.Via == aep.ViaControl {
+		// Sent over control by a rule of this UI, not "from this page":
+		// nobody pressed anything.
+		ans.Via = viaRule
 	}
-	return s
+	return stateLine(c, anon, opts.Now, opts.Operator, opts.Reachable)
 }
 
 // CardState is card c's state line as its card shows it for opts: what
 // a page that lists the card without drawing it (a batch's result) says
 // of it, in the card's own words.
 func CardState(c inbox.Card, opts Options) StateView {
-	vd := c.Verdict(opts.Now, opts.viewer())
+	vd := c.Verdict(opts.Now, opts.Viewer)
 	return cardState(c, vd, answeredBy(c, vd, root(opts.BasePath), opts), opts)
 }
 
 // owedView is what an open card offers while this UI's answer is owed
 // (sent, no reply yet): the verdict's Owed says when.
-func owedView(c inbox.Card, base, id string) *OwedView {
-	s := c.Submission
-	o := &OwedView{Replaces: s.CommandID, Summary: words.flow["differently"], Warning: words.flow["differently-warning"]}
-	if s.Reason == inbox.ReasonTimeout {
+func owedView(vd inbox.Verdict, base, id string) *OwedView {
+	o := &OwedView{Replaces: vd.OwedCommand, Summary: words.flow["differently"], Warning: words.flow["differently-warning"]}
+	if vd.SendAgain {
 		o.AgainAction = base + "/cards/" + url.PathEscape(id) + "/again"
 		o.AgainLabel = words.flow["send-again"]
 	}
@@ -334,7 +333,7 @@ func cardNotes(c inbox.Card, vd inbox.Verdict, opts Options) []Note {
 		}
 	}
 	shown := vd.Answering // on the state line, unless this UI's own answer is
-	for _, r := range c.Responders {
+	for _, r := range vd.Others {
 		if shown != nil && r.CommandID == shown.CommandID {
 			continue
 		}

@@ -106,7 +106,7 @@ func TestCardPlaceholdersAtMetadata(t *testing.T) {
 func TestCardNotAnswerable(t *testing.T) {
 	t.Parallel()
 	watch := viewOpts()
-	watch.CanSubmit = false
+	watch.Viewer = inbox.Viewer{WatchOnly: true}
 	oob := viewCard(aep.Request{Kind: aep.KindPermission, Options: []aep.Option{{ID: "ok", Label: "OK"}}, RespondVia: []string{aep.ViaOOB}})
 	oob.Informational = true
 	sending := viewCard(viewForm())
@@ -220,8 +220,8 @@ func TestCardGroupAndSort(t *testing.T) {
 	soon.ExpiresAt = viewNow.Add(time.Minute)
 	old := viewCard(viewForm())
 	old.ReceivedAt = viewNow.Add(-time.Hour)
-	assert.Less(t, sortKey(soon), sortKey(old), "a deadline sorts before none")
-	assert.Less(t, sortKey(old), sortKey(a), "then the longest waiting")
+	assert.Less(t, sortKey(soon, soon.Verdict(viewNow, inbox.Viewer{})), sortKey(old, old.Verdict(viewNow, inbox.Viewer{})), "a deadline sorts before none")
+	assert.Less(t, sortKey(old, old.Verdict(viewNow, inbox.Viewer{})), sortKey(a, a.Verdict(viewNow, inbox.Viewer{})), "then the longest waiting")
 }
 
 // A refused post on a card that shows no usable form still names the
@@ -269,7 +269,7 @@ func TestCardRefusalWithoutForm(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			o := viewOpts()
-			o.CanSubmit = tc.canSend
+			o.Viewer = inbox.Viewer{WatchOnly: !tc.canSend}
 			o.Problems = refusal
 			cv := Card(tc.card(), o)
 			assert.Equal(t, tc.wantForm, cv.Form != nil, "form shown: got %v, want %v", cv.Form != nil, tc.wantForm)
@@ -281,7 +281,7 @@ func TestCardRefusalWithoutForm(t *testing.T) {
 			assert.Equal(t, "c1-errors", cv.ErrorsID)
 
 			p := Page([]inbox.Card{tc.card()}, inbox.Status{FeedConnected: true}, PageOptions{
-				Now: viewNow, CanSubmit: tc.canSend,
+				Now: viewNow, Viewer: inbox.Viewer{WatchOnly: !tc.canSend},
 				Refused: &Refused{Card: "c1", Problems: refusal},
 			})
 			assert.Equal(t, "c1-errors", p.FocusErrors, "the summary takes focus")

@@ -22,7 +22,7 @@ func provenance(c inbox.Card, vd inbox.Verdict, opts Options) Provenance {
 		RunShort:     shortenID(Name(c.Run), idRunes),
 		Source:       Name(c.Key.Source),
 		SourceShort:  shorten(Name(c.Key.Source), 32),
-		Capture:      c.Capture.String(),
+		Capture:      vd.Capture.String(),
 		Request:      Name(c.Key.RequestID),
 		RequestShort: shortenID(Name(c.Key.RequestID), idRunes),
 		Card:         string(c.ID),
@@ -31,7 +31,7 @@ func provenance(c inbox.Card, vd inbox.Verdict, opts Options) Provenance {
 	if c.Severity >= aep.SeverityWarning {
 		p.Severity = c.Severity.String()
 	}
-	if opts.CanSubmit {
+	if opts.Viewer.Answers() {
 		p.ReachKind = reachKind(opts.Reachable)
 		p.ReachText = words.reach[p.ReachKind]
 	}
@@ -201,14 +201,14 @@ func groupOf(c inbox.Card) (id, label string) {
 	return fmt.Sprintf("group-%016x", h.Sum64()), label
 }
 
-// sortKey orders open cards: soonest deadline first (none last), then the
-// longest waiting. Keys compare as strings; the browser inserts pushed
-// cards by it.
-func sortKey(c inbox.Card) string {
+// sortKey orders open cards: soonest deadline (vd's) first (none last),
+// then the longest waiting. Keys compare as strings; the browser inserts
+// pushed cards by it.
+func sortKey(c inbox.Card, vd inbox.Verdict) string {
 	const none = int64(1<<62 - 1)
 	dl := none
-	if !c.ExpiresAt.IsZero() {
-		dl = c.ExpiresAt.UnixMilli()
+	if !vd.Deadline.IsZero() {
+		dl = vd.Deadline.UnixMilli()
 	}
 	asked := c.ReceivedAt
 	if asked.IsZero() {

@@ -29,7 +29,7 @@ func viewCard(req aep.Request) inbox.Card {
 }
 
 func viewOpts() Options {
-	return Options{BasePath: "/forms/", Now: viewNow, Token: "tok", CanSubmit: true, Operator: "op"}
+	return Options{BasePath: "/forms/", Now: viewNow, Token: "tok", Operator: "op"}
 }
 
 // viewForm is a form with one field of every kind.

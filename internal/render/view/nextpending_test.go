@@ -33,7 +33,7 @@ func TestSortKeyFormat(t *testing.T) {
 			asked = c.AskedAt
 		}
 		want := fmt.Sprintf("%019d-%019d-%s", clampMs(dl), clampMs(asked.UnixMilli()), c.ID)
-		assert.Equal(t, want, sortKey(c), string(c.ID))
+		assert.Equal(t, want, sortKey(c, c.Verdict(time.Time{}, inbox.Viewer{})), string(c.ID))
 	}
 }
 

@@ -27,8 +27,8 @@ type PageOptions struct {
 	Assets Assets
 	// Now is the time relative times and countdowns are computed against.
 	Now time.Time
-	// CanSubmit is false when the UI has no control token (watch-only).
-	CanSubmit bool
+	// Viewer is who the page is drawn for: every card's verdict's input.
+	Viewer inbox.Viewer
 	// Token mints the form token of one card's form; nil gives no token.
 	Token func(inbox.CardID) string
 	// Reachable says whether a session's agent is connected for answers;
@@ -243,7 +243,7 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 		NowISO:          opts.Now.UTC().Format(time.RFC3339Nano),
 		Relay: RelayView{Connected: status.FeedConnected, Connecting: status.FeedConnecting && !status.FeedConnected,
 			ConnectingText: words.page["connecting"], Error: status.FeedError},
-		WatchOnly:        !opts.CanSubmit,
+		WatchOnly:        !opts.Viewer.Answers(),
 		SignedIn:         opts.SignedIn,
 		Operator:         opts.Operator,
 		SignOutURL:       base + "/signout",
@@ -286,7 +286,7 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 		o := Options{
 			BasePath:    base,
 			Now:         opts.Now,
-			CanSubmit:   opts.CanSubmit,
+			Viewer:      opts.Viewer,
 			Panel:       opts.Panel,
 			PromptBytes: opts.PromptBytes,
 			NoHistory:   opts.NoHistory,

@@ -34,7 +34,7 @@ func TestPageGroupsAndOrder(t *testing.T) {
 		settled,
 		pageCard("c1", "c", "z", 0),
 	}
-	p := Page(cards, inbox.Status{FeedConnected: true}, PageOptions{Now: viewNow, CanSubmit: true})
+	p := Page(cards, inbox.Status{FeedConnected: true}, PageOptions{Now: viewNow})
 	require.Len(t, p.Groups, 3)
 	assert.Equal(t, "a · session x", p.Groups[0].Label, "the group with the soonest deadline first")
 	assert.Equal(t, []string{"a2", "a1"}, ids(p.Groups[0].Cards), "within a group: deadline first")
@@ -55,18 +55,19 @@ func ids(cs []CardView) []string {
 
 func TestPageEmptyAndTitle(t *testing.T) {
 	t.Parallel()
-	p := Page(nil, inbox.Status{}, PageOptions{Now: viewNow})
+	p := Page(nil, inbox.Status{}, PageOptions{Now: viewNow, Viewer: inbox.Viewer{WatchOnly: true}})
 	assert.Empty(t, p.Groups)
 	assert.Empty(t, p.Settled)
 	assert.Equal(t, "aepforms", p.Title)
 	assert.False(t, p.Relay.Connected)
-	assert.True(t, p.WatchOnly, "no CanSubmit: watch-only")
+	assert.True(t, p.WatchOnly, "a watch-only viewer: the page says so")
+	assert.False(t, Page(nil, inbox.Status{}, PageOptions{Now: viewNow}).WatchOnly, "the zero Viewer answers")
 }
 
 func TestPageURLsAndFilter(t *testing.T) {
 	t.Parallel()
 	p := Page(nil, inbox.Status{FeedConnected: true}, PageOptions{
-		BasePath: "/forms/", Now: viewNow, CanSubmit: true, Seq: 42,
+		BasePath: "/forms/", Now: viewNow, Seq: 42,
 		Assets: Assets{CSS: "/forms/static/app.css?v=1", JS: "/forms/static/app.js?v=1", Icon: "/forms/static/icon.svg?v=1"},
 		Filter: inbox.Query{Agent: "claude code", Session: "s&1"},
 		Theme:  "dark", Panel: true, EmbedOrigins: []string{"https://mc.example", "https://b.example"},
@@ -92,7 +93,7 @@ func TestPageRefusedPost(t *testing.T) {
 	a := pageCard("a1", "a", "x", 0)
 	b := pageCard("b1", "a", "x", 0)
 	p := Page([]inbox.Card{a, b}, inbox.Status{FeedConnected: true}, PageOptions{
-		Now: viewNow, CanSubmit: true,
+		Now:       viewNow,
 		Token:     func(id inbox.CardID) string { return "tok-" + string(id) },
 		Reachable: func(s string) inbox.Reach { return inbox.ReachConnected },
 		Refused:   &Refused{Card: "b1", Input: url.Values{"text": {"  "}}, Problems: []aep.Problem{{Code: "blank", Message: "Enter your answer"}}},

@@ -3,7 +3,6 @@ package view
 import (
 	"reflect"
 
-	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
 )
 
@@ -30,21 +29,21 @@ type Question struct {
 // QuestionOf is card c's question as its card shows it at opts
 // (PromptBytes, Prompts, BasePath), its agent text made safe to show.
 func QuestionOf(c inbox.Card, opts Options) Question {
-	q := question(c, opts)
+	q := question(c, c.Verdict(opts.Now, opts.Viewer), opts)
 	scrub(reflect.ValueOf(&q).Elem())
 	return q
 }
 
-func question(c inbox.Card, opts Options) Question {
+func question(c inbox.Card, vd inbox.Verdict, opts Options) Question {
 	id := string(c.ID)
-	placeholder := c.Capture <= aep.CaptureMetadata
+	placeholder := vd.Placeholder
 	q := Question{
 		Title:     kindTitle(c.Request.Kind),
 		KindTitle: kindTitle(c.Request.Kind),
 		Prompt:    promptView(id, root(opts.BasePath), c.Request.Prompt, promptBudget(opts.PromptBytes), placeholder),
 	}
 	if placeholder {
-		q.Placeholder = "labels withheld at capture " + c.Capture.String()
+		q.Placeholder = "labels withheld at capture " + vd.Capture.String()
 		placeholderTitle(&q, c)
 	} else {
 		questionOf(&q, opts.Prompts)

@@ -40,20 +40,6 @@ func ruleOf(lookup RuleLookup, by string) *RuleRef {
 	return nil
 }
 
-// RuleKind reports whether a rule can be made from an answer to req: a
-// permission or review, a choice among options, or a form of fields.
-func RuleKind(req aep.Request) bool {
-	switch req.Kind {
-	case aep.KindAuth:
-		return false
-	case aep.KindInput:
-		return len(req.Options) > 0
-	case aep.KindPermission, aep.KindReview:
-		return true
-	}
-	return len(req.Options) > 0 || len(req.Fields) > 0
-}
-
 // splitRuleProblems parts a refused post's problems: the answer's, and
 // the rule part's.
 func splitRuleProblems(all []aep.Problem) (answer, rule []aep.Problem) {

@@ -60,17 +60,17 @@ type RecordedValue struct {
 // (inbox.Verdict.Line): this only says it.
 func stateLine(c inbox.Card, vd inbox.Verdict, now time.Time, operator string, reach inbox.Reach) StateView {
 	s := StateView{ID: string(c.ID) + "-state", Kind: string(vd.Line), Tone: "neutral"}
-	placeholder := c.Capture <= aep.CaptureMetadata
+	placeholder := vd.Placeholder
 	if vd.Settled {
 		settledLine(&s, c, vd, placeholder, operator, now)
 		return s
 	}
-	sub := c.Submission
+	sub := vd.Submission
 	switch vd.Line {
 	case inbox.LineMalformed:
 		s.Tone = "warning"
-		s.Text = words.state["malformed"] + c.Malformed
-		s.Agent = []string{c.Malformed}
+		s.Text = words.state["malformed"] + vd.Malformed
+		s.Agent = []string{vd.Malformed}
 	case inbox.LineInfo:
 		s.Text = fmt.Sprintf(words.state["info"], strings.Join(c.Request.RespondVia, ", "))
 		s.Agent = c.Request.RespondVia
@@ -149,7 +149,7 @@ func stateLine(c inbox.Card, vd inbox.Verdict, now time.Time, operator string, r
 		s.Text, s.Agent = resumedText(sub), []string{sub.By}
 		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
 	case inbox.LineRouted:
-		r := c.Routes[len(c.Routes)-1]
+		r := vd.Route
 		s.Text = fmt.Sprintf(words.state["routed"], phrase(" to ", r.To), phrase(" via ", r.Via))
 		s.Agent = []string{r.To, r.Via}
 	}
@@ -158,7 +158,8 @@ func stateLine(c inbox.Card, vd inbox.Verdict, now time.Time, operator string, r
 
 // settledLine fills the state line of a settled card.
 func settledLine(s *StateView, c inbox.Card, vd inbox.Verdict, placeholder bool, operator string, now time.Time) {
-	if o := c.Recorded; o != nil && vd.Answered != nil {
+	if vd.Answered != nil {
+		o := vd.Answered.Recorded
 		s.Kind, s.Tone = "answered", "success"
 		lead := words.state["answered"]
 		if vd.Answered.Elsewhere {
@@ -168,12 +169,12 @@ func settledLine(s *StateView, c inbox.Card, vd inbox.Verdict, placeholder bool,
 		// answer, else who the agent recorded).
 		s.Text, s.Agent = answeredText(lead, vd.Answered, o, operator, now)
 		s.Values = recordedValues(c.Request, o.Answer, o.Capture, placeholder)
-		if sub := c.Submission; sub != nil && !c.AnsweredElsewhere {
+		if sub := vd.Submission; sub != nil && !vd.Answered.Elsewhere {
 			// The recorded answer is this UI's: keep saying how its
 			// Other text was read.
 			s.Notes = otherNotes(c.Request, sub.Form, placeholder)
 		}
-		if sub := c.Submission; sub != nil && sub.State == inbox.SubmissionSuperseded && c.AnsweredElsewhere {
+		if sub := vd.Submission; sub != nil && sub.State == inbox.SubmissionSuperseded && vd.Answered.Elsewhere {
 			s.Notes = append(s.Notes, Sentence{Text: resumedText(sub), Agent: []string{sub.By}})
 		}
 		if hasWithheld(s.Values) {
@@ -185,37 +186,37 @@ func settledLine(s *StateView, c inbox.Card, vd inbox.Verdict, placeholder bool,
 		}
 		return
 	}
-	switch c.State {
-	case inbox.StateResolved:
+	switch vd.Line {
+	case inbox.LineResolved:
 		s.Kind, s.Tone = "resolved", "neutral"
-		if t, ok := words.resolved[c.Resolution]; ok {
+		if t, ok := words.resolved[vd.Resolution]; ok {
 			s.Text = t
 		} else {
 			s.Text = words.resolved[""]
 		}
-	case inbox.StateTimedOut:
+	case inbox.LineTimedOut:
 		s.Kind, s.Tone = "timed-out", "warning"
 		s.Text = words.state["timed-out"]
-		if c.TimeoutMS != nil {
-			s.Text += " after " + formatDuration(time.Duration(*c.TimeoutMS)*time.Millisecond)
+		if vd.TimeoutMS != nil {
+			s.Text += " after " + formatDuration(time.Duration(*vd.TimeoutMS)*time.Millisecond)
 		}
-	case inbox.StateExpired:
+	case inbox.LineExpired:
 		s.Kind, s.Tone = "expired", "warning"
 		s.Text = words.state["expired"]
-	case inbox.StateEnded:
+	case inbox.LineEnded:
 		s.Kind, s.Tone = "session-ended", "neutral"
 		s.Text = words.state["session-ended"]
 	default:
-		s.Kind = string(c.State)
-		s.Text = fmt.Sprintf(words.state["settled"], c.State)
+		s.Kind = string(vd.Line)
+		s.Text = fmt.Sprintf(words.state["settled"], vd.Line)
 	}
-	if sub := c.Submission; sub != nil && (sub.State == inbox.SubmissionSuperseded || sub.State == inbox.SubmissionUnknown) {
+	if sub := vd.Submission; sub != nil && (sub.State == inbox.SubmissionSuperseded || sub.State == inbox.SubmissionUnknown) {
 		s.Notes = append(s.Notes, Sentence{Text: resumedText(sub), Agent: []string{sub.By}})
 	}
-	if c.Malformed != "" {
+	if vd.Malformed != "" {
 		// The rule the request broke: the UI's words (with the agent's
 		// ids in them, isolated), never quoted as the agent's.
-		s.Notes = append(s.Notes, Sentence{Text: c.Malformed, Agent: []string{c.Malformed}})
+		s.Notes = append(s.Notes, Sentence{Text: vd.Malformed, Agent: []string{vd.Malformed}})
 	}
 }
 
@@ -236,7 +237,7 @@ func answeredText(lead string, ans *inbox.Answered, o *inbox.Recorded, operator 
 		text += " by " + whoAnswered(who, operator)
 		agent = append(agent, who)
 	}
-	switch via := o.Via; {
+	switch via := ans.Via; {
 	case via == "control" && elsewhere:
 		text += " " + words.via["control-elsewhere"]
 	case words.via[via] != "" && via != "":

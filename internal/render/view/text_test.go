@@ -219,7 +219,7 @@ func TestPageTextIsSafe(t *testing.T) {
 	status := inbox.Status{FeedConnected: false, FeedError: "reset\x00",
 		Notices: []inbox.Notice{{Session: "s\u202e1", Message: "events may be missing for session s\u202e1\x07"}}}
 	p := Page([]inbox.Card{viewCard(aep.Request{Kind: aep.KindInput, Prompt: "?"})}, status,
-		PageOptions{Now: viewNow, CanSubmit: true, Operator: "ann\x1b", Filter: inbox.Query{Agent: "a\x00"}})
+		PageOptions{Now: viewNow, Operator: "ann\x1b", Filter: inbox.Query{Agent: "a\x00"}})
 	require.Len(t, p.Notices, 1)
 	assert.True(t, strings.HasPrefix(p.Notices[0], "events may be missing for session s⟨U+202E⟩1\uFFFD: "), "got %q", p.Notices[0])
 	assert.Equal(t, "reset\uFFFD", p.Relay.Error)

@@ -32,7 +32,7 @@ func TestAskUserQuestionCardIsHeadedByTheQuestion(t *testing.T) {
 			t.Parallel()
 			c := inbox.Card{ID: "c1", Agent: "claude-code", Capture: aep.CaptureFull,
 				Request: aep.Request{Kind: aep.KindForm, Prompt: tc.prompt, Fields: tc.fields}}
-			v := card(c, Options{BasePath: "/", Now: viewNow, CanSubmit: true})
+			v := card(c, Options{BasePath: "/", Now: viewNow})
 			assert.Equal(t, tc.want, v.Title)
 		})
 	}

@@ -26,10 +26,9 @@ type Options struct {
 	// Token is the form token the card's form carries (minted by the caller,
 	// one command per token).
 	Token string
-	// CanSubmit is false when the UI has no control token for the relay
-	// (watch-only): the verdict's Viewer input (inbox.Viewer.WatchOnly),
-	// so no card offers a submit.
-	CanSubmit bool
+	// Viewer is who the card is drawn for: its verdict's input, as the
+	// wiring made it (the zero Viewer sends answers).
+	Viewer inbox.Viewer
 	// Reachable says whether the card's agent is connected for answers.
 	Reachable inbox.Reach
 	// Input is the operator's input to keep in the form (a refused post).
@@ -77,7 +76,3 @@ type RuleMade struct {
 	// Gone is true when it was deleted since.
 	Gone bool
 }
-
-// viewer is who the cards are drawn for, the verdict's input
-// (inbox.Card.Verdict).
-func (o Options) viewer() inbox.Viewer { return inbox.Viewer{WatchOnly: !o.CanSubmit} }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render/markdown"
 )
@@ -39,6 +38,8 @@ type WindowOptions struct {
 	Cards, Rows, Settled int
 	// Now decides which requests are still open (the pending count).
 	Now time.Time
+	// Viewer is who the page is for: its requests' verdicts' input.
+	Viewer inbox.Viewer
 }
 
 // Window is which requests one page shows, chosen from the inbox's heads
@@ -72,14 +73,16 @@ func ChooseWindow(heads []inbox.Card, o WindowOptions) Window {
 	o.Settled = cmp.Or(o.Settled, DefaultPageSettled)
 	w := Window{opts: o, groups: map[string]int{}}
 	type keyed struct {
-		key string
-		c   *inbox.Card
+		key     string
+		c       *inbox.Card
+		pending bool
 	}
 	var open []keyed
 	agents, kinds := map[string]int{}, map[string]int{}
 	for i := range heads {
 		c := &heads[i]
-		if !c.State.Open() {
+		vd := c.Verdict(o.Now, o.Viewer)
+		if vd.Settled {
 			if o.After == "" && len(w.Settled) < o.Settled {
 				w.Settled = append(w.Settled, c.ID)
 			} else if o.After == "" {
@@ -88,15 +91,15 @@ func ChooseWindow(heads []inbox.Card, o WindowOptions) Window {
 			continue
 		}
 		w.waiting++
-		if c.Verdict(o.Now, inbox.Viewer{}).Pending {
+		if vd.Pending {
 			w.pending++
 		}
 		g, _ := groupOf(*c)
 		w.groups[g]++
 		agents[c.Agent]++
 		kinds[c.Request.Kind]++
-		if k := sortKey(*c); o.After == "" || k > o.After {
-			open = append(open, keyed{k, c})
+		if k := sortKey(*c, vd); o.After == "" || k > o.After {
+			open = append(open, keyed{k, c, vd.Pending})
 		}
 	}
 	slices.SortFunc(open, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
@@ -109,7 +112,7 @@ func ChooseWindow(heads []inbox.Card, o WindowOptions) Window {
 			w.next = open[i-1].key
 			break
 		}
-		if k.c.Verdict(o.Now, inbox.Viewer{}).Pending {
+		if k.pending {
 			w.onPage++
 		}
 		if i < full {
@@ -125,8 +128,9 @@ func ChooseWindow(heads []inbox.Card, o WindowOptions) Window {
 }
 
 // SortKey is a request's place among the waiting ones (ascending = more
-// urgent): the key rows, cards and page cursors are ordered by.
-func SortKey(c inbox.Card) string { return sortKey(c) }
+// urgent), vd its verdict: the key rows, cards and page cursors are
+// ordered by.
+func SortKey(c inbox.Card, vd inbox.Verdict) string { return sortKey(c, vd) }
 
 // facet is the largest counts, largest first (ties by name), at most facetTerms.
 func facet(m map[string]int) []FacetTerm {
@@ -174,7 +178,7 @@ type RowView struct {
 func Row(c inbox.Card, opts Options) RowView {
 	base := root(opts.BasePath)
 	id := string(c.ID)
-	vd := c.Verdict(opts.Now, opts.viewer())
+	vd := c.Verdict(opts.Now, opts.Viewer)
 	p := provenance(c, vd, Options{Now: opts.Now})
 	v := RowView{
 		ID:          id,
@@ -185,7 +189,7 @@ func Row(c inbox.Card, opts Options) RowView {
 		Kind:        c.Request.Kind,
 		Title:       kindTitle(c.Request.Kind),
 		Gist:        gist(c.Request.Prompt, opts.Prompts),
-		SortKey:     sortKey(c),
+		SortKey:     sortKey(c, vd),
 		AskedISO:    p.AskedISO,
 		AskedRel:    p.AskedRel,
 		AskedTitle:  p.AskedTitle,
@@ -195,8 +199,8 @@ func Row(c inbox.Card, opts Options) RowView {
 		OpenText:    words.page["open-row"],
 	}
 	switch {
-	case c.Capture <= aep.CaptureMetadata:
-		v.Gist = "labels withheld at capture " + c.Capture.String()
+	case vd.Placeholder:
+		v.Gist = "labels withheld at capture " + vd.Capture.String()
 	case v.Gist == "":
 		v.Gist = words.page["no-prompt"]
 	}
@@ -404,20 +408,22 @@ func NextPending(heads []inbox.Card, id inbox.CardID, o WindowOptions) inbox.Car
 	// window's cards need theirs.
 	type group struct{ agent, session string }
 	type keyed struct {
-		key string
-		c   *inbox.Card
+		key        string
+		c          *inbox.Card
+		answerable bool
 	}
 	open := make([]keyed, 0, len(heads))
 	for i := range heads {
 		c := &heads[i]
-		if !c.State.Open() {
+		vd := c.Verdict(o.Now, o.Viewer)
+		if vd.Settled {
 			continue
 		}
-		k := sortKey(*c)
+		k := sortKey(*c, vd)
 		if o.After != "" && k <= o.After {
 			continue // on an earlier page
 		}
-		open = append(open, keyed{k, c})
+		open = append(open, keyed{k, c, vd.Answerable})
 	}
 	slices.SortFunc(open, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
 	limit := o.Cards + o.Rows
@@ -438,20 +444,20 @@ func NextPending(heads []inbox.Card, id inbox.CardID, o WindowOptions) inbox.Car
 	at := slices.IndexFunc(open, func(k keyed) bool { return k.c.ID == id })
 	for i := 1; i <= len(open); i++ {
 		k := open[(at+i+len(open))%len(open)]
-		if k.c.ID != id && k.c.Verdict(o.Now, inbox.Viewer{}).Answerable {
+		if k.c.ID != id && k.answerable {
 			return k.c.ID
 		}
 	}
 	return ""
 }
 
-// CountPending counts heads as the inbox page's header does: open, and
-// pending by the verdict (an informational or malformed card is shown,
-// never counted).
-func CountPending(heads []inbox.Card, now time.Time) int {
+// CountPending counts heads as the inbox page's header does for v: open,
+// and pending by the verdict (an informational or malformed card is
+// shown, never counted).
+func CountPending(heads []inbox.Card, now time.Time, v inbox.Viewer) int {
 	n := 0
 	for i := range heads {
-		if heads[i].State.Open() && heads[i].Verdict(now, inbox.Viewer{}).Pending {
+		if vd := heads[i].Verdict(now, v); !vd.Settled && vd.Pending {
 			n++
 		}
 	}

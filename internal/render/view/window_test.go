@@ -59,6 +59,6 @@ func TestNextPending(t *testing.T) {
 	assert.Equal(t, inbox.CardID(""), NextPending([]inbox.Card{a1, inFlight}, "a1", o), "none other waits")
 
 	// A later page starts after the cursor: a1's page is not b2's.
-	later := WindowOptions{Now: now, After: sortKey(b1)}
+	later := WindowOptions{Now: now, After: sortKey(b1, b1.Verdict(now, inbox.Viewer{}))}
 	assert.Equal(t, inbox.CardID("a2"), NextPending(heads, "b2", later), "the later page's own requests (b2, a2), wrapping round")
 }

@@ -379,6 +379,10 @@ type Refusal struct {
 	Code, Message string
 }
 
+// viaRule is how an answer a rule of this UI sent reads (in words.via):
+// it went over control, as a pressed answer does.
+const viaRule = "rule"
+
 // Refusals that are the UI's own, not the domain's.
 var (
 	errNoToken    = errors.New("view: no form token")
@@ -390,16 +394,17 @@ var (
 
 // Refusals the answer handler gives before asking the domain.
 var (
-	RefusalWatchOnly = words.refusal[inbox.ErrWatchOnly]
-	RefusalNoToken   = words.refusal[errNoToken]
-	RefusalGone      = words.refusal[inbox.ErrNotFound]
+	RefusalNoToken = words.refusal[errNoToken]
+	RefusalGone    = words.refusal[inbox.ErrNotFound]
 )
 
-// RefusalOf words a refusal of the domain (inbox.Card.CanAnswer,
-// BeginSubmission) for card c; false when err is not one.
-func RefusalOf(err error, c inbox.Card) (Refusal, bool) {
+// RefusalOf words a refusal of the domain (the verdict's Refusal or
+// Closed, inbox.Viewer.Refusal, BeginSubmission) for the card whose
+// verdict is vd (the zero Verdict for a refusal of no one card); false
+// when err is not one. Who answered is the verdict's, as the card says.
+func RefusalOf(err error, vd inbox.Verdict) (Refusal, bool) {
 	if errors.Is(err, inbox.ErrOtherInFlight) {
-		a := c.Answering()
+		a := vd.Answering
 		if a != nil && a.Own {
 			return words.refusal[errSentHere], true
 		}
@@ -416,13 +421,13 @@ func RefusalOf(err error, c inbox.Card) (Refusal, bool) {
 	}
 	if errors.Is(err, inbox.ErrSettled) {
 		switch {
-		case c.State == inbox.StateTimedOut:
+		case vd.Line == inbox.LineTimedOut:
 			return words.refusal[errTimedOut], true
-		case c.State == inbox.StateEnded:
+		case vd.Line == inbox.LineEnded:
 			return words.refusal[errEnded], true
-		case c.Recorded != nil && c.Recorded.By != "":
+		case vd.Answered != nil && vd.Answered.By != "":
 			r := words.refusal[errAnsweredBy]
-			r.Message = fmt.Sprintf(r.Message, c.Recorded.By)
+			r.Message = fmt.Sprintf(r.Message, vd.Answered.By)
 			return r, true
 		}
 	}
