@@ -188,7 +188,7 @@ func (g *serveGraph) newPusher(cfg serveConfig, viewer inbox.Viewer, deps *web.D
 func webConfig(cfg serveConfig, relayURL string, viewer inbox.Viewer, logger *slog.Logger) web.Config {
 	return web.Config{
 		BasePath: cfg.basePath, OperatorToken: cfg.operatorToken, AllowHosts: cfg.allowHosts,
-		EmbedOrigins: cfg.embedOrigins, SecureCookies: cfg.tlsCert != "" || cfg.trustProxy,
+		EmbedOrigins: cfg.embedOrigins, SecureCookies: cfg.tlsCert != "" || cfg.trustProxy || cfg.httpsPublic(),
 		Viewer: viewer, Heartbeat: cfg.heartbeat, BatchPushEvery: cfg.batchEvery, Logger: logger.With("part", "web"),
 		BodyTimeout: cfg.bodyTimeout, ResponseTimeout: cfg.respTimeout, TrustProxy: cfg.trustProxy, Operators: cfg.operators,
 		PromptBytes: int(cfg.promptBytes), PageCards: cfg.pageCards, PageRows: cfg.pageRows, SessionIdle: cfg.sessionIdle, SessionMax: cfg.sessionMax,

@@ -132,6 +132,14 @@ func checkPublicURL(s string) error {
 	return nil
 }
 
+// httpsPublic reports whether --public-url says browsers reach the UI
+// over TLS (a proxy terminating it, when the UI itself serves plain
+// HTTP): its cookies are then Secure, or one sent over http:// by a
+// network attacker's redirect would carry the session in the clear.
+func (c *oidcConfig) httpsPublic() bool {
+	return c.oidcIssuer != "" && strings.HasPrefix(strings.ToLower(c.publicURL), "https://")
+}
+
 // oidc is the web side of the configuration, nil when no provider is set.
 func (c *oidcConfig) oidc() *web.OIDC {
 	if c.oidcIssuer == "" {
