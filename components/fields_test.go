@@ -157,6 +157,24 @@ func TestFieldControls(t *testing.T) {
 	}
 }
 
+// Other chosen and left empty: the error link goes to Other's text box,
+// where the fix is typed, not to the field's first choice.
+func TestErrorLinkToAnEmptyOtherGoesToItsBox(t *testing.T) {
+	t.Parallel()
+	o := answerable()
+	o.Input = url.Values{"f5": {"other"}, "f5-other": {" "}, "f7": {"other"}, "f7-other": {""}}
+	o.Problems = []aep.Problem{
+		{Field: "db", Code: "blank", Message: "Type your answer under Other, or choose one of the options"},
+		{Field: "notify", Code: "blank", Message: "Type your answer under Other, or untick Other"},
+	}
+	doc := cardDoc(t, sample(t, "cform"), o)
+	links := doc.Find(`[data-testid="error-summary"] a[data-testid="error-link"]`)
+	assert.Equal(t, []string{"#cform-f5-other", "#cform-f7-other"}, vals(links, "href"))
+	for _, l := range links.EachIter() {
+		assert.Equal(t, "text", doc.Find(l.AttrOr("href", "")).AttrOr("type", ""), "link %s jumps to a text box", l.AttrOr("href", ""))
+	}
+}
+
 func TestFieldKeptInputAndErrors(t *testing.T) {
 	t.Parallel()
 	o := answerable()

@@ -269,6 +269,10 @@ func (b formBuilder) field(i int, spec aep.FieldSpec) Field {
 	}
 	if msg, ok := b.probs.byField[i]; ok {
 		f.Error = msg
+		// Other chosen and left empty: the fix is typing in its box.
+		if f.Other != nil && f.Other.Checked && strings.TrimSpace(f.Other.Text) == "" {
+			f.ErrorTarget = f.Other.InputID
+		}
 	}
 	f.DescribedBy = describedBy(f.Error, f.ErrorID, f.Hint, f.HintID)
 	return f
