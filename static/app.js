@@ -376,7 +376,8 @@
     if (!box || box.disabled) return;
     box.checked = box.type === 'radio' ? true : !box.checked;
     changed(box);
-    box.focus();
+    // Other chosen: focus went to its text box (focusOther).
+    if (!box.dataset.otherChoice || !box.checked) box.focus();
   }
 
   /* typeOther reveals and focuses the Other text of the focused field
@@ -416,6 +417,38 @@
     d.showModal();
   }
 
+  /* leaveText takes focus out of text box t, so j/k and the digits act
+   * again instead of typing: to its card's heading, to its batch group's
+   * heading (whose text goes to every question selected), else to the
+   * page. */
+  function leaveText(t) {
+    var c = cardOf(t);
+    if (c) {
+      markCurrent(c);
+      cardHeading(c).focus({ preventScroll: true });
+      return;
+    }
+    var g = t.closest('[data-testid="batch"]');
+    var h = g && g.querySelector('.batch__title');
+    if (h) {
+      h.setAttribute('tabindex', '-1');
+      h.focus({ preventScroll: true });
+      return;
+    }
+    t.blur();
+  }
+
+  /* focusOther puts focus in the Other text box of a choice the operator
+   * just ticked (by mouse or key), so the first letter typed lands there
+   * and not on a shortcut. */
+  function focusOther(choice) {
+    if (!choice.checked) return;
+    var input = byId(choice.dataset.otherChoice);
+    if (!input || input.disabled || doc.activeElement === input) return;
+    syncOther(cardOf(choice) || choice.form || doc);
+    input.focus();
+  }
+
   function isHeading(t) { return !!(t.classList && t.classList.contains('card__title') && cardOf(t)); }
   var enterOn = null; // the heading an Enter was pressed on
   doc.addEventListener('keyup', function (e) {
@@ -440,11 +473,8 @@
       if (sendCard(t.form ? cardOf(t.form) : currentCard())) e.preventDefault();
       return;
     }
-    if (e.key === 'Escape' && isText(t) && cardOf(t)) {
-      // Leave the text box for the card, so j/k and the digits work again.
-      var c = cardOf(t);
-      markCurrent(c);
-      cardHeading(c).focus({ preventScroll: true });
+    if (e.key === 'Escape' && isText(t)) {
+      leaveText(t);
       e.preventDefault();
       return;
     }
@@ -497,6 +527,7 @@
       saveDraft(t.form);
     }
     if (card) syncOther(card);
+    if (t.matches && t.matches('[data-other-choice]')) focusOther(t);
   });
 
   doc.addEventListener('submit', function (e) {

@@ -1,0 +1,79 @@
+package web
+
+import (
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/aep"
+)
+
+// askUserQuestionReq is what Claude Code's AskUserQuestion becomes: one
+// single and one multi select, each required and with Other.
+func askUserQuestionReq() aep.Request {
+	return aep.Request{Kind: aep.KindForm, Prompt: "Two questions", Fields: []aep.FieldSpec{
+		{ID: "db", Type: aep.FieldSelect, Label: "Database", Required: true, Other: true,
+			Choices: []aep.Choice{{ID: "pg", Label: "PostgreSQL"}, {ID: "sqlite", Label: "SQLite"}}},
+		{ID: "regions", Type: aep.FieldSelect, Label: "Regions", Required: true, Multi: true, Other: true,
+			Choices: []aep.Choice{{ID: "use", Label: "us-east"}, {ID: "euw", Label: "eu-west"}}},
+	}}
+}
+
+// Other chosen with the mouse puts focus in its text box, so the first
+// letter typed is the answer's (not the o shortcut); an error link for an
+// Other left empty focuses that box, not the field's first choice.
+func TestOtherAndErrorLinksFocusTheTextBox(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: starts Chromium")
+	}
+	h := newHarness(t)
+	id := h.ask("s1", "r1", askUserQuestionReq())
+	card := "#" + domID(id)
+	ctx, console := flowTab(t, h, "")
+
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(`label[for="`+string(id)+`-f0-other-choice"]`)))
+	assert.Equal(t, string(id)+"-f0-other", eval[string](t, ctx, `document.activeElement.id`), "Other by mouse: focus in its box")
+	press(t, ctx, "C")
+	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent("ockroachDB")))
+	assert.Equal(t, "CockroachDB", eval[string](t, ctx, `document.getElementById('`+string(id)+`-f0-other').value`), "every letter typed")
+
+	// Field 2's Other ticked by key (Space on it) and left empty.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Focus("#"+string(id)+"-f1-other-choice")))
+	press(t, ctx, " ")
+	assert.Equal(t, string(id)+"-f1-other", eval[string](t, ctx, `document.activeElement.id`), "Other by key: focus in its box")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(card+` button[data-testid="submit"]`)))
+	waitFor(t, ctx, `!!document.querySelector('`+card+` [data-testid="error-summary"]')`, "the error summary")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(card+` [data-testid="error-link"]`)))
+	assert.Equal(t, string(id)+"-f1-other", eval[string](t, ctx, `document.activeElement.id`), "the error link: the empty Other box")
+	assert.Empty(t, h.sub.all(), "nothing sent")
+	stopTab(t, ctx, console, h.url("cards/"+string(id)+"/answer"))
+}
+
+// Esc leaves a text box of "Answer several at once" too: the j and x
+// after it move and pick, and type nothing into the answer every selected
+// question would get.
+func TestEscLeavesTheBatchFormsTextBox(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: starts Chromium")
+	}
+	h := newHarness(t)
+	ids := askInOrder(h, nameForm(), nameForm(), nameForm())
+	ctx, console := flowTab(t, h, "")
+
+	press(t, ctx, "j")
+	press(t, ctx, "x")
+	name := `#batch-region [data-testid="batch"] input[name="f0"]`
+	waitFor(t, ctx, `!!document.querySelector('`+name+`') && document.querySelector('`+name+`').offsetParent !== null`, "the batch answer's text box")
+	require.NoError(t, chromedp.Do(ctx, chromedp.SendKeys(name, "payments")))
+	press(t, ctx, kb.Escape)
+	assert.False(t, eval[bool](t, ctx, `document.activeElement === document.querySelector('`+name+`')`), "Esc left the text box")
+	press(t, ctx, "j")
+	press(t, ctx, "x")
+	assert.Equal(t, "payments", eval[string](t, ctx, `document.querySelector('`+name+`').value`), "j and x typed nothing")
+	assert.Equal(t, domID(ids[1]), eval[string](t, ctx, focusedCard), "j moved to the next card")
+	assert.True(t, eval[bool](t, ctx, pickOf(ids[1])+`.checked`), "x picked it")
+	stopTab(t, ctx, console)
+}
