@@ -75,6 +75,19 @@ func (l *liveStreams) open(idHash, operator string) (*liveStream, bool) {
 	return s, true
 }
 
+// confirm ends s at once when its session no longer counts, checked
+// after s is counted: a sign-out between the request's session check and
+// open found no stream of it to end. A session that cannot be checked
+// keeps its stream, as in recheck.
+func (l *liveStreams) confirm(ctx context.Context, s *liveStream) {
+	if s.idHash == "" {
+		return
+	}
+	if ok, err := l.live(ctx, s.idHash); err == nil && !ok {
+		s.end()
+	}
+}
+
 // close forgets a stream that is over.
 func (l *liveStreams) close(s *liveStream) {
 	l.mu.Lock()

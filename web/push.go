@@ -58,6 +58,7 @@ func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings, streams *Stre
 			http.Error(w, "This sign-in has too many live pages open. Close some of its tabs, or sign in again in this one.", http.StatusTooManyRequests)
 			return
 		}
+		live.confirm(r.Context(), ls)
 		since, hasSince, foreign := resumePoint(r, pg.epoch)
 		// The stream lives for hours: no deadline on the whole response,
 		// one on each write (the writer's).
@@ -186,7 +187,10 @@ func (h *pushHandler) follow(sw *sse.Writer, r *http.Request, ls *liveStream, si
 	if r.URL.Query().Get("batches") != "" && h.pg.viewer.Answers() {
 		p.sums, p.sumEvery = h.sums, h.cfg.BatchEvery // the page has a batch region
 	}
-	err := p.stream(sub, changes, ok, h.cfg.Heartbeat)
+	var err error
+	if !ls.ended.Load() { // ended before it began (live.confirm): nothing of the inbox is sent
+		err = p.stream(sub, changes, ok, h.cfg.Heartbeat)
+	}
 	if err == nil && ls.ended.Load() {
 		err = sw.Event(sse.Message{Event: "reload", Data: "signed out"})
 	}

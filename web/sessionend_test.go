@@ -3,11 +3,15 @@ package web
 import (
 	"context"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/store"
 )
 
 // endedWithin waits at most limit for the server to end the stream,
@@ -174,4 +178,46 @@ func TestStreamsPerSessionAreBounded(t *testing.T) {
 	h.openPush("", bearer...)
 	h.openPush("", bearer...)
 	assert.Equal(t, http.StatusTooManyRequests, h.do(nil, h.request(http.MethodGet, h.url("push"), nil, bearer...)).StatusCode)
+}
+
+// stallingSessions holds the first lookup after arm, having read the
+// session, until release: a request whose sign-in was checked just before
+// a sign-out ran.
+type stallingSessions struct {
+	*memorySessions
+	once             sync.Once
+	armed            atomic.Bool
+	entered, release chan struct{}
+}
+
+func (s *stallingSessions) LookupSession(ctx context.Context, idHash string) (store.Session, bool, error) {
+	ss, ok, err := s.memorySessions.LookupSession(ctx, idHash)
+	if s.armed.Load() {
+		s.once.Do(func() {
+			close(s.entered)
+			<-s.release
+		})
+	}
+	return ss, ok, err
+}
+
+// A sign-out that lands between a push request's session check and its
+// stream's start ends that stream too, at once, not at the next recheck:
+// it would otherwise receive the next questions for up to
+// SessionRecheck after the operator signed out.
+func TestSignOutWhileAStreamStartsEndsIt(t *testing.T) {
+	t.Parallel()
+	stall := &stallingSessions{memorySessions: newMemorySessions(), entered: make(chan struct{}), release: make(chan struct{})}
+	h := newHarness(t, withToken(secret), withSessions(stall), withConfig(func(c *Config) { c.SessionRecheck = time.Hour }))
+	c := h.client()
+	ck := h.signIn(c, "alice").Value
+
+	stall.armed.Store(true)
+	opened := make(chan *pushStream, 1)
+	go func() { opened <- h.openPush("", "Cookie", cookieName+"="+ck) }()
+	<-stall.entered // the push request's session is read, still there
+	require.Equal(t, http.StatusSeeOther, h.postForm(c, "signout", nil).StatusCode)
+	close(stall.release)
+
+	(<-opened).signedOut(5 * time.Second) // not even the status of the inbox
 }
