@@ -27,14 +27,14 @@ func handleAnswer(svc *answer.Service, pg *pages, m *Metrics) http.HandlerFunc {
 		if cp.form, ok = readPost(w, r, pg, cp.panel); !ok {
 			return
 		}
-		if cp.form.Get(form.NameRulePreview) != "" && pg.makesRules() {
+		if cp.form.Get(form.NameRulePreview) != "" && pg.rules.makesRules() {
 			// "Preview": nothing is sent; the card comes back with what
 			// the rule would have answered, the input kept.
 			pg.previewRule(w, r, cp.id, cp.form, cp.panel)
 			return
 		}
 		var refused *view.Refused
-		if cp.rule, refused = pg.ruleOfPost(r.Context(), cp.id, cp.form); refused != nil {
+		if cp.rule, refused = pg.rules.ruleOfPost(r.Context(), cp.id, cp.form); refused != nil {
 			m.Answer("not_sent")
 			pg.refusedCard(w, r, http.StatusUnprocessableEntity, cp.panel, refused)
 			return
@@ -77,7 +77,7 @@ func answerCard(svc *answer.Service, pg *pages, m *Metrics, w http.ResponseWrite
 		return
 	}
 	m.queued(svc.Send(ctx, a, func() {
-		ruleErr := pg.keepRule(ctx, cp, a, operatorFrom(r.Context()))
+		ruleErr := pg.rules.keepRule(ctx, cp, a, operatorFrom(r.Context()))
 		crashpoint.Hold(crashpoint.SentNo303)
 		if ruleErr != nil {
 			pg.ruleNotKept(w, r, cp.id, ruleErr) // the Rules page says why

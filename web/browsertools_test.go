@@ -41,7 +41,7 @@ func markupPages(t *testing.T) []markupPage {
 	otherShape := batch.ask("s2", "form-a", nameForm())
 	batch.ask("s2", "form-b", nameForm())
 	shape := inbox.ShapeOf(deployPermission("")).ID()
-	return append(rulePages(t), []markupPage{
+	return append(ruleMarkupPages(t), []markupPage{
 		{name: "page", path: "", h: h},
 		{name: "page dark", path: "?theme=dark", h: h},
 		{name: "panel", path: "panel", h: h},

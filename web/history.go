@@ -79,7 +79,7 @@ func parseHistoryTime(s string) (time.Time, bool) {
 // handleHistory renders the history page: the filter and one page of
 // answers sent. A filter the operator can fix is shown back with the
 // problem named (400); without a journal the page says history is off.
-func handleHistory(h History, pg *pages) http.HandlerFunc {
+func handleHistory(h History, pg *rulePages) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		filter, q, problem := historyQuery(r)
 		opts := view.HistoryOptions{

@@ -29,7 +29,7 @@ const (
 // pageTimeout). A filter the operator can fix is refused with 400 before
 // anything is written; a failure after the first page cuts the download
 // (the status is sent by then) and is logged.
-func handleHistoryExport(h History, pg *pages, format string, pageTimeout time.Duration) http.HandlerFunc {
+func handleHistoryExport(h History, pg *rulePages, format string, pageTimeout time.Duration) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if h == nil {
 			http.Error(w, "History is off: this UI keeps no answer journal.", http.StatusNotFound)

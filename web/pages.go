@@ -48,11 +48,11 @@ func handleCard(in Inbox, pg *pages) http.HandlerFunc {
 	}
 }
 
-// pages answers requests with rendered HTML: the inbox page (or panel),
-// a refused post's page, one card's fragment, the status fragment and the
-// sign-in page. It builds the view options every one of them shares and
-// hands the rendering to package render.
-type pages struct {
+// site is what every page of the UI shares: its address and assets, the
+// sign-in it sits behind, the clock and the log, and the answers any
+// handler may give whatever its concern (our own fault, an address not
+// served, a question gone, a post not read, the sign-in page).
+type site struct {
 	base     string // the clean base path, "/" or "/forms/"
 	assets   view.Assets
 	embed    []string
@@ -62,6 +62,18 @@ type pages struct {
 	// provider is the identity provider's host operators sign in at
 	// ("": they sign in with a secret).
 	provider string
+	now      func() time.Time
+	log      *slog.Logger
+}
+
+// pages answers requests about the cards with rendered HTML: the inbox
+// page (or panel), a refused post's page, one card's fragment, the
+// status fragment, the batch page and the push stream's frames. It
+// builds the view options every one of them shares and hands the
+// rendering to package render; the rules' part of a card (and the
+// Rules and History pages) is rulePages'.
+type pages struct {
+	*site
 	// viewer is who this UI's cards are drawn for, the verdict's one
 	// input beyond the card (inbox.Card.Verdict): watch-only when the
 	// UI has no respond path or no control token.
@@ -75,23 +87,18 @@ type pages struct {
 	pushSub   time.Duration // Config.PushSubscribeTimeout
 	pageCards int           // Config.PageCards
 	pageRows  int           // Config.PageRows
-	now       func() time.Time
-	log       *slog.Logger
 	// prompts keeps prompts read as Markdown, shared by every page and
 	// push render; connect is Config.Connect, for the empty inbox.
 	prompts *markdown.Cache
 	connect view.Connect
-	epoch   string  // Config.PushEpoch
-	rules   Rules   // nil: no rules
-	history History // nil: History is off (a rule's preview reads it)
-	// looks keeps when each operator last looked at what rules
-	// answered; nil: the header counts none.
-	looks RuleLooks
+	epoch   string // Config.PushEpoch
+	// rules are the standing answers as the cards show and make them.
+	rules *rulePages
 }
 
 func newPages(cfg Config, deps Deps) *pages {
 	h := static.Hash()
-	return &pages{
+	st := &site{
 		base: cfg.BasePath,
 		assets: view.Assets{
 			CSS:  cfg.BasePath + "static/app.css?v=" + h,
@@ -99,27 +106,30 @@ func newPages(cfg Config, deps Deps) *pages {
 			Icon: cfg.BasePath + "static/icon.svg?v=" + h,
 		},
 		embed:          cfg.EmbedOrigins,
-		epoch:          cfg.PushEpoch,
 		signedIn:       cfg.secured(),
 		namedOperators: len(cfg.Operators) > 0,
-		viewer:         cfg.Viewer,
-		noHistory:      deps.History == nil,
-		in:             deps.Inbox,
-		roster:         deps.Roster,
-		frags:          render.NewFragments(),
-		prompt:         cfg.PromptBytes,
-		relEvery:       cfg.RelativeEvery,
-		pushSub:        cfg.PushSubscribeTimeout,
-		prompts:        markdown.NewCache(promptCacheSize),
-		connect:        cfg.Connect,
-		pageCards:      cfg.PageCards,
-		pageRows:       cfg.PageRows,
 		now:            cfg.Now,
 		log:            cfg.Logger,
-		rules:          deps.Rules,
-		history:        deps.History,
-		looks:          deps.RuleLooks,
 	}
+	p := &pages{
+		site:      st,
+		epoch:     cfg.PushEpoch,
+		viewer:    cfg.Viewer,
+		noHistory: deps.History == nil,
+		in:        deps.Inbox,
+		roster:    deps.Roster,
+		frags:     render.NewFragments(),
+		prompt:    cfg.PromptBytes,
+		relEvery:  cfg.RelativeEvery,
+		pushSub:   cfg.PushSubscribeTimeout,
+		prompts:   markdown.NewCache(promptCacheSize),
+		connect:   cfg.Connect,
+		pageCards: cfg.PageCards,
+		pageRows:  cfg.PageRows,
+	}
+	p.rules = &rulePages{site: st, in: deps.Inbox, viewer: p.viewer, prompt: cfg.PromptBytes, noHistory: deps.History == nil,
+		rules: deps.Rules, history: deps.History, looks: deps.RuleLooks}
+	return p
 }
 
 // reach is what the roster says of a session's agent.
@@ -152,9 +162,9 @@ func (p *pages) options(r *http.Request, panel bool) view.PageOptions {
 		PushSubscribeTimeout: p.pushSub,
 		Prompts:              p.prompts,
 		Connect:              p.connect,
-		Rule:                 p.ruleLookup(r.Context()),
-		Rules:                p.makesRules(),
-		RuleMade:             p.ruleMade(r.Context()),
+		Rule:                 p.rules.ruleLookup(r.Context()),
+		Rules:                p.rules.makesRules(),
+		RuleMade:             p.rules.ruleMade(r.Context()),
 	}
 }
 
@@ -188,7 +198,7 @@ func (p *pages) page(w http.ResponseWriter, r *http.Request, status int, panel b
 		}
 	}
 	v := view.Page(cards, p.in.Status(), opts)
-	v.RuleAnswers = p.ruleAnswers(r)
+	v.RuleAnswers = p.rules.ruleAnswers(r)
 	if !panel {
 		v.Batches = p.batchRegion(r, heads)
 		if v.PushURL != "" && p.viewer.Answers() {
@@ -209,7 +219,7 @@ func (p *pages) page(w http.ResponseWriter, r *http.Request, status int, panel b
 // signIn renders the sign-in form with a refused attempt's problem and
 // the name to keep; its action carries the page to return to (?next=)
 // when the request named a safe one.
-func (p *pages) signIn(w http.ResponseWriter, r *http.Request, status int, problem, name string) {
+func (p *site) signIn(w http.ResponseWriter, r *http.Request, status int, problem, name string) {
 	v := view.SignIn(p.base, p.assets, problem, name)
 	v.NameRequired = p.namedOperators
 	if p.provider != "" {
@@ -237,7 +247,7 @@ func (p *pages) cardOptions(r *http.Request, c inbox.Card, now time.Time) view.O
 	return view.Options{
 		BasePath: p.base, Now: now, Viewer: p.viewer, Reachable: p.reach(c.Key.Session),
 		PromptBytes: p.prompt, NoHistory: p.noHistory, Prompts: p.prompts, Operator: operatorFrom(r.Context()),
-		Rule: p.ruleLookup(r.Context()), Rules: p.makesRules(), RuleMade: p.ruleMade(r.Context()), RulesVersion: p.rulesVersion(),
+		Rule: p.rules.ruleLookup(r.Context()), Rules: p.rules.makesRules(), RuleMade: p.rules.ruleMade(r.Context()), RulesVersion: p.rules.rulesVersion(),
 	}
 }
 
@@ -280,7 +290,7 @@ func (p *pages) cardFragment(w http.ResponseWriter, r *http.Request, status int,
 // 404: to the script, the words as plain text (it withdraws the card in
 // place, the draft kept); to a browser's own post, a page in the UI's
 // style with the operator's typed text and the way back to the inbox.
-func (p *pages) gone(w http.ResponseWriter, r *http.Request, post url.Values, panel bool) {
+func (p *site) gone(w http.ResponseWriter, r *http.Request, post url.Values, panel bool) {
 	if wantsFragment(r) {
 		http.Error(w, view.RefusalGone.Message, http.StatusNotFound)
 		return
@@ -297,7 +307,7 @@ func (p *pages) gone(w http.ResponseWriter, r *http.Request, post url.Values, pa
 // goneOpened answers a link to a question the inbox does not hold (a
 // row's own page, followed without the script after a restart) with 404
 // and a page in the UI's style that leads back to the inbox.
-func (p *pages) goneOpened(w http.ResponseWriter, r *http.Request) {
+func (p *site) goneOpened(w http.ResponseWriter, r *http.Request) {
 	buf, err := render.Gone(r.Context(), view.GoneOpened(p.base, p.assets, viewQuery(r).Get("theme")))
 	if err != nil {
 		p.internalError(w, r, err)
@@ -308,7 +318,7 @@ func (p *pages) goneOpened(w http.ResponseWriter, r *http.Request) {
 
 // notFound answers an address the UI does not serve with 404 and a page
 // in the UI's style that leads to the inbox.
-func (p *pages) notFound(w http.ResponseWriter, r *http.Request) {
+func (p *site) notFound(w http.ResponseWriter, r *http.Request) {
 	buf, err := render.Gone(r.Context(), view.NotFound(p.base, p.assets, viewQuery(r).Get("theme")))
 	if err != nil {
 		p.internalError(w, r, err)
@@ -321,7 +331,7 @@ func (p *pages) notFound(w http.ResponseWriter, r *http.Request) {
 // malformed: 400): plain words to the script (which falls back to the
 // browser's own post), a page in the UI's style to that post, saying
 // nothing was sent and how to get back to what was typed.
-func (p *pages) unread(w http.ResponseWriter, r *http.Request, status int, panel, tooLarge bool) {
+func (p *site) unread(w http.ResponseWriter, r *http.Request, status int, panel, tooLarge bool) {
 	v := view.Unread(p.base, p.assets, panel, viewQuery(r).Get("theme"), tooLarge)
 	if wantsFragment(r) {
 		http.Error(w, v.Message, status)
@@ -344,7 +354,7 @@ func (p *pages) status(r *http.Request) (string, error) {
 // internalError logs the detail and answers with a generic message.
 // A browser that left before its page was written (its request's
 // context canceled) is not an error on our side: it is logged at debug.
-func (p *pages) internalError(w http.ResponseWriter, r *http.Request, err error) {
+func (p *site) internalError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		p.log.Debug("web: browser left before the answer", "path", r.URL.Path, "request_id", middleware.GetReqID(r.Context()))
 		return

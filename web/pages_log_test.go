@@ -19,7 +19,7 @@ import (
 func TestInternalErrorOfALeftBrowserIsNotAnError(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	p := &pages{log: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	p := &site{log: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

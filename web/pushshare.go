@@ -194,7 +194,7 @@ const maxKeptBuffer = 2 * maxBatchBytes
 // the browser that frames it.
 func (p *pages) cardFrame(r *http.Request, operator string, share *pushShare, seq uint64, c inbox.Card) ([][]byte, error) {
 	now := p.now()
-	k := frameKey{seq: seq, card: c.ID, version: c.Version, minute: now.Truncate(time.Minute).Unix(), operator: operator, rules: p.rulesVersion()}
+	k := frameKey{seq: seq, card: c.ID, version: c.Version, minute: now.Truncate(time.Minute).Unix(), operator: operator, rules: p.rules.rulesVersion()}
 	return share.frame(k, func() ([]byte, string, error) {
 		// The frame is every browser's: neither its render nor the
 		// lookups behind it (a rule's name) are cut short when the

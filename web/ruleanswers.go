@@ -22,7 +22,7 @@ type RuleLooks interface {
 // journal to count them in. An operator is their sign-in name: the count
 // follows them from device to device; operators who gave no name (or a
 // UI without sign-in) share one.
-func (p *pages) ruleAnswers(r *http.Request) *view.RuleAnswers {
+func (p *rulePages) ruleAnswers(r *http.Request) *view.RuleAnswers {
 	if p.looks == nil {
 		return nil
 	}
@@ -46,7 +46,7 @@ func everyRuleAnswer(f view.HistoryFilter, q store.HistoryQuery) bool {
 // sawRuleAnswers records that the request's operator has seen the rules'
 // answers up to the newest on page (nothing when it shows none): one a
 // rule sends after the page was read stays counted.
-func (p *pages) sawRuleAnswers(r *http.Request, page store.HistoryPage) {
+func (p *rulePages) sawRuleAnswers(r *http.Request, page store.HistoryPage) {
 	if p.looks == nil || len(page.Entries) == 0 {
 		return
 	}
@@ -58,7 +58,7 @@ func (p *pages) sawRuleAnswers(r *http.Request, page store.HistoryPage) {
 // ruleChoices are the rules the History filter offers, as the Rules page
 // lists them; none without rules or when they cannot be read (the filter
 // still offers any rule's answers).
-func (p *pages) ruleChoices(ctx context.Context) []view.RuleChoice {
+func (p *rulePages) ruleChoices(ctx context.Context) []view.RuleChoice {
 	if p.rules == nil {
 		return nil
 	}

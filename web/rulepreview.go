@@ -37,7 +37,7 @@ func (p *pages) previewRule(w http.ResponseWriter, r *http.Request, id inbox.Car
 		return
 	}
 	spec, probs := form.ParseRule(post)
-	prev, err := p.rulePreview(r.Context(), c, spec, post)
+	prev, err := p.rules.rulePreview(r.Context(), c, spec, post)
 	if err != nil {
 		p.internalError(w, r, err)
 		return
@@ -64,7 +64,7 @@ type previewChoice struct {
 // the last previewWindow that a rule made from card c as spec says
 // would have answered, and names up to previewBeyond that the exact
 // question would not.
-func (p *pages) rulePreview(ctx context.Context, c inbox.Card, spec form.RuleSpec, post url.Values) (*form.RulePreview, error) {
+func (p *rulePages) rulePreview(ctx context.Context, c inbox.Card, spec form.RuleSpec, post url.Values) (*form.RulePreview, error) {
 	prev := &form.RulePreview{Window: "the last 30 days",
 		Note: "History keeps the requests answered from this UI; it keeps no tool or connection, so the rule may answer fewer than these."}
 	if p.history == nil {
@@ -94,7 +94,7 @@ func (p *pages) rulePreview(ctx context.Context, c inbox.Card, spec form.RuleSpe
 
 // previewChoices are the rule maker's scopes, narrow to wide, as rules
 // made from card c with the texts posted (or, left empty, pre-filled).
-func (p *pages) previewChoices(c inbox.Card, spec form.RuleSpec, post url.Values) []previewChoice {
+func (p *rulePages) previewChoices(c inbox.Card, spec form.RuleSpec, post url.Values) []previewChoice {
 	seen := rules.Seen{Question: rules.QuestionOf(c.Request.Prompt, p.prompt)}
 	prefix, contains := rules.Lead(seen.Question)
 	prefix = cmp.Or(strings.TrimSpace(post.Get(form.NameRulePrefix)), prefix)
@@ -121,7 +121,7 @@ func (p *pages) previewChoices(c inbox.Card, spec form.RuleSpec, post url.Values
 // counted once) and counts those each choice would have answered; the
 // ones wide would answer and the exact question would not go in
 // prev.Beyond, up to previewBeyond.
-func (p *pages) tallyPreview(ctx context.Context, c inbox.Card, choices []previewChoice, wide string, prev *form.RulePreview) ([]int, error) {
+func (p *rulePages) tallyPreview(ctx context.Context, c inbox.Card, choices []previewChoice, wide string, prev *form.RulePreview) ([]int, error) {
 	counts := make([]int, len(choices))
 	base := strings.TrimSuffix(p.base, "/")
 	done := map[inbox.RequestKey]bool{c.Key: true}

@@ -39,6 +39,24 @@ type Rules interface {
 	Version() uint64
 }
 
+// rulePages is the rules' concern: the Rules page and its changes, the
+// rule part of a card (what it offers, checks and makes, the rule behind
+// an answer), its preview over History, and what the header counts of
+// the answers rules sent; History's page and exports read it too, for
+// the rules they name.
+type rulePages struct {
+	*site
+	in        Inbox
+	viewer    inbox.Viewer // makes no rule when watch-only
+	prompt    int          // Config.PromptBytes: a rule never answers past it
+	noHistory bool         // no journal to read History from
+	rules     Rules        // nil: no rules
+	history   History      // nil: History is off (the preview reads it)
+	// looks keeps when each operator last looked at what rules
+	// answered; nil: the header counts none.
+	looks RuleLooks
+}
+
 // writeRuleAnswers writes aepforms_rule_answers_total, by rule id.
 func writeRuleAnswers(b *strings.Builder, rs Rules) {
 	if rs == nil {
@@ -53,13 +71,13 @@ func writeRuleAnswers(b *strings.Builder, rs Rules) {
 
 // makesRules reports whether this UI makes and runs rules: it has them
 // and is not watch-only.
-func (p *pages) makesRules() bool {
+func (p *rulePages) makesRules() bool {
 	return p.rules != nil && p.rules.Enabled() && p.viewer.Answers()
 }
 
 // rulesVersion is the rules' Version (0 without rules): a card drawn
 // naming a rule is drawn again once it moves on.
-func (p *pages) rulesVersion() uint64 {
+func (p *rulePages) rulesVersion() uint64 {
 	if p.rules == nil {
 		return 0
 	}
@@ -68,7 +86,7 @@ func (p *pages) rulesVersion() uint64 {
 
 // ruleLookup names the rule behind an answer a rule sent, read from the
 // journal (deleted rules too); nil without rules.
-func (p *pages) ruleLookup(ctx context.Context) view.RuleLookup {
+func (p *rulePages) ruleLookup(ctx context.Context) view.RuleLookup {
 	if p.rules == nil {
 		return nil
 	}
@@ -107,7 +125,7 @@ func (p *pages) ruleLookup(ctx context.Context) view.RuleLookup {
 // ruleProblems checks the rule part of an answer post to card c (when
 // it asks for a rule) before anything is sent: its own controls, and
 // that the rule would be a rule (a form's answer fills every field).
-func (p *pages) ruleProblems(ctx context.Context, c inbox.Card, post url.Values) (form.RuleSpec, []aep.Problem) {
+func (p *rulePages) ruleProblems(ctx context.Context, c inbox.Card, post url.Values) (form.RuleSpec, []aep.Problem) {
 	spec, probs := form.ParseRule(post)
 	if !spec.Make {
 		return spec, nil
@@ -155,7 +173,7 @@ type pendingRule struct {
 // post refused with them (at its controls, the input kept; the answer's
 // own problems too, so one round fixes both). Nothing is sent until they
 // are fixed.
-func (p *pages) ruleOfPost(ctx context.Context, id inbox.CardID, post url.Values) (*pendingRule, *view.Refused) {
+func (p *rulePages) ruleOfPost(ctx context.Context, id inbox.CardID, post url.Values) (*pendingRule, *view.Refused) {
 	if post.Get(form.NameRule) == "" {
 		return nil, nil
 	}
@@ -179,7 +197,7 @@ func (p *pages) ruleOfPost(ctx context.Context, id inbox.CardID, post url.Values
 // keepRule makes the rule cp asks for from a's answer, just journaled,
 // by maker; the error says why it was not kept (the answer is sent
 // whatever it says).
-func (p *pages) keepRule(ctx context.Context, cp cardPost, a answer.Answer, maker string) error {
+func (p *rulePages) keepRule(ctx context.Context, cp cardPost, a answer.Answer, maker string) error {
 	if cp.rule == nil || !a.Recorded() {
 		return nil
 	}
@@ -194,7 +212,7 @@ func (p *pages) keepRule(ctx context.Context, cp cardPost, a answer.Answer, make
 
 // makeRule keeps the rule spec describes, made by maker from the answer
 // s sent to card c.
-func (p *pages) makeRule(ctx context.Context, c inbox.Card, spec form.RuleSpec, s inbox.Submission, maker string) (store.Rule, error) {
+func (p *rulePages) makeRule(ctx context.Context, c inbox.Card, spec form.RuleSpec, s inbox.Submission, maker string) (store.Rule, error) {
 	session := ""
 	if spec.Session {
 		session = c.Key.Session
@@ -211,7 +229,7 @@ func (p *pages) makeRule(ctx context.Context, c inbox.Card, spec form.RuleSpec, 
 // ruleMade returns, for a card's view, the rule made from a card's
 // answer, read from the journal (once per card per render); nil without
 // rules.
-func (p *pages) ruleMade(ctx context.Context) func(card string) (view.RuleMade, bool) {
+func (p *rulePages) ruleMade(ctx context.Context) func(card string) (view.RuleMade, bool) {
 	if p.rules == nil {
 		return nil
 	}
@@ -262,7 +280,7 @@ func (p *pages) ruleNotKept(w http.ResponseWriter, r *http.Request, id inbox.Car
 // refusedNote is the Rules page's note for ?refused= (ruleNotKept): a
 // fixed sentence for each known value, "" for anything else and on a UI
 // without rules.
-func (p *pages) refusedNote(why string) string {
+func (p *rulePages) refusedNote(why string) string {
 	if p.rules == nil {
 		return ""
 	}
@@ -276,7 +294,7 @@ func (p *pages) refusedNote(why string) string {
 }
 
 // handleRules renders the Rules page.
-func handleRules(pg *pages) http.HandlerFunc {
+func handleRules(pg *rulePages) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		pg.rulesPage(w, r, http.StatusOK, pg.refusedNote(r.URL.Query().Get("refused")))
 	}
@@ -286,7 +304,7 @@ func handleRules(pg *pages) http.HandlerFunc {
 // Rules page lists (its count says how many there are).
 const ruleAnsweredShown = 5
 
-func (p *pages) rulesPage(w http.ResponseWriter, r *http.Request, status int, problem string) {
+func (p *rulePages) rulesPage(w http.ResponseWriter, r *http.Request, status int, problem string) {
 	opts := view.RulesOptions{BasePath: p.base, Assets: p.assets, Theme: r.URL.Query().Get("theme"), SignedIn: p.signedIn,
 		Operator: operatorFrom(r.Context()), Now: p.now(), CanChange: p.makesRules(), MaxRate: rules.DefaultMaxRate,
 		Window: "1 minute", Problem: problem}
@@ -324,7 +342,7 @@ func (p *pages) rulesPage(w http.ResponseWriter, r *http.Request, status int, pr
 // post), then shows the Rules page at the rule (post/redirect/get).
 // Every replica reads the rules from the journal: the change holds
 // everywhere at once.
-func handleRuleChange(pg *pages, action string) http.HandlerFunc {
+func handleRuleChange(pg *rulePages, action string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := chi.URLParam(r, "id")
 		if !pg.makesRules() {

@@ -314,10 +314,10 @@ func TestWatchOnlyMakesNoRules(t *testing.T) {
 	assert.Equal(t, http.StatusConflict, rh.postForm(c, "rules/R1/delete", url.Values{}).StatusCode)
 }
 
-// rulePages are the markup tests' pages of the rules: the Rules page with
+// ruleMarkupPages are the markup tests' pages of the rules: the Rules page with
 // an active and a paused rule, and a card whose rule part was refused
 // (the disclosure open, its problem at its control).
-func rulePages(t *testing.T) []markupPage {
+func ruleMarkupPages(t *testing.T) []markupPage {
 	t.Helper()
 	rh := newRulesHarness(t)
 	ctx := context.Background()
@@ -422,7 +422,7 @@ func TestRuleLookupReadsEachRuleOncePerRender(t *testing.T) {
 			Match: rules.MatchOf(inbox.Card{Request: permissionReq()}, rules.Seen{}, store.ScopeUnscoped, "", ""), Answer: aep.Answer{Option: "allow"}}, 0))
 	}
 	cs := &countingStore{Store: rh.runner.Store()}
-	p := &pages{base: "/", rules: countingRules{Rules: rh.runner, st: cs}}
+	p := &rulePages{site: &site{base: "/"}, rules: countingRules{Rules: rh.runner, st: cs}}
 	lookup := p.ruleLookup(ctx)
 	for i := range 50 {
 		id := []string{"R1", "R2", "gone"}[i%3]

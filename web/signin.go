@@ -139,7 +139,7 @@ const signedInParam = "signedin"
 // signInNotKept answers a page load that a sign-in just marked but
 // that came without the session cookie: the browser refused it. The way
 // on is the same page in its own tab, signed in there.
-func (p *pages) signInNotKept(w http.ResponseWriter, r *http.Request) {
+func (p *site) signInNotKept(w http.ResponseWriter, r *http.Request) {
 	here := nextOf(r)
 	v := view.SignIn(p.base, p.assets, "", "").Page
 	v.Title = "Sign-in not kept · aepforms"
