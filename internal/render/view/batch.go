@@ -20,6 +20,10 @@ const (
 	BatchNameShape = "shape"
 )
 
+// BatchErrorsID is the DOM id of the batch page's own error summary: a
+// refused post's problems when no form of its shape is shown.
+const BatchErrorsID = "batch-errors"
+
 // BatchesView is the page of batch answers (GET /batches, no script
 // needed): the pending questions that ask the same thing, by shape, each
 // with its questions as checkboxes and one answer form.
@@ -150,6 +154,7 @@ func Batches(shapes [][]inbox.Card, opts BatchOptions) BatchesView {
 			for _, p := range r.Problems {
 				v.Problems = append(v.Problems, p.Message)
 			}
+			v.Page.FocusErrors = BatchErrorsID
 		}
 	}
 	return v
