@@ -1,0 +1,65 @@
+package web
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/aep"
+)
+
+// Every small control of the inbox is at least 24×24 px to tap (WCAG
+// 2.2 SC 2.5.8): the sound checkbox, "Hide from this page", "Clear
+// settled", the shortcuts button.
+func TestSmallControlsAreBigEnoughToTap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: starts Chromium")
+	}
+	h := newHarness(t, withPush(openJournal(t)))
+	h.ask("s1", "r1", nameForm())
+	h.ask("s1", "r2", nameForm())
+	h.lifecycle("s1", "r2", "attention.resolved", aep.Resolved{Resolution: aep.ResolutionAnswered})
+	ctx, console := flowTab(t, h, "")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(`[data-testid="push-sound"]`),
+		chromedp.WaitVisible(`[data-testid="clear-settled"]`),
+	))
+	small := eval[[]string](t, ctx, `['[data-testid="push-sound"]', '[data-testid="hide"]',
+		'[data-testid="clear-settled"]', '[data-testid="keys-button"]'].flatMap(sel => {
+		const el = Array.from(document.querySelectorAll(sel)).find(e => e.offsetParent !== null);
+		if (!el) return [sel + ' not shown'];
+		const r = el.getBoundingClientRect();
+		return r.width >= 24 && r.height >= 24 ? [] : [sel + ' ' + r.width + '×' + r.height];
+	})`)
+	assert.Empty(t, small, "controls under 24×24 px:\n%s", strings.Join(small, "\n"))
+	stopTab(t, ctx, console)
+}
+
+// The option chosen with a digit key is the strong one: filled with the
+// accent, the others not, in light and dark.
+func TestSelectedOptionLooksSelected(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: starts Chromium")
+	}
+	h := newHarness(t)
+	branch := aep.Request{Kind: aep.KindInput, Prompt: "Merge into which branch?",
+		Options: []aep.Option{{ID: "main", Label: "main"}, {ID: "rel", Label: "release/2.4"}}}
+	id := h.ask("s1", "r1", branch)
+	for _, theme := range []string{"", "?theme=dark"} {
+		ctx, console := flowTab(t, h, theme)
+		press(t, ctx, "j")
+		press(t, ctx, "2")
+		opt := `document.querySelectorAll('#` + domID(id) + ` button[data-testid="option"]')`
+		require.Equal(t, "true", eval[string](t, ctx, opt+`[1].getAttribute('aria-pressed')`))
+		accent := eval[string](t, ctx, `(() => { const d = document.createElement('div'); d.style.background = 'var(--accent)';
+			document.body.append(d); const c = getComputedStyle(d).backgroundColor; d.remove(); return c; })()`)
+		chosen := eval[string](t, ctx, `getComputedStyle(`+opt+`[1]).backgroundColor`)
+		other := eval[string](t, ctx, `getComputedStyle(`+opt+`[0]).backgroundColor`)
+		assert.Equal(t, accent, chosen, "theme %q: the chosen option is filled with the accent", theme)
+		assert.NotEqual(t, accent, other, "theme %q: the other option is not", theme)
+		stopTab(t, ctx, console)
+	}
+}
