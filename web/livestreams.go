@@ -148,6 +148,15 @@ func (l *liveStreams) endOthers(operator, keep string) {
 	l.endWhere(func(s *liveStream) bool { return s.operator == operator && s.idHash != keep })
 }
 
+// check looks session h up for recheck, for at most l.every: a journal
+// that hangs on one session would otherwise hold every other session's
+// recheck, and the goroutine, until it answered.
+func (l *liveStreams) check(h string) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), l.every)
+	defer cancel()
+	return l.live(ctx, h)
+}
+
 // recheck asks, every l.every while a session has open streams, whether
 // each such session still counts, and ends the streams of those that do
 // not. A session that cannot be checked (the journal unreachable) keeps
@@ -173,7 +182,7 @@ func (l *liveStreams) recheck() {
 		}
 		l.mu.Unlock()
 		for _, h := range hashes {
-			ok, err := l.live(context.Background(), h)
+			ok, err := l.check(h)
 			if err != nil {
 				l.log.Warn("web: an open push stream's session could not be checked", "err", err)
 				continue

@@ -221,3 +221,40 @@ func TestSignOutWhileAStreamStartsEndsIt(t *testing.T) {
 
 	(<-opened).signedOut(5 * time.Second) // not even the status of the inbox
 }
+
+// hangingSessions never answers a lookup of one session (a journal that
+// hangs on it) until the lookup's context ends.
+type hangingSessions struct {
+	*memorySessions
+	hang    atomic.Value // string: the id hash whose lookups hang
+	entered chan struct{}
+	once    sync.Once
+}
+
+func (s *hangingSessions) LookupSession(ctx context.Context, idHash string) (store.Session, bool, error) {
+	if h, _ := s.hang.Load().(string); h == idHash {
+		s.once.Do(func() { close(s.entered) })
+		<-ctx.Done()
+		return store.Session{}, false, ctx.Err()
+	}
+	return s.memorySessions.LookupSession(ctx, idHash)
+}
+
+// A session whose recheck hangs (the journal does not answer for it)
+// keeps its streams, and does not keep the others' from their recheck:
+// each lookup is bounded by the recheck interval.
+func TestAHangingRecheckDoesNotStopTheOthers(t *testing.T) {
+	t.Parallel()
+	sessions := &hangingSessions{memorySessions: newMemorySessions(), entered: make(chan struct{})}
+	h := newHarness(t, withToken(secret), withSessions(sessions), withConfig(func(c *Config) { c.SessionRecheck = 20 * time.Millisecond }))
+	hung := h.signIn(h.client(), "alice").Value
+	c := h.client()
+	ended := h.signIn(c, "bob").Value
+	h.cookiePush(hung)
+	ps := h.cookiePush(ended)
+
+	sessions.hang.Store(hashSessionID(hung))
+	<-sessions.entered
+	require.NoError(t, sessions.memorySessions.DeleteSession(context.Background(), hashSessionID(ended))) // ended on another replica
+	ps.signedOut(5 * time.Second)
+}
