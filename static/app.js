@@ -1626,6 +1626,15 @@
       }, function () { batchFetching = false; batchWant = true; });
   }
 
+  /* batchFormEmpty clears a group's answer once it was sent: the next
+   * selection starts from nothing, never from the answer the last
+   * questions got. */
+  function batchFormEmpty(form) {
+    form.reset();
+    form.querySelectorAll('details[data-kind="note"]').forEach(function (d) { d.open = false; });
+    syncOther(form);
+  }
+
   /* batchToggle picks or unpicks a card (x); false when it has no pick. */
   function batchToggle(card) {
     var box = card.querySelector('[data-batch-pick]');
@@ -1691,6 +1700,7 @@
           // Sent (all or some): what was sent is picked no more.
           slot.dataset.sent = 'true';
           ids.forEach(function (id) { delete picked[id]; });
+          batchFormEmpty(form);
           batchSync();
         }
         done(html);

@@ -77,3 +77,27 @@ func TestEscLeavesTheBatchFormsTextBox(t *testing.T) {
 	assert.True(t, eval[bool](t, ctx, pickOf(ids[1])+`.checked`), "x picked it")
 	stopTab(t, ctx, console)
 }
+
+// Once a batch answer is sent, its form is empty for the next selection:
+// the next questions picked get only what the operator types for them.
+func TestBatchFormStartsEmptyForANewSelection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: starts Chromium")
+	}
+	h := newHarness(t)
+	ids := askInOrder(h, nameForm(), nameForm(), nameForm())
+	ctx, console := flowTab(t, h, "")
+
+	press(t, ctx, "j")
+	press(t, ctx, "x")
+	name := `#batch-region [data-testid="batch"] input[name="f0"]`
+	waitFor(t, ctx, `!!document.querySelector('`+name+`') && document.querySelector('`+name+`').offsetParent !== null`, "the batch answer's text box")
+	require.NoError(t, chromedp.Do(ctx, chromedp.SendKeys(name, "payments")))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(`#batch-region [data-testid="batch"] button[data-testid="submit"]`)))
+	subs := waitSubmissions(t, h, 1)
+	assert.Equal(t, ids[0], subs[0].Card)
+	waitFor(t, ctx, `document.querySelectorAll('[data-testid="batch-outcome"][data-sent="true"]').length === 1`, "the outcome")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click("#"+domID(ids[1])+" [data-batch-pick]")))
+	assert.Empty(t, eval[string](t, ctx, `document.querySelector('`+name+`').value`), "the new selection's answer starts empty")
+	stopTab(t, ctx, console)
+}
