@@ -24,7 +24,7 @@ func handleAnswer(svc *answer.Service, pg *pages, m *Metrics) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		cp := cardPost{id: inbox.CardID(chi.URLParam(r, "id")), panel: cameFromPanel(r, pg.base)}
 		var ok bool
-		if cp.form, ok = readPost(w, r, pg, cp.panel); !ok {
+		if cp.form, ok = readPost(w, r, pg.site, cp.panel); !ok {
 			return
 		}
 		if cp.form.Get(form.NameRulePreview) != "" && pg.rules.makesRules() {
@@ -92,7 +92,7 @@ func answerCard(svc *answer.Service, pg *pages, m *Metrics, w http.ResponseWrite
 
 // readPost reads a form post, answering one that cannot be read (too
 // large: 413, malformed: 400) itself (false).
-func readPost(w http.ResponseWriter, r *http.Request, pg *pages, panel bool) (url.Values, bool) {
+func readPost(w http.ResponseWriter, r *http.Request, pg *site, panel bool) (url.Values, bool) {
 	if err := r.ParseForm(); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {

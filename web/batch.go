@@ -12,6 +12,7 @@ import (
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render"
 	"github.com/aepforms/aepforms/internal/render/form"
+	"github.com/aepforms/aepforms/internal/render/markdown"
 	"github.com/aepforms/aepforms/internal/render/view"
 )
 
@@ -24,8 +25,20 @@ const MaxBatch = answer.MaxBatch
 // answers with the outcome list alone.
 const fragmentBatch = "batch"
 
+// batchPages is the batches' concern: the batch page, the inbox's batch
+// region, a batch post's refusal and its outcome list (each question as
+// its card words it: cards).
+type batchPages struct {
+	*site
+	in      Inbox
+	viewer  inbox.Viewer // no batch region, no batch answer when watch-only
+	prompt  int          // Config.PromptBytes
+	prompts *markdown.Cache
+	cards   *pages
+}
+
 // batchOptions are the batch views' options for a request.
-func (p *pages) batchOptions(r *http.Request) view.BatchOptions {
+func (p *batchPages) batchOptions(r *http.Request) view.BatchOptions {
 	return view.BatchOptions{
 		BasePath: p.base, Assets: p.assets, Now: p.now(), Theme: r.URL.Query().Get("theme"),
 		SignedIn: p.signedIn, Operator: operatorFrom(r.Context()), Prompts: p.prompts, PromptBytes: p.prompt,
@@ -36,7 +49,7 @@ func (p *pages) batchOptions(r *http.Request) view.BatchOptions {
 // batchShapes are the inbox's batches now: the open cards by shape (two
 // or more each, most urgent first), the first MaxBatch of each read whole
 // (the page shows each question as its card does).
-func batchShapes(in Inbox, pg *pages, filter inbox.Query) [][]inbox.Card {
+func batchShapes(in Inbox, pg *batchPages, filter inbox.Query) [][]inbox.Card {
 	return wholeShapes(in, view.BatchShapes(in.Heads(filter), pg.now(), pg.viewer), MaxBatch)
 }
 
@@ -68,7 +81,7 @@ func wholeShapes(in Inbox, shapes [][]inbox.Card, n int) [][]inbox.Card {
 // handleBatches renders the batch page (GET /batches): every shape two or
 // more pending questions share, each with its questions to tick and one
 // answer form. No script needed.
-func handleBatches(in Inbox, pg *pages) http.HandlerFunc {
+func handleBatches(in Inbox, pg *batchPages) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("region") == "" {
 			pg.batches(w, r, http.StatusOK, nil)
@@ -91,7 +104,7 @@ func handleBatches(in Inbox, pg *pages) http.HandlerFunc {
 
 // batchRegion is the inbox's batch groups among heads, for a UI that
 // sends answers (none when watch-only).
-func (p *pages) batchRegion(r *http.Request, heads []inbox.Card) []view.BatchGroup {
+func (p *batchPages) batchRegion(r *http.Request, heads []inbox.Card) []view.BatchGroup {
 	if !p.viewer.Answers() {
 		return nil
 	}
@@ -102,7 +115,7 @@ func (p *pages) batchRegion(r *http.Request, heads []inbox.Card) []view.BatchGro
 
 // batches renders the batch page under status, with a refused post shown
 // again on its shape's form when refused is set.
-func (p *pages) batches(w http.ResponseWriter, r *http.Request, status int, refused *view.BatchRefused) {
+func (p *batchPages) batches(w http.ResponseWriter, r *http.Request, status int, refused *view.BatchRefused) {
 	opts := p.batchOptions(r)
 	opts.Refused = refused
 	buf, err := render.Batches(r.Context(), view.Batches(batchShapes(p.in, p, filterOf(r)), opts))
@@ -122,9 +135,9 @@ func (p *pages) batches(w http.ResponseWriter, r *http.Request, status int, refu
 // sent with why. A batch refused whole (nothing chosen, more than
 // MaxBatch, an answer the operator must fix, a watch-only UI) sends
 // nothing and shows the form again with the problem.
-func handleBatchAnswer(svc *answer.Service, pg *pages, m *Metrics) http.HandlerFunc {
+func handleBatchAnswer(svc *answer.Service, pg *batchPages, m *Metrics) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		post, ok := readPost(w, r, pg, false)
+		post, ok := readPost(w, r, pg.site, false)
 		if !ok {
 			return
 		}
@@ -174,7 +187,7 @@ func sendBatch(ctx context.Context, svc *answer.Service, m *Metrics, items []ans
 // batchRefused answers a batch refused whole: the batch page again, its
 // shape's form with the operator's input and choices and the problem, or
 // to the page script the problems alone.
-func (p *pages) batchRefused(w http.ResponseWriter, r *http.Request, post url.Values, shape string, err error) {
+func (p *batchPages) batchRefused(w http.ResponseWriter, r *http.Request, post url.Values, shape string, err error) {
 	why := refusalOf(err)
 	problems := why.problems(err, inbox.Verdict{})
 	if !errors.Is(err, answer.ErrInvalid) {
@@ -198,7 +211,7 @@ func (p *pages) batchRefused(w http.ResponseWriter, r *http.Request, post url.Va
 
 // batchResult writes the batch's outcome list: each question as its card
 // now words it, the ones not sent with why (409 when none was sent).
-func (p *pages) batchResult(w http.ResponseWriter, r *http.Request, items []answer.BatchItem) {
+func (p *batchPages) batchResult(w http.ResponseWriter, r *http.Request, items []answer.BatchItem) {
 	now := p.now()
 	outcomes := make([]view.BatchOutcome, len(items))
 	for i, it := range items {
@@ -213,7 +226,7 @@ func (p *pages) batchResult(w http.ResponseWriter, r *http.Request, items []answ
 		}
 		o.Sent = true
 		if c, ok := p.in.Card(it.ID); ok {
-			o.Taken(c, p.cardOptions(r, c, now), !it.Recorded())
+			o.Taken(c, p.cards.cardOptions(r, c, now), !it.Recorded())
 		} else {
 			o.TakenGone()
 		}
@@ -232,7 +245,7 @@ func (p *pages) batchResult(w http.ResponseWriter, r *http.Request, items []answ
 }
 
 // batchLine is the outcome line of a question the batch did not answer.
-func (p *pages) batchLine(it answer.BatchItem) string {
+func (p *batchPages) batchLine(it answer.BatchItem) string {
 	why := refusalOf(it.Err)
 	if why.status == http.StatusInternalServerError {
 		p.log.Error("web: batch answer not begun", "card", string(it.ID), "err", it.Err)
@@ -242,7 +255,7 @@ func (p *pages) batchLine(it answer.BatchItem) string {
 
 // handleBatchReload answers a GET of the batch answer URL (a reload of
 // its result page): the batch page, not a bare 405.
-func handleBatchReload(pg *pages) http.HandlerFunc {
+func handleBatchReload(pg *batchPages) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, pg.base+"batches", http.StatusSeeOther)
 	}

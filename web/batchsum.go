@@ -31,7 +31,7 @@ const maxBatchSums = 256
 // batchSums are the batch summaries by filter. Safe for concurrent use.
 type batchSums struct {
 	in    Inbox
-	pg    *pages
+	pg    *batchPages
 	every time.Duration
 	mu    sync.Mutex
 	m     map[inbox.Query]*batchSum
@@ -45,7 +45,7 @@ type batchSum struct {
 	frame []byte    // the `batches` message; nil before the first
 }
 
-func newBatchSums(in Inbox, pg *pages, every time.Duration) *batchSums {
+func newBatchSums(in Inbox, pg *batchPages, every time.Duration) *batchSums {
 	return &batchSums{in: in, pg: pg, every: every, m: make(map[inbox.Query]*batchSum)}
 }
 

@@ -80,7 +80,7 @@ func TestBatchSummaryIsDerivedOncePerInterval(t *testing.T) {
 	cfg := h.cfg
 	cfg.defaults()
 	every := 100 * time.Millisecond
-	sums := newBatchSums(counted, newPages(cfg, Deps{Inbox: counted, Submitter: h.sub, Roster: h.roster}), every)
+	sums := newBatchSums(counted, newPages(cfg, Deps{Inbox: counted, Submitter: h.sub, Roster: h.roster}).batch, every)
 
 	const browsers, cards = 200, 60
 	start := time.Now()

@@ -68,10 +68,10 @@ type site struct {
 
 // pages answers requests about the cards with rendered HTML: the inbox
 // page (or panel), a refused post's page, one card's fragment, the
-// status fragment, the batch page and the push stream's frames. It
-// builds the view options every one of them shares and hands the
-// rendering to package render; the rules' part of a card (and the
-// Rules and History pages) is rulePages'.
+// status fragment and the push stream's frames. It builds the view
+// options every one of them shares and hands the rendering to package
+// render; the rules' part of a card (and the Rules and History pages)
+// is rulePages', the batches' batchPages'.
 type pages struct {
 	*site
 	// viewer is who this UI's cards are drawn for, the verdict's one
@@ -92,8 +92,10 @@ type pages struct {
 	prompts *markdown.Cache
 	connect view.Connect
 	epoch   string // Config.PushEpoch
-	// rules are the standing answers as the cards show and make them.
+	// rules are the standing answers as the cards show and make them;
+	// batch is the batch region the page shows.
 	rules *rulePages
+	batch *batchPages
 }
 
 func newPages(cfg Config, deps Deps) *pages {
@@ -129,6 +131,7 @@ func newPages(cfg Config, deps Deps) *pages {
 	}
 	p.rules = &rulePages{site: st, in: deps.Inbox, viewer: p.viewer, prompt: cfg.PromptBytes, noHistory: deps.History == nil,
 		rules: deps.Rules, history: deps.History, looks: deps.RuleLooks}
+	p.batch = &batchPages{site: st, in: deps.Inbox, viewer: p.viewer, prompt: cfg.PromptBytes, prompts: p.prompts, cards: p}
 	return p
 }
 
@@ -200,7 +203,7 @@ func (p *pages) page(w http.ResponseWriter, r *http.Request, status int, panel b
 	v := view.Page(cards, p.in.Status(), opts)
 	v.RuleAnswers = p.rules.ruleAnswers(r)
 	if !panel {
-		v.Batches = p.batchRegion(r, heads)
+		v.Batches = p.batch.batchRegion(r, heads)
 		if v.PushURL != "" && p.viewer.Answers() {
 			v.PushURL += "&batches=1" // its region's counts come by push
 		}

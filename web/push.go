@@ -50,7 +50,7 @@ type pushSettings struct {
 // ends its streams.
 func handlePush(in Inbox, pg *pages, m *Metrics, cfg pushSettings, streams *Streams, live *liveStreams) http.HandlerFunc {
 	h := &pushHandler{in: in, pg: pg, m: m, cfg: cfg, streams: streams, live: live,
-		share: newPushShare(), sums: newBatchSums(in, pg, cfg.BatchEvery), stops: &serverStops{}}
+		share: newPushShare(), sums: newBatchSums(in, pg.batch, cfg.BatchEvery), stops: &serverStops{}}
 	return func(w http.ResponseWriter, r *http.Request) {
 		ls, ok := live.open(sessionFrom(r.Context()), operatorFrom(r.Context()))
 		if !ok {
