@@ -45,8 +45,10 @@ type eventLog interface {
 	roster(ctx context.Context, local json.RawMessage) json.RawMessage
 	// elsewhere returns how many live connections on other relay nodes
 	// claim session, given here claimants on this one (a lower bound
-	// when the answer cannot change the verdict: at most one in all).
-	elsewhere(ctx context.Context, session string, here int) int
+	// when the answer cannot change the verdict: at most one in all),
+	// or ErrUnavailable when the other nodes' claims cannot be read: a
+	// command is then refused, never delivered on a guess.
+	elsewhere(ctx context.Context, session string, here int) (int, error)
 	// route hands a command whose session no connection here claims to
 	// the node that holds its claimant; code is "" when it was
 	// delivered, else the refusal's code and detail.
@@ -84,7 +86,7 @@ func (memLog) settle(context.Context) error  { return nil }
 func (memLog) owned(string)                  {}
 func (memLog) redelivers() bool              { return false }
 
-func (memLog) elsewhere(context.Context, string, int) int { return 0 }
+func (memLog) elsewhere(context.Context, string, int) (int, error) { return 0, nil }
 
 func (memLog) roster(_ context.Context, local json.RawMessage) json.RawMessage { return local }
 func (memLog) disowned(string)                                                 {}

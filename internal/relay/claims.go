@@ -211,12 +211,12 @@ func (c *claimLog) answer(m *nats.Msg) {
 // name one claimant at most it does not ask (routing finds it, or finds
 // none); else it asks each node with a record, counting one that does
 // not answer in time (a command is never delivered on a guess), and
-// purging the record of one that is gone.
-func (c *claimLog) elsewhere(ctx context.Context, session string, here int) int {
+// purging the record of one that is gone. Records it cannot read are
+// ErrUnavailable, for the same reason.
+func (c *claimLog) elsewhere(ctx context.Context, session string, here int) (int, error) {
 	info, err := c.st.Info(ctx, jetstream.WithSubjectFilter(c.record(session, "*")))
 	if err != nil {
-		c.r.log.Warn("relay: the claims of other relays are unknown; a command goes to this relay's claimant", "err", err)
-		return 0
+		return 0, fmt.Errorf("%w: the claims of other relay nodes are unknown: %w", ErrUnavailable, err)
 	}
 	var nodes []string
 	for subj := range info.State.Subjects {
@@ -225,13 +225,13 @@ func (c *claimLog) elsewhere(ctx context.Context, session string, here int) int 
 		}
 	}
 	if here+len(nodes) < 2 {
-		return len(nodes)
+		return len(nodes), nil
 	}
 	total := 0
 	for _, n := range nodes {
 		total += c.ask(ctx, session, n)
 	}
-	return total
+	return total, nil
 }
 
 // ask returns how many connections on node claim session. It asks

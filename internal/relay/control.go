@@ -43,7 +43,11 @@ func (r *Relay) route(from *wsConn, ev *aep.Event) {
 	r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.NATS.Timeout)
 	defer cancel()
-	elsewhere := r.events.elsewhere(ctx, ev.Session(), here)
+	elsewhere, err := r.events.elsewhere(ctx, ev.Session(), here)
+	if err != nil {
+		refuse(codeUnavailable, err.Error()+"; nothing was delivered: send it again")
+		return
+	}
 	r.mu.Lock()
 	if code, detail := r.verdictLocked(ev, elsewhere); code == codeNoRoute {
 		r.mu.Unlock()
@@ -60,7 +64,6 @@ func (r *Relay) route(from *wsConn, ev *aep.Event) {
 	}
 	ctx, cancel = context.WithTimeout(context.Background(), r.cfg.NATS.Timeout)
 	defer cancel()
-	var err error
 	if r.cfg.KeepNoCommands {
 		err = r.events.pass(ctx, ev)
 	} else {
@@ -135,7 +138,12 @@ func (r *Relay) redeliver(ctx context.Context, c *wsConn, sessions []string) {
 		return
 	}
 	for _, s := range sessions {
-		if r.events.elsewhere(ctx, s, 1) > 0 {
+		// Claims unknown: nothing is redelivered on a guess; the
+		// command stays owed, for its sender to send again.
+		if n, err := r.events.elsewhere(ctx, s, 1); err != nil || n > 0 {
+			if err != nil {
+				r.log.Warn("relay: owed commands not sent again", "session", s, "err", err)
+			}
 			continue
 		}
 		r.mu.Lock()

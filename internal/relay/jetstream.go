@@ -294,7 +294,7 @@ func (l *jsLog) settle(ctx context.Context) error {
 	return l.nc.FlushWithContext(ctx)
 }
 
-func (l *jsLog) elsewhere(ctx context.Context, session string, here int) int {
+func (l *jsLog) elsewhere(ctx context.Context, session string, here int) (int, error) {
 	return l.claims.elsewhere(ctx, session, here)
 }
 

@@ -420,3 +420,26 @@ func TestBinaryEmbedsNoNATSServer(t *testing.T) {
 		assert.NotEqual(t, "github.com/aepforms/aepforms/internal/relay/natstest", d)
 	}
 }
+
+// A command is never delivered on a guess: when this node cannot read
+// the other nodes' claims (the claims stream unreadable), a command to a
+// session it claims is refused unavailable, which its sender sends
+// again, rather than handed to this node's claimant while another node's
+// may hold the session too.
+func TestCommandRefusedWhileTheClaimsAreUnknown(t *testing.T) {
+	t.Parallel()
+	ns, c := nodes(t, cfg(), 1)
+	a := ns[0]
+	agent := a.target(t, "unknown", "control.attention.respond")
+	cv := viewClaims(t, c.NATS)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	require.NoError(t, cv.js.DeleteStream(ctx, c.NATS.Stream+"_CLAIMS"))
+
+	ui := a.consumer(t)
+	cmd := command(t, "unknown")
+	ui.send(t, cmd)
+	refused(t, ui, cmd, "unavailable")
+	agent.send(t, map[string]any{"type": "ping", "t": 1})
+	agent.expect(t, "pong") // frames are ordered: the command would have come first
+}
