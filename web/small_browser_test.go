@@ -63,3 +63,19 @@ func TestSelectedOptionLooksSelected(t *testing.T) {
 		stopTab(t, ctx, console)
 	}
 }
+
+// A permission's command keeps its code formatting in the card's title,
+// where the exact command matters most.
+func TestPermissionCommandIsCodeInTheTitle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: starts Chromium")
+	}
+	h := newHarness(t)
+	id := h.ask("s1", "r1", permissionReq())
+	ctx, console := flowTab(t, h, "")
+	title := `document.querySelector('#` + domID(id) + ` [data-testid="question"]')`
+	assert.Equal(t, "make release", eval[string](t, ctx, `(`+title+`.querySelector('code') || {}).textContent || ''`), "the command as code")
+	assert.Equal(t, "Run make release?", eval[string](t, ctx, title+`.textContent.trim()`), "the words around it as written")
+	assert.Equal(t, "monospace", eval[string](t, ctx, `getComputedStyle(`+title+`.querySelector('code')).fontFamily.split(',').pop().trim()`), "set in a monospace face")
+	stopTab(t, ctx, console)
+}

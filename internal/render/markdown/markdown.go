@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -551,6 +552,65 @@ func firstLine(bl Block) string {
 		}
 	}
 	return ""
+}
+
+// Span is a piece of a title line: its text, and whether the agent wrote
+// it as inline code (a command, a path, a branch).
+type Span struct {
+	Text string
+	Code bool
+}
+
+// FirstLineSpans is FirstLine's line in pieces that keep inline code
+// apart, for a heading that shows a command as code; nil when the first
+// block is not a paragraph or heading, or has no inline code.
+func (d *Doc) FirstLineSpans() []Span {
+	if d == nil || len(d.Blocks) == 0 {
+		return nil
+	}
+	first := d.Blocks[0]
+	if first.Kind != Para && first.Kind != Heading {
+		return nil
+	}
+	var out []Span
+	inlineSpans(&out, first.Inlines)
+	code := false
+	for _, sp := range out {
+		code = code || sp.Code
+	}
+	if !code {
+		return nil
+	}
+	out[0].Text = strings.TrimLeftFunc(out[0].Text, unicode.IsSpace)
+	out[len(out)-1].Text = strings.TrimRightFunc(out[len(out)-1].Text, unicode.IsSpace)
+	return out
+}
+
+// inlineSpans is inlineLine kept in pieces: adjacent text joins, inline
+// code stays a piece of its own.
+func inlineSpans(out *[]Span, in []Inline) bool {
+	for _, i := range in {
+		switch i.Kind {
+		case Break:
+			return false
+		case Text, Mono:
+			t, _, cut := strings.Cut(i.Text, "\n")
+			code := i.Kind == Mono
+			if n := len(*out); n > 0 && !code && !(*out)[n-1].Code {
+				(*out)[n-1].Text += t
+			} else if t != "" {
+				*out = append(*out, Span{Text: t, Code: code})
+			}
+			if cut {
+				return false
+			}
+		default:
+			if !inlineSpans(out, i.Children) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // inlineLine writes the text of in up to its first break; false once it

@@ -388,6 +388,8 @@ func questionOf(v *Question, cache *markdown.Cache) {
 	if r := []rune(line); len(r) > GistRunes {
 		// A first line too long for a heading stays whole in the quote.
 		line, rest = string(r[:GistRunes-1])+"…", d.Blocks
+	} else {
+		v.TitleSpans = d.FirstLineSpans()
 	}
 	v.Title, v.TitleAgent, v.Prompt.Blocks = line, true, rest
 }

@@ -4,6 +4,7 @@ import (
 	"reflect"
 
 	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render/markdown"
 )
 
 // Question is the agent's question as a card shows it: the heading and
@@ -18,6 +19,10 @@ type Question struct {
 	// "Permission request", ...), the heading's tag.
 	Title      string
 	TitleAgent bool
+	// TitleSpans is Title in pieces when the agent wrote part of it as
+	// inline code (a permission's command): the heading shows that part
+	// as code, exactly. Nil otherwise, or when Title was cut.
+	TitleSpans []markdown.Span
 	KindTitle  string
 	Prompt     Prompt
 	// Placeholder is non-empty when the prompt and labels are structural
