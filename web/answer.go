@@ -27,6 +27,12 @@ func handleAnswer(svc *answer.Service, pg *pages, m *Metrics) http.HandlerFunc {
 		if cp.form, ok = readPost(w, r, pg.site, cp.panel); !ok {
 			return
 		}
+		if (cp.form.Get(form.NameRule) != "" || cp.form.Get(form.NameRulePreview) != "") && !roleFrom(r.Context()).administers() {
+			// Only an admin makes a rule: the whole post is refused, the
+			// answer unsent, so nothing goes that the operator did not mean.
+			http.Error(w, "Your role here is "+string(roleFrom(r.Context()))+": it does not make rules. Nothing was sent: send the answer without “Keep answering”.", http.StatusForbidden)
+			return
+		}
 		if cp.form.Get(form.NameRulePreview) != "" && pg.rules.makesRules() {
 			// "Preview": nothing is sent; the card comes back with what
 			// the rule would have answered, the input kept.

@@ -66,7 +66,7 @@ func newAuth(cfg Config, store Sessions) *auth {
 	}
 	if o := cfg.OIDC; o != nil {
 		a.oidc = newOIDCSignIn(*o, cfg.BasePath, cfg.Now)
-		a.oidcKey = sessionKey("oidc\n" + o.Issuer + "\n" + o.ClientID + "\n" + o.ClientSecret)
+		a.oidcKey = sessionKey("oidc\n" + o.Issuer + "\n" + o.ClientID + "\n" + o.ClientSecret + "\n" + roleMapping(o))
 		if a.key == nil {
 			a.key = a.oidcKey
 		}
@@ -109,6 +109,19 @@ func (a *auth) keyFor(name string) []byte {
 	return a.key
 }
 
+// configuredRole is the role a sign-in with a secret holds: the
+// operators file's line for a named operator, admin for the one shared
+// secret (who signs in with it is not known, as before roles).
+func (a *auth) configuredRole(name string) Role {
+	if a.book != nil {
+		if op, ok := a.book.ops[name]; ok {
+			return op.role()
+		}
+		return RoleViewer
+	}
+	return RoleAdmin
+}
+
 // checkToken compares a presented secret in constant time; with no
 // shared secret (an identity provider alone) none is right.
 func (a *auth) checkToken(got string) bool {
@@ -120,12 +133,13 @@ func (a *auth) checkToken(got string) bool {
 // the store holds only live ones (and the abandoned of the last 7 days
 // at most, by default).
 func (a *auth) issue(ctx context.Context, name, userAgent string) (string, error) {
-	return a.issueWith(ctx, a.keyFor(name), name, userAgent)
+	return a.issueWith(ctx, a.keyFor(name), name, a.configuredRole(name), userAgent)
 }
 
-// issueWith opens a session for name, opened with the secret behind key
-// (keyFor's, or oidcKey for a sign-in at the identity provider).
-func (a *auth) issueWith(ctx context.Context, key []byte, name, userAgent string) (string, error) {
+// issueWith opens a session for name in role, opened with the secret
+// behind key (keyFor's, or oidcKey for a sign-in at the identity
+// provider).
+func (a *auth) issueWith(ctx context.Context, key []byte, name string, role Role, userAgent string) (string, error) {
 	if key == nil {
 		return "", errors.New("web: no secret for operator " + strconv.Quote(name))
 	}
@@ -140,7 +154,7 @@ func (a *auth) issueWith(ctx context.Context, key []byte, name, userAgent string
 	if len(userAgent) > maxUserAgent {
 		userAgent = strings.ToValidUTF8(userAgent[:maxUserAgent], "")
 	}
-	return id, a.store.CreateSession(ctx, store.Session{IDHash: hash, Operator: name, Secret: secretFingerprint(key),
+	return id, a.store.CreateSession(ctx, store.Session{IDHash: hash, Operator: name, Secret: roleFingerprint(key, role),
 		UserAgent: userAgent, Created: now, LastSeen: now})
 }
 
@@ -159,7 +173,7 @@ func (a *auth) session(ctx context.Context, id string) (store.Session, bool, err
 		return s, false, err
 	}
 	now := a.now()
-	if !a.counts(s, now) {
+	if _, ok := a.counts(s, now); !ok {
 		return s, false, a.store.DeleteSession(ctx, hash)
 	}
 	if now.Sub(s.LastSeen) >= touchEvery {
@@ -173,15 +187,38 @@ func (a *auth) session(ctx context.Context, id string) (store.Session, bool, err
 	return s, true, nil
 }
 
-// counts reports whether session s counts at now: opened with the secret
-// its operator has now, used within the idle expiry and opened within
-// the absolute one.
-func (a *auth) counts(s store.Session, now time.Time) bool {
-	opened := func(key []byte) bool {
-		return key != nil && hmac.Equal([]byte(s.Secret), []byte(secretFingerprint(key)))
+// counts reports whether session s counts at now, and its role: opened
+// with the secret and in the role its operator has now (sessionRole), used
+// within the idle expiry and opened within the absolute one.
+func (a *auth) counts(s store.Session, now time.Time) (Role, bool) {
+	role, ok := a.sessionRole(s)
+	return role, ok && now.Sub(s.LastSeen) < a.idle && now.Sub(s.Created) < a.max
+}
+
+// sessionRole is the role session s holds, false when its fingerprint is
+// of no secret and role its operator has now. A sign-in with a secret
+// holds the role configured for it (configuredRole; a session from before
+// roles holds it when it is the one every such sign-in had: answerer for
+// a named operator, admin for the shared secret); a sign-in at the
+// identity provider holds the role its groups gave it then (the key
+// covers the role mapping, so changing the mapping ends those sessions).
+func (a *auth) sessionRole(s store.Session) (Role, bool) {
+	is := func(fp string) bool { return hmac.Equal([]byte(s.Secret), []byte(fp)) }
+	if key := a.keyFor(s.Operator); key != nil {
+		role := a.configuredRole(s.Operator)
+		legacy := role == RoleAdmin && a.book == nil || role == RoleAnswerer && a.book != nil
+		if is(roleFingerprint(key, role)) || legacy && is(secretFingerprint(key)) {
+			return role, true
+		}
 	}
-	return (opened(a.keyFor(s.Operator)) || opened(a.oidcKey)) &&
-		now.Sub(s.LastSeen) < a.idle && now.Sub(s.Created) < a.max
+	if a.oidcKey != nil {
+		for _, role := range Roles {
+			if is(roleFingerprint(a.oidcKey, role)) {
+				return role, true
+			}
+		}
+	}
+	return "", false
 }
 
 // stillLive reports whether the session of idHash counts, as session
@@ -192,7 +229,7 @@ func (a *auth) stillLive(ctx context.Context, idHash string) (bool, error) {
 	if err != nil || !ok {
 		return false, err
 	}
-	if !a.counts(s, a.now()) {
+	if _, ok := a.counts(s, a.now()); !ok {
 		return false, a.store.DeleteSession(ctx, idHash)
 	}
 	return true, nil
@@ -266,23 +303,24 @@ func (a *auth) cookie(value string) *http.Cookie {
 }
 
 // operator returns the operator name, the session's id hash ("" for
-// Bearer) and whether the request is signed in (session cookie, or
-// `Authorization: Bearer` with the secret; a script names its operator in
-// X-Operator-Name, which named operators must).
-func (a *auth) operator(r *http.Request) (name, idHash string, ok bool, err error) {
+// Bearer), the operator's role and whether the request is signed in
+// (session cookie, or `Authorization: Bearer` with the secret; a script
+// names its operator in X-Operator-Name, which named operators must).
+func (a *auth) operator(r *http.Request) (name, idHash string, role Role, ok bool, err error) {
 	if tok, ok := bearer(r.Header.Get("Authorization")); ok {
 		name, ok := a.authenticate(r.Header.Get("X-Operator-Name"), tok)
-		return name, "", ok, nil
+		return name, "", a.configuredRole(name), ok, nil
 	}
 	ck, cerr := r.Cookie(cookieName)
 	if cerr != nil {
-		return "", "", false, nil
+		return "", "", "", false, nil
 	}
 	s, ok, err := a.session(r.Context(), ck.Value)
 	if err != nil || !ok {
-		return "", "", false, err
+		return "", "", "", false, err
 	}
-	return s.Operator, s.IDHash, true, nil
+	role, _ = a.sessionRole(s)
+	return s.Operator, s.IDHash, role, true, nil
 }
 
 // requireOperator lets signed-in requests through with the operator's name
@@ -305,7 +343,7 @@ func (s *server) requireOperator(next http.Handler) http.Handler {
 				return
 			}
 		}
-		name, idHash, ok, err := s.auth.operator(r)
+		name, idHash, role, ok, err := s.auth.operator(r)
 		if err != nil {
 			s.cfg.Logger.Error("web: the session could not be checked", "err", err)
 			http.Error(w, "The sign-in could not be checked. Try again in a moment.", http.StatusServiceUnavailable)
@@ -343,7 +381,7 @@ func (s *server) requireOperator(next http.Handler) http.Handler {
 			http.Redirect(w, r, s.cfg.BasePath+nextOf(r), http.StatusSeeOther)
 			return
 		}
-		ctx := context.WithValue(r.Context(), operatorKey, name)
+		ctx := withRole(context.WithValue(r.Context(), operatorKey, name), role)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, sessionKeyCtx, idHash)))
 	})
 }

@@ -16,6 +16,7 @@ type ctxKey int
 const (
 	operatorKey   ctxKey = iota
 	sessionKeyCtx        // the signed-in session's id hash ("" for Bearer)
+	roleKey              // the signed-in operator's Role
 )
 
 // operatorFrom returns the signed-in operator's name ("" when unknown).

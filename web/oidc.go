@@ -35,6 +35,10 @@ type OIDC struct {
 	// RolesClaim is the claim the operator's groups are read from, for
 	// their role ("groups" by default).
 	RolesClaim string
+	// Roles maps a role to the RolesClaim values that give it; an operator
+	// holds the most allowed role any of their values gives, viewer when
+	// none does.
+	Roles map[Role][]string
 	// Timeout bounds each call to the provider, 10 s by default.
 	Timeout time.Duration
 	// HTTPClient calls the provider; nil: one bounded by Timeout.
@@ -241,6 +245,33 @@ func (o *oidcSignIn) name(claims map[string]any) string {
 		}
 	}
 	return ""
+}
+
+// role is the most allowed role the claims' groups (RolesClaim: a
+// string or a list of strings) are mapped to; viewer when none is.
+func (o *oidcSignIn) role(claims map[string]any) Role {
+	var groups []string
+	switch v := claims[o.cfg.RolesClaim].(type) {
+	case string:
+		groups = []string{v}
+	case []any:
+		for _, g := range v {
+			if s, ok := g.(string); ok {
+				groups = append(groups, s)
+			}
+		}
+	}
+	best := RoleViewer
+	for _, role := range Roles {
+		for _, want := range o.cfg.Roles[role] {
+			for _, g := range groups {
+				if g == want {
+					best = role // Roles runs from the least allowed
+				}
+			}
+		}
+	}
+	return best
 }
 
 // signOutURL is where sign-out sends the browser when the provider offers

@@ -118,12 +118,13 @@ func handleOIDCCallback(a *auth, pg *pages) http.HandlerFunc {
 			pg.signIn(w, r, http.StatusForbidden, "The identity provider signed you in but gave no name this UI can record ("+strings.Join(a.oidc.cfg.NameClaims, " or ")+"). Ask whoever runs this UI.", "")
 			return
 		}
-		id, err := a.issueWith(r.Context(), a.oidcKey, name, r.UserAgent())
+		role := a.oidc.role(claims)
+		id, err := a.issueWith(r.Context(), a.oidcKey, name, role, r.UserAgent())
 		if err != nil {
 			pg.internalError(w, r, fmt.Errorf("web: open a session: %w", err))
 			return
 		}
-		a.log.Info("web: signed in with the identity provider", "operator", name)
+		a.log.Info("web: signed in with the identity provider", "operator", name, "role", role)
 		http.SetCookie(w, a.cookie(id))
 		http.Redirect(w, r, a.base+f.Next, http.StatusSeeOther)
 	}

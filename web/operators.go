@@ -22,14 +22,25 @@ import (
 type Operator struct {
 	Name string
 	Hash string
+	// Role is what the operator may do; "" is RoleAnswerer.
+	Role Role
+}
+
+// role is the operator's role, RoleAnswerer when the line names none.
+func (o Operator) role() Role {
+	if o.Role == "" {
+		return RoleAnswerer
+	}
+	return o.Role
 }
 
 // ErrOperatorsFile marks a malformed operators file.
 var ErrOperatorsFile = errors.New("web: operators file")
 
-// ParseOperators reads an operators file: one operator a line, the name
-// and then the hash, which is the line's last field (so a name may hold
-// spaces). Blank lines and lines starting with # are skipped. A name is
+// ParseOperators reads an operators file: one operator a line, the name,
+// an optional role (role=viewer, role=answerer, role=admin; answerer when
+// none) and then the hash, which is the line's last field (so a name may
+// hold spaces). Blank lines and lines starting with # are skipped. A name is
 // at most 80 bytes of printable text, once per file.
 func ParseOperators(r io.Reader) ([]Operator, error) {
 	var ops []Operator
@@ -44,7 +55,12 @@ func ParseOperators(r io.Reader) ([]Operator, error) {
 		if i < 0 {
 			return nil, fmt.Errorf("%w: line %d: want a name and a hash", ErrOperatorsFile, n)
 		}
-		name, hash := operatorName(line[:i]), line[i+1:]
+		rest, hash := line[:i], line[i+1:]
+		role, rest, err := cutRole(rest)
+		if err != nil {
+			return nil, fmt.Errorf("%w: line %d: %w", ErrOperatorsFile, n, err)
+		}
+		name := operatorName(rest)
 		switch {
 		case name == "":
 			return nil, fmt.Errorf("%w: line %d: the name must be printable text of at most %d bytes", ErrOperatorsFile, n, maxOperatorName)
@@ -54,12 +70,37 @@ func ParseOperators(r io.Reader) ([]Operator, error) {
 			return nil, fmt.Errorf("%w: line %d: %q is named twice", ErrOperatorsFile, n, name)
 		}
 		seen[name] = true
-		ops = append(ops, Operator{Name: name, Hash: hash})
+		ops = append(ops, Operator{Name: name, Hash: hash, Role: role})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOperatorsFile, err)
 	}
 	return ops, nil
+}
+
+// cutRole takes the role=ROLE field off the end of a line's name part
+// ("" when it has none).
+func cutRole(rest string) (Role, string, error) {
+	rest = strings.TrimSpace(rest)
+	i := strings.LastIndexAny(rest, " \t")
+	field := rest[i+1:]
+	v, ok := strings.CutPrefix(field, "role=")
+	if !ok || i < 0 {
+		return "", rest, nil
+	}
+	role, ok := ParseRole(v)
+	if !ok {
+		return "", rest, fmt.Errorf("%q is no role: want role=viewer, role=answerer or role=admin", field)
+	}
+	return role, rest[:i], nil
+}
+
+// OperatorLine is an operators file's line for op.
+func OperatorLine(op Operator) string {
+	if op.Role != "" && op.Role != RoleAnswerer {
+		return op.Name + " role=" + string(op.Role) + " " + op.Hash
+	}
+	return op.Name + " " + op.Hash
 }
 
 // ValidOperatorName reports whether name can be an operator's name: as

@@ -140,7 +140,15 @@ func TestParseOperators(t *testing.T) {
 	h := bcryptHash(t, annSecret)
 	ops, err := ParseOperators(strings.NewReader("# operators\n\nAnn " + h + "\n  Bo Li\t" + h + "  \n"))
 	require.NoError(t, err)
-	assert.Equal(t, []Operator{{"Ann", h}, {"Bo Li", h}}, ops)
+	assert.Equal(t, []Operator{{Name: "Ann", Hash: h}, {Name: "Bo Li", Hash: h}}, ops)
+
+	ops, err = ParseOperators(strings.NewReader("Ann role=admin " + h + "\nBo Li role=viewer\t" + h + "\nCy role=answerer " + h + "\n"))
+	require.NoError(t, err)
+	assert.Equal(t, []Operator{{Name: "Ann", Hash: h, Role: RoleAdmin}, {Name: "Bo Li", Hash: h, Role: RoleViewer}, {Name: "Cy", Hash: h, Role: RoleAnswerer}}, ops)
+	assert.Equal(t, "Ann role=admin "+h, OperatorLine(ops[0]))
+	assert.Equal(t, "Cy "+h, OperatorLine(ops[2]))
+	_, err = ParseOperators(strings.NewReader("Ann role=boss " + h + "\n"))
+	assert.ErrorIs(t, err, ErrOperatorsFile, "an unknown role")
 
 	for name, file := range map[string]string{
 		"no hash":         "Ann\n",

@@ -143,6 +143,23 @@ func (p *pages) reach(session string) inbox.Reach {
 	return p.roster.Reach(session)
 }
 
+// viewerOf is who r's cards are drawn for: this UI's Viewer, read-only
+// for an operator whose role answers nothing.
+func (p *pages) viewerOf(r *http.Request) inbox.Viewer {
+	v := p.viewer
+	v.ReadOnly = !roleFrom(r.Context()).answers()
+	return v
+}
+
+// roleShown is the role the header shows beside the operator's name: the
+// signed-in operator's ("" with no sign-in).
+func (p *pages) roleShown(r *http.Request) string {
+	if !p.signedIn {
+		return ""
+	}
+	return string(roleFrom(r.Context()))
+}
+
 // options builds the view options of a page request.
 func (p *pages) options(r *http.Request, panel bool) view.PageOptions {
 	q := viewQuery(r)
@@ -150,7 +167,8 @@ func (p *pages) options(r *http.Request, panel bool) view.PageOptions {
 		BasePath:             p.base,
 		Assets:               p.assets,
 		Now:                  p.now(),
-		Viewer:               p.viewer,
+		Viewer:               p.viewerOf(r),
+		Role:                 p.roleShown(r),
 		Token:                func(inbox.CardID) string { return render.NewToken() },
 		Reachable:            p.reach,
 		Filter:               inbox.Query{Agent: q.Get("agent"), Session: q.Get("session"), Kind: q.Get("kind")},
@@ -166,7 +184,7 @@ func (p *pages) options(r *http.Request, panel bool) view.PageOptions {
 		Prompts:              p.prompts,
 		Connect:              p.connect,
 		Rule:                 p.rules.ruleLookup(r.Context()),
-		Rules:                p.rules.makesRules(),
+		Rules:                p.rules.makesRules() && roleFrom(r.Context()).administers(),
 		RuleMade:             p.rules.ruleMade(r.Context()),
 	}
 }
@@ -248,9 +266,9 @@ func (p *site) signIn(w http.ResponseWriter, r *http.Request, status int, proble
 // so both render it the same way (and share one cached rendering).
 func (p *pages) cardOptions(r *http.Request, c inbox.Card, now time.Time) view.Options {
 	return view.Options{
-		BasePath: p.base, Now: now, Viewer: p.viewer, Reachable: p.reach(c.Key.Session),
+		BasePath: p.base, Now: now, Viewer: p.viewerOf(r), Reachable: p.reach(c.Key.Session),
 		PromptBytes: p.prompt, NoHistory: p.noHistory, Prompts: p.prompts, Operator: operatorFrom(r.Context()),
-		Rule: p.rules.ruleLookup(r.Context()), Rules: p.rules.makesRules(), RuleMade: p.rules.ruleMade(r.Context()), RulesVersion: p.rules.rulesVersion(),
+		Rule: p.rules.ruleLookup(r.Context()), Rules: p.rules.makesRules() && roleFrom(r.Context()).administers(), RuleMade: p.rules.ruleMade(r.Context()), RulesVersion: p.rules.rulesVersion(),
 	}
 }
 

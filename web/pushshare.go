@@ -76,6 +76,9 @@ type frameKey struct {
 	minute   int64
 	operator string
 	rules    uint64
+	// role is the operator's: a viewer's card offers no form, an
+	// answerer's no rule maker.
+	role Role
 }
 
 // sharedFrame is one framed card message split where the tokens go;
@@ -194,7 +197,7 @@ const maxKeptBuffer = 2 * maxBatchBytes
 // the browser that frames it.
 func (p *pages) cardFrame(r *http.Request, operator string, share *pushShare, seq uint64, c inbox.Card) ([][]byte, error) {
 	now := p.now()
-	k := frameKey{seq: seq, card: c.ID, version: c.Version, minute: now.Truncate(time.Minute).Unix(), operator: operator, rules: p.rules.rulesVersion()}
+	k := frameKey{seq: seq, card: c.ID, version: c.Version, minute: now.Truncate(time.Minute).Unix(), operator: operator, rules: p.rules.rulesVersion(), role: roleFrom(r.Context())}
 	return share.frame(k, func() ([]byte, string, error) {
 		// The frame is every browser's: neither its render nor the
 		// lookups behind it (a rule's name) are cut short when the

@@ -37,6 +37,7 @@ type refusal struct {
 var refusals = []refusal{
 	{err: inbox.ErrNotFound, status: http.StatusNotFound, words: said(view.RefusalGone), line: "gone"},
 	{err: inbox.ErrWatchOnly, status: http.StatusConflict},
+	{err: inbox.ErrReadOnly, status: http.StatusForbidden},
 	{err: answer.ErrNoToken, status: http.StatusBadRequest, words: said(view.RefusalNoToken)},
 	{err: answer.ErrInvalid, status: http.StatusUnprocessableEntity, words: firstProblem},
 	{err: inbox.ErrMalformed, status: http.StatusConflict},

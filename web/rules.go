@@ -306,7 +306,7 @@ const ruleAnsweredShown = 5
 
 func (p *rulePages) rulesPage(w http.ResponseWriter, r *http.Request, status int, problem string) {
 	opts := view.RulesOptions{BasePath: p.base, Assets: p.assets, Theme: r.URL.Query().Get("theme"), SignedIn: p.signedIn,
-		Operator: operatorFrom(r.Context()), Now: p.now(), CanChange: p.makesRules(), MaxRate: rules.DefaultMaxRate,
+		Operator: operatorFrom(r.Context()), Now: p.now(), CanChange: p.makesRules() && roleFrom(r.Context()).answers(), Answerer: !roleFrom(r.Context()).administers(), MaxRate: rules.DefaultMaxRate,
 		Window: "1 minute", Problem: problem}
 	var list []store.Rule
 	if p.rules != nil {

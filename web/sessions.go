@@ -56,10 +56,21 @@ func hashSessionID(id string) string {
 
 // secretFingerprint identifies the secret behind key (sessionKey of the
 // shared secret, or of an operator's hash) without revealing it: a
-// session opened with another secret has another fingerprint.
+// session opened with another secret has another fingerprint. Sessions
+// opened before roles keep it; roleFingerprint is a new session's.
 func secretFingerprint(key []byte) string {
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte("aepforms session fingerprint v1"))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// roleFingerprint identifies the secret behind key and the role the
+// session was opened with: a session counts only while both are what its
+// operator has now, so a changed secret or a changed role ends it, and
+// the role cannot be altered in the store without the secret.
+func roleFingerprint(key []byte, role Role) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("aepforms session fingerprint v2 " + string(role)))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 

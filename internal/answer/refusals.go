@@ -37,7 +37,7 @@ var (
 // inbox.ErrInFlight too, worded apart) and its own. Anything else it
 // returns is unexpected.
 var Refusals = []error{
-	inbox.ErrNotFound, inbox.ErrWatchOnly, ErrNoToken, ErrInvalid,
+	inbox.ErrNotFound, inbox.ErrWatchOnly, inbox.ErrReadOnly, ErrNoToken, ErrInvalid,
 	inbox.ErrMalformed, inbox.ErrInformational, inbox.ErrTooManyControls, inbox.ErrExpired, inbox.ErrSettled,
 	inbox.ErrOtherInFlight, inbox.ErrPeerQueued, inbox.ErrInFlight,
 	inbox.ErrNotRecorded, inbox.ErrInvalidSubmission,

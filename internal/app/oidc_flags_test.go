@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/web"
 )
 
 // TestOIDCFlags: the provider's flags and env, the client secret from its
@@ -22,9 +24,11 @@ func TestOIDCFlags(t *testing.T) {
 	good := []string{"--oidc-issuer", "https://login.example.com/realms/ops", "--oidc-client-id", "aepforms",
 		"--oidc-client-secret-file", secretFile, "--public-url", "https://forms.example.com"}
 
-	c, err := parseServe(good, envMap(nil), io.Discard)
+	c, err := parseServe(append(good, "--oidc-role", "admin=aepforms-admins", "--oidc-role", "answerer=oncall", "--oidc-role", "answerer=sre"), envMap(nil), io.Discard)
 	require.NoError(t, err)
 	o := c.oidc()
+	assert.Equal(t, "groups", o.RolesClaim)
+	assert.Equal(t, map[web.Role][]string{web.RoleAdmin: {"aepforms-admins"}, web.RoleAnswerer: {"oncall", "sre"}}, o.Roles)
 	require.NotNil(t, o)
 	assert.Equal(t, "s3cret", o.ClientSecret, "read from the file, trimmed")
 	assert.Equal(t, []string{"preferred_username", "email"}, o.NameClaims)
@@ -33,10 +37,13 @@ func TestOIDCFlags(t *testing.T) {
 
 	c, err = parseServe([]string{"--addr", "0.0.0.0:8080"}, envMap(map[string]string{
 		"AEPFORMS_OIDC_ISSUER": "http://127.0.0.1:9998", "AEPFORMS_OIDC_CLIENT_ID": "ui", "AEPFORMS_OIDC_CLIENT_SECRET": "from-env",
-		"AEPFORMS_PUBLIC_URL": "http://localhost:8080", "AEPFORMS_OIDC_NAME_CLAIM": "email"}), io.Discard)
+		"AEPFORMS_PUBLIC_URL": "http://localhost:8080", "AEPFORMS_OIDC_NAME_CLAIM": "email",
+		"AEPFORMS_OIDC_ROLES_CLAIM": "roles", "AEPFORMS_OIDC_ROLES": "admin=ops-leads,viewer=audit"}), io.Discard)
 	require.NoError(t, err, "from env; an identity provider is a sign-in, so off loopback is allowed")
 	assert.Equal(t, "from-env", c.oidc().ClientSecret)
 	assert.Equal(t, []string{"email"}, c.oidc().NameClaims)
+	assert.Equal(t, "roles", c.oidc().RolesClaim)
+	assert.Equal(t, map[web.Role][]string{web.RoleAdmin: {"ops-leads"}, web.RoleViewer: {"audit"}}, c.oidc().Roles)
 
 	c, err = parseServe(nil, envMap(nil), io.Discard)
 	require.NoError(t, err)
@@ -52,6 +59,9 @@ func TestOIDCFlags(t *testing.T) {
 		with("--public-url", "https://forms.example.com/forms/"),
 		with("--public-url", "http://forms.example.com"),
 		with("--oidc-timeout", "0s"),
+		with("--oidc-role", "boss=x"),
+		with("--oidc-role", "admin"),
+		with("--oidc-role", "admin="),
 		{"--oidc-client-id", "aepforms"},
 		{"--public-url", "https://forms.example.com"},
 	} {

@@ -16,9 +16,10 @@ import (
 	"github.com/aepforms/aepforms/web"
 )
 
-// declareOperator declares operator add's one flag.
-func declareOperator(fs *flag.FlagSet, env Env) *string {
-	return fs.String("operators-file", env("AEPFORMS_OPERATORS_FILE"), "the operators file, made mode 0600 if it does not exist (env AEPFORMS_OPERATORS_FILE)")
+// declareOperator declares operator add's flags: the file and the role.
+func declareOperator(fs *flag.FlagSet, env Env) (file, role *string) {
+	return fs.String("operators-file", env("AEPFORMS_OPERATORS_FILE"), "the operators file, made mode 0600 if it does not exist (env AEPFORMS_OPERATORS_FILE)"),
+		fs.String("role", "answerer", "what the operator may do: viewer (reads, answers nothing), answerer (answers, pauses rules) or admin (also makes, resumes, widens and deletes rules)")
 }
 
 // runOperator is `aepforms operator add NAME`: a named operator with a
@@ -28,13 +29,13 @@ func runOperator(_ context.Context, args []string, env Env, _ io.Reader, stdout,
 	fs := flag.NewFlagSet("operator", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: aepforms operator add NAME [--operators-file PATH]\n\n"+
+		fmt.Fprint(stderr, "usage: aepforms operator add NAME [--role viewer|answerer|admin] [--operators-file PATH]\n\n"+
 			"Adds a named operator to the operators file with a fresh secret, printed once:\n"+
 			"give it to that operator. serve --operators-file PATH then lets each operator\n"+
 			"sign in with their own name and secret.\n\n")
 		fs.PrintDefaults()
 	}
-	file := declareOperator(fs, env)
+	file, roleName := declareOperator(fs, env)
 	if len(args) == 0 || args[0] != "add" {
 		fs.Usage()
 		return ErrUsage
@@ -60,11 +61,15 @@ func runOperator(_ context.Context, args []string, env Env, _ io.Reader, stdout,
 	if !web.ValidOperatorName(name) {
 		return operatorUsage(stderr, fmt.Sprintf("%q cannot be an operator's name: at most 80 bytes of printable text, not starting with # or rule:", name))
 	}
-	secret, err := addOperator(*file, name)
+	role, ok := web.ParseRole(*roleName)
+	if !ok {
+		return operatorUsage(stderr, fmt.Sprintf("--role %q: want viewer, answerer or admin", *roleName))
+	}
+	secret, err := addOperator(*file, name, role)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "Added operator %q to %s. Their secret, shown this once (give it to them; it is not stored):\n\n  %s\n", name, *file, secret)
+	fmt.Fprintf(stdout, "Added operator %q (%s) to %s. Their secret, shown this once (give it to them; it is not stored):\n\n  %s\n", name, role, *file, secret)
 	return nil
 }
 
@@ -78,7 +83,7 @@ func operatorUsage(stderr io.Writer, msg string) error {
 // bits, hex) to the operators file, creating it (and its directory)
 // readable only by the user, and returns the secret. A name already in
 // the file is refused.
-func addOperator(path, name string) (string, error) {
+func addOperator(path, name string, role web.Role) (string, error) {
 	ops, old, err := readOperatorsFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", err
@@ -102,7 +107,7 @@ func addOperator(path, name string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("open operators file: %w", err)
 	}
-	line := name + " " + hash + "\n"
+	line := web.OperatorLine(web.Operator{Name: name, Hash: hash, Role: role}) + "\n"
 	if len(old) > 0 && !bytes.HasSuffix(old, []byte("\n")) {
 		line = "\n" + line
 	}

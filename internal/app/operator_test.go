@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/web"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -36,7 +38,7 @@ func TestOperatorAdd(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "conf", "operators")
 	ann := addOp(t, nil, "Ann", "--operators-file", path)
-	bo := addOp(t, map[string]string{"AEPFORMS_OPERATORS_FILE": path}, "Bo Li")
+	bo := addOp(t, map[string]string{"AEPFORMS_OPERATORS_FILE": path}, "Bo Li", "--role", "admin")
 	assert.NotEqual(t, ann, bo)
 
 	st, err := os.Stat(path)
@@ -47,6 +49,8 @@ func TestOperatorAdd(t *testing.T) {
 	require.Len(t, ops, 2)
 	assert.Equal(t, "Ann", ops[0].Name)
 	assert.Equal(t, "Bo Li", ops[1].Name)
+	assert.Equal(t, web.Role(""), ops[0].Role, "answerer by default: the line names no role")
+	assert.Equal(t, web.RoleAdmin, ops[1].Role, "--role admin")
 	assert.NoError(t, bcrypt.CompareHashAndPassword([]byte(ops[0].Hash), []byte(ann)), "the file keeps the hash of the printed secret")
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -61,6 +65,7 @@ func TestOperatorAdd(t *testing.T) {
 
 	for name, args := range map[string][]string{
 		"no name":       {"--operators-file", path},
+		"unknown role":  {"Cy", "--role", "boss", "--operators-file", path},
 		"no file":       {"Cy"},
 		"control chars": {"C\x01y", "--operators-file", path},
 	} {

@@ -24,6 +24,9 @@ type oidcConfig struct {
 	publicURL      string
 	oidcNameClaim  string
 	oidcTimeout    time.Duration
+	oidcRolesClaim string
+	oidcRoles      listFlag // --oidc-role ROLE=VALUE as given
+	roles          map[web.Role][]string
 }
 
 func (c *oidcConfig) register(fs *flag.FlagSet, e envDefaults) {
@@ -32,12 +35,15 @@ func (c *oidcConfig) register(fs *flag.FlagSet, e envDefaults) {
 	fs.StringVar(&c.oidcSecretFile, "oidc-client-secret-file", e.env("AEPFORMS_OIDC_CLIENT_SECRET_FILE"), "file holding this UI's client secret at the provider (env AEPFORMS_OIDC_CLIENT_SECRET_FILE, or the secret itself in AEPFORMS_OIDC_CLIENT_SECRET)")
 	fs.StringVar(&c.publicURL, "public-url", e.env("AEPFORMS_PUBLIC_URL"), "the address browsers reach this UI at, without the base path (https://forms.example.com); the provider sends them back to it, at --base-path + auth/callback (env AEPFORMS_PUBLIC_URL)")
 	fs.StringVar(&c.oidcNameClaim, "oidc-name-claim", e.str("AEPFORMS_OIDC_NAME_CLAIM", "preferred_username"), "the ID token claim the operator's recorded name is read from; email when it is missing (env AEPFORMS_OIDC_NAME_CLAIM)")
+	fs.StringVar(&c.oidcRolesClaim, "oidc-roles-claim", e.str("AEPFORMS_OIDC_ROLES_CLAIM", "groups"), "the ID token (or userinfo) claim holding the operator's groups, mapped to a role by --oidc-role (env AEPFORMS_OIDC_ROLES_CLAIM)")
+	c.oidcRoles = e.list("AEPFORMS_OIDC_ROLES")
+	fs.Var(&c.oidcRoles, "oidc-role", "ROLE=VALUE: an operator whose --oidc-roles-claim holds VALUE has ROLE (viewer, answerer or admin; the most allowed one wins), repeatable, e.g. --oidc-role admin=aepforms-admins --oidc-role answerer=oncall; with no match an operator is a viewer (env AEPFORMS_OIDC_ROLES, comma-separated)")
 	fs.DurationVar(&c.oidcTimeout, "oidc-timeout", e.dur("AEPFORMS_OIDC_TIMEOUT", 10*time.Second), "how long each call to the identity provider may take before the sign-in says it did not answer (env AEPFORMS_OIDC_TIMEOUT)")
 }
 
 func (c *oidcConfig) check(fs *flag.FlagSet, e envDefaults) error {
 	if c.oidcIssuer == "" {
-		for _, name := range []string{"oidc-client-id", "oidc-client-secret-file", "public-url"} {
+		for _, name := range []string{"oidc-client-id", "oidc-client-secret-file", "public-url", "oidc-role"} {
 			if given(fs, name) {
 				return fmt.Errorf("%w: --%s needs --oidc-issuer", ErrUsage, name)
 			}
@@ -46,6 +52,15 @@ func (c *oidcConfig) check(fs *flag.FlagSet, e envDefaults) error {
 	}
 	if err := positive("--oidc-timeout", c.oidcTimeout); err != nil {
 		return err
+	}
+	c.roles = map[web.Role][]string{}
+	for _, m := range c.oidcRoles {
+		name, value, ok := strings.Cut(m, "=")
+		role, known := web.ParseRole(strings.TrimSpace(name))
+		if !ok || !known || strings.TrimSpace(value) == "" {
+			return fmt.Errorf("%w: --oidc-role %q: want ROLE=VALUE, ROLE one of viewer, answerer, admin (e.g. admin=aepforms-admins)", ErrUsage, m)
+		}
+		c.roles[role] = append(c.roles[role], strings.TrimSpace(value))
 	}
 	if err := checkIssuer(c.oidcIssuer); err != nil {
 		return fmt.Errorf("%w: --oidc-issuer %q: %v", ErrUsage, c.oidcIssuer, err)
@@ -150,5 +165,5 @@ func (c *oidcConfig) oidc() *web.OIDC {
 		claims = append(claims, "email")
 	}
 	return &web.OIDC{Issuer: c.oidcIssuer, ClientID: c.oidcClientID, ClientSecret: c.oidcSecret,
-		PublicURL: c.publicURL, NameClaims: claims, Timeout: c.oidcTimeout}
+		PublicURL: c.publicURL, NameClaims: claims, Timeout: c.oidcTimeout, RolesClaim: c.oidcRolesClaim, Roles: c.roles}
 }

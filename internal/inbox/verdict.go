@@ -13,6 +13,10 @@ import (
 // answer it.
 var ErrWatchOnly = errors.New("inbox: this UI is watch-only and sends no answers")
 
+// ErrReadOnly is the refusal of an operator whose role answers nothing (a
+// viewer): the UI sends answers, this operator may not.
+var ErrReadOnly = errors.New("inbox: this operator's role answers nothing")
+
 // Viewer is who a verdict is for: the one input beyond the card and the
 // clock. The zero Viewer is a UI that sends answers. It travels from the
 // wiring to every verdict unchanged, and no reader looks inside it: what
@@ -23,13 +27,20 @@ type Viewer struct {
 	// WatchOnly is true when the UI has no control token for the relay:
 	// no card may be answered from it (page, fragment, notification).
 	WatchOnly bool
+	// ReadOnly is true when the signed-in operator's role answers nothing
+	// (a viewer): no card may be answered by them.
+	ReadOnly bool
 }
 
-// Refusal is why v may answer no card at all (ErrWatchOnly), nil when
+// Refusal is why v may answer no card at all (ErrWatchOnly, or
+// ErrReadOnly for an operator whose role answers nothing), nil when
 // each card's own verdict decides.
 func (v Viewer) Refusal() error {
 	if v.WatchOnly {
 		return ErrWatchOnly
+	}
+	if v.ReadOnly {
+		return ErrReadOnly
 	}
 	return nil
 }

@@ -145,6 +145,10 @@ type fragmentKey struct {
 	// rules is the rules' version: the rule that answered the card, or
 	// was made from it, is named as it then was.
 	rules uint64
+	// viewer and makesRules are what the operator's role allows: no form
+	// for a viewer, no rule maker but for an admin.
+	viewer     inbox.Viewer
+	makesRules bool
 }
 
 // NewFragments returns an empty fragment cache.
@@ -191,7 +195,7 @@ func (f *Fragments) Card(ctx context.Context, c inbox.Card, opts view.Options) (
 // fresh NewToken in for every placeholder of each copy.
 func (f *Fragments) Template(ctx context.Context, c inbox.Card, opts view.Options) (html, placeholder string, err error) {
 	key := fragmentKey{card: c.ID, version: c.Version, minute: opts.Now.Truncate(time.Minute).Unix(), operator: opts.Operator, reach: opts.Reachable,
-		rules: opts.RulesVersion}
+		rules: opts.RulesVersion, viewer: opts.Viewer, makesRules: opts.Rules}
 	f.mu.Lock()
 	html, ok := f.m[key]
 	f.mu.Unlock()

@@ -322,6 +322,8 @@ func cardNotes(c inbox.Card, vd inbox.Verdict, opts Options) []Note {
 	var n []Note
 	if errors.Is(vd.Refusal, inbox.ErrWatchOnly) {
 		n = append(n, Note{Tone: "info", Text: words.note["watch-only"]})
+	} else if errors.Is(vd.Refusal, inbox.ErrReadOnly) {
+		n = append(n, Note{Tone: "info", Text: words.note["read-only"]})
 	} else if !vd.Locked {
 		switch opts.Reachable {
 		case inbox.ReachNotConnected:

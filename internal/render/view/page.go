@@ -29,6 +29,9 @@ type PageOptions struct {
 	Now time.Time
 	// Viewer is who the page is drawn for: every card's verdict's input.
 	Viewer inbox.Viewer
+	// Role is the signed-in operator's role, shown beside their name
+	// ("" with no sign-in).
+	Role string
 	// Token mints the form token of one card's form; nil gives no token.
 	Token func(inbox.CardID) string
 	// Reachable says whether a session's agent is connected for answers;
@@ -166,6 +169,7 @@ type PageView struct {
 	// sessions).
 	SignedIn         bool
 	Operator         string
+	Role             string // the operator's role ("" with no sign-in)
 	SignOutURL       string
 	SignOutOthersURL string
 	// IconURL is the tab icon, {base}/static/icon.svg?v={hash}.
@@ -246,6 +250,7 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 		WatchOnly:        !opts.Viewer.Answers(),
 		SignedIn:         opts.SignedIn,
 		Operator:         opts.Operator,
+		Role:             opts.Role,
 		SignOutURL:       base + "/signout",
 		SignOutOthersURL: base + "/signout/others",
 		IconURL:          opts.Assets.Icon,

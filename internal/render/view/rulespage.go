@@ -23,6 +23,9 @@ type RulesOptions struct {
 	// CanChange is false on a watch-only UI: the rules are listed, but
 	// none can be paused, resumed or deleted here.
 	CanChange bool
+	// Answerer is true when the operator may pause a rule but not
+	// resume or delete one (their role is answerer, not admin).
+	Answerer bool
 	// MaxRate and Window are the rate pause, for the intro.
 	MaxRate int
 	Window  string
@@ -197,9 +200,12 @@ func ruleRow(r store.Rule, base string, opts RulesOptions) RuleRow {
 		row.State, row.StateText = "active", "Active"
 		row.PauseURL = rule + "/pause"
 	}
-	if opts.CanChange {
+	switch {
+	case opts.CanChange && opts.Answerer:
+		row.ResumeURL = "" // a brake anyone may pull; only an admin releases it
+	case opts.CanChange:
 		row.DeleteURL = rule + "/delete"
-	} else {
+	default:
 		row.PauseURL, row.ResumeURL = "", ""
 	}
 	return row

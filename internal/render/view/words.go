@@ -171,6 +171,7 @@ var words = struct {
 	refusal: map[error]Refusal{
 		inbox.ErrNotFound:        {"gone", "This server does not have this question any more (it restarted, or the question was cleared). Your answer was not sent."},
 		inbox.ErrWatchOnly:       {"watch_only", "This UI has no control token for the relay, so it cannot send answers. Your answer was not sent."},
+		inbox.ErrReadOnly:        {"read_only", "Your role here is viewer: you can read questions, not answer them. Your answer was not sent."},
 		errNoToken:               {"no_token", "This form is missing its token. Reload the page and send your answer again."},
 		inbox.ErrInFlight:        {"in_flight", "An answer to this question is already on its way to the agent. Wait for its reply before sending another."},
 		inbox.ErrOtherInFlight:   {"in_flight", "%s already answered this from another UI, and that answer is on its way to the agent. Nothing was sent."},
@@ -188,6 +189,7 @@ var words = struct {
 	},
 	note: map[string]string{
 		"watch-only":         "Watch-only: this UI has no control token for the relay, so it cannot send answers.",
+		"read-only":          "Your role here is viewer: you can read this question, not answer it.",
 		"not-connected":      "The agent is not connected: an answer sent now will not reach it.",
 		"no-control":         "The agent is connected but takes no answers over the relay (it does not accept control.attention.respond): an answer sent now will be refused.",
 		"ambiguous":          "More than one agent claims this session: the relay will refuse an answer sent now.",
