@@ -289,7 +289,7 @@ var notRefusals = map[string]string{
 // source, so a new one must be placed here, then in Refusals (and the
 // web's refusal table) or in notRefusals.
 var sentinels = map[string]error{
-	"inbox.ErrNotFound": inbox.ErrNotFound, "inbox.ErrSettled": inbox.ErrSettled, "inbox.ErrExpired": inbox.ErrExpired,
+	"inbox.ErrNotFound": inbox.ErrNotFound, "inbox.ErrSettled": inbox.ErrSettled, "inbox.ErrExpired": inbox.ErrExpired, "inbox.ErrReadOnly": inbox.ErrReadOnly,
 	"inbox.ErrInformational": inbox.ErrInformational, "inbox.ErrMalformed": inbox.ErrMalformed,
 	"inbox.ErrTooManyControls": inbox.ErrTooManyControls, "inbox.ErrInFlight": inbox.ErrInFlight,
 	"inbox.ErrDuplicate": inbox.ErrDuplicate, "inbox.ErrInvalidSubmission": inbox.ErrInvalidSubmission,
