@@ -59,6 +59,8 @@ func TestRolesFromTheProvidersGroups(t *testing.T) {
 	sent := rh.sub.all()
 	require.Len(t, sent, 1, "the answerer's answer is sent once")
 	assert.Equal(t, "ann", sent[0].By, "under the name the provider gave")
+	who := rh.getPage(ada, "history").doc(t).Find(`[data-testid="history-operator"]`).Text()
+	assert.Contains(t, who, "ann", "History records who answered by the provider's name")
 
 	second := rh.ask("s1", "r2", permissionReq())
 	r = rh.ruleFromCard(ada, second, url.Values{form.NameRuleScope: {form.ScopeContains}, form.NameRuleContains: {"make release"}})
