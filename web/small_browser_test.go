@@ -79,3 +79,24 @@ func TestPermissionCommandIsCodeInTheTitle(t *testing.T) {
 	assert.Equal(t, "monospace", eval[string](t, ctx, `getComputedStyle(`+title+`.querySelector('code')).fontFamily.split(',').pop().trim()`), "set in a monospace face")
 	stopTab(t, ctx, console)
 }
+
+// A long session id reads the same wherever the inbox names it: the
+// "Showing only" line shortens it as the group heading and the card do
+// (the whole id in its title).
+func TestSessionLabelsShortenedAlike(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: starts Chromium")
+	}
+	h := newHarness(t)
+	long := "ask-user-question-01JF3Q8Z5N2W4FBV7M3Y"
+	id := h.ask(long, "r1", nameForm())
+	ctx, console := flowTab(t, h, "?session="+long)
+	group := eval[string](t, ctx, `document.querySelector('[data-testid="group"] .group__title').textContent`)
+	meta := eval[string](t, ctx, `document.querySelector('#`+domID(id)+` [data-testid="prov-session"]').textContent`)
+	filter := eval[string](t, ctx, `document.querySelector('[data-testid="filter-term"][data-name="session"] b').textContent`)
+	require.NotEqual(t, long, meta, "the card shortens it")
+	assert.True(t, strings.HasSuffix(group, "session "+meta), "group heading %q names session %q", group, meta)
+	assert.Equal(t, meta, filter, "the filter line as the card")
+	assert.Equal(t, long, eval[string](t, ctx, `document.querySelector('[data-testid="filter-term"][data-name="session"] b').title`), "whole in its title")
+	stopTab(t, ctx, console)
+}

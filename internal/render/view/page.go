@@ -213,6 +213,10 @@ type RelayView struct {
 // FilterTerm is one narrowing in force: "agent" = "claude-code".
 type FilterTerm struct {
 	Name, Value string
+	// Shown is Value as the page shows it: a session shortened as its
+	// group heading and cards shorten it, so one session reads the same
+	// everywhere (Value whole in its title).
+	Shown string
 }
 
 // GroupView is the open cards of one agent and session.
@@ -400,7 +404,7 @@ func PushID(epoch string, seq uint64) string {
 func filterTerms(filter inbox.Query) ([]FilterTerm, url.Values) {
 	var terms []FilterTerm
 	q := url.Values{}
-	for _, t := range []FilterTerm{{"agent", filter.Agent}, {"session", filter.Session}, {"kind", filter.Kind}} {
+	for _, t := range []FilterTerm{{"agent", filter.Agent, filter.Agent}, {"session", filter.Session, shortenID(Name(filter.Session), idRunes)}, {"kind", filter.Kind, filter.Kind}} {
 		if t.Value != "" {
 			terms = append(terms, t)
 			q.Set(t.Name, t.Value)

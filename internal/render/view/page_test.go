@@ -79,7 +79,7 @@ func TestPageURLsAndFilter(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "/forms/push", u.Path)
 	assert.Equal(t, url.Values{"agent": {"claude code"}, "session": {"s&1"}, "since": {"42"}}, u.Query())
-	assert.Equal(t, []FilterTerm{{"agent", "claude code"}, {"session", "s&1"}}, p.Filter)
+	assert.Equal(t, []FilterTerm{{"agent", "claude code", "claude code"}, {"session", "s&1", "s&1"}}, p.Filter)
 	assert.Equal(t, "/forms/panel", p.ClearURL, "the panel clears to the panel")
 	assert.Equal(t, "dark", p.Theme)
 	assert.Equal(t, "https://mc.example https://b.example", p.EmbedOrigins)
