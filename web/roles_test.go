@@ -40,6 +40,7 @@ func TestRolesFromTheProvidersGroups(t *testing.T) {
 	require.Equal(t, 1, card.Length())
 	assert.Zero(t, card.Find(`form[data-testid="answer-form"] button[type="submit"], [data-testid="option"]`).Length(), "the viewer is offered no answer")
 	assert.Contains(t, card.Text(), "Your role here is viewer")
+	assert.Zero(t, rh.getPage(vera, "").doc(t).Find(`[data-testid="watch-only"]`).Length(), "the UI is not watch-only: the viewer's role is said on each card, not as the UI's")
 
 	action, token := answerForm(t, rh.getPage(ann, "").doc(t), id)
 	post := url.Values{"token": {token}, form.NameOption: {"0"}}

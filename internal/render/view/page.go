@@ -251,7 +251,7 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 		NowISO:          opts.Now.UTC().Format(time.RFC3339Nano),
 		Relay: RelayView{Connected: status.FeedConnected, Connecting: status.FeedConnecting && !status.FeedConnected,
 			ConnectingText: words.page["connecting"], Error: status.FeedError},
-		WatchOnly:        !opts.Viewer.Answers(),
+		WatchOnly:        opts.Viewer.WatchOnly, // the UI's banner; a viewer's cards say their role
 		SignedIn:         opts.SignedIn,
 		Operator:         opts.Operator,
 		Role:             opts.Role,
