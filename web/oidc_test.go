@@ -253,3 +253,16 @@ func TestOIDCSignOutEndsTheSessionAndThePprovidersToo(t *testing.T) {
 	assert.Equal(t, http.StatusSeeOther, page.StatusCode)
 	assert.True(t, strings.HasSuffix(page.Header.Get("Location"), "/signin"), "the old cookie gets the sign-in page")
 }
+
+// A name is one person: with named operators beside the provider, a
+// provider user whose name is a named operator's (whatever its case) is
+// not signed in as them. The provider's preferred_username is not unique
+// and may be the user's to edit; signed in, they would answer as Ann, and
+// "sign out my other sessions" would end hers.
+func TestOIDCNameOfANamedOperatorSignsNoOneIn(t *testing.T) {
+	t.Parallel()
+	h, _ := oidcHarness(t, nil, withOperators(t))
+	c := h.browser()
+	r := h.callback(c, h.loginAtOP(c, "ann"))
+	refused(t, r, http.StatusForbidden, "signs in here with a secret")
+}

@@ -119,6 +119,11 @@ func handleOIDCCallback(a *auth, pg *pages) http.HandlerFunc {
 			return
 		}
 		role := a.oidc.role(claims)
+		if a.book != nil && a.book.holds(name) {
+			a.log.Warn("web: the identity provider names a named operator; not signed in", "operator", name)
+			pg.signIn(w, r, http.StatusForbidden, "The identity provider names you “"+truncate(name, 60)+"”, an operator who signs in here with a secret: one name is one person here. Ask whoever runs this UI.", "")
+			return
+		}
 		id, err := a.issueWith(r.Context(), a.oidcKey, name, role, r.UserAgent())
 		if err != nil {
 			pg.internalError(w, r, fmt.Errorf("web: open a session: %w", err))

@@ -188,6 +188,17 @@ func newOperatorBook(ops []Operator) *operatorBook {
 	return b
 }
 
+// holds reports whether name is a named operator's, whatever its case
+// (History shows "Ann" and "ann" as one person).
+func (b *operatorBook) holds(name string) bool {
+	for n := range b.ops {
+		if strings.EqualFold(n, name) {
+			return true
+		}
+	}
+	return false
+}
+
 // check reports whether secret is operator name's own.
 func (b *operatorBook) check(name, secret string) bool {
 	op, ok := b.ops[name]
