@@ -49,8 +49,8 @@ func (p *batchPages) batchOptions(r *http.Request) view.BatchOptions {
 // batchShapes are the inbox's batches now: the open cards by shape (two
 // or more each, most urgent first), the first MaxBatch of each read whole
 // (the page shows each question as its card does).
-func batchShapes(in Inbox, pg *batchPages, filter inbox.Query) [][]inbox.Card {
-	return wholeShapes(in, view.BatchShapes(in.Heads(filter), pg.now(), pg.viewer), MaxBatch)
+func batchShapes(in Inbox, pg *batchPages, r *http.Request) [][]inbox.Card {
+	return wholeShapes(in, view.BatchShapes(in.Heads(filterOf(r)), pg.now(), viewerFor(pg.viewer, r)), MaxBatch)
 }
 
 // wholeShapes reads, in place, the first n cards of each shape whole (the
@@ -103,14 +103,16 @@ func handleBatches(in Inbox, pg *batchPages) http.HandlerFunc {
 }
 
 // batchRegion is the inbox's batch groups among heads, for a UI that
-// sends answers (none when watch-only).
+// sends answers, for an operator who answers (none when watch-only or
+// read-only).
 func (p *batchPages) batchRegion(r *http.Request, heads []inbox.Card) []view.BatchGroup {
-	if !p.viewer.Answers() {
+	v := viewerFor(p.viewer, r)
+	if !v.Answers() {
 		return nil
 	}
 	opts := p.batchOptions(r)
 	opts.Max = 0 // the region lists no questions: their cards carry the picks
-	return view.Batches(wholeShapes(p.in, view.BatchShapes(heads, p.now(), p.viewer), 1), opts).Groups
+	return view.Batches(wholeShapes(p.in, view.BatchShapes(heads, p.now(), v), 1), opts).Groups
 }
 
 // batches renders the batch page under status, with a refused post shown
@@ -118,7 +120,7 @@ func (p *batchPages) batchRegion(r *http.Request, heads []inbox.Card) []view.Bat
 func (p *batchPages) batches(w http.ResponseWriter, r *http.Request, status int, refused *view.BatchRefused) {
 	opts := p.batchOptions(r)
 	opts.Refused = refused
-	buf, err := render.Batches(r.Context(), view.Batches(batchShapes(p.in, p, filterOf(r)), opts))
+	buf, err := render.Batches(r.Context(), view.Batches(batchShapes(p.in, p, r), opts))
 	if err != nil {
 		p.internalError(w, r, err)
 		return

@@ -145,10 +145,13 @@ func (p *pages) reach(session string) inbox.Reach {
 
 // viewerOf is who r's cards are drawn for: this UI's Viewer, read-only
 // for an operator whose role answers nothing.
-func (p *pages) viewerOf(r *http.Request) inbox.Viewer {
-	v := p.viewer
-	v.ReadOnly = !roleFrom(r.Context()).answers()
-	return v
+func (p *pages) viewerOf(r *http.Request) inbox.Viewer { return viewerFor(p.viewer, r) }
+
+// viewerFor is ui (this UI's Viewer) as the operator signed in on r sees
+// it: read-only when their role answers nothing.
+func viewerFor(ui inbox.Viewer, r *http.Request) inbox.Viewer {
+	ui.ReadOnly = !roleFrom(r.Context()).answers()
+	return ui
 }
 
 // roleShown is the role the header shows beside the operator's name: the

@@ -184,7 +184,7 @@ func (h *pushHandler) follow(sw *sse.Writer, r *http.Request, ls *liveStream, si
 
 	p := &pusher{in: h.in, share: h.share, pg: h.pg, w: sw, r: r, operator: operatorFrom(r.Context()), q: queryOf(r), last: since,
 		until: r.URL.Query().Get("until"), after: r.URL.Query().Get("after")}
-	if r.URL.Query().Get("batches") != "" && h.pg.viewer.Answers() {
+	if r.URL.Query().Get("batches") != "" && h.pg.viewerOf(r).Answers() {
 		p.sums, p.sumEvery = h.sums, h.cfg.BatchEvery // the page has a batch region
 	}
 	var err error

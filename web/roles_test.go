@@ -118,3 +118,26 @@ func TestOperatorsFileRoles(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, again.StatusCode)
 	assert.Equal(t, http.StatusOK, promoted.statusWith(sessionCookie(again.Response).Value), "signed in again, as an admin")
 }
+
+// A viewer is offered no batch: the batch page lists no batch form, the
+// inbox no batch region, and its push stream carries no batch summaries,
+// as for a watch-only UI; the server would refuse each post (403), so
+// offering them is offering what cannot be done.
+func TestViewerIsOfferedNoBatch(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withConfig(func(c *Config) {
+		c.Operators = []Operator{{Name: "Vera", Hash: bcryptHash(t, annSecret), Role: RoleViewer}}
+	}))
+	askPermissions(h, 3)
+	c := h.client()
+	r := h.postForm(c, "signin", url.Values{"token": {annSecret}, "name": {"Vera"}})
+	require.Equal(t, http.StatusSeeOther, r.StatusCode, "%s", r.body)
+
+	batches := h.getPage(c, "batches")
+	require.Equal(t, http.StatusOK, batches.StatusCode)
+	d := batches.doc(t)
+	assert.Zero(t, d.Find(`form[data-testid="batch-form"]`).Length(), "no batch form")
+	assert.Zero(t, d.Find(`[data-testid="batch"]`).Length(), "no batch")
+	page := h.getPage(c, "").doc(t)
+	assert.Zero(t, page.Find(`[data-testid="batch"]`).Length(), "the inbox offers no batch")
+}
