@@ -236,7 +236,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // Sign-out ends the session (the old cookie gets the sign-in page) and
 // sends the browser to the provider's end_session_endpoint, so the
 // provider's own session ends too.
-func TestOIDCSignOutEndsTheSessionAndThePprovidersToo(t *testing.T) {
+func TestOIDCSignOutEndsTheSessionAndTheProvidersToo(t *testing.T) {
 	t.Parallel()
 	h, o := oidcHarness(t, nil)
 	c := h.browser()
