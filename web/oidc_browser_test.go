@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aepforms/aepforms/e2e/browsertest"
+	"github.com/aepforms/aepforms/internal/oidctest"
 )
 
 // In Chromium, an operator opening the inbox signed out is sent to the
@@ -27,7 +28,7 @@ func TestOIDCSignInInChromium(t *testing.T) {
 		chromedp.Click(`[data-testid="signin-provider"]`),
 		chromedp.WaitVisible(`#username`),
 		chromedp.SendKeys(`#username`, "ann"),
-		chromedp.SendKeys(`#password`, opPassword),
+		chromedp.SendKeys(`#password`, oidctest.Password),
 		chromedp.Click(`button[type="submit"]`),
 		chromedp.WaitVisible(`[data-testid="operator"]`),
 	))

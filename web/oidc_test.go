@@ -12,11 +12,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/oidctest"
 )
 
 // oidcHarness is a UI signing in at a provider of its own, its clock at
 // the real time (the provider stamps its tokens with it).
-func oidcHarness(t *testing.T, configure func(*OIDC), opts ...option) (*harness, *testOP) {
+func oidcHarness(t *testing.T, configure func(*OIDC), opts ...option) (*harness, *oidctest.Provider) {
 	t.Helper()
 	opt, provider := withOP(t, configure)
 	h := newHarness(t, append([]option{opt}, opts...)...)
@@ -79,7 +81,7 @@ func TestOIDCRefusesAnExpiredIDToken(t *testing.T) {
 func TestOIDCRefusesAnotherAudience(t *testing.T) {
 	t.Parallel()
 	h, o := oidcHarness(t, nil)
-	o.audience.Store(&[]string{"another-client"})
+	o.IssueAudience([]string{"another-client"})
 	c := h.browser()
 	refused(t, h.callback(c, h.loginAtOP(c, "ann")), http.StatusUnauthorized, "did not hold up")
 }
@@ -89,9 +91,7 @@ func TestOIDCRefusesAnotherAudience(t *testing.T) {
 func TestOIDCRefusesATokenSignedByAnotherKey(t *testing.T) {
 	t.Parallel()
 	h, o := oidcHarness(t, nil)
-	o.st.mu.Lock()
-	o.st.otherKey = newRSAKey(t)
-	o.st.mu.Unlock()
+	o.SignWith(oidctest.NewRSAKey(t))
 	c := h.browser()
 	refused(t, h.callback(c, h.loginAtOP(c, "ann")), http.StatusUnauthorized, "did not hold up")
 }
@@ -101,9 +101,7 @@ func TestOIDCRefusesATokenSignedByAnotherKey(t *testing.T) {
 func TestOIDCRefusesANonceMismatch(t *testing.T) {
 	t.Parallel()
 	h, o := oidcHarness(t, nil)
-	o.st.mu.Lock()
-	o.st.nonce = "another-sign-ins-nonce"
-	o.st.mu.Unlock()
+	o.IssueNonce("another-sign-ins-nonce")
 	c := h.browser()
 	refused(t, h.callback(c, h.loginAtOP(c, "ann")), http.StatusUnauthorized, "did not hold up")
 }
@@ -179,7 +177,7 @@ func TestOIDCProviderDownAtStart(t *testing.T) {
 	t.Parallel()
 	opt, provider := withOP(t, nil)
 	o := provider()
-	o.down.Store(true)
+	o.Down(true)
 	h := newHarness(t, opt)
 	h.clk.Add(time.Since(h.clk.Now()))
 
@@ -189,7 +187,7 @@ func TestOIDCProviderDownAtStart(t *testing.T) {
 	refused(t, r, http.StatusServiceUnavailable, "did not answer")
 	assert.NotEmpty(t, r.Header.Get("Retry-After"))
 
-	o.down.Store(false)
+	o.Down(false)
 	h.signInAtOP(c, "ann")
 }
 
@@ -202,7 +200,7 @@ func TestOIDCProviderDownAtSignIn(t *testing.T) {
 	h, o := oidcHarness(t, nil, withConfig(func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&log, nil)) }))
 	c := h.browser()
 	back := h.loginAtOP(c, "ann")
-	o.down.Store(true)
+	o.Down(true)
 	refused(t, h.callback(c, back), http.StatusServiceUnavailable, "did not answer")
 	code, err := url.Parse(back)
 	require.NoError(t, err)
@@ -245,8 +243,8 @@ func TestOIDCSignOutEndsTheSessionAndTheProvidersToo(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, r.StatusCode)
 	to, err := url.Parse(r.Header.Get("Location"))
 	require.NoError(t, err)
-	assert.Equal(t, o.issuer+"/end_session", to.Scheme+"://"+to.Host+to.Path)
-	assert.Equal(t, opClientID, to.Query().Get("client_id"))
+	assert.Equal(t, o.Issuer+"/end_session", to.Scheme+"://"+to.Host+to.Path)
+	assert.Equal(t, oidctest.ClientID, to.Query().Get("client_id"))
 	assert.Equal(t, h.url("signin"), to.Query().Get("post_logout_redirect_uri"))
 
 	page := h.getPage(nil, "", "Cookie", cookieName+"="+ck.Value)
