@@ -290,6 +290,11 @@ type Card struct {
 	// Nil when none (SeePeers).
 	Peer *Submission
 
+	// Claim is who said they are on the question (claim.go), the zero
+	// Claim when nobody; Assigned who should answer it.
+	Claim    Claim
+	Assigned Assignment
+
 	// Version counts changes to this card; it starts at 1.
 	Version uint64
 }

@@ -103,6 +103,9 @@ type Options struct {
 	// Past it a state change is shown on its card but not kept, and
 	// Status notes ErrJournalBehind. Default DefaultJournalQueue (65536).
 	JournalQueue int
+	// ClaimIdle is how long a claim holds without its operator's
+	// activity (Claim). Default DefaultClaimIdle (10 min).
+	ClaimIdle time.Duration
 	// Logger receives what the operator does not see on a card (an event
 	// that breaks the envelope rules, once per source). Nil discards.
 	Logger *slog.Logger
@@ -139,6 +142,9 @@ func (o Options) withDefaults() Options {
 	def(&o.MaxSeen, 65536)
 	def(&o.MaxFormItems, 1000)
 	def(&o.JournalQueue, DefaultJournalQueue)
+	if o.ClaimIdle <= 0 {
+		o.ClaimIdle = DefaultClaimIdle
+	}
 	if o.ConnectGrace <= 0 {
 		o.ConnectGrace = DefaultConnectGrace
 	}
@@ -205,6 +211,9 @@ type entry struct {
 	// same form posted again meanwhile waits for the first post's fate.
 	journaledDone chan struct{}
 	links         []subjKey // keys in Inbox.links pointing here
+	// claimedOnce is true once the card was claimed (the time to first
+	// claim is measured once).
+	claimedOnce bool
 
 	size         int64      // raw bytes of the attention.requested (Options.MaxBytes)
 	load         *agentLoad // the agent's share of the inbox this card counts in
@@ -262,6 +271,8 @@ type Inbox struct {
 	// storageFault is true while a Storage notice is shown (status.go):
 	// read without the lock by each journal write that succeeds.
 	storageFault atomic.Bool
+	// lastRev is the latest claim or assignment write's order (claim.go).
+	lastRev atomic.Int64
 	// peered are the cards SeePeers marked with another instance's
 	// queued answer (peers.go).
 	peered map[CardID]bool

@@ -49,11 +49,12 @@ type MemoryJournal struct {
 	mu    sync.Mutex
 	order []string
 	subs  map[string]*Submission
+	marks map[CardID]Mark
 }
 
 // NewMemoryJournal returns an empty MemoryJournal.
 func NewMemoryJournal() *MemoryJournal {
-	return &MemoryJournal{subs: make(map[string]*Submission)}
+	return &MemoryJournal{subs: make(map[string]*Submission), marks: make(map[CardID]Mark)}
 }
 
 // Record keeps s.
@@ -172,4 +173,42 @@ func (j *MemoryJournal) LookupToken(card CardID, token string) (Submission, bool
 		}
 	}
 	return Submission{}, false, nil
+}
+
+// KeepClaim keeps card id's claim c unless a later one is kept.
+func (j *MemoryJournal) KeepClaim(id CardID, c Claim) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if m := j.marks[id]; c.Rev > m.Claim.Rev {
+		m.Card, m.Claim = id, c
+		j.marks[id] = m
+	}
+	return nil
+}
+
+// KeepAssignment keeps card id's assignment a unless a later one is kept.
+func (j *MemoryJournal) KeepAssignment(id CardID, a Assignment) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if m := j.marks[id]; a.Rev > m.Assigned.Rev {
+		m.Card, m.Assigned = id, a
+		j.marks[id] = m
+	}
+	return nil
+}
+
+// Marks lists the claims live at now and the assignments kept.
+func (j *MemoryJournal) Marks(now time.Time) ([]Mark, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []Mark
+	for _, m := range j.marks {
+		if !m.Claim.Live(now) {
+			m.Claim = Claim{}
+		}
+		if m.Claim.By != "" || m.Assigned.To != "" {
+			out = append(out, m)
+		}
+	}
+	return out, nil
 }

@@ -13,7 +13,17 @@ type Query struct {
 	Agent   string // the event's agent attribute
 	Session string // the session name
 	Kind    string // the request's kind (form, permission, ...)
+	// Claim narrows to the open questions claimed by or assigned to
+	// Operator (ClaimMine) or claimed by nobody (ClaimNone); "" is all.
+	Claim    string
+	Operator string
 }
+
+// Claim filters (Query.Claim).
+const (
+	ClaimMine = "mine"
+	ClaimNone = "unclaimed"
+)
 
 // Match reports whether q selects c (the same test Cards applies), for a
 // subscriber deciding whether a changed card belongs to its view.
@@ -22,7 +32,21 @@ func (q Query) Match(c Card) bool { return q.match(&c) }
 func (q Query) match(c *Card) bool {
 	return (q.Agent == "" || c.Agent == q.Agent) &&
 		(q.Session == "" || c.Key.Session == q.Session) &&
-		(q.Kind == "" || c.Request.Kind == q.Kind)
+		(q.Kind == "" || c.Request.Kind == q.Kind) &&
+		q.matchClaim(c)
+}
+
+// matchClaim reports whether c passes q's claim filter. A claim lapsed
+// since the last Sweep still counts until that sweep ends it.
+func (q Query) matchClaim(c *Card) bool {
+	switch q.Claim {
+	case ClaimMine:
+		return c.State.Open() && q.Operator != "" &&
+			(c.Claim.By == q.Operator || (!c.Assigned.Team && c.Assigned.To == q.Operator))
+	case ClaimNone:
+		return c.State.Open() && c.Claim.By == ""
+	}
+	return true
 }
 
 // Cards returns copies of the cards q matches: open ones first, by soonest
@@ -179,6 +203,8 @@ func head(c *Card) Card {
 		Capture:       c.Capture,
 		Shape:         c.Shape,
 		Request:       aep.Request{Kind: c.Request.Kind, Prompt: p, RespondVia: slices.Clone(c.Request.RespondVia)},
+		Claim:         c.Claim,
+		Assigned:      c.Assigned,
 	}
 	// What CanAnswer reads, and no more: whether an answer (this UI's or
 	// another sender's) is on its way.

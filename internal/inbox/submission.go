@@ -292,6 +292,7 @@ func (in *Inbox) confirm(en *entry, sub Submission, err error) (Submission, erro
 	en.ownIDs[sub.CommandID] = true
 	en.tokens[sub.Token] = true
 	in.ours[sub.CommandID] = en
+	in.endClaim(en) // answered: nobody needs to be on it any more
 	in.touch(en, true)
 	in.commit()
 	return cloneSubmission(sub), nil

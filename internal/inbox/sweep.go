@@ -18,6 +18,7 @@ func (in *Inbox) Sweep() {
 			in.touch(en, false)
 		}
 	}
+	in.sweepClaims(in.opts.Now())
 	in.sweepRestored(in.opts.Now())
 	in.commit()
 	in.sweepGrace(in.opts.Now())

@@ -196,6 +196,17 @@ type Verdict struct {
 	// TimeoutMS is attention.timeout's after_ms (LineTimedOut), nil when
 	// it gave none.
 	TimeoutMS *int64
+
+	// Claim is who said they are on the open question and since when
+	// (Card.Claim), nil when nobody is, the claim lapsed, or no answer
+	// could be given now (settled, expired, an answer on its way).
+	Claim *Claim
+	// Claimable is true when the Viewer may say they are on it: they may
+	// answer it now (Answerable). A viewer's role claims nothing.
+	Claimable bool
+	// Assigned is who the question is assigned to (Card.Assigned), nil
+	// when nobody.
+	Assigned *Assignment
 }
 
 // Answered is who answered a card and how, decided once for every reader
@@ -266,6 +277,15 @@ func (c *Card) Verdict(now time.Time, v Viewer) Verdict {
 	d.Malformed, d.NoForm = c.Malformed, c.Malformed != "" || c.OverBudget
 	d.Resolution, d.TimeoutMS = c.Resolution, c.TimeoutMS
 	d.Line = c.line(now, d)
+	if d.Open && !d.Locked && c.Claim.Live(now) {
+		cl := c.Claim
+		d.Claim = &cl
+	}
+	d.Claimable = d.Answerable
+	if c.Assigned.To != "" {
+		as := c.Assigned
+		d.Assigned = &as
+	}
 	return d
 }
 
