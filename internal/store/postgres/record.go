@@ -10,7 +10,10 @@ import (
 
 // Record, Settle and the other answer writes and reads are
 // sqldb.Answers', each bounded by Options.WriteTimeout.
-var _ inbox.Journal = (*Journal)(nil)
+var (
+	_ inbox.Journal     = (*Journal)(nil)
+	_ inbox.MarkJournal = (*Journal)(nil)
+)
 
 // isLive reports the refusal of submissions_live, the one live
 // submission per request.

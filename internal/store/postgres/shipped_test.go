@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/store"
 	"github.com/aepforms/aepforms/internal/store/postgres/pgtest"
 	"github.com/aepforms/aepforms/internal/store/storetest"
@@ -61,6 +62,11 @@ func TestOpensADatabaseMadeByVersion9(t *testing.T) {
 	require.NoError(t, j.CreateRule(ctx, store.Rule{ID: "R2", Name: "Deny", Maker: "bob", Created: storetest.T0, Expires: storetest.T0.Add(time.Hour),
 		Match: store.RuleMatch{Kind: aep.KindPermission, Scope: store.ScopeExact, Question: "q"}, Answer: aep.Answer{Option: "deny"}, State: store.RuleActive}, 0))
 	require.NoError(t, j.Record(storetest.Submission(storetest.CmdID(1), storetest.T0)))
+	require.NoError(t, j.KeepClaim("c", inbox.Claim{By: "ann", At: storetest.T0, Until: storetest.T0.Add(time.Minute), Rev: 1}), "the claims' table is there")
+	marks, err := j.Marks(storetest.T0)
+	require.NoError(t, err)
+	require.Len(t, marks, 1)
+	assert.Equal(t, "ann", marks[0].Claim.By)
 }
 
 // databaseAt makes the database at dbURL by running schema, recording

@@ -46,8 +46,8 @@ func (d Schema) sql(s string) string {
 }
 
 // SharedSteps are the migration steps both backends take, in this
-// order, after their own first ones: SQLite's steps 6 to 12,
-// PostgreSQL's 3 to 9. A step for both is appended here.
+// order, after their own first ones: SQLite's steps 6 to 13,
+// PostgreSQL's 3 to 10. A step for both is appended here.
 func (d Schema) SharedSteps() []string {
 	return []string{
 		d.Push(),
@@ -57,6 +57,7 @@ func (d Schema) SharedSteps() []string {
 		d.Rules(),
 		d.ScopedRules(),
 		d.RuleLooks(),
+		d.Marks(),
 	}
 }
 
@@ -257,4 +258,24 @@ func (d Schema) RuleLooks() string {
 		operator TEXT PRIMARY KEY, -- "" for an operator who gave no name
 		seen_at  {int64} NOT NULL  -- the last rule answer seen, posted_at
 	);`)
+}
+
+// Marks keeps each question's claim ("I'm on it": who, since when, until
+// when without their activity) and assignment (to whom, a person or a
+// team, by whom, when), each with the order of its latest write (rev,
+// unix nanoseconds): of replicas writing one card's, the latest wins.
+func (d Schema) Marks() string {
+	return d.sql(`CREATE TABLE card_marks (
+		card_id       TEXT PRIMARY KEY,
+		claimant      TEXT NOT NULL, -- "" when nobody is on it
+		claimed_at    {int64} NOT NULL,
+		claim_until   {int64} NOT NULL, -- lapses then without activity
+		claim_rev     {int64} NOT NULL,
+		assignee      TEXT NOT NULL, -- "" when not assigned
+		assignee_kind TEXT NOT NULL, -- person or team
+		assigned_by   TEXT NOT NULL,
+		assigned_at   {int64} NOT NULL,
+		assign_rev    {int64} NOT NULL
+	);
+	CREATE INDEX card_marks_claim ON card_marks (claim_until);`)
 }

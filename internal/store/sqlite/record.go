@@ -12,7 +12,10 @@ import (
 	"github.com/aepforms/aepforms/internal/store/sqldb"
 )
 
-var _ inbox.Journal = (*Journal)(nil)
+var (
+	_ inbox.Journal     = (*Journal)(nil)
+	_ inbox.MarkJournal = (*Journal)(nil)
+)
 
 // ErrDuplicate is Record's refusal of a command id already recorded
 // (store.ErrDuplicate, the same for every backend).

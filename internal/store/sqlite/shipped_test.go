@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/store"
 )
 
@@ -62,6 +63,11 @@ func TestOpensAJournalMadeByVersion12(t *testing.T) {
 	require.NoError(t, j.CreateRule(context.Background(), store.Rule{ID: "R2", Name: "Deny", Maker: "bob", Created: t0, Expires: t0.Add(time.Hour),
 		Match: store.RuleMatch{Kind: aep.KindPermission, Scope: store.ScopeExact, Question: "q"}, Answer: aep.Answer{Option: "deny"}, State: store.RuleActive}, 0))
 	require.NoError(t, j.Record(submission(cmdID(1), t0)))
+	require.NoError(t, j.KeepClaim("c", inbox.Claim{By: "ann", At: t0, Until: t0.Add(time.Minute), Rev: 1}), "the claims' table is there")
+	marks, err := j.Marks(t0)
+	require.NoError(t, err)
+	require.Len(t, marks, 1)
+	assert.Equal(t, "ann", marks[0].Claim.By)
 }
 
 // journalAt makes a journal at path by running schema, recording steps

@@ -28,6 +28,7 @@ type Backend interface {
 	inbox.TokenJournal
 	inbox.Leases
 	inbox.PeerJournal
+	inbox.MarkJournal
 	store.Pruner
 	History(ctx context.Context, q store.HistoryQuery) (store.HistoryPage, error)
 	CreateSession(ctx context.Context, s store.Session) error
@@ -135,6 +136,7 @@ func Run(t *testing.T, fresh Fresh) {
 		{"ReplicasGiveOneAnswer", testReplicasOneAnswer},
 		{"ReplicasResendOnceAfterALapse", testReplicasReclaim},
 		{"PeersAreTheOthersQueuedAnswers", testPeers},
+		{"ClaimsKeptAndShared", testClaimsKeptAndShared},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
