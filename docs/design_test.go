@@ -208,6 +208,9 @@ func (d decls) check(name string) string {
 		}
 		return ""
 	}
+	if strings.HasSuffix(name, ".go") {
+		return "" // a file (routes.go), though a package shares its stem
+	}
 	parts := strings.Split(name, ".")
 	if len(parts) == 1 {
 		if !goLike.MatchString(name) || notGo[name] || d.all[name] {

@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
+	"github.com/aepforms/aepforms/internal/routes"
 	"golang.org/x/crypto/argon2"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -24,6 +26,9 @@ type Operator struct {
 	Hash string
 	// Role is what the operator may do; "" is RoleAnswerer.
 	Role Role
+	// Teams are the teams the operator is in (team=oncall,leads), whose
+	// questions notify them; none: no team.
+	Teams []string
 }
 
 // role is the operator's role, RoleAnswerer when the line names none.
@@ -39,7 +44,7 @@ var ErrOperatorsFile = errors.New("web: operators file")
 
 // ParseOperators reads an operators file: one operator a line, the name,
 // an optional role (role=viewer, role=answerer, role=admin; answerer when
-// none) and then the hash, which is the line's last field (so a name may
+// none), optional teams (team=oncall,leads) and then the hash, which is the line's last field (so a name may
 // hold spaces). Blank lines and lines starting with # are skipped. A name is
 // at most 80 bytes of printable text, once per file.
 func ParseOperators(r io.Reader) ([]Operator, error) {
@@ -56,7 +61,7 @@ func ParseOperators(r io.Reader) ([]Operator, error) {
 			return nil, fmt.Errorf("%w: line %d: want a name and a hash", ErrOperatorsFile, n)
 		}
 		rest, hash := line[:i], line[i+1:]
-		role, rest, err := cutRole(rest)
+		role, teams, rest, err := cutAttrs(rest)
 		if err != nil {
 			return nil, fmt.Errorf("%w: line %d: %w", ErrOperatorsFile, n, err)
 		}
@@ -70,7 +75,7 @@ func ParseOperators(r io.Reader) ([]Operator, error) {
 			return nil, fmt.Errorf("%w: line %d: %q is named twice", ErrOperatorsFile, n, name)
 		}
 		seen[name] = true
-		ops = append(ops, Operator{Name: name, Hash: hash, Role: role})
+		ops = append(ops, Operator{Name: name, Hash: hash, Role: role, Teams: teams})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOperatorsFile, err)
@@ -78,29 +83,58 @@ func ParseOperators(r io.Reader) ([]Operator, error) {
 	return ops, nil
 }
 
-// cutRole takes the role=ROLE field off the end of a line's name part
-// ("" when it has none).
-func cutRole(rest string) (Role, string, error) {
+// cutAttrs takes the role=ROLE and team=TEAM[,TEAM] fields, in either
+// order, off the end of a line's name part ("" and none when it has
+// none).
+func cutAttrs(rest string) (role Role, teams []string, name string, err error) {
 	rest = strings.TrimSpace(rest)
-	i := strings.LastIndexAny(rest, " \t")
-	field := rest[i+1:]
-	v, ok := strings.CutPrefix(field, "role=")
-	if !ok || i < 0 {
-		return "", rest, nil
+	for {
+		i := strings.LastIndexAny(rest, " \t")
+		if i < 0 {
+			return role, teams, rest, nil
+		}
+		field := rest[i+1:]
+		if v, ok := strings.CutPrefix(field, "role="); ok && role == "" {
+			if role, ok = ParseRole(v); !ok {
+				return "", nil, rest, fmt.Errorf("%q is no role: want role=viewer, role=answerer or role=admin", field)
+			}
+		} else if v, ok := strings.CutPrefix(field, "team="); ok && teams == nil {
+			if teams, err = ParseTeams(v); err != nil {
+				return "", nil, rest, err
+			}
+		} else {
+			return role, teams, rest, nil
+		}
+		rest = strings.TrimSpace(rest[:i])
 	}
-	role, ok := ParseRole(v)
-	if !ok {
-		return "", rest, fmt.Errorf("%q is no role: want role=viewer, role=answerer or role=admin", field)
+}
+
+// ParseTeams reads a comma-separated list of team names (oncall,leads):
+// each 1 to 64 letters, digits, '-', '_' or '.', once.
+func ParseTeams(s string) ([]string, error) {
+	var teams []string
+	for _, t := range strings.Split(s, ",") {
+		t = strings.TrimSpace(t)
+		if !routes.ValidTeamName(t) {
+			return nil, fmt.Errorf("team %q: a team's name is 1 to 64 letters, digits, '-', '_' or '.'", t)
+		}
+		if !slices.Contains(teams, t) {
+			teams = append(teams, t)
+		}
 	}
-	return role, rest[:i], nil
+	return teams, nil
 }
 
 // OperatorLine is an operators file's line for op.
 func OperatorLine(op Operator) string {
+	line := op.Name
 	if op.Role != "" && op.Role != RoleAnswerer {
-		return op.Name + " role=" + string(op.Role) + " " + op.Hash
+		line += " role=" + string(op.Role)
 	}
-	return op.Name + " " + op.Hash
+	if len(op.Teams) > 0 {
+		line += " team=" + strings.Join(op.Teams, ",")
+	}
+	return line + " " + op.Hash
 }
 
 // ValidOperatorName reports whether name can be an operator's name: as

@@ -147,6 +147,13 @@ func TestParseOperators(t *testing.T) {
 	assert.Equal(t, []Operator{{Name: "Ann", Hash: h, Role: RoleAdmin}, {Name: "Bo Li", Hash: h, Role: RoleViewer}, {Name: "Cy", Hash: h, Role: RoleAnswerer}}, ops)
 	assert.Equal(t, "Ann role=admin "+h, OperatorLine(ops[0]))
 	assert.Equal(t, "Cy "+h, OperatorLine(ops[2]))
+	ops, err = ParseOperators(strings.NewReader("Ann Lee role=admin team=leads,oncall " + h + "\nBo team=oncall role=viewer " + h + "\nCy team=oncall " + h + "\n"))
+	require.NoError(t, err)
+	assert.Equal(t, []Operator{{Name: "Ann Lee", Hash: h, Role: RoleAdmin, Teams: []string{"leads", "oncall"}},
+		{Name: "Bo", Hash: h, Role: RoleViewer, Teams: []string{"oncall"}}, {Name: "Cy", Hash: h, Teams: []string{"oncall"}}}, ops)
+	assert.Equal(t, "Ann Lee role=admin team=leads,oncall "+h, OperatorLine(ops[0]))
+	_, err = ParseOperators(strings.NewReader("Ann team=on%call " + h + "\n"))
+	assert.ErrorIs(t, err, ErrOperatorsFile, "a team name that cannot be one")
 	_, err = ParseOperators(strings.NewReader("Ann role=boss " + h + "\n"))
 	assert.ErrorIs(t, err, ErrOperatorsFile, "an unknown role")
 

@@ -94,8 +94,9 @@ type pages struct {
 	epoch   string // Config.PushEpoch
 	// rules are the standing answers as the cards show and make them;
 	// batch is the batch region the page shows.
-	rules *rulePages
-	batch *batchPages
+	rules  *rulePages
+	batch  *batchPages
+	routes *routePages
 }
 
 func newPages(cfg Config, deps Deps) *pages {
@@ -131,6 +132,7 @@ func newPages(cfg Config, deps Deps) *pages {
 	}
 	p.rules = &rulePages{site: st, in: deps.Inbox, viewer: p.viewer, prompt: cfg.PromptBytes, noHistory: deps.History == nil,
 		rules: deps.Rules, history: deps.History, looks: deps.RuleLooks}
+	p.routes = newRoutePages(st, deps, cfg.Operators)
 	p.batch = &batchPages{site: st, in: deps.Inbox, viewer: p.viewer, prompt: cfg.PromptBytes, prompts: p.prompts, cards: p}
 	return p
 }
@@ -172,6 +174,7 @@ func (p *pages) options(r *http.Request, panel bool) view.PageOptions {
 		Now:                  p.now(),
 		Viewer:               p.viewerOf(r),
 		Role:                 p.roleShown(r),
+		Routes:               p.routes.linked(r),
 		Token:                func(inbox.CardID) string { return render.NewToken() },
 		Reachable:            p.reach,
 		Filter:               inbox.Query{Agent: q.Get("agent"), Session: q.Get("session"), Kind: q.Get("kind")},

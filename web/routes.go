@@ -61,6 +61,7 @@ func (s *server) routes() http.Handler {
 		r.Get("/metrics", handleMetrics(in, s.deps.Upstream, s.metrics, s.deps.Notifier, s.deps.Rules))
 		r.With(gz).Get("/history", handleHistory(s.deps.History, pg.rules))
 		r.With(gz).Get("/rules", handleRules(pg.rules))
+		r.With(gz, requireRole(Role.administers, "view the routes")).Get("/routes", handleRoutes(pg.routes))
 		r.With(answers).Post("/rules/{id}/pause", handleRuleChange(pg.rules, "pause"))
 		r.With(rules).Post("/rules/{id}/resume", handleRuleChange(pg.rules, "resume"))
 		r.With(rules).Post("/rules/{id}/delete", handleRuleChange(pg.rules, "delete"))

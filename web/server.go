@@ -112,6 +112,9 @@ type Deps struct {
 	Notifier    Notifier
 	PushDevices PushDevices
 	PushOff     string
+	// Routes is the routes file in force; nil: none (every question
+	// notifies every operator).
+	Routes Routes
 }
 
 // Config holds the server's settings. Zero values are the defaults.

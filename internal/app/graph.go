@@ -15,6 +15,8 @@ import (
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render/view"
 	"github.com/aepforms/aepforms/internal/respond"
+	"github.com/aepforms/aepforms/internal/routes"
+	"github.com/aepforms/aepforms/internal/routing"
 	"github.com/aepforms/aepforms/internal/rules"
 	"github.com/aepforms/aepforms/internal/store"
 	"github.com/aepforms/aepforms/internal/webpush"
@@ -34,6 +36,8 @@ var (
 	_ web.Upstream     = upstream{}
 	_ web.Notifier     = (*webpush.Pusher)(nil)
 	_ webpush.Cards    = (*inbox.Inbox)(nil)
+	_ routing.Cards    = (*inbox.Inbox)(nil)
+	_ web.Routes       = (*routes.File)(nil)
 )
 
 // pushTick is how often pushes held back for a device's turn are sent,
@@ -75,6 +79,11 @@ type serveGraph struct {
 	pushTick     time.Duration
 	lease        time.Duration // --lease
 	rules        *rules.Runner // standing answers; runs none when watch-only
+	// routes is the routes file (nil: none), router what sends each
+	// question to its team.
+	routes       *routes.File
+	routesReload time.Duration
+	router       *routing.Router
 }
 
 // newServeGraph builds the parts against the relay at relayURL, keeping
@@ -120,6 +129,10 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 	// page, push and notifications all read the verdict.
 	viewer := inbox.Viewer{WatchOnly: token == ""}
 	g.newPusher(cfg, viewer, &deps)
+	if cfg.routes != nil {
+		g.routes, g.routesReload, deps.Routes = cfg.routes, cfg.routesReload, cfg.routes
+		g.router = routing.New(routing.Config{Routes: cfg.routes, Logger: logger.With("part", "routing")})
+	}
 	g.handler = web.NewServer(webConfig(cfg, relayURL, viewer, logger), deps)
 	if cfg.demo {
 		g.demo = newDemo(cfg, relayURL, token, logger)
@@ -219,6 +232,12 @@ func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func()
 		// Subscribed before the feed starts: every request is seen.
 		sub := g.in.Subscribe(256)
 		goRun("rules", func() error { g.rules.Run(ctx, sub); return nil })
+	}
+	if g.router != nil {
+		// Subscribed before the feed starts: every question is routed.
+		sub := g.in.Subscribe(256)
+		goRun("routing", func() error { g.router.Run(ctx, g.in, sub); return nil })
+		goRun("routes file", func() error { g.routes.Watch(ctx, g.routesReload); return nil })
 	}
 	if g.pusher != nil {
 		// Subscribed before the feed starts: every question is seen.

@@ -12,14 +12,17 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/aepforms/aepforms/web"
 )
 
-// declareOperator declares operator add's flags: the file and the role.
-func declareOperator(fs *flag.FlagSet, env Env) (file, role *string) {
+// declareOperator declares operator add's flags: the file, the role and
+// the teams.
+func declareOperator(fs *flag.FlagSet, env Env) (file, role, teams *string) {
 	return fs.String("operators-file", env("AEPFORMS_OPERATORS_FILE"), "the operators file, made mode 0600 if it does not exist (env AEPFORMS_OPERATORS_FILE)"),
-		fs.String("role", "answerer", "what the operator may do: viewer (reads, answers nothing), answerer (answers, pauses rules) or admin (also makes, resumes, widens and deletes rules)")
+		fs.String("role", "answerer", "what the operator may do: viewer (reads, answers nothing), answerer (answers, pauses rules) or admin (also makes, resumes, widens and deletes rules)"),
+		fs.String("team", "", "the teams the operator is in, comma-separated (oncall,leads): the questions a routes file (serve --routes) sends a team notify its operators")
 }
 
 // runOperator is `aepforms operator add NAME`: a named operator with a
@@ -29,13 +32,13 @@ func runOperator(_ context.Context, args []string, env Env, _ io.Reader, stdout,
 	fs := flag.NewFlagSet("operator", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: aepforms operator add NAME [--role viewer|answerer|admin] [--operators-file PATH]\n\n"+
+		fmt.Fprint(stderr, "usage: aepforms operator add NAME [--role viewer|answerer|admin] [--team TEAM[,TEAM]] [--operators-file PATH]\n\n"+
 			"Adds a named operator to the operators file with a fresh secret, printed once:\n"+
 			"give it to that operator. serve --operators-file PATH then lets each operator\n"+
 			"sign in with their own name and secret.\n\n")
 		fs.PrintDefaults()
 	}
-	file, roleName := declareOperator(fs, env)
+	file, roleName, teamList := declareOperator(fs, env)
 	if len(args) == 0 || args[0] != "add" {
 		fs.Usage()
 		return ErrUsage
@@ -65,11 +68,22 @@ func runOperator(_ context.Context, args []string, env Env, _ io.Reader, stdout,
 	if !ok {
 		return operatorUsage(stderr, fmt.Sprintf("--role %q: want viewer, answerer or admin", *roleName))
 	}
-	secret, err := addOperator(*file, name, role)
+	var teams []string
+	if *teamList != "" {
+		var err error
+		if teams, err = web.ParseTeams(*teamList); err != nil {
+			return operatorUsage(stderr, "--team: "+err.Error())
+		}
+	}
+	secret, err := addOperator(*file, web.Operator{Name: name, Role: role, Teams: teams})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "Added operator %q (%s) to %s. Their secret, shown this once (give it to them; it is not stored):\n\n  %s\n", name, role, *file, secret)
+	what := string(role)
+	if len(teams) > 0 {
+		what += ", team " + strings.Join(teams, ", ")
+	}
+	fmt.Fprintf(stdout, "Added operator %q (%s) to %s. Their secret, shown this once (give it to them; it is not stored):\n\n  %s\n", name, what, *file, secret)
 	return nil
 }
 
@@ -83,7 +97,8 @@ func operatorUsage(stderr io.Writer, msg string) error {
 // bits, hex) to the operators file, creating it (and its directory)
 // readable only by the user, and returns the secret. A name already in
 // the file is refused.
-func addOperator(path, name string, role web.Role) (string, error) {
+func addOperator(path string, op web.Operator) (string, error) {
+	name := op.Name
 	ops, old, err := readOperatorsFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", err
@@ -107,7 +122,8 @@ func addOperator(path, name string, role web.Role) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("open operators file: %w", err)
 	}
-	line := web.OperatorLine(web.Operator{Name: name, Hash: hash, Role: role}) + "\n"
+	op.Hash = hash
+	line := web.OperatorLine(op) + "\n"
 	if len(old) > 0 && !bytes.HasSuffix(old, []byte("\n")) {
 		line = "\n" + line
 	}

@@ -38,7 +38,7 @@ func TestOperatorAdd(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "conf", "operators")
 	ann := addOp(t, nil, "Ann", "--operators-file", path)
-	bo := addOp(t, map[string]string{"AEPFORMS_OPERATORS_FILE": path}, "Bo Li", "--role", "admin")
+	bo := addOp(t, map[string]string{"AEPFORMS_OPERATORS_FILE": path}, "Bo Li", "--role", "admin", "--team", "leads,oncall")
 	assert.NotEqual(t, ann, bo)
 
 	st, err := os.Stat(path)
@@ -51,6 +51,8 @@ func TestOperatorAdd(t *testing.T) {
 	assert.Equal(t, "Bo Li", ops[1].Name)
 	assert.Equal(t, web.Role(""), ops[0].Role, "answerer by default: the line names no role")
 	assert.Equal(t, web.RoleAdmin, ops[1].Role, "--role admin")
+	assert.Nil(t, ops[0].Teams, "no --team: in no team")
+	assert.Equal(t, []string{"leads", "oncall"}, ops[1].Teams, "--team leads,oncall")
 	assert.NoError(t, bcrypt.CompareHashAndPassword([]byte(ops[0].Hash), []byte(ann)), "the file keeps the hash of the printed secret")
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -66,6 +68,7 @@ func TestOperatorAdd(t *testing.T) {
 	for name, args := range map[string][]string{
 		"no name":       {"--operators-file", path},
 		"unknown role":  {"Cy", "--role", "boss", "--operators-file", path},
+		"bad team":      {"Cy", "--team", "on call", "--operators-file", path},
 		"no file":       {"Cy"},
 		"control chars": {"C\x01y", "--operators-file", path},
 	} {

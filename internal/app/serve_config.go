@@ -26,6 +26,7 @@ type serveConfig struct {
 	limitsConfig
 	pushConfig
 	rulesConfig
+	routesConfig
 	demoConfig
 	logConfig
 
@@ -47,7 +48,7 @@ type flagGroup interface {
 // groups lists c's flag groups in the order their checks run.
 func (c *serveConfig) groups() []flagGroup {
 	return []flagGroup{&c.listenConfig, &c.accessConfig, &c.oidcConfig, &c.upstreamConfig, &c.journalConfig,
-		&c.limitsConfig, &c.pushConfig, &c.rulesConfig, &c.demoConfig, &c.logConfig}
+		&c.limitsConfig, &c.pushConfig, &c.rulesConfig, &c.routesConfig, &c.demoConfig, &c.logConfig}
 }
 
 // serveFlags is serve's flag set and the config its flags fill: the

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/routes"
 	"github.com/aepforms/aepforms/web"
 )
 
@@ -74,6 +75,9 @@ func (s *serving) steps() []serveStep {
 		// Load the key pair before anything starts, so a bad one is an
 		// error at start-up, not after the log said "open https://...".
 		{"TLS key pair", s.loadTLS},
+		// A routes file that does not read stops serve, naming the
+		// problem, before anything starts.
+		{"routes file", s.loadRoutes},
 		// Open the answer journal first: a journal in use by another
 		// serve, exposed or damaged stops everything before it starts.
 		{"answer journal", s.openJournal},
@@ -96,6 +100,18 @@ func (s *serving) loadTLS() error {
 		return fmt.Errorf("--tls-cert/--tls-key: %w", err)
 	}
 	s.tlsConfig = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+	return nil
+}
+
+func (s *serving) loadRoutes() error {
+	if s.cfg.routesFile == "" {
+		return nil
+	}
+	f, err := routes.Load(s.cfg.routesFile, s.logger.With("part", "routes"))
+	if err != nil {
+		return fmt.Errorf("--routes: %w", err)
+	}
+	s.cfg.routes = f
 	return nil
 }
 

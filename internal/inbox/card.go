@@ -295,6 +295,11 @@ type Card struct {
 	Claim    Claim
 	Assigned Assignment
 
+	// Routing is the team this UI's routes file sends the request to and
+	// the reminders and escalations sent for it (SetRouting); zero when
+	// there is no routes file or no route matched.
+	Routing Routing
+
 	// Version counts changes to this card; it starts at 1.
 	Version uint64
 }

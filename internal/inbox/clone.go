@@ -14,6 +14,7 @@ func cloneCard(c *Card) Card {
 	out.Request = cloneRequest(c.Request)
 	out.Routes = slices.Clone(c.Routes)
 	out.Responders = slices.Clone(c.Responders)
+	out.Routing.Steps = slices.Clone(c.Routing.Steps)
 	out.LatencyMS = clonePtr(c.LatencyMS)
 	out.TimeoutMS = clonePtr(c.TimeoutMS)
 	if c.Recorded != nil {

@@ -185,6 +185,10 @@ type Verdict struct {
 	Others []Responder
 	// Route is the latest attention.routed hop (LineRouted), nil when none.
 	Route *Route
+	// Routing is where this UI's routes file sends the request: its team
+	// and the reminders and escalations sent (Card.Routing). It informs
+	// and decides nothing.
+	Routing Routing
 	// Malformed is why the request is not a valid form ("" when it is).
 	Malformed string
 	// NoForm is true when the request offers no form to draw, not even
@@ -274,6 +278,7 @@ func (c *Card) Verdict(now time.Time, v Viewer) Verdict {
 	if n := len(c.Routes); n > 0 {
 		d.Route = &c.Routes[n-1]
 	}
+	d.Routing = c.Routing
 	d.Malformed, d.NoForm = c.Malformed, c.Malformed != "" || c.OverBudget
 	d.Resolution, d.TimeoutMS = c.Resolution, c.TimeoutMS
 	d.Line = c.line(now, d)

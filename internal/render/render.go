@@ -238,3 +238,8 @@ func BatchResult(ctx context.Context, v view.BatchResultView, outcomes bool) (*b
 func Rules(ctx context.Context, v view.RulesView) (*bytes.Buffer, error) {
 	return Buffer(ctx, components.Rules(v), 8<<10+len(v.Rows)*2<<10)
 }
+
+// Routes renders the Routes page (GET /routes).
+func Routes(ctx context.Context, v view.RoutesView) (*bytes.Buffer, error) {
+	return Buffer(ctx, components.Routes(v), 4<<10+(len(v.Teams)+len(v.Routes))*256)
+}

@@ -71,6 +71,10 @@ type CardView struct {
 	// again" (the same command) when the relay is there. Nil otherwise.
 	Owed *OwedView
 
+	// Routing is the team the card is routed to and the reminders and
+	// escalations sent; nil when it is routed to none.
+	Routing *RoutingView
+
 	// BatchShape is the card's shape (inbox.Shape.ID) when it may join a
 	// batch answer (inbox.Card.Selectable) from a UI that sends answers:
 	// the page script offers "Select for a batch answer" while the page's
@@ -209,6 +213,7 @@ func card(c inbox.Card, opts Options) CardView {
 	v.Group, v.GroupLabel = groupOf(c)
 	v.SortKey = sortKey(c, vd)
 	v.Prov = provenance(c, vd, opts)
+	v.Routing = routingOf(vd.Routing, opts.Now)
 	v.Open, v.Settled, v.Pending = vd.Open, vd.Settled, vd.Pending
 	v.Answered = answeredBy(c, vd, base, opts)
 	v.State = cardState(c, vd, v.Answered, opts)

@@ -67,6 +67,9 @@ type PageOptions struct {
 	Operator string
 	// NoHistory is as in Options.
 	NoHistory bool
+	// Routes is true when the page links to the Routes page (an admin, a
+	// routes file).
+	Routes bool
 	// RelEvery is how often the page's script rewrites relative times
 	// (data-rel-every); 0 leaves the script's default.
 	RelEvery time.Duration
@@ -114,6 +117,9 @@ type Refused struct {
 
 // PageView is the whole inbox page (or panel).
 type PageView struct {
+	// RoutesURL is the Routes page's, for an admin of a UI with a routes
+	// file ("" hides the link).
+	RoutesURL string
 	// RuleAnswers is the header's count of the requests rules answered
 	// since the operator last looked; nil: none.
 	RuleAnswers *RuleAnswers
@@ -342,6 +348,9 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 	v.PageCards = DefaultPageCards
 	if opts.Window != nil {
 		windowPage(&v, opts.Window, opts)
+	}
+	if opts.Routes {
+		v.RoutesURL = base + "/routes"
 	}
 	v.Title = "aepforms"
 	if v.Pending > 0 {

@@ -1,0 +1,84 @@
+package routing
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/routes"
+)
+
+const testSource = "aep://test/agent/claude-code/session/s"
+
+// ask puts a request of kind in session into in and returns its card.
+func ask(t *testing.T, in *inbox.Inbox, session, id, kind string, seq int64) inbox.CardID {
+	t.Helper()
+	data := map[string]any{"kind": kind, "prompt": "Deploy?"}
+	if kind == "permission" {
+		data["options"] = []map[string]any{{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}}
+	}
+	e, err := aep.Build(aep.Envelope{ID: id, Type: "attention.requested", Source: testSource, Agent: "claude-code",
+		Session: session, Seq: aep.Int64(seq), Capture: "full", Time: "2026-07-03T10:00:00Z", Data: data})
+	require.NoError(t, err)
+	in.Apply(e)
+	return inbox.RequestKey{Source: testSource, Session: session, RequestID: id}.CardID()
+}
+
+func loadRoutes(t *testing.T, body string) *routes.File {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "routes.json")
+	require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+	f, err := routes.Load(p, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	return f
+}
+
+// waitTeam waits, on the inbox's changes, until card id is routed to team.
+func waitTeam(t *testing.T, in *inbox.Inbox, sub *inbox.Subscription, id inbox.CardID, team string) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		if c, ok := in.Card(id); ok && c.Verdict(time.Now(), inbox.Viewer{}).Routing.Team == team {
+			return
+		}
+		select {
+		case <-sub.C():
+		case <-deadline:
+			c, _ := in.Card(id)
+			t.Fatalf("card %s: routed to %q, want %q", id, c.Verdict(time.Now(), inbox.Viewer{}).Routing.Team, team)
+		}
+	}
+}
+
+// Each new question is routed to the team of the first route it
+// matches, and its card says so.
+func TestEachQuestionGetsItsFirstMatchingTeam(t *testing.T) {
+	t.Parallel()
+	f := loadRoutes(t, `{"teams": {"oncall": {}, "leads": {}},
+		"routes": [{"agent": "claude-*", "kind": "permission", "team": "oncall"}, {"session_label": "release-*", "team": "leads"}]}`)
+	in := inbox.New(inbox.Options{})
+	r := New(Config{Routes: f})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go r.Run(ctx, in, in.Subscribe(64))
+	watch := in.Subscribe(64)
+	t.Cleanup(watch.Close)
+
+	perm := ask(t, in, "release-1", "r1", "permission", 1)
+	form := ask(t, in, "release-1", "r2", "form", 2)
+	other := ask(t, in, "deploy-1", "r3", "form", 1)
+	after := ask(t, in, "release-2", "r4", "form", 1)
+	waitTeam(t, in, watch, perm, "oncall")
+	waitTeam(t, in, watch, form, "leads")
+	waitTeam(t, in, watch, after, "leads") // the router has looked at r3 before it
+	c, _ := in.Card(other)
+	require.Empty(t, c.Verdict(time.Now(), inbox.Viewer{}).Routing.Team, "no route matches: no team")
+}

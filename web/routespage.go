@@ -1,0 +1,63 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/aepforms/aepforms/internal/render"
+	"github.com/aepforms/aepforms/internal/render/view"
+	"github.com/aepforms/aepforms/internal/routes"
+)
+
+// Routes is the routes file in force (internal/routes.File): the
+// table, the file's path and why its last change was refused.
+type Routes interface {
+	Table() *routes.Table
+	Path() string
+	Problem() error
+}
+
+// routePages is the Routes page's concern: the teams and routes in
+// force, for an admin.
+type routePages struct {
+	*site
+	routes  Routes              // nil: no routes file
+	members map[string][]string // by team, the operators file's operators in it
+}
+
+func newRoutePages(st *site, deps Deps, ops []Operator) *routePages {
+	rp := &routePages{site: st, routes: deps.Routes, members: map[string][]string{}}
+	for _, op := range ops {
+		for _, t := range op.Teams {
+			rp.members[t] = append(rp.members[t], op.Name)
+		}
+	}
+	return rp
+}
+
+// linked reports whether the pages drawn for r link to the Routes page:
+// a routes file, an admin.
+func (p *routePages) linked(r *http.Request) bool {
+	return p.routes != nil && roleFrom(r.Context()).administers()
+}
+
+// handleRoutes is GET /routes: the teams and routes in force, and why a
+// change of the file was refused when it was.
+func handleRoutes(p *routePages) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		opts := view.RoutesOptions{BasePath: p.base, Assets: p.assets, Theme: r.URL.Query().Get("theme"), SignedIn: p.signedIn,
+			Operator: operatorFrom(r.Context()), Members: p.members}
+		var t *routes.Table
+		if p.routes != nil {
+			t, opts.Path = p.routes.Table(), p.routes.Path()
+			if err := p.routes.Problem(); err != nil {
+				opts.Problem = err.Error()
+			}
+		}
+		buf, err := render.Routes(r.Context(), view.Routes(t, opts))
+		if err != nil {
+			p.internalError(w, r, err)
+			return
+		}
+		writeHTML(w, http.StatusOK, buf)
+	}
+}
