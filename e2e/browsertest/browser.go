@@ -17,8 +17,10 @@ import (
 )
 
 // Timeout bounds the whole life of a browser New starts, so a hung page
-// fails the test instead of hanging it.
-const Timeout = 3 * time.Minute
+// fails the test instead of hanging it. It only ends a hang: one browser
+// serves a whole test (the accessibility audit loads some forty pages),
+// and on a loaded machine that took more than three minutes.
+const Timeout = 6 * time.Minute
 
 // New starts headless Chromium (found by Chromium) for tb and returns the
 // context of its first tab; open more tabs with chromedp.NewContext on it.
