@@ -4,7 +4,9 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/assert"
@@ -73,3 +75,68 @@ func pushedCard(t *testing.T, ps *pushStream, id inbox.CardID) *goquery.Selectio
 		}
 	}
 }
+
+// Who changed a rule is kept and said: bob pauses alice's rule and
+// resumes it. The Rules page lists both changes, newest first, with who
+// and when; an answer the rule sent after bob resumed it says so on its
+// card and in History ("set by alice, resumed by bob"), and one it sent
+// before the pause does not.
+func TestWhoChangedARuleIsShown(t *testing.T) {
+	t.Parallel()
+	rh := newRulesHarness(t, withToken(secret))
+	alice, bob := rh.client(), rh.client()
+	rh.signIn(alice, "alice")
+	rh.signIn(bob, "bob")
+	made := rh.ask("s1", "r1", permissionReq())
+	require.Equal(t, http.StatusSeeOther, rh.ruleFromCard(alice, made, url.Values{form.NameRuleScope: {form.ScopeContains}, form.NameRuleContains: {"make release"}}).StatusCode)
+	m, _ := rh.in.Card(made)
+	require.NotNil(t, m.Submission)
+	rh.settle(*m.Submission)
+	before := rh.answeredByTheRule("s1", "r2")
+
+	list, err := rh.j.Rules(context.Background())
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	rule := "rules/" + list[0].ID
+	rh.clk.Add(time.Minute)
+	require.Equal(t, http.StatusSeeOther, rh.postForm(bob, rule+"/pause", nil).StatusCode)
+	row := rh.getPage(alice, "rules").doc(t).Find(`[data-testid="rule"]`)
+	assert.Contains(t, row.Find(`[data-testid="rule-reason"]`).Text(), "Paused by bob")
+	rh.clk.Add(time.Minute)
+	require.Equal(t, http.StatusSeeOther, rh.postForm(bob, rule+"/resume", nil).StatusCode)
+	rh.clk.Add(time.Minute)
+	after := rh.answeredByTheRule("s1", "r3")
+
+	row = rh.getPage(alice, "rules").doc(t).Find(`[data-testid="rule"]`)
+	changes := row.Find(`[data-testid="rule-change"]`)
+	require.Equal(t, 2, changes.Length(), "the pause and the resume")
+	assert.Regexp(t, `^Resumed by bob, \S`, strings.TrimSpace(changes.Eq(0).Text()), "newest first, who, then when")
+	assert.Regexp(t, `^Paused by bob, \S`, strings.TrimSpace(changes.Eq(1).Text()))
+	assert.NotEmpty(t, changes.Eq(0).Find("time").AttrOr("datetime", ""), "the exact time")
+	assert.Contains(t, row.Find(`[data-testid="rule-maker"]`).Text(), "alice", "still set by alice")
+
+	page := rh.getPage(alice, "").doc(t)
+	by := page.Find("#" + domID(after) + ` [data-testid="answered-by-rule"]`)
+	assert.Regexp(t, `set by alice, resumed by bob`, collapse(by.Text()), "the card of an answer sent after bob resumed the rule")
+	assert.NotContains(t, page.Find("#"+domID(before)+` [data-testid="answered-by-rule"]`).Text(), "resumed", "an answer sent before the pause")
+
+	hist := rh.getPage(alice, "history").doc(t).Find(`[data-testid="history-operator"] [data-testid="answered-by-rule"]`)
+	require.Equal(t, 2, hist.Length(), "History names the rule for its two answers")
+	assert.Regexp(t, `set by alice, resumed by bob`, collapse(hist.Eq(0).Text()), "the newest answer, after the resume")
+	assert.NotContains(t, hist.Eq(1).Text(), "resumed", "the answer before the pause")
+}
+
+// answeredByTheRule asks a permission the harness's one rule answers,
+// settles its answer, and returns its card.
+func (rh *rulesHarness) answeredByTheRule(session, req string) inbox.CardID {
+	rh.t.Helper()
+	id := rh.ask(session, req, permissionReq())
+	rh.observe(id)
+	c, _ := rh.in.Card(id)
+	require.NotNil(rh.t, c.Submission, "the rule answered %s", req)
+	rh.settle(*c.Submission)
+	return id
+}
+
+// collapse is s with its runs of white space made one space.
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -115,7 +115,8 @@ func (p *rulePages) ruleLookup(ctx context.Context) view.RuleLookup {
 		}
 		s := seen{found: found}
 		if found {
-			s.ref = view.RuleRef{Name: r.Name, Maker: r.Maker, URL: base + "/rules#" + view.RuleAnchor(id), Gone: r.State == store.RuleDeleted}
+			s.ref = view.RuleRef{Name: r.Name, Maker: r.Maker, URL: base + "/rules#" + view.RuleAnchor(id), Gone: r.State == store.RuleDeleted,
+				Changes: r.Changes}
 		}
 		memo[id] = s
 		return s.ref, s.found
@@ -350,19 +351,15 @@ func handleRuleChange(pg *rulePages, action string) http.HandlerFunc {
 			return
 		}
 		st, now, ctx := pg.rules.Store(), pg.now(), r.Context()
+		who := operatorFrom(ctx)
 		var err error
 		switch action {
 		case "pause":
-			who := operatorFrom(ctx)
-			why := "Paused by an operator."
-			if who != "" {
-				why = "Paused by " + who + "."
-			}
-			_, err = st.SetRuleState(ctx, id, store.RulePaused, why, now)
+			_, err = st.SetRuleState(ctx, id, store.RulePaused, "", who, now)
 		case "resume":
-			_, err = st.SetRuleState(ctx, id, store.RuleActive, "", now)
+			_, err = st.SetRuleState(ctx, id, store.RuleActive, "", who, now)
 		case "delete":
-			_, err = st.DeleteRule(ctx, id, now)
+			_, err = st.DeleteRule(ctx, id, who, now)
 		}
 		if err != nil {
 			pg.internalError(w, r, err)

@@ -248,7 +248,7 @@ func TestRuleFromACard(t *testing.T) {
 	del, _ := row.Find(`[data-testid="rule-delete"]`).Parent().Attr("action")
 	require.Equal(t, http.StatusSeeOther, rh.postForm(c, rh.relative(del), url.Values{}).StatusCode)
 	assert.Zero(t, rh.getPage(c, "rules").doc(t).Find(`[data-testid="rule"]`).Length())
-	_, err = rh.j.SetRuleState(context.Background(), rule.ID, store.RuleActive, "", testNow)
+	_, err = rh.j.SetRuleState(context.Background(), rule.ID, store.RuleActive, "", "", testNow)
 	require.NoError(t, err)
 	after := rh.ask("s1", "r7", permissionReq())
 	rh.observe(after)
@@ -464,7 +464,7 @@ func TestRuleMaxRefusesOneMore(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, list, 2, "no third rule kept")
 
-	ok, err := rh.j.DeleteRule(ctx, "R1", testNow)
+	ok, err := rh.j.DeleteRule(ctx, "R1", "", testNow)
 	require.NoError(t, err)
 	require.True(t, ok)
 	r = rh.postForm(c, rh.relative(action), post)

@@ -49,8 +49,8 @@ type Store interface {
 	Rules(ctx context.Context) ([]store.Rule, error)
 	ActiveRules(ctx context.Context, now time.Time) ([]store.Rule, error)
 	Rule(ctx context.Context, id string) (store.Rule, bool, error)
-	SetRuleState(ctx context.Context, id, state, reason string, at time.Time) (bool, error)
-	DeleteRule(ctx context.Context, id string, at time.Time) (bool, error)
+	SetRuleState(ctx context.Context, id, state, reason, by string, at time.Time) (bool, error)
+	DeleteRule(ctx context.Context, id, by string, at time.Time) (bool, error)
 	ClaimRuleUse(ctx context.Context, u store.RuleUse, now time.Time) (bool, error)
 	ReleaseRuleUse(ctx context.Context, u store.RuleUse) error
 	RuleUses(ctx context.Context, id string, since time.Time) (int, error)
@@ -197,14 +197,14 @@ func (c counted) CreateRule(ctx context.Context, r store.Rule, max int) error {
 	return c.Store.CreateRule(ctx, r, max)
 }
 
-func (c counted) SetRuleState(ctx context.Context, id, state, reason string, at time.Time) (bool, error) {
+func (c counted) SetRuleState(ctx context.Context, id, state, reason, by string, at time.Time) (bool, error) {
 	defer c.version.Add(1)
-	return c.Store.SetRuleState(ctx, id, state, reason, at)
+	return c.Store.SetRuleState(ctx, id, state, reason, by, at)
 }
 
-func (c counted) DeleteRule(ctx context.Context, id string, at time.Time) (bool, error) {
+func (c counted) DeleteRule(ctx context.Context, id, by string, at time.Time) (bool, error) {
 	defer c.version.Add(1)
-	return c.Store.DeleteRule(ctx, id, at)
+	return c.Store.DeleteRule(ctx, id, by, at)
 }
 
 // Answered returns how many requests each rule answered from this
@@ -432,7 +432,7 @@ func (r *Runner) find(ctx context.Context, c inbox.Card, act bool) (store.Rule, 
 }
 
 func (r *Runner) pause(ctx context.Context, rule store.Rule, why string, now time.Time) {
-	changed, err := r.store.SetRuleState(ctx, rule.ID, store.RulePaused, why, now)
+	changed, err := r.store.SetRuleState(ctx, rule.ID, store.RulePaused, why, "", now) // by aepforms itself
 	if err != nil {
 		r.warn(ctx, "rules: could not pause", "rule", rule.ID, "err", err)
 		return

@@ -132,7 +132,7 @@ func TestRunnerAnswersMatchesOnce(t *testing.T) {
 	r.Observe(ctx, other)
 	assert.Nil(t, card(t, in, other.ID).Submission, "not matching: left for the operator")
 
-	_, err = j.DeleteRule(ctx, rule.ID, clk.Now())
+	_, err = j.DeleteRule(ctx, rule.ID, "", clk.Now())
 	require.NoError(t, err)
 	after := ask(t, in, "builder", "q5", "May I run ls?")
 	r.Observe(ctx, after)
@@ -167,7 +167,7 @@ func TestRunnerPauses(t *testing.T) {
 
 	bad := makeRule(t, j, "R2", t0, nil)
 	bad.Maker = "mallory"
-	_, err = j.DeleteRule(ctx, "R2", clk.Now())
+	_, err = j.DeleteRule(ctx, "R2", "", clk.Now())
 	require.NoError(t, err)
 	bad.ID = "R3"
 	require.NoError(t, j.CreateRule(ctx, bad, 0))
@@ -180,7 +180,7 @@ func TestRunnerPauses(t *testing.T) {
 	assert.Equal(t, "Paused: mallory, who made it, no longer has access.", got.Reason)
 
 	clk.Add(2 * time.Minute) // its answers are out of the window now
-	_, err = j.SetRuleState(ctx, "R1", store.RuleActive, "", clk.Now())
+	_, err = j.SetRuleState(ctx, "R1", store.RuleActive, "", "", clk.Now())
 	require.NoError(t, err)
 	watch := New(Config{Now: clk.Now}, j, in, nil)
 	c = ask(t, in, "builder", "q5", "five")
@@ -286,7 +286,7 @@ type deleteAfterRead struct {
 func (d deleteAfterRead) ActiveRules(ctx context.Context, now time.Time) ([]store.Rule, error) {
 	list, err := d.Journal.ActiveRules(ctx, now)
 	if err == nil {
-		_, err = d.DeleteRule(ctx, d.id, d.now())
+		_, err = d.DeleteRule(ctx, d.id, "", d.now())
 	}
 	return list, err
 }
@@ -394,12 +394,12 @@ func TestResumedRuleLeavesRequestsFromWhileItWasPaused(t *testing.T) {
 	r := New(Config{Now: clk.Now}, j, in, out)
 	makeRule(t, j, "R1", t0, nil)
 	clk.Add(time.Second)
-	_, err := j.SetRuleState(ctx, "R1", store.RulePaused, "Paused by alice.", clk.Now())
+	_, err := j.SetRuleState(ctx, "R1", store.RulePaused, "Paused by alice.", "", clk.Now())
 	require.NoError(t, err)
 	clk.Add(time.Second)
 	waiting := ask(t, in, "builder", "q1", "p")
 	clk.Add(time.Second)
-	_, err = j.SetRuleState(ctx, "R1", store.RuleActive, "", clk.Now())
+	_, err = j.SetRuleState(ctx, "R1", store.RuleActive, "", "", clk.Now())
 	require.NoError(t, err)
 	r.Observe(ctx, card(t, in, waiting.ID))
 	assert.Nil(t, card(t, in, waiting.ID).Submission, "asked while paused: left for the operator")

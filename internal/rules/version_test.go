@@ -27,10 +27,10 @@ func TestVersionMovesOnWithEveryRuleChange(t *testing.T) {
 	}
 	makeRule(t, r.Store(), "R1", t0, nil)
 	moved("made")
-	_, err := r.Store().SetRuleState(ctx, "R1", store.RulePaused, "Paused by alice.", t0)
+	_, err := r.Store().SetRuleState(ctx, "R1", store.RulePaused, "Paused by alice.", "", t0)
 	require.NoError(t, err)
 	moved("paused")
-	_, err = r.Store().SetRuleState(ctx, "R1", store.RuleActive, "", t0)
+	_, err = r.Store().SetRuleState(ctx, "R1", store.RuleActive, "", "", t0)
 	require.NoError(t, err)
 	moved("resumed")
 	_, _, err = r.Store().Rule(ctx, "R1")
@@ -38,7 +38,7 @@ func TestVersionMovesOnWithEveryRuleChange(t *testing.T) {
 	_, err = r.Store().Rules(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, v, r.Version(), "reads change nothing")
-	_, err = r.Store().DeleteRule(ctx, "R1", t0)
+	_, err = r.Store().DeleteRule(ctx, "R1", "", t0)
 	require.NoError(t, err)
 	moved("deleted")
 }

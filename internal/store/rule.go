@@ -103,6 +103,28 @@ type Rule struct {
 	// answered, and when last (zero for never).
 	Uses    int
 	LastUse time.Time
+	// Changes are its pauses, resumes and delete, oldest first: who and
+	// when (filled by Rules and Rule; none for changes made before they
+	// were kept).
+	Changes []RuleChange
+}
+
+// Rule changes: what a RuleChange did.
+const (
+	RuleChangePaused  = "paused"
+	RuleChangeResumed = "resumed"
+	RuleChangeDeleted = "deleted"
+)
+
+// RuleChange is one pause, resume or delete of a rule.
+type RuleChange struct {
+	// Change is RuleChangePaused, RuleChangeResumed or RuleChangeDeleted.
+	Change string
+	// By is the operator who made it; "" for aepforms itself (a rule
+	// pausing itself at its rate) or an operator who gave no name.
+	By     string
+	Reason string
+	At     time.Time
 }
 
 // RuleUse is one request a rule answered.

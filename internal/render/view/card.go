@@ -445,7 +445,7 @@ func answeredBy(c inbox.Card, vd inbox.Verdict, base string, opts Options) *Answ
 		AtISO: ans.At.UTC().Format(htmlTime), AtText: relTime(ans.At, opts.Now), AtTitle: exactTime(ans.At),
 	}
 	a.Who = whoAnswered(ans.By, opts.Operator)
-	a.Rule = ruleOf(opts.Rule, ans.By)
+	a.Rule = ruleOf(opts.Rule, ans.By, ans.At)
 	if a.Rule == nil && opts.RuleMade != nil {
 		if m, ok := opts.RuleMade(string(c.ID)); ok {
 			a.Made = &m

@@ -249,7 +249,7 @@ func History(page store.HistoryPage, opts HistoryOptions) HistoryView {
 		v.Empty = words.history["none-match"]
 	}
 	for _, e := range page.Entries {
-		r := historyRow(e, ruleOf(opts.Rule, e.Submission.By))
+		r := historyRow(e, ruleOf(opts.Rule, e.Submission.By, e.Submission.At))
 		r.AgentURL = withQuery(v.Action, url.Values{"agent": {e.Submission.Agent}})
 		r.SessionURL = withQuery(v.Action, url.Values{"session": {e.Submission.Key.Session}})
 		r.ShowBy = opts.SignedIn || r.Named

@@ -4,11 +4,13 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render/form"
 	"github.com/aepforms/aepforms/internal/rules"
+	"github.com/aepforms/aepforms/internal/store"
 )
 
 // RuleRef is the rule (a standing answer) that sent an answer,
@@ -20,6 +22,12 @@ type RuleRef struct {
 	URL   string // {base}/rules#rule-{id}
 	// Gone is true when the rule was deleted since (still named).
 	Gone bool
+	// Changes are the rule's pauses and resumes, oldest first
+	// (store.Rule.Changes); ResumedBy, set per answer (ruleAt), is who
+	// last resumed it before it sent that answer: the answer went out on
+	// their say too.
+	Changes   []store.RuleChange
+	ResumedBy string
 }
 
 // RuleLookup returns the rule an answer's operator name stands for
@@ -29,15 +37,36 @@ type RuleLookup func(by string) (RuleRef, bool)
 // RuleAnchor is a rule's element id on the Rules page.
 func RuleAnchor(id string) string { return "rule-" + id }
 
-// ruleOf is by's rule through lookup, if any.
-func ruleOf(lookup RuleLookup, by string) *RuleRef {
+// ruleOf is by's rule through lookup, if any, as it stood when it sent
+// an answer at at.
+func ruleOf(lookup RuleLookup, by string, at time.Time) *RuleRef {
 	if lookup == nil || by == "" {
 		return nil
 	}
 	if r, ok := lookup(by); ok {
+		r.ResumedBy = resumedBefore(r.Changes, at)
 		return &r
 	}
 	return nil
+}
+
+// resumedBefore is who last resumed a rule before at, when its last
+// change before at is a resume ("" when none is).
+func resumedBefore(changes []store.RuleChange, at time.Time) string {
+	for i := len(changes) - 1; i >= 0; i-- {
+		c := changes[i]
+		if c.At.After(at) {
+			continue
+		}
+		if c.Change != store.RuleChangeResumed {
+			return ""
+		}
+		if c.By == "" {
+			return words.answered["no-name"]
+		}
+		return c.By
+	}
+	return ""
 }
 
 // splitRuleProblems parts a refused post's problems: the answer's, and

@@ -75,10 +75,25 @@ type RuleRow struct {
 	// State is "active", "paused" or "expired"; StateText its words and
 	// Reason why it is paused.
 	State, StateText, Reason string
+	// Changes are who paused or resumed it and when, newest first, at
+	// most RuleChangesShown; ChangesMore says how many earlier ones are
+	// not shown ("" for none).
+	Changes     []RuleChangeRow
+	ChangesMore string
 	// PauseURL, ResumeURL, DeleteURL are the buttons' actions (only the
 	// ones that apply are set).
 	PauseURL, ResumeURL, DeleteURL string
 }
+
+// RuleChangeRow is one pause or resume of a rule: "Paused by bob", when.
+type RuleChangeRow struct {
+	Text          string
+	AtISO, AtText string
+	AtTitle       string
+}
+
+// RuleChangesShown is how many of a rule's changes its row lists.
+const RuleChangesShown = 5
 
 // RuleUseRow is one request a rule answered.
 type RuleUseRow struct {
@@ -121,6 +136,9 @@ func Rules(rules []store.Rule, opts RulesOptions) RulesView {
 		r.Question, r.Scope = Marked(r.Question), Marked(r.Scope)
 		for j := range r.Answered {
 			r.Answered[j].Question = Marked(r.Answered[j].Question)
+		}
+		for j := range r.Changes {
+			r.Changes[j].Text = Marked(r.Changes[j].Text)
 		}
 		for j := range r.Match {
 			r.Match[j] = Marked(r.Match[j])
@@ -186,12 +204,13 @@ func ruleRow(r store.Rule, base string, opts RulesOptions) RuleRow {
 		row.LastUseText, row.LastUseTitle = relTime(r.LastUse, opts.Now), exactTime(r.LastUse)
 		row.LastUseISO = r.LastUse.UTC().Format(htmlTime)
 	}
+	row.Changes, row.ChangesMore = ruleChanges(r.Changes, opts.Now)
 	rule := base + "/rules/" + url.PathEscape(r.ID)
 	switch {
 	case r.State == store.RulePaused:
 		row.State, row.StateText, row.Reason = "paused", "Paused", r.Reason
 		if row.Reason == "" {
-			row.Reason = "Paused by an operator."
+			row.Reason = pausedBy(r.Changes)
 		}
 		row.ResumeURL = rule + "/resume"
 	case !opts.Now.Before(r.Expires):
@@ -253,4 +272,46 @@ func untilText(t, now time.Time) string {
 		return fmt.Sprintf("in %d days (%s)", int(d/(24*time.Hour)), exactTime(t))
 	}
 	return "in " + formatDuration(d.Round(time.Minute)) + " (" + exactTime(t) + ")"
+}
+
+// ruleChangeText is a change in words: "Paused by bob", "Resumed by
+// alice"; a pause by no one named with a reason is aepforms' own (its
+// rate).
+func ruleChangeText(c store.RuleChange) string {
+	what := map[string]string{store.RuleChangePaused: "Paused", store.RuleChangeResumed: "Resumed", store.RuleChangeDeleted: "Deleted"}[c.Change]
+	switch {
+	case c.By != "":
+		return what + " by " + c.By
+	case c.Change == store.RuleChangePaused && c.Reason != "":
+		return what + " by aepforms"
+	}
+	return what + " by " + words.answered["no-name"]
+}
+
+// ruleChanges are a rule's changes as its row lists them, newest first,
+// and how many earlier ones it leaves out, in words.
+func ruleChanges(all []store.RuleChange, now time.Time) ([]RuleChangeRow, string) {
+	var out []RuleChangeRow
+	for i := len(all) - 1; i >= 0 && len(out) < RuleChangesShown; i-- {
+		c := all[i]
+		out = append(out, RuleChangeRow{Text: ruleChangeText(c), AtISO: c.At.UTC().Format(htmlTime),
+			AtText: relTime(c.At, now), AtTitle: exactTime(c.At)})
+	}
+	switch more := len(all) - len(out); more {
+	case 0:
+		return out, ""
+	case 1:
+		return out, "and 1 earlier change"
+	default:
+		return out, fmt.Sprintf("and %d earlier changes", more)
+	}
+}
+
+// pausedBy says who paused a rule that was given no reason: its last
+// change's operator, when kept.
+func pausedBy(changes []store.RuleChange) string {
+	if n := len(changes); n > 0 && changes[n-1].Change == store.RuleChangePaused && changes[n-1].By != "" {
+		return "Paused by " + changes[n-1].By + "."
+	}
+	return "Paused by an operator."
 }

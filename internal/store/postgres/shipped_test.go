@@ -67,6 +67,15 @@ func TestOpensADatabaseMadeByVersion9(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, marks, 1)
 	assert.Equal(t, "ann", marks[0].Claim.By)
+	// A rule kept before its changes were: bob's pause is kept with who
+	// and when.
+	paused, err := j.SetRuleState(ctx, "R1", store.RulePaused, "", "bob", storetest.T0)
+	require.NoError(t, err)
+	require.True(t, paused)
+	r, _, err = j.Rule(ctx, "R1")
+	require.NoError(t, err)
+	require.Len(t, r.Changes, 1, "the rules' changes' table is there")
+	assert.Equal(t, "bob", r.Changes[0].By)
 }
 
 // databaseAt makes the database at dbURL by running schema, recording

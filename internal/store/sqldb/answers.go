@@ -279,8 +279,13 @@ func (a *Answers) Prune(ctx context.Context, before time.Time) (int64, error) {
 	// A deleted rule is kept only while History shows an answer it sent
 	// (to name the rule there): then it goes, so deleted rules do not
 	// pile up.
-	if _, err := a.Synced.ExecContext(ctx, a.Q(`DELETE FROM rules WHERE state = ? AND state_at < ?
-		AND NOT EXISTS (SELECT 1 FROM submissions s WHERE s.operator = 'rule:' || rules.id)`),
+	const gone = `SELECT id FROM rules WHERE state = ? AND state_at < ?
+		AND NOT EXISTS (SELECT 1 FROM submissions s WHERE s.operator = 'rule:' || rules.id)`
+	if _, err := a.Synced.ExecContext(ctx, a.Q(`DELETE FROM rule_changes WHERE rule_id IN (`+gone+`)`),
+		store.RuleDeleted, before.UnixNano()); err != nil {
+		return n, fmt.Errorf("journal: prune deleted rules' changes: %w", err)
+	}
+	if _, err := a.Synced.ExecContext(ctx, a.Q(`DELETE FROM rules WHERE id IN (`+gone+`)`),
 		store.RuleDeleted, before.UnixNano()); err != nil {
 		return n, fmt.Errorf("journal: prune deleted rules: %w", err)
 	}

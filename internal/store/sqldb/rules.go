@@ -120,7 +120,17 @@ func (r *RuleBook) Rules(ctx context.Context) ([]store.Rule, error) {
 		}
 		out = append(out, rule)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("journal: rules: %w", err)
+	}
+	changes, err := r.ruleChanges(ctx, `EXISTS (SELECT 1 FROM rules WHERE rules.id = c.rule_id AND rules.state != ?)`, store.RuleDeleted)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].Changes = changes[out[i].ID]
+	}
+	return out, nil
 }
 
 // ActiveRules lists the rules that may answer at now (active, not
@@ -155,6 +165,11 @@ func (r *RuleBook) Rule(ctx context.Context, id string) (store.Rule, bool, error
 	if err != nil {
 		return store.Rule{}, false, fmt.Errorf("journal: rule: %w", err)
 	}
+	changes, err := r.ruleChanges(ctx, `c.rule_id = ?`, id)
+	if err != nil {
+		return store.Rule{}, false, err
+	}
+	rule.Changes = changes[id]
 	return rule, true, nil
 }
 
@@ -199,28 +214,72 @@ func (r *RuleBook) RuleAnswered(ctx context.Context, id string, n int) ([]store.
 	return out, rows.Err()
 }
 
-// SetRuleState pauses (store.RulePaused, with the reason why) or resumes
-// (store.RuleActive) rule id, and reports whether it changed one; a
-// deleted rule stays deleted.
-func (r *RuleBook) SetRuleState(ctx context.Context, id, state, reason string, at time.Time) (bool, error) {
-	if state != store.RuleActive && state != store.RulePaused && state != store.RuleDeleted {
+// SetRuleState pauses (store.RulePaused, with the reason why), resumes
+// (store.RuleActive) or deletes (store.RuleDeleted) rule id as operator
+// by ("" for aepforms itself), and reports whether it changed one; a
+// deleted rule stays deleted. A change is kept with who and when
+// (store.RuleChange), in the same transaction.
+func (r *RuleBook) SetRuleState(ctx context.Context, id, state, reason, by string, at time.Time) (bool, error) {
+	change, ok := map[string]string{store.RuleActive: store.RuleChangeResumed, store.RulePaused: store.RuleChangePaused,
+		store.RuleDeleted: store.RuleChangeDeleted}[state]
+	if !ok {
 		return false, fmt.Errorf("journal: rule state %q", state)
 	}
 	if state == store.RuleActive {
 		reason = ""
 	}
-	res, err := r.Synced.ExecContext(ctx, r.Q(`UPDATE rules SET state = ?, reason = ?, state_at = ? WHERE id = ? AND state != ? AND state != ?`),
+	tx, err := r.Synced.BeginTx(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("journal: rule state: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	res, err := tx.ExecContext(ctx, r.Q(`UPDATE rules SET state = ?, reason = ?, state_at = ? WHERE id = ? AND state != ? AND state != ?`),
 		state, reason, store.Nanos(at), id, store.RuleDeleted, state)
 	if err != nil {
 		return false, fmt.Errorf("journal: rule state: %w", err)
 	}
 	n, err := res.RowsAffected()
-	return n > 0, err
+	if err != nil || n == 0 {
+		return false, err
+	}
+	if _, err := tx.ExecContext(ctx, r.Q(`INSERT INTO rule_changes (rule_id, change, operator, reason, at) VALUES (?, ?, ?, ?, ?)`),
+		id, change, by, reason, store.Nanos(at)); err != nil {
+		return false, fmt.Errorf("journal: rule change: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("journal: rule state: %w", err)
+	}
+	return true, nil
 }
 
-// DeleteRule deletes rule id: it is never listed or applied again.
-func (r *RuleBook) DeleteRule(ctx context.Context, id string, at time.Time) (bool, error) {
-	return r.SetRuleState(ctx, id, store.RuleDeleted, "", at)
+// DeleteRule deletes rule id as operator by: it is never listed or
+// applied again.
+func (r *RuleBook) DeleteRule(ctx context.Context, id, by string, at time.Time) (bool, error) {
+	return r.SetRuleState(ctx, id, store.RuleDeleted, "", by, at)
+}
+
+// ruleChanges reads the changes of the rules where (a condition on
+// rule_changes c, with ? placeholders for args) selects, oldest first,
+// by rule id.
+func (r *RuleBook) ruleChanges(ctx context.Context, where string, args ...any) (map[string][]store.RuleChange, error) {
+	rows, err := r.Synced.QueryContext(ctx, r.Q(`SELECT c.rule_id, c.change, c.operator, c.reason, c.at FROM rule_changes c
+		WHERE `+where+` ORDER BY c.id`), args...)
+	if err != nil {
+		return nil, fmt.Errorf("journal: rule changes: %w", err)
+	}
+	defer rows.Close()
+	out := map[string][]store.RuleChange{}
+	for rows.Next() {
+		var id string
+		var c store.RuleChange
+		var at int64
+		if err := rows.Scan(&id, &c.Change, &c.By, &c.Reason, &at); err != nil {
+			return nil, fmt.Errorf("journal: rule changes: %w", err)
+		}
+		c.At = store.FromNanos(at)
+		out[id] = append(out[id], c)
+	}
+	return out, rows.Err()
 }
 
 // ClaimRuleUse keeps that rule u.Rule answers u's request, and reports

@@ -46,8 +46,8 @@ func (d Schema) sql(s string) string {
 }
 
 // SharedSteps are the migration steps both backends take, in this
-// order, after their own first ones: SQLite's steps 6 to 13,
-// PostgreSQL's 3 to 10. A step for both is appended here.
+// order, after their own first ones: SQLite's steps 6 to 14,
+// PostgreSQL's 3 to 11. A step for both is appended here.
 func (d Schema) SharedSteps() []string {
 	return []string{
 		d.Push(),
@@ -58,6 +58,7 @@ func (d Schema) SharedSteps() []string {
 		d.ScopedRules(),
 		d.RuleLooks(),
 		d.Marks(),
+		d.RuleChanges(),
 	}
 }
 
@@ -278,4 +279,19 @@ func (d Schema) Marks() string {
 		assign_rev    {int64} NOT NULL
 	);
 	CREATE INDEX card_marks_claim ON card_marks (claim_until);`)
+}
+
+// RuleChanges keeps who paused, resumed or deleted each rule, and when
+// (store.RuleChange): the Rules page and History say it. Changes made
+// before are not known: a rule's row keeps only its latest state.
+func (d Schema) RuleChanges() string {
+	return d.sql(`CREATE TABLE rule_changes (
+		id       {id},
+		rule_id  TEXT NOT NULL REFERENCES rules (id),
+		change   TEXT NOT NULL, -- paused, resumed, deleted
+		operator TEXT NOT NULL, -- who; "" for aepforms itself
+		reason   TEXT NOT NULL,
+		at       {int64} NOT NULL -- unix nanoseconds
+	);
+	CREATE INDEX rule_changes_rule ON rule_changes (rule_id, id);`)
 }

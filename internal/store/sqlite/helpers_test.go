@@ -85,6 +85,16 @@ const undoRules = undoRuleLooks + `DROP TABLE rule_uses; DROP TABLE rules;
 `
 
 // undoRuleLooks takes back step 12: the operators' looks at
-// what rules answered.
-const undoRuleLooks = `DROP TABLE rule_looks;
+// what rules answered, and the steps after it.
+const undoRuleLooks = undoMarks + `DROP TABLE rule_looks;
+`
+
+// undoMarks takes back step 13: the questions' claims and assignments,
+// and the rules' changes (14) after it.
+const undoMarks = undoRuleChanges + `DROP TABLE card_marks;
+`
+
+// undoRuleChanges takes back step 14: who paused, resumed or deleted a
+// rule.
+const undoRuleChanges = `DROP TABLE rule_changes;
 `

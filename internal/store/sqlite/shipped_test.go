@@ -68,6 +68,15 @@ func TestOpensAJournalMadeByVersion12(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, marks, 1)
 	assert.Equal(t, "ann", marks[0].Claim.By)
+	// A rule kept before its changes were: bob's pause is kept with who
+	// and when.
+	paused, err := j.SetRuleState(context.Background(), "R1", store.RulePaused, "", "bob", t0)
+	require.NoError(t, err)
+	require.True(t, paused)
+	r, _, err = j.Rule(context.Background(), "R1")
+	require.NoError(t, err)
+	require.Len(t, r.Changes, 1, "the rules' changes' table is there")
+	assert.Equal(t, "bob", r.Changes[0].By)
 }
 
 // journalAt makes a journal at path by running schema, recording steps

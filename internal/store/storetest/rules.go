@@ -21,8 +21,8 @@ type RuleStore interface {
 	Rules(ctx context.Context) ([]store.Rule, error)
 	ActiveRules(ctx context.Context, now time.Time) ([]store.Rule, error)
 	Rule(ctx context.Context, id string) (store.Rule, bool, error)
-	SetRuleState(ctx context.Context, id, state, reason string, at time.Time) (bool, error)
-	DeleteRule(ctx context.Context, id string, at time.Time) (bool, error)
+	SetRuleState(ctx context.Context, id, state, reason, by string, at time.Time) (bool, error)
+	DeleteRule(ctx context.Context, id, by string, at time.Time) (bool, error)
 	ClaimRuleUse(ctx context.Context, u store.RuleUse, now time.Time) (bool, error)
 	ReleaseRuleUse(ctx context.Context, u store.RuleUse) error
 	RuleUses(ctx context.Context, id string, since time.Time) (int, error)
@@ -92,13 +92,13 @@ func testRules(t *testing.T, st Store) {
 	require.Len(t, active, 1, "expired at its instant")
 	assert.Equal(t, "r2", active[0].ID)
 
-	ok, err := j.SetRuleState(ctx, "r1", store.RulePaused, "It answered 31 requests within 1m0s.", T0.Add(2*time.Minute))
+	ok, err := j.SetRuleState(ctx, "r1", store.RulePaused, "It answered 31 requests within 1m0s.", "", T0.Add(2*time.Minute))
 	require.NoError(t, err)
 	assert.True(t, ok)
-	ok, err = j.SetRuleState(ctx, "r1", store.RulePaused, "again", T0.Add(3*time.Minute))
+	ok, err = j.SetRuleState(ctx, "r1", store.RulePaused, "again", "", T0.Add(3*time.Minute))
 	require.NoError(t, err)
 	assert.False(t, ok, "already paused")
-	ok, err = j.SetRuleState(ctx, "missing", store.RulePaused, "x", T0)
+	ok, err = j.SetRuleState(ctx, "missing", store.RulePaused, "x", "", T0)
 	require.NoError(t, err)
 	assert.False(t, ok)
 
@@ -109,6 +109,12 @@ func testRules(t *testing.T, st Store) {
 		assert.Equal(t, store.RulePaused, r.State)
 		assert.Equal(t, "It answered 31 requests within 1m0s.", r.Reason)
 		assert.True(t, r.StateAt.Equal(T0.Add(2*time.Minute)))
+		list, err := j.Rules(ctx)
+		require.NoError(t, err)
+		require.Len(t, list, 2)
+		assert.Empty(t, list[0].Changes, "r2 was never changed")
+		require.Len(t, list[1].Changes, 1, "the Rules list carries each rule's changes")
+		assert.Equal(t, store.RuleChangePaused, list[1].Changes[0].Change)
 	}
 	require.NoError(t, j.Close())
 	j = st.Open()
@@ -117,7 +123,7 @@ func testRules(t *testing.T, st Store) {
 		check(st.Open())
 	}
 
-	ok, err = j.SetRuleState(ctx, "r1", store.RuleActive, "ignored", T0.Add(4*time.Minute))
+	ok, err = j.SetRuleState(ctx, "r1", store.RuleActive, "ignored", "bob", T0.Add(4*time.Minute))
 	require.NoError(t, err)
 	assert.True(t, ok)
 	r, _, err := j.Rule(ctx, "r1")
@@ -125,14 +131,14 @@ func testRules(t *testing.T, st Store) {
 	assert.Equal(t, store.RuleActive, r.State)
 	assert.Empty(t, r.Reason, "resuming clears why it was paused")
 
-	ok, err = j.DeleteRule(ctx, "r1", T0.Add(5*time.Minute))
+	ok, err = j.DeleteRule(ctx, "r1", "ada", T0.Add(5*time.Minute))
 	require.NoError(t, err)
 	assert.True(t, ok)
 	got, err = j.Rules(ctx)
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	assert.Equal(t, "r2", got[0].ID)
-	ok, err = j.SetRuleState(ctx, "r1", store.RuleActive, "", T0.Add(6*time.Minute))
+	ok, err = j.SetRuleState(ctx, "r1", store.RuleActive, "", "", T0.Add(6*time.Minute))
 	require.NoError(t, err)
 	assert.False(t, ok, "a deleted rule stays deleted")
 	active, err = j.ActiveRules(ctx, T0.Add(time.Hour))
@@ -143,6 +149,19 @@ func testRules(t *testing.T, st Store) {
 	require.True(t, found, "still named in History")
 	assert.Equal(t, store.RuleDeleted, r.State)
 	assert.Equal(t, "alice", r.Maker)
+	// Who changed it and when: aepforms paused it (its rate), bob
+	// resumed it, ada deleted it; the refused changes are not kept.
+	require.Len(t, r.Changes, 3, "%+v", r.Changes)
+	for i, want := range []store.RuleChange{
+		{Change: store.RuleChangePaused, Reason: "It answered 31 requests within 1m0s.", At: T0.Add(2 * time.Minute)},
+		{Change: store.RuleChangeResumed, By: "bob", At: T0.Add(4 * time.Minute)},
+		{Change: store.RuleChangeDeleted, By: "ada", At: T0.Add(5 * time.Minute)},
+	} {
+		got := r.Changes[i]
+		assert.True(t, got.At.Equal(want.At), "change %d at %v, want %v", i, got.At, want.At)
+		got.At = want.At
+		assert.Equal(t, want, got)
+	}
 	_, found, err = j.Rule(ctx, "missing")
 	require.NoError(t, err)
 	assert.False(t, found)
@@ -175,12 +194,12 @@ func testRuleUses(t *testing.T, st Store) {
 
 	// A rule that is not active at the claim claims nothing: paused,
 	// deleted, expired, or never made.
-	_, err := j.SetRuleState(ctx, "r2", store.RulePaused, "Paused by alice.", T0)
+	_, err := j.SetRuleState(ctx, "r2", store.RulePaused, "Paused by alice.", "", T0)
 	require.NoError(t, err)
 	claimed, err := j.ClaimRuleUse(ctx, u("r2", "q9", T0), T0)
 	require.NoError(t, err)
 	assert.False(t, claimed, "paused")
-	_, err = j.SetRuleState(ctx, "r2", store.RuleActive, "", T0)
+	_, err = j.SetRuleState(ctx, "r2", store.RuleActive, "", "", T0)
 	require.NoError(t, err)
 	claimed, err = j.ClaimRuleUse(ctx, u("r2", "q9", T0.Add(9*time.Hour)), T0.Add(9*time.Hour))
 	require.NoError(t, err)
@@ -253,7 +272,7 @@ func testPruneDeletedRules(t *testing.T, st Store) {
 		require.NoError(t, j.CreateRule(ctx, rule(id, T0), 0))
 	}
 	for _, id := range []string{"gone", "named", "old-named"} {
-		ok, err := j.DeleteRule(ctx, id, T0.Add(time.Hour))
+		ok, err := j.DeleteRule(ctx, id, "", T0.Add(time.Hour))
 		require.NoError(t, err)
 		require.True(t, ok)
 	}
@@ -316,7 +335,7 @@ func testRuleCap(t *testing.T, st Store) {
 	assert.Equal(t, max, n)
 
 	// Paused rules count: pausing one makes no room.
-	_, err = js[0].SetRuleState(ctx, got[0].ID, store.RulePaused, "Paused by alice.", T0.Add(time.Minute))
+	_, err = js[0].SetRuleState(ctx, got[0].ID, store.RulePaused, "Paused by alice.", "", T0.Add(time.Minute))
 	require.NoError(t, err)
 	err = js[0].CreateRule(ctx, rule("paused-counts", T0.Add(time.Hour)), max)
 	require.ErrorAs(t, err, new(*store.RuleMaxError), "a paused rule counts")
@@ -363,7 +382,7 @@ func testRuleFromCardAndAnswered(t *testing.T, st Store) {
 	require.True(t, found)
 	assert.Equal(t, "r2", got.ID, "the newest made from the card")
 	assert.Equal(t, newer.Match, got.Match, "the scope is kept whole")
-	_, err = j.DeleteRule(ctx, "r2", T0.Add(2*time.Minute))
+	_, err = j.DeleteRule(ctx, "r2", "", T0.Add(2*time.Minute))
 	require.NoError(t, err)
 	got, found, err = j.RuleFromCard(ctx, older.Card)
 	require.NoError(t, err)
