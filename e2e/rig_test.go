@@ -64,7 +64,8 @@ type process struct {
 func startProcess(t *testing.T, name, bin string, args, env []string, ready string) *process {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = env
+	// The undo window is 0 unless env sets it (stackEnv).
+	cmd.Env = append([]string{undoWindowEnv + "=0"}, env...)
 	p := &process{name: name, cmd: cmd, logs: newStackLog(regexp.MustCompile(ready)), done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.logs, p.logs
 	dumpOnFailure(t, name, p.logs)

@@ -1749,3 +1749,120 @@
   tick();
   connect();
 })();
+
+/* The undo bar. After a send, an answer's command waits a few
+ * seconds (--undo-window) and its card offers Undo (a form the server
+ * drew, posted by the browser itself: the page comes back with the card
+ * open again, or says it was too late). This keeps a copy of every
+ * card's Undo in the bar fixed at the bottom of the window, so it stays
+ * in view wherever the card is, with one "Undo all" for several (a
+ * batch), and counts the time left down. The server's push replaces a
+ * card once its answer left, and its Undo leaves the bar with it. */
+(function () {
+  'use strict';
+  var doc = document;
+  var main = doc.getElementById('main');
+  if (!main || !window.MutationObserver) return;
+  var bar = doc.getElementById('undo-bar');
+  if (!bar) {
+    // The page had nothing to undo when drawn: the bar the server draws.
+    bar = doc.createElement('section');
+    bar.id = 'undo-bar';
+    bar.className = 'undo-bar';
+    bar.dataset.testid = 'undo-bar';
+    bar.setAttribute('aria-label', 'Answers you can still undo');
+    bar.setAttribute('aria-live', 'polite');
+    bar.hidden = true;
+    main.appendChild(bar);
+  }
+  var due = {}; // "{card} {command}" -> the time (ms) its command leaves
+  var shown = ''; // the values the bar holds, to rebuild only on change
+  var ticking = 0;
+
+  function values(form) {
+    return Array.prototype.map.call(form.querySelectorAll('input[name="undo"]'), function (i) { return i.value; });
+  }
+
+  function rebuild() {
+    var forms = doc.querySelectorAll('#main [data-testid="card-undo"]');
+    var now = Date.now();
+    var all = [];
+    forms.forEach(function (f) {
+      values(f).forEach(function (v) {
+        if (!(v in due)) due[v] = now + Number(f.dataset.undoLeftMs || 0);
+        all.push(v);
+      });
+    });
+    var key = all.join('|');
+    if (key === shown) return;
+    shown = key;
+    bar.textContent = '';
+    forms.forEach(function (f) {
+      var c = f.cloneNode(true);
+      c.dataset.testid = 'bar-undo';
+      c.removeAttribute('id');
+      var what = c.querySelector('[data-undo-what]');
+      if (what) what.hidden = false;
+      bar.appendChild(c);
+    });
+    if (forms.length > 1) bar.appendChild(undoAll(forms[0], all));
+    bar.hidden = forms.length === 0;
+    if (forms.length && !ticking) ticking = window.setInterval(tick, 250);
+    tick();
+  }
+
+  /* undoAll is one form that takes back every held answer (a batch). */
+  function undoAll(like, all) {
+    var f = doc.createElement('form');
+    f.method = 'post';
+    f.action = like.action;
+    f.className = 'undo undo--all';
+    f.dataset.testid = 'bar-undo-all';
+    all.forEach(function (v) {
+      var i = doc.createElement('input');
+      i.type = 'hidden';
+      i.name = 'undo';
+      i.value = v;
+      f.appendChild(i);
+    });
+    var b = doc.createElement('button');
+    b.type = 'submit';
+    b.className = 'button button--secondary undo__button';
+    b.dataset.testid = 'undo-all';
+    b.textContent = (like.dataset.allLabel || 'Undo all %d').replace('%d', String(all.length));
+    f.appendChild(b);
+    return f;
+  }
+
+  /* words says s seconds as the server does: "4 s", "2 min 5 s". */
+  function words(s) {
+    if (s < 60) return s + ' s';
+    var m = Math.floor(s / 60);
+    return m + ' min' + (s % 60 ? ' ' + (s % 60) + ' s' : '');
+  }
+
+  /* tick writes each Undo's time left, in whole seconds. */
+  function tick() {
+    var now = Date.now();
+    var any = false;
+    doc.querySelectorAll('form.undo').forEach(function (f) {
+      var vs = values(f);
+      var left = 0;
+      vs.forEach(function (v) { if (due[v] !== undefined) left = Math.max(left, due[v] - now); });
+      var span = f.querySelector('[data-undo-left]');
+      if (span) span.textContent = words(Math.max(0, Math.ceil(left / 1000)));
+      if (left > 0) any = true;
+    });
+    if (!any && ticking) {
+      window.clearInterval(ticking);
+      ticking = 0;
+    }
+  }
+
+  new MutationObserver(function (records) {
+    for (var i = 0; i < records.length; i++) {
+      if (!bar.contains(records[i].target)) { rebuild(); return; }
+    }
+  }).observe(main, { childList: true, subtree: true });
+  rebuild();
+})();

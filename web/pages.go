@@ -225,6 +225,7 @@ func (p *pages) page(w http.ResponseWriter, r *http.Request, status int, panel b
 		}
 	}
 	v := view.Page(cards, p.in.Status(), opts)
+	v.Undos = p.undoBar(r, heads, opts)
 	v.RuleAnswers = p.rules.ruleAnswers(r)
 	if !panel {
 		v.Batches = p.batch.batchRegion(r, heads)

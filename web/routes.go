@@ -52,6 +52,7 @@ func (s *server) routes() http.Handler {
 		rules := requireRole(Role.administers, "make, resume, widen or delete rules")
 		r.With(answers).Post("/cards/{id}/answer", handleAnswer(s.answers, pg, s.metrics))
 		r.With(answers).Post("/cards/{id}/again", handleSendAgain(s.answers, pg))
+		r.With(answers).Post("/undo", handleUndo(s.answers, pg))
 		r.With(answers).Post("/cards/{id}/notification-answer", handleNotificationAnswer(s.deps.Notifier, s.answers, pg, s.metrics))
 		r.Get("/cards/{id}/answer", handleAnswerReload(pg))
 		r.With(gz).Get("/batches", handleBatches(in, pg.batch))

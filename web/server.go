@@ -220,6 +220,10 @@ type Config struct {
 	// browser's push service to subscribe the device before it says the
 	// service did not answer, 15 s by default.
 	PushSubscribeTimeout time.Duration
+	// UndoWindow is how long an operator's sent answer waits before its
+	// command leaves, while the page offers Undo (answer.Config); 0, the
+	// default, sends at once.
+	UndoWindow time.Duration
 	// Now is the clock, time.Now by default.
 	Now func() time.Time
 	// Logger receives request errors; nil discards.
@@ -345,7 +349,7 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 	if !cfg.Viewer.Answers() {
 		s.deps.Submitter = nil
 	}
-	s.answers = answer.New(answer.Config{Inbox: deps.Inbox, Submitter: s.deps.Submitter, Viewer: s.pages.viewer, Now: cfg.Now, Logger: cfg.Logger})
+	s.answers = answer.New(answer.Config{Inbox: deps.Inbox, Submitter: s.deps.Submitter, Viewer: s.pages.viewer, Now: cfg.Now, Logger: cfg.Logger, UndoWindow: cfg.UndoWindow})
 	h := s.routes()
 	if cfg.BasePath != "/" {
 		h = mountAt(cfg.BasePath, h)

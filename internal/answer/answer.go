@@ -63,11 +63,19 @@ type Config struct {
 	Now func() time.Time
 	// Logger receives what could not be queued or recorded; nil discards.
 	Logger *slog.Logger
+	// UndoWindow is how long Send holds a sent answer's command before
+	// it leaves, while the page offers Undo (undo.go); 0 sends at once,
+	// and so does an Inbox that is no Holder.
+	UndoWindow time.Duration
+	// AfterFunc runs f once d has passed and returns what stops it
+	// (time.AfterFunc's Stop by default): the undo window's clock.
+	AfterFunc func(d time.Duration, f func()) (stop func() bool)
 }
 
 // Service begins, holds, releases and queues answers.
 type Service struct {
-	cfg Config
+	cfg   Config
+	holds holds
 }
 
 // New makes a Service.
@@ -80,6 +88,9 @@ func New(cfg Config) *Service {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.AfterFunc == nil {
+		cfg.AfterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 	}
 	return &Service{cfg: cfg}
 }
@@ -211,7 +222,9 @@ func (s *Service) record(ctx context.Context, a Answer, p Post, ans aep.Answer) 
 		if p.While != nil {
 			p.While(sub)
 		}
-		h = s.hold(ctx, sub)
+		if !s.waits() {
+			h = s.hold(ctx, sub)
+		}
 	}
 	sub, err := s.cfg.Inbox.BeginSubmissionWhile(p.Card, inbox.Submission{
 		Token: p.Token, CommandID: cmd, Answer: ans, Form: p.Form, By: p.By, Replaces: p.Replaces,
@@ -250,7 +263,9 @@ func (h *held) let(send bool) {
 }
 
 // Send sends a recorded answer's command beside respond, the caller's
-// response (nil: none). A command held while the answer was journaled is
+// response (nil: none); with an undo window it holds the command for the
+// window instead (undo.go), and a command that cannot be queued then is
+// settled failed when the window passes. A command held while the answer was journaled is
 // let go first, so it leaves beside the response, not after it; a
 // Submitter that could not hold it is handed it once respond has
 // returned, so a slow Submit does not keep the response waiting. A
@@ -262,6 +277,15 @@ func (s *Service) Send(ctx context.Context, a Answer, respond func()) error {
 		if respond != nil {
 			respond()
 		}
+		return nil
+	}
+	if s.waits() {
+		// Held for Undo: the command leaves when the window passes.
+		s.holdForUndo(ctx, a)
+		if respond != nil {
+			respond()
+		}
+		hitHeld()
 		return nil
 	}
 	var err error

@@ -282,6 +282,8 @@ func TestNotRecordedDropsTheHeldCommand(t *testing.T) {
 var notRefusals = map[string]string{
 	"inbox.ErrDuplicate":     "the same form posted again: Begin answers it Kept",
 	"inbox.ErrJournalBehind": "the journal's notice; a Record it fails is ErrNotRecorded",
+	"inbox.ErrNotHeld":       "Undo's answer (too late, or another instance holds it), never an answer's refusal",
+	"answer.ErrNotHeld":      "inbox.ErrNotHeld, as Undo returns it",
 }
 
 // sentinels are every sentinel error of the inbox and of this package,
@@ -298,7 +300,7 @@ var sentinels = map[string]error{
 	"inbox.ErrJournalBehind": inbox.ErrJournalBehind,
 	"answer.ErrNoToken":      ErrNoToken, "answer.ErrInvalid": ErrInvalid, "answer.ErrNoneChosen": ErrNoneChosen,
 	"answer.ErrTooMany": ErrTooMany, "answer.ErrReplaces": ErrReplaces, "answer.ErrShape": ErrShape,
-	"answer.ErrPlaceholders": ErrPlaceholders,
+	"answer.ErrPlaceholders": ErrPlaceholders, "inbox.ErrNotHeld": inbox.ErrNotHeld, "answer.ErrNotHeld": ErrNotHeld,
 }
 
 // TestRefusalsNameEverySentinel walks the inbox's and this package's

@@ -27,6 +27,9 @@ type journalConfig struct {
 	// shows again after a restart, from the journal; older ones are in
 	// the history.
 	settledKept int
+	// undoWindow is how long an operator's sent answer waits before its
+	// command leaves, while the page offers Undo; 0 sends at once.
+	undoWindow time.Duration
 }
 
 func (c *journalConfig) register(fs *flag.FlagSet, e envDefaults) {
@@ -43,6 +46,7 @@ func (c *journalConfig) register(fs *flag.FlagSet, e envDefaults) {
 	fs.StringVar(&c.replica, "replica", e.str("AEPFORMS_REPLICA", ""), "this replica's name on a shared PostgreSQL journal, under which it holds its answers' resend leases; a replica restarted under the same name resends its own at once, another waits for --lease. Default: random (a SQLite journal: the journal's own) (env AEPFORMS_REPLICA)")
 	fs.DurationVar(&c.lease, "lease", e.dur("AEPFORMS_LEASE", 30*time.Second), "how long a replica holds the resend lease of an answer waiting for the agent without renewing it (it renews every third of it); once lapsed, another replica sends the answer again (env AEPFORMS_LEASE)")
 	fs.DurationVar(&c.dbWriteTimeout, "db-write-timeout", e.dur("AEPFORMS_DB_WRITE_TIMEOUT", 10*time.Second), "a PostgreSQL journal's bound on each write (an answer's record, its states, making a rule): a database that stops answering fails that write, and the page says so, instead of holding the page (an answer whose record failed is not sent) (env AEPFORMS_DB_WRITE_TIMEOUT)")
+	fs.DurationVar(&c.undoWindow, "undo-window", e.dur("AEPFORMS_UNDO_WINDOW", 5*time.Second), "how long an operator's answer (one, a batch, a notification's) waits, journaled, before its command leaves, while the page offers Undo; a crash meanwhile sends it after the restart. Rules never wait. 0 sends at once (env AEPFORMS_UNDO_WINDOW)")
 	fs.IntVar(&c.settledKept, "settled-kept", e.integer("AEPFORMS_SETTLED_KEPT", 20), "after a restart, the inbox shows this many of the latest answers sent from this UI and recorded by their agent again, settled; older ones are in History; 0 shows none (env AEPFORMS_SETTLED_KEPT)")
 }
 
@@ -57,6 +61,9 @@ func (c *journalConfig) check(fs *flag.FlagSet, _ envDefaults) error {
 		c.db = c.dbEnv
 	}
 	if err := notNegative("--resend-max-age", c.resendMaxAge); err != nil {
+		return err
+	}
+	if err := notNegative("--undo-window", c.undoWindow); err != nil {
 		return err
 	}
 	if c.settledKept < 0 {

@@ -20,6 +20,10 @@ const (
 	// posted meanwhile is journaled and got its 303, and none of their
 	// commands leaves; the test kills the process when it likes.
 	UnsentHeld = "unsent-held"
+	// Held: the answer is journaled and its 303 written, its command
+	// held for Undo (--undo-window) and not let go yet
+	// (answer.Service.Send).
+	Held = "held"
 	// Sent: the command is written to the relay's WebSocket, its ack not
 	// yet seen (respond, after the write); the 303 may or may not be out.
 	Sent = "sent"

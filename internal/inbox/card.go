@@ -186,6 +186,10 @@ type Submission struct {
 	// failed, ReasonReplaced (not sent again; the agent may still act on
 	// it). Without it a second answer is refused (ErrInFlight).
 	Replaces string
+	// HeldUntil is, while this process holds the command for Undo
+	// (Inbox.Hold), when it leaves; zero once it left or was never held.
+	// Never journaled: after a restart nothing is held.
+	HeldUntil time.Time
 }
 
 // InFlight reports whether the submission still waits for the agent:

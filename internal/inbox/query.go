@@ -207,9 +207,10 @@ func head(c *Card) Card {
 		Assigned:      c.Assigned,
 	}
 	// What CanAnswer reads, and no more: whether an answer (this UI's or
-	// another sender's) is on its way.
+	// another sender's) is on its way, and whether it is held for Undo
+	// (the page's undo bar).
 	if s := c.Submission; s != nil {
-		h.Submission = &Submission{State: s.State, RecordedAt: s.RecordedAt}
+		h.Submission = &Submission{State: s.State, RecordedAt: s.RecordedAt, HeldUntil: s.HeldUntil}
 	}
 	for _, r := range c.Responders {
 		h.Responders = append(h.Responders, Responder{CommandID: r.CommandID, Ack: r.Ack, Silent: r.Silent})

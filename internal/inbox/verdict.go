@@ -128,6 +128,13 @@ type Verdict struct {
 	// when a connection is back, and a press before then could send
 	// nothing.
 	SendAgain bool
+	// Undo is true while this UI holds its answer's command for Undo
+	// (Submission.HeldUntil) on an open request this Viewer may answer:
+	// the page offers Undo, UndoCommand is the command it takes back and
+	// UndoLeft the time until the command leaves.
+	Undo        bool
+	UndoCommand string
+	UndoLeft    time.Duration
 	// OwedCommand is the owed answer's command id while Owed: what
 	// "Send again" sends once more and "Answer differently" replaces.
 	OwedCommand string
@@ -265,6 +272,10 @@ func (c *Card) Verdict(now time.Time, v Viewer) Verdict {
 		d.OwedCommand = c.Submission.CommandID
 		d.SendAgain = c.Submission.Reason == ReasonTimeout
 	}
+	if s := c.Submission; d.Open && v.Answers() && s != nil && s.State == SubmissionSending && !s.HeldUntil.IsZero() {
+		d.Undo, d.UndoCommand = true, s.CommandID
+		d.UndoLeft = max(s.HeldUntil.Sub(now), 0)
+	}
 	d.Capture = c.Capture
 	d.Placeholder = c.Capture <= aep.CaptureMetadata
 	d.Batchable = d.Answerable && c.Shape != "" && !d.Placeholder
@@ -376,6 +387,8 @@ func (c *Card) line(now time.Time, d Verdict) Line {
 		return LineExpired
 	case sub != nil && sub.State == SubmissionQueued:
 		return LineQueued
+	case sub != nil && sub.State == SubmissionSending && !sub.HeldUntil.IsZero():
+		return LineHeld
 	case sub != nil && sub.State == SubmissionSending:
 		return LineSending
 	case sub != nil && sub.State == SubmissionAccepted:
@@ -392,6 +405,8 @@ func (c *Card) line(now time.Time, d Verdict) Line {
 		return LineUnknown
 	case sub != nil && sub.State == SubmissionFailed:
 		return LineFailed
+	case sub != nil && sub.State == SubmissionWithdrawn:
+		return LineUndone
 	case len(c.Routes) > 0:
 		return LineRouted
 	}

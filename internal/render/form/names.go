@@ -19,7 +19,10 @@ const (
 	// NameCommand is the hidden field of "Send again": the owed
 	// answer's command id.
 	NameCommand = "command"
-	ValueOther  = "other" // the Other choice's value
+	// NameUndo is the hidden field of "Undo", once per answer taken
+	// back: "{card} {command}".
+	NameUndo   = "undo"
+	ValueOther = "other" // the Other choice's value
 )
 
 // Wire names of the sign-in form.

@@ -70,6 +70,9 @@ type CardView struct {
 	// differently" (a second command, replacing this one), beside "Send
 	// again" (the same command) when the relay is there. Nil otherwise.
 	Owed *OwedView
+	// Undo is set while this UI holds the card's answer for the undo
+	// window (inbox.Verdict.Undo): the card offers to take it back.
+	Undo *UndoView
 
 	// Routing is the team the card is routed to and the reminders and
 	// escalations sent; nil when it is routed to none.
@@ -218,6 +221,13 @@ func card(c inbox.Card, opts Options) CardView {
 	v.Answered = answeredBy(c, vd, base, opts)
 	v.State = cardState(c, vd, v.Answered, opts)
 	v.State.GivesWay = v.Open && givesWay[v.State.Kind]
+	if vd.Submission != nil && (opts.Operator == "" || vd.Submission.By == opts.Operator) {
+		// Only the operator who sent it may take it back.
+		v.Undo = undoView(c, vd, base, v.State.Values)
+	}
+	if v.Undo != nil {
+		v.Undo.Question = v.Title
+	}
 
 	if vd.NoForm {
 		// Nothing to offer as a form: a malformed request, or one with
@@ -317,7 +327,7 @@ func owedView(vd inbox.Verdict, base, id string) *OwedView {
 
 // givesWay are the state lines of an open card that the removed-card
 // text replaces (an answer in flight keeps its line).
-var givesWay = map[string]bool{"pending": true, "routed": true, "rejected": true, "failed": true}
+var givesWay = map[string]bool{"pending": true, "routed": true, "rejected": true, "failed": true, "undone": true}
 
 // cardNotes are the UI's notes for an open card, from its verdict.
 func cardNotes(c inbox.Card, vd inbox.Verdict, opts Options) []Note {

@@ -120,6 +120,10 @@ type PageView struct {
 	// RoutesURL is the Routes page's, for an admin of a UI with a routes
 	// file ("" hides the link).
 	RoutesURL string
+	// Undos is the undo bar: the operator's answers whose commands are
+	// held for the undo window, each with its Undo, and one Undo of
+	// them all when there are several (UndoBar). Empty when none.
+	Undos []UndoView
 	// RuleAnswers is the header's count of the requests rules answered
 	// since the operator last looked; nil: none.
 	RuleAnswers *RuleAnswers

@@ -64,6 +64,8 @@ var words = struct {
 	// Why an answer in the history is in a state other than failed, by
 	// state and reason (owed, unknown, superseded after it was sent).
 	historyReason map[inbox.SubmissionState]map[string]string
+	// Undo while an answer's command is held (--undo-window).
+	undo map[string]string
 	// The answer flow: the note to a permission or review card's options,
 	// the card's hide button, the page's keyboard shortcuts (Flow).
 	flow map[string]string
@@ -73,6 +75,9 @@ var words = struct {
 		"over-budget": "Too many options to show safely: %s; answer it in the agent's own interface.",
 		"info":        "For information: the agent takes its answer another way (%s), not from here.",
 		"sending":     "Sent, waiting for the agent",
+		// This UI's answer, its command held for Undo (--undo-window).
+		"held":   "Your answer, about to be sent",
+		"undone": "Undone: nothing was sent. Your choice is kept below: change it, or send it again.",
 		// An owed answer (inbox.Submission.Owed): sent, no reply yet, and
 		// sent again (same answer, same command) when the relay is back.
 		"relay-lost":    "Sent, no reply yet; will send again when the relay is back",
@@ -311,6 +316,7 @@ var words = struct {
 		{inbox.SubmissionNotSent, "Not sent again after a restart", "Not sent", "warning"},
 		{inbox.SubmissionSuperseded, "Superseded: the question settled first", "Superseded", "neutral"},
 		{inbox.SubmissionUnknown, "Outcome unknown", "Unknown", "warning"},
+		{inbox.SubmissionWithdrawn, "Undone: not sent", "Undone", "neutral"},
 	},
 	historyReason: map[inbox.SubmissionState]map[string]string{
 		inbox.SubmissionQueued: {
@@ -336,6 +342,14 @@ var words = struct {
 		"no-route":              "the agent was not connected",
 		"unauthorized":          "this UI had no control token for the relay",
 		"":                      "%s",
+	},
+	undo: map[string]string{
+		"lead":       "Sending in",
+		"lead-all":   "All of them sending in",
+		"button":     "Undo",
+		"button-all": "Undo all %d",
+		"too-late":   "Not undone: the answer had already left (its few seconds to undo passed), or another aepforms instance holds it. Its card says what became of it.",
+		"not-kept":   "Undone, and nothing was sent, but the journal could not record it yet; it records it when it can.",
 	},
 	flow: map[string]string{
 		"note-summary": "Add a note",

@@ -1,0 +1,78 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/aepforms/aepforms/internal/aep"
+	"github.com/aepforms/aepforms/internal/answer"
+	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render/form"
+	"github.com/aepforms/aepforms/internal/render/view"
+)
+
+// handleUndo takes "Undo" on answers whose commands this UI holds for
+// the undo window (--undo-window): each form value form.NameUndo is
+// "{card} {command}", one per answer (a batch's Undo names all of its).
+// Taken back, nothing is sent and each card takes an answer again with
+// the operator's choice in its form: 303 to the page at the first card
+// (the script's fetch: 204, the push brings the cards). One that could
+// not be taken back (it left, or another instance of aepforms holds it)
+// is 409 with the page, that card's error summary saying so.
+func handleUndo(svc *answer.Service, pg *pages) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		panel := cameFromPanel(r, pg.base)
+		if _, ok := readPost(w, r, pg.site, panel); !ok {
+			return
+		}
+		var held []answer.Held
+		for _, v := range r.PostForm[form.NameUndo] {
+			card, cmd, ok := strings.Cut(v, " ")
+			if ok && card != "" && cmd != "" {
+				held = append(held, answer.Held{Card: inbox.CardID(card), Command: cmd})
+			}
+		}
+		if len(held) == 0 {
+			http.Error(w, "The request names no answer to undo. Reload the page.", http.StatusBadRequest)
+			return
+		}
+		for i, err := range svc.Undo(held) {
+			if err == nil {
+				continue
+			}
+			pg.log.Info("web: answer not taken back", "card", string(held[i].Card), "command", held[i].Command, "err", err)
+			msg := view.UndoWords(errors.Is(err, answer.ErrNotHeld))
+			if wantsFragment(r) {
+				http.Error(w, msg, http.StatusConflict)
+				return
+			}
+			pg.page(w, r, http.StatusConflict, panel, &view.Refused{Card: held[i].Card,
+				Problems: []aep.Problem{{Code: "not-undone", Message: msg}}})
+			return
+		}
+		if wantsFragment(r) {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		pg.redirectBack(w, r, held[0].Card, panel)
+	}
+}
+
+// undoBar is the page's undo bar (view.UndoBar): the answers whose
+// commands are held for the undo window among heads, those the signed-in
+// operator sent (all of them without sign-in: view.Card decides).
+func (p *pages) undoBar(r *http.Request, heads []inbox.Card, opts view.PageOptions) []view.UndoView {
+	var cards []view.CardView
+	for _, h := range heads {
+		if !h.Verdict(opts.Now, opts.Viewer).Undo {
+			continue
+		}
+		c, ok := p.in.Card(h.ID)
+		if !ok {
+			continue
+		}
+		cards = append(cards, view.Card(c, view.Options{BasePath: opts.BasePath, Now: opts.Now, Viewer: opts.Viewer, Operator: opts.Operator}))
+	}
+	return view.UndoBar(cards, strings.TrimSuffix(opts.BasePath, "/"))
+}

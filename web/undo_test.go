@@ -1,0 +1,86 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/inbox"
+)
+
+// Without the script: after a send the page that comes back shows, in
+// the undo bar, what was sent and "Undo" as a form button, and the card
+// says its answer is about to be sent; nothing is sent meanwhile. Undo
+// posts, the page comes back with the card open again and the operator's
+// answer in its form, the bar gone; nothing was sent. A second Undo is
+// refused with the page saying why.
+func TestUndoWithoutScript(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withConfig(func(c *Config) { c.UndoWindow = time.Hour }))
+	id := h.ask("s1", "r1", nameForm())
+	c := h.client()
+	action, token := answerForm(t, h.getPage(c, "").doc(t), id)
+	res := h.postForm(c, h.relative(action), url.Values{"token": {token}, "f0": {"billing-api"}})
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, res.body)
+	assert.Empty(t, h.sub.all(), "held for the undo window: nothing sent")
+
+	d := h.getPage(c, "").doc(t)
+	card := d.Find("#" + domID(id))
+	assert.Equal(t, "held", card.AttrOr("data-state", ""))
+	assert.Equal(t, 1, card.Find(`form[data-testid="card-undo"] button[data-testid="undo"]`).Length(), "the card offers Undo")
+	bar := d.Find(`[data-testid="undo-bar"] form[data-testid="bar-undo"]`)
+	require.Equal(t, 1, bar.Length(), "the undo bar shows the answer")
+	assert.Contains(t, bar.Text(), "billing-api", "what was sent")
+	assert.Contains(t, bar.Text(), "What should the service be called?", "to which question")
+	assert.Contains(t, bar.Find(`[data-testid="undo-left"]`).Text(), "1 h", "the time left")
+
+	res = h.postForm(c, h.relative(bar.AttrOr("action", "")), formValues(bar))
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, res.body)
+	assert.Equal(t, "/#"+domID(id), res.Header.Get("Location"))
+	d = h.getPage(c, "").doc(t)
+	card = d.Find("#" + domID(id))
+	assert.Equal(t, "undone", card.AttrOr("data-state", ""))
+	assert.Contains(t, card.Find(`[data-testid="state-text"]`).Text(), "nothing was sent")
+	assert.Equal(t, "billing-api", card.Find(`form[data-testid="answer-form"] input[name="f0"]`).AttrOr("value", ""), "the answer kept in the form")
+	assert.Equal(t, 1, card.Find(`form[data-testid="answer-form"] button[type="submit"]:not([disabled])`).Length(), "the card takes an answer again")
+	assert.Equal(t, 0, d.Find(`[data-testid="undo-bar"]`).Length(), "nothing left to undo")
+	assert.Empty(t, h.sub.all(), "nothing was sent")
+
+	again := h.postForm(c, h.relative(bar.AttrOr("action", "")), formValues(bar))
+	assert.Equal(t, http.StatusConflict, again.StatusCode)
+	assert.Contains(t, again.doc(t).Find("#"+domID(id)+` [data-testid="error-summary"]`).Text(), "Not undone", again.body)
+}
+
+// Once the window passes the command leaves, once, and the card offers
+// Undo no more.
+func TestUndoWindowPassingSendsOnce(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withConfig(func(c *Config) { c.UndoWindow = 20 * time.Millisecond }))
+	id := h.ask("s1", "r1", nameForm())
+	c := h.client()
+	action, token := answerForm(t, h.getPage(c, "").doc(t), id)
+	res := h.postForm(c, h.relative(action), url.Values{"token": {token}, "f0": {"billing-api"}})
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, res.body)
+	h.sub.wait(10 * time.Second)
+	subs := h.sub.all()
+	require.Len(t, subs, 1, "sent once the window passed")
+	card := h.getPage(c, "").doc(t).Find("#" + domID(id))
+	assert.Equal(t, "sending", card.AttrOr("data-state", ""))
+	assert.Equal(t, 0, card.Find(`[data-testid="card-undo"]`).Length())
+	c2, _ := h.in.Card(id)
+	assert.Equal(t, inbox.LineSending, c2.Verdict(h.clk.Now(), inbox.Viewer{}).Line)
+}
+
+// formValues are a form's hidden inputs, as the browser posts them.
+func formValues(f *goquery.Selection) url.Values {
+	v := url.Values{}
+	f.Find(`input[type="hidden"]`).Each(func(_ int, i *goquery.Selection) {
+		v.Add(i.AttrOr("name", ""), i.AttrOr("value", ""))
+	})
+	return v
+}
