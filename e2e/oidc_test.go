@@ -194,7 +194,9 @@ func TestRolesFromTheProviderEndToEnd(t *testing.T) {
 	assert.Zero(t, vera.rulesPage(t).Find(`[data-testid="rule-pause"]`).Length(), "the viewer is offered no pause")
 	assert.Equal(t, http.StatusForbidden, vera.postEmpty(t, pause), "a viewer pauses nothing")
 	ann.postRuleButton(t, rows, "rule-pause")
-	assert.Equal(t, "paused", ada.rulesPage(t).AttrOr("data-state", ""))
+	paused := ada.rulesPage(t)
+	assert.Equal(t, "paused", paused.AttrOr("data-state", ""))
+	assert.Contains(t, paused.Find(`[data-testid="rule-change"]`).First().Text(), "Paused by ann", "the Rules page says who paused it")
 
 	// Sign-out: the open stream ends within a second, the cookie meets
 	// the sign-in page.
