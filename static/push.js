@@ -245,7 +245,9 @@
     var current = null;
     function save(sub) {
       var body = sub.toJSON();
-      body.actions = allow.checked;
+      // A role that answers nothing (a viewer) is told of new questions,
+      // without buttons: the server keeps no answering for it.
+      body.actions = cfg.answer === true && allow.checked;
       return post('subscriptions', 'POST', body);
     }
     allow.addEventListener('change', function () {
@@ -254,7 +256,7 @@
     });
     function show(sub) {
       current = sub;
-      allowLabel.hidden = !sub;
+      allowLabel.hidden = !sub || cfg.answer !== true;
       button.textContent = sub ? w.unsubscribe : w.subscribe;
       button.setAttribute('aria-pressed', sub ? 'true' : 'false');
     }

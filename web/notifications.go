@@ -54,8 +54,14 @@ type PushDevices interface {
 // not), the key to subscribe with, this operator's devices, and the
 // controls' words.
 type pushConfig struct {
-	Enabled bool              `json:"enabled"`
-	Off     string            `json:"off,omitempty"`
+	Enabled bool   `json:"enabled"`
+	Off     string `json:"off,omitempty"`
+	// Answer is whether the signed-in operator may answer from a
+	// notification (their role answers, and this UI does): the page
+	// offers "Allow answering from notifications" only then, and a
+	// subscription's Actions is kept only then. A viewer is told of new
+	// questions, without buttons the server would refuse.
+	Answer  bool              `json:"answer"`
 	Key     string            `json:"key,omitempty"`
 	Devices []pushDevice      `json:"devices"`
 	Words   map[string]string `json:"words"`
@@ -80,9 +86,9 @@ func DeviceID(endpoint string) string {
 
 var pushControlWords = []string{"subscribe", "unsubscribe", "allow-actions", "sound", "off-insecure", "off-unsupported", "denied", "timeout", "failed", "subscribing", "subscribed", "unsubscribed", "subscribe-refused", "devices", "device-this", "device-other", "device-line", "device-fail"}
 
-func handlePushConfig(n Notifier, devs PushDevices, off string) http.HandlerFunc {
+func handlePushConfig(n Notifier, devs PushDevices, off string, ui inbox.Viewer) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		cfg := pushConfig{Off: off, Devices: []pushDevice{}, Words: map[string]string{}}
+		cfg := pushConfig{Off: off, Devices: []pushDevice{}, Words: map[string]string{}, Answer: viewerFor(ui, r).Answers()}
 		for _, k := range pushControlWords {
 			cfg.Words[k] = view.PushWord(k)
 		}
@@ -137,7 +143,7 @@ func keyBytes(s string) []byte {
 	return b
 }
 
-func handleSubscribe(n Notifier, devs PushDevices, now func() time.Time, most int, log *slog.Logger) http.HandlerFunc {
+func handleSubscribe(n Notifier, devs PushDevices, ui inbox.Viewer, now func() time.Time, most int, log *slog.Logger) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if n == nil || devs == nil {
 			http.Error(w, "Notifications are off on this server.", http.StatusNotFound)
@@ -161,7 +167,7 @@ func handleSubscribe(n Notifier, devs PushDevices, now func() time.Time, most in
 			return
 		}
 		s := store.PushSubscription{Endpoint: b.Endpoint, P256dh: b.Keys.P256dh, Auth: b.Keys.Auth,
-			Operator: operatorFrom(r.Context()), Session: sessionFrom(r.Context()), Actions: b.Actions, Created: now()}
+			Operator: operatorFrom(r.Context()), Session: sessionFrom(r.Context()), Actions: b.Actions && viewerFor(ui, r).Answers(), Created: now()}
 		if err := devs.SavePushSubscription(r.Context(), s); err != nil {
 			http.Error(w, "The subscription could not be kept: the answer journal could not be written.", http.StatusServiceUnavailable)
 			return

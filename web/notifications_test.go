@@ -278,3 +278,47 @@ func TestNotificationAnswer(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, r.StatusCode)
 	assert.Len(t, h.sub.all(), 1)
 }
+
+// A viewer is told of new questions on their devices, without answer
+// buttons: the page is not offered "Allow answering from notifications"
+// (the config says answer: false), and a subscription asking for
+// buttons anyway is kept without them, so the sender puts none on its
+// notifications; the server would refuse every press (403). An
+// answerer's subscription keeps them.
+func TestViewerIsNotifiedWithoutButtons(t *testing.T) {
+	t.Parallel()
+	j := openJournal(t)
+	hash := bcryptHash(t, annSecret)
+	h := newHarness(t, withPush(j), withConfig(func(c *Config) {
+		c.Operators = []Operator{{Name: "Vera", Hash: hash, Role: RoleViewer}, {Name: "Ann", Hash: hash, Role: RoleAnswerer}}
+	}))
+	for _, tc := range []struct {
+		name   string
+		answer bool
+	}{{"Vera", false}, {"Ann", true}} {
+		c := h.client()
+		r := h.postForm(c, "signin", url.Values{"token": {annSecret}, "name": {tc.name}})
+		require.Equal(t, http.StatusSeeOther, r.StatusCode, "%s", r.body)
+		r = h.do(c, h.request(http.MethodGet, h.url("subscriptions"), nil))
+		require.Equal(t, http.StatusOK, r.StatusCode)
+		var cfg pushConfig
+		require.NoError(t, json.Unmarshal([]byte(r.body), &cfg))
+		assert.True(t, cfg.Enabled, "%s is offered notifications", tc.name)
+		assert.Equal(t, tc.answer, cfg.Answer, "%s is offered answering from notifications", tc.name)
+
+		var body map[string]any
+		require.NoError(t, json.Unmarshal([]byte(subscription(t, "https://push.example/"+tc.name)), &body))
+		body["actions"] = true
+		b, err := json.Marshal(body)
+		require.NoError(t, err)
+		r = h.sendJSON(c, http.MethodPost, "subscriptions", string(b))
+		require.Equal(t, http.StatusCreated, r.StatusCode, "%s subscribes: %s", tc.name, r.body)
+	}
+	subs, err := j.PushSubscriptions(context.Background())
+	require.NoError(t, err)
+	actions := map[string]bool{}
+	for _, s := range subs {
+		actions[s.Operator] = s.Actions
+	}
+	assert.Equal(t, map[string]bool{"Vera": false, "Ann": true}, actions, "answering from notifications is kept for the answerer only")
+}
