@@ -12,12 +12,13 @@ import (
 )
 
 // Names are the embedded files, all at FS's root.
-var Names = []string{"app.css", "app.js", "icon.svg", "push.js", "sw.js"}
+var Names = []string{"app.css", "app.js", "icon.svg", "push.js", "signin.js", "sw.js"}
 
-// FS holds app.css, app.js, icon.svg, push.js (Web Push on the page)
-// and sw.js (the service worker, served at {base}sw.js) at its root.
+// FS holds app.css, app.js, icon.svg, push.js (Web Push on the page),
+// signin.js (the panel's sign-in through a window of its own) and sw.js
+// (the service worker, served at {base}sw.js) at its root.
 //
-//go:embed app.css app.js icon.svg push.js sw.js
+//go:embed app.css app.js icon.svg push.js signin.js sw.js
 var FS embed.FS
 
 // hash is computed once: FS never changes at run time.

@@ -140,21 +140,27 @@ func (a *auth) issue(ctx context.Context, name, userAgent string) (string, error
 // behind key (keyFor's, or oidcKey for a sign-in at the identity
 // provider).
 func (a *auth) issueWith(ctx context.Context, key []byte, name string, role Role, userAgent string) (string, error) {
-	if key == nil {
-		return "", errors.New("web: no secret for operator " + strconv.Quote(name))
-	}
-	now := a.now()
-	if _, err := a.store.DeleteExpiredSessions(ctx, now.Add(-a.idle), now.Add(-a.max)); err != nil {
-		return "", err
-	}
 	id, hash, err := newSessionID()
 	if err != nil {
 		return "", err
 	}
+	return id, a.issueAt(ctx, hash, key, name, role, userAgent)
+}
+
+// issueAt opens the session whose cookie id hashes to hash (issueWith's
+// fresh one, or a panel's hand-off, handoff.go).
+func (a *auth) issueAt(ctx context.Context, hash string, key []byte, name string, role Role, userAgent string) error {
+	if key == nil {
+		return errors.New("web: no secret for operator " + strconv.Quote(name))
+	}
+	now := a.now()
+	if _, err := a.store.DeleteExpiredSessions(ctx, now.Add(-a.idle), now.Add(-a.max)); err != nil {
+		return err
+	}
 	if len(userAgent) > maxUserAgent {
 		userAgent = strings.ToValidUTF8(userAgent[:maxUserAgent], "")
 	}
-	return id, a.store.CreateSession(ctx, store.Session{IDHash: hash, Operator: name, Secret: roleFingerprint(key, role),
+	return a.store.CreateSession(ctx, store.Session{IDHash: hash, Operator: name, Secret: roleFingerprint(key, role),
 		UserAgent: userAgent, Created: now, LastSeen: now})
 }
 

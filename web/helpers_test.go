@@ -201,6 +201,9 @@ type setup struct {
 	// listener, when set, is the one the server is served on (a test
 	// that must know the address before the server starts).
 	listener net.Listener
+	// tls serves over HTTPS (httptest's certificate, which h.client
+	// trusts), as a UI whose cookies are Secure is.
+	tls bool
 }
 
 // option changes the server's configuration or parts before it starts.
@@ -251,7 +254,11 @@ func newHarness(t *testing.T, opts ...option) *harness {
 	}
 	h.conns = &heldListener{Listener: h.srv.Listener}
 	h.srv.Listener = h.conns
-	h.srv.Start()
+	if st.tls {
+		h.srv.StartTLS()
+	} else {
+		h.srv.Start()
+	}
 	t.Cleanup(h.srv.Close)
 	return h
 }
@@ -313,11 +320,15 @@ func (h *harness) url(path string) string { return h.base() + path }
 func (h *harness) client() *http.Client {
 	jar, err := cookiejar.New(nil)
 	require.NoError(h.t, err)
-	return &http.Client{
+	c := &http.Client{
 		Jar:           jar,
 		Timeout:       10 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
+	if h.srv.TLS != nil {
+		c.Transport = h.srv.Client().Transport
+	}
+	return c
 }
 
 // response is a finished response with its body read.

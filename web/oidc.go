@@ -131,6 +131,21 @@ func (o *oidcSignIn) provider(ctx context.Context) (*oidcProvider, error) {
 	return o.p, nil
 }
 
+// authOrigin is the origin of the provider's authorization endpoint,
+// where a sign-in sends the browser ("" when the provider is not
+// discovered: it did not answer).
+func (o *oidcSignIn) authOrigin(ctx context.Context) string {
+	p, err := o.provider(ctx)
+	if err != nil {
+		return ""
+	}
+	u, err := url.Parse(p.oauth.Endpoint.AuthURL)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
+
 // oidcFlow is one sign-in under way: what the callback must find again.
 type oidcFlow struct {
 	State    string `json:"s"`
@@ -138,6 +153,11 @@ type oidcFlow struct {
 	Verifier string `json:"v"`
 	Next     string `json:"x"`
 	Expires  int64  `json:"e"` // Unix seconds
+	// Handoff, when set, is the hand-off of a panel's frame this sign-in
+	// (in the window the frame opened) is for: the session is opened for
+	// the frame to redeem (handoff.go), not in this window.
+	Handoff        string `json:"h,omitempty"`
+	HandoffExpires int64  `json:"he,omitempty"` // Unix seconds
 }
 
 // start returns the provider's authorization URL for a new flow.

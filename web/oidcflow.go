@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -73,18 +74,43 @@ func (a *auth) flowOf(r *http.Request) (oidcFlow, bool) {
 // state, nonce and PKCE verifier kept in the flow cookie, and the browser
 // sent to the provider. A provider that does not answer gets the sign-in
 // page saying so (503), to try again.
+//
+// Inside an embedding console's frame the provider would refuse to be
+// shown: the frame is sent to its sign-in page, which signs in through a
+// window of its own (handoff.go).
 func handleOIDCStart(a *auth, pg *pages) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		f := oidcFlow{State: randomText(24), Nonce: randomText(24), Verifier: oauth2.GenerateVerifier(),
-			Next: safeNext(r.URL.Query().Get("next")), Expires: a.now().Add(oidcFlowMaxAge).Unix()}
-		target, err := a.oidc.start(r.Context(), f)
-		if err != nil {
-			a.oidcProblem(w, r, pg, err)
+		next := safeNext(r.URL.Query().Get("next"))
+		if a.embed && r.Header.Get("Sec-Fetch-Dest") == "iframe" {
+			target := a.base + "signin"
+			if next != "" {
+				target += "?" + url.Values{"next": {next}}.Encode()
+			}
+			http.Redirect(w, r, target, http.StatusSeeOther)
 			return
 		}
-		http.SetCookie(w, a.flowCookieFor(&f))
-		http.Redirect(w, r, target, http.StatusSeeOther)
+		a.startFlow(w, r, pg, a.newFlow(next))
 	}
+}
+
+// newFlow is a fresh sign-in at the provider: its state, nonce and PKCE
+// verifier, returning to next.
+func (a *auth) newFlow(next string) oidcFlow {
+	return oidcFlow{State: randomText(24), Nonce: randomText(24), Verifier: oauth2.GenerateVerifier(),
+		Next: next, Expires: a.now().Add(oidcFlowMaxAge).Unix()}
+}
+
+// startFlow keeps flow f in the flow cookie and sends the browser to the
+// provider; a provider that does not answer gets the sign-in page saying
+// so (503), to try again.
+func (a *auth) startFlow(w http.ResponseWriter, r *http.Request, pg *pages, f oidcFlow) {
+	target, err := a.oidc.start(r.Context(), f)
+	if err != nil {
+		a.oidcProblem(w, r, pg, err)
+		return
+	}
+	http.SetCookie(w, a.flowCookieFor(&f))
+	http.Redirect(w, r, target, http.StatusSeeOther)
 }
 
 // handleOIDCCallback finishes a sign-in the provider sends the browser
@@ -122,6 +148,10 @@ func handleOIDCCallback(a *auth, pg *pages) http.HandlerFunc {
 		if a.book != nil && a.book.holds(name) {
 			a.log.Warn("web: the identity provider names a named operator; not signed in", "operator", name)
 			pg.signIn(w, r, http.StatusForbidden, "The identity provider names you “"+truncate(name, 60)+"”, an operator who signs in here with a secret: one name is one person here. Ask whoever runs this UI.", "")
+			return
+		}
+		if f.Handoff != "" {
+			a.bindHandoff(w, r, pg, f, name, role)
 			return
 		}
 		id, err := a.issueWith(r.Context(), a.oidcKey, name, role, r.UserAgent())

@@ -253,11 +253,16 @@ func (p *site) signIn(w http.ResponseWriter, r *http.Request, status int, proble
 	if p.provider != "" {
 		v.Provider, v.ProviderURL = p.provider, p.base+"auth/login"
 	}
-	if next := safeNext(r.URL.Query().Get("next")); next != "" {
+	next := safeNext(r.URL.Query().Get("next"))
+	if next != "" {
 		v.Action += "?" + url.Values{"next": {next}}.Encode()
 		if v.ProviderURL != "" {
 			v.ProviderURL += "?" + url.Values{"next": {next}}.Encode()
 		}
+	}
+	if v.ProviderURL != "" && len(p.embed) > 0 && r.Header.Get("Sec-Fetch-Dest") == "iframe" {
+		v.Window = p.signInWindow(next)
+		v.Page.Theme = themeOf(next)
 	}
 	buf, err := render.SignIn(r.Context(), v)
 	if err != nil {
@@ -265,6 +270,35 @@ func (p *site) signIn(w http.ResponseWriter, r *http.Request, status int, proble
 		return
 	}
 	writeHTML(w, status, buf)
+}
+
+// signInWindow is the sign-in of a frame inside an embedding console,
+// through a window of its own (handoff.go), returning to next (the panel
+// when none).
+func (p *site) signInWindow(next string) *view.SignInWindow {
+	open := next
+	if open == "" {
+		open = "panel"
+	}
+	handoff := p.base + "auth/handoff"
+	if next != "" {
+		handoff += "?" + url.Values{"next": {next}}.Encode()
+	}
+	return &view.SignInWindow{HandoffURL: handoff, PopupURL: p.base + "auth/popup",
+		RedeemURL: p.base + "auth/handoff/redeem", OpenURL: p.base + open}
+}
+
+// themeOf is the theme (?theme=light|dark) of next, a page to return to
+// ("" when it forces none).
+func themeOf(next string) string {
+	u, err := url.Parse(next)
+	if err != nil {
+		return ""
+	}
+	if t := u.Query().Get("theme"); t == "light" || t == "dark" {
+		return t
+	}
+	return ""
 }
 
 // cardOptions are the view options of card c drawn for request r at now:

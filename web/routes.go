@@ -34,6 +34,13 @@ func (s *server) routes() http.Handler {
 		if s.auth.oidc != nil {
 			r.Get("/auth/login", handleOIDCStart(s.auth, pg))
 			r.Get("/auth/callback", handleOIDCCallback(s.auth, pg))
+			if s.auth.embed {
+				// The panel's frame signs in through a window (handoff.go).
+				r.Post("/auth/handoff", handleHandoffStart(s.auth))
+				r.Get("/auth/popup", handleSignInPopup(s.auth, pg))
+				r.Post("/auth/popup", handlePopupStart(s.auth, pg))
+				r.Post("/auth/handoff/redeem", handleHandoffRedeem(s.auth))
+			}
 		}
 	})
 

@@ -75,6 +75,18 @@ func SignIn(ctx context.Context, v view.SignInView) (*bytes.Buffer, error) {
 	return Buffer(ctx, components.SignIn(v), 8<<10)
 }
 
+// SignInPopup renders the window the panel's frame opens to sign in,
+// whose form posts the panel's hand-off to action.
+func SignInPopup(ctx context.Context, v view.SignInView, action string) (*bytes.Buffer, error) {
+	return Buffer(ctx, components.SignInPopup(v, action), 4<<10)
+}
+
+// SignInPopupDone renders the sign-in window once the provider signed
+// operator in, in role, for the panel that opened it.
+func SignInPopupDone(ctx context.Context, v view.PageView, operator, role string) (*bytes.Buffer, error) {
+	return Buffer(ctx, components.SignInPopupDone(v, operator, role), 4<<10)
+}
+
 // Gone renders the page a post to a question the inbox no longer holds
 // is answered with.
 func Gone(ctx context.Context, v view.GoneView) (*bytes.Buffer, error) {

@@ -13,6 +13,20 @@ type SignInView struct {
 	// ProviderURL starts a sign-in with the identity provider (OIDC) named
 	// Provider (its host); the page then offers that instead of the form.
 	ProviderURL, Provider string
+	// Window is set when the page is inside another site's frame (the
+	// panel in a console) and the provider signs in: providers refuse to
+	// be framed, so the sign-in opens in a window of its own and the frame
+	// picks the session up from it (nil otherwise).
+	Window *SignInWindow
+}
+
+// SignInWindow is the frame's way to sign in through a window of its
+// own: it starts a hand-off (HandoffURL, a POST), opens PopupURL, and
+// redeems the hand-off (RedeemURL, a POST) once the window has signed
+// in. OpenURL is the page in its own tab, the way on without JavaScript
+// or with the window blocked.
+type SignInWindow struct {
+	HandoffURL, PopupURL, RedeemURL, OpenURL string
 }
 
 // Sign-in form control names and ids.
