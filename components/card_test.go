@@ -33,8 +33,8 @@ func TestCardRoot(t *testing.T) {
 
 	meta := doc.Find(`[data-testid="meta"]`)
 	require.Equal(t, 1, meta.Length(), "one provenance line")
-	assert.Equal(t, []string{"connection unknown", "asked 2 min ago", "answer by 12:04 UTC"}, texts(meta.Children()), "the group heading names agent and session: not repeated")
-	assert.Equal(t, "unknown", attr(t, meta.Find(`[data-testid="reach"]`), "data-reach"), "no roster yet: unknown, said so")
+	assert.Equal(t, []string{"asked 2 min ago", "answer by 12:04 UTC"}, texts(meta.Children()), "the group heading names agent and session: not repeated; the header, not the card, says the relay's state")
+	assert.Equal(t, "unknown", attr(t, meta, "data-reach"), "no roster yet: unknown, for the script, in no words")
 	assert.Equal(t, 0, doc.Find(`.prompt__who`).Length(), "no “X asks:” line")
 
 	details := doc.Find(`details[data-testid="details"]`)
@@ -251,24 +251,31 @@ func TestCardReachability(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		reach      inbox.Reach
-		kind, text string
+		kind, text string // text "": the card says nothing of its agent's reach
 		note       string // a substring of the card's note; "" = none
 	}{
-		{inbox.ReachConnected, "yes", "connected", ""},
+		{inbox.ReachConnected, "yes", "", ""},
 		{inbox.ReachNoControl, "no-control", "connected, takes no answers here",
 			"The agent is connected but takes no answers over the relay (it does not accept control.attention.respond): an answer sent now will be refused."},
 		{inbox.ReachAmbiguous, "ambiguous", "claimed by more than one agent", "More than one agent claims this session"},
 		{inbox.ReachNotConnected, "no", "not connected", "The agent is not connected"},
-		{inbox.ReachUnknown, "unknown", "connection unknown", ""},
+		{inbox.ReachUnknown, "unknown", "", ""},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			t.Parallel()
 			o := answerable()
 			o.Reachable = tc.reach
 			doc := cardDoc(t, sample(t, "cinput"), o)
+			assert.Equal(t, tc.kind, attr(t, doc.Find(`[data-testid="meta"]`), "data-reach"))
 			reach := doc.Find(`[data-testid="reach"]`)
-			assert.Equal(t, tc.kind, attr(t, reach, "data-reach"))
 			assert.Equal(t, tc.text, reach.Text())
+			if tc.text == "" {
+				// Connected is the usual case, unknown the relay's state
+				// (the header's): a badge on every card would go stale.
+				assert.Zero(t, doc.Find(`.reach`).Length(), "no badge, in the line or the details")
+			} else {
+				assert.Equal(t, tc.kind, attr(t, reach, "data-reach"))
+			}
 			notes := doc.Find(`[data-testid="card-notice"]`)
 			if tc.note == "" {
 				assert.Equal(t, 0, notes.Length(), "no note: got %q", notes.Text())

@@ -174,7 +174,7 @@ func TestPageStates(t *testing.T) {
 		assert.Contains(t, lost.Text(), "dial tcp: <refused>", "the error as text")
 		assert.Equal(t, "lost", attr(t, doc.Find("#banners"), "data-relay"))
 		assert.Equal(t, "relay-lost", attr(t, doc.Find(`[data-testid="connection"]`), "data-state"))
-		assert.Equal(t, "Relay lost", doc.Find(`[data-testid="connection"]`).Text())
+		assert.Equal(t, "Relay unreachable", doc.Find(`[data-testid="connection"]`).Text())
 		assert.True(t, strings.HasPrefix(squash(doc.Find(`[data-testid="notice"]`).Text()), "Events may be missing for session s_1: the relay no longer held them"),
 			"the gap and what to do: %q", squash(doc.Find(`[data-testid="notice"]`).Text()))
 		assert.Equal(t, 1, doc.Find(`[data-testid="watch-only"]`).Length())

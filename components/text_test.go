@@ -59,7 +59,7 @@ func TestAgentNameCannotReorderTheUIsWords(t *testing.T) {
 	settled.State = inbox.StateAnswered
 	settled.Recorded = &inbox.Recorded{By: "op\u202e", Via: "control", Capture: aep.CaptureFull, Answer: aep.Answer{Text: sptr("yes")}}
 	opts := answerable()
-	opts.Reachable = inbox.ReachConnected
+	opts.Reachable = inbox.ReachNotConnected
 
 	t.Run("provenance and prompt", func(t *testing.T) {
 		t.Parallel()
@@ -71,7 +71,7 @@ func TestAgentNameCannotReorderTheUIsWords(t *testing.T) {
 		reach := agent.Find(`.reach`)
 		require.Equal(t, 1, reach.Length())
 		assert.Equal(t, 0, reach.ParentsFiltered("bdi").Length(), "the UI's %q is outside the isolate", reach.Text())
-		assert.Equal(t, "connected", reach.Text())
+		assert.Equal(t, "not connected", reach.Text())
 
 		q := doc.Find(`h3 [data-testid="question"]`)
 		assert.True(t, q.Is("bdi"), "the question is its own isolate")

@@ -48,6 +48,7 @@ type stack struct {
 
 	relayEnv  map[string]string
 	stopRelay func()
+	stopUI    func() // stops the UI (its Run returns); the agents on s.ctx end with it
 
 	// cookie is the operator session's Cookie header ("" when the UI has
 	// no operator secret): every page, post and push request sends it.
@@ -84,7 +85,7 @@ func startStack(t *testing.T, opts stackOptions) *stack {
 	for k, v := range opts.uiEnv {
 		uiEnv[k] = v
 	}
-	s.uiURL, s.ctx, _ = runApp(t, "ui", []string{"serve", "--relay", uiRelay, "--addr", "127.0.0.1:0", "--ack-window", stackAckWindow},
+	s.uiURL, s.ctx, s.stopUI = runApp(t, "ui", []string{"serve", "--relay", uiRelay, "--addr", "127.0.0.1:0", "--ack-window", stackAckWindow},
 		uiEnv, `aepforms UI listening on (http://[^\s"]+)`)
 	u, err := url.Parse(s.uiURL)
 	require.NoError(t, err)

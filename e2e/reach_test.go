@@ -13,8 +13,8 @@ import (
 // TestReachFollowsTheRelayBack: an open page holds a card whose agent is
 // connected; the relay restarts (empty) and the agent re-attaches. The
 // page, by push alone, is told the card's reach again: its last pushed
-// copy says "connected", as a reload would, not the "connection unknown"
-// of the outage.
+// copy knows its agent is connected (data-reach "yes", said in no words),
+// as a reload would, not the unknown of the outage.
 func TestReachFollowsTheRelayBack(t *testing.T) {
 	t.Parallel()
 	s := startStack(t, stackOptions{})
@@ -24,7 +24,7 @@ func TestReachFollowsTheRelayBack(t *testing.T) {
 	q := "?session=" + url.QueryEscape(sess.ID)
 	ps := s.openPush(t, q, "", true)
 	reachOf := func(p *uiPage) string {
-		return cardsIn(p.doc.Selection, sess.ID).Find(`[data-testid="reach"]`).AttrOr("data-reach", "")
+		return cardsIn(p.doc.Selection, sess.ID).Find(`[data-testid="meta"]`).AttrOr("data-reach", "")
 	}
 	// The page as loaded, then every pushed copy: what the open page shows.
 	shown := ""
@@ -48,7 +48,7 @@ func TestReachFollowsTheRelayBack(t *testing.T) {
 		if c.Length() != 1 {
 			continue
 		}
-		shown = c.Find(`[data-testid="reach"]`).AttrOr("data-reach", "")
+		shown = c.Find(`[data-testid="meta"]`).AttrOr("data-reach", "")
 		sawOutage = sawOutage || shown != "yes"
 		if sawOutage && shown == "yes" {
 			break

@@ -686,6 +686,8 @@
       t.textContent = open ? 'Show less' : 'Show all';
     } else if (action === 'show-new') {
       revealHeld(true);
+    } else if (action === 'show-unseen') {
+      showUnseen();
     } else if (action === 'open-row') {
       e.preventDefault();
       openRow(t);
@@ -929,6 +931,7 @@
       }
       place(fresh);
       enhance(fresh);
+      markUnseen(fresh);
     }
     tidyGroups();
     refresh();
@@ -996,6 +999,15 @@
     }
   }
 
+  /* renderConn writes the header's one connection state: this server
+   * unreachable (the probe), else the relay as the server last pushed it
+   * (connecting, unreachable), else whether the push stream is open. */
+  var connWords = {
+    'server-lost': ['Server unreachable', 'This page cannot reach aepforms: sending is off and what you type is kept in this browser'],
+    'relay-lost': ['Relay unreachable', 'aepforms cannot reach the relay: new questions will not arrive and answers wait until it is back'],
+    'live': ['Live', 'Live updates are on'],
+    'not-live': ['Not live', 'Live updates are off: reload to see changes']
+  };
   function renderConn() {
     var el = byId('connection');
     if (!el) return;
@@ -1003,11 +1015,92 @@
     var relayLost = banners && banners.dataset.relay === 'lost';
     /* Not lost, not there yet: the server's words (data-relay-text). */
     var connecting = banners && banners.dataset.relay === 'connecting';
-    var state = connecting ? 'connecting' : relayLost ? 'relay-lost' : live ? 'live' : 'not-live';
+    var state = !reachable ? 'server-lost' : connecting ? 'connecting' : relayLost ? 'relay-lost' : live ? 'live' : 'not-live';
     el.dataset.state = state;
     el.className = 'conn conn--' + state;
-    el.textContent = connecting ? banners.dataset.relayText : relayLost ? 'Relay lost' : live ? 'Live' : 'Not live';
-    el.title = live ? 'Live updates are on' : 'Live updates are off: reload to see changes';
+    var words = connWords[state] || [banners.dataset.relayText, connWords['not-live'][1]];
+    el.textContent = words[0];
+    el.title = words[1];
+  }
+
+  /* ---------- the header: its height, the questions new since looked ---------- */
+
+  /* The header stays at the top of the window: its height is
+   * --header-h, which the stylesheet's scroll-padding-top adds, so a
+   * card brought into view (j/k, a link) is not hidden under it. */
+  var header = doc.querySelector('.top, .panel-bar');
+  function headerHeight() {
+    if (!header) return;
+    doc.documentElement.style.setProperty('--header-h', Math.ceil(header.getBoundingClientRect().height) + 'px');
+  }
+  if (header && window.ResizeObserver) new window.ResizeObserver(headerHeight).observe(header);
+  headerHeight();
+
+  /* unseen holds the waiting questions pushed since the page was drawn
+   * that the operator has not had in view (with the page visible): the
+   * header's "n new since you looked", which takes them to the first. */
+  var unseen = [];
+  var watched = {}; // id -> the element observed (a push may redraw it)
+  var seer = window.IntersectionObserver ? new window.IntersectionObserver(function (entries) {
+    if (doc.visibilityState !== 'visible') return;
+    var gone = false;
+    entries.forEach(function (en) {
+      if (!en.isIntersecting || en.target.hidden) return;
+      var i = unseen.indexOf(en.target.id);
+      if (i >= 0) { unseen.splice(i, 1); gone = true; }
+    });
+    if (gone) refresh();
+  }, { threshold: 0.3 }) : null;
+  function markUnseen(el) {
+    if (!seer || !byId('new-since') || el.dataset.pending !== 'true' || unseen.indexOf(el.id) >= 0) return;
+    unseen.push(el.id);
+  }
+  /* Back to the page: what is in view now is seen now. */
+  doc.addEventListener('visibilitychange', function () {
+    if (doc.visibilityState !== 'visible' || !seer) return;
+    Object.keys(watched).forEach(function (id) { seer.unobserve(watched[id]); });
+    watched = {};
+    refresh();
+  });
+  /* unseenShown drops from unseen what left or stopped waiting, watches
+   * each one's element (a push or a card turned row redraws it) and
+   * writes the header's count. */
+  function unseenShown() {
+    unseen = unseen.filter(function (id) {
+      var el = byId(id);
+      return el && el.dataset.pending === 'true';
+    });
+    Object.keys(watched).forEach(function (id) {
+      if (byId(id) !== watched[id] || unseen.indexOf(id) < 0) { seer.unobserve(watched[id]); delete watched[id]; }
+    });
+    unseen.forEach(function (id) {
+      if (!watched[id]) { watched[id] = byId(id); seer.observe(watched[id]); }
+    });
+    var b = byId('new-since');
+    if (!b) return;
+    b.hidden = unseen.length === 0;
+    var n = doc.createElement('span');
+    n.textContent = groupDigits(unseen.length) + ' new';
+    var tail = doc.createElement('span');
+    tail.className = 'new-since__tail';
+    tail.textContent = ' since you looked';
+    b.replaceChildren(n, tail);
+  }
+  function showUnseen() {
+    if (held.length) { revealHeld(true); return; }
+    var first = null;
+    unseen.forEach(function (id) {
+      var el = byId(id);
+      if (el && (!first || first.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_PRECEDING)) first = el;
+    });
+    if (!first) return;
+    if (first.dataset.row) {
+      first.scrollIntoView({ block: 'start' });
+      var a = first.querySelector('a');
+      if (a) a.focus({ preventScroll: true });
+    } else {
+      goTo(first, false);
+    }
   }
 
   /* groupDigits writes a count as the server does: 10000 is "10 000"
@@ -1056,6 +1149,7 @@
       note.hidden = hiddenN === 0;
       note.querySelector('span').textContent = hiddenN + (hiddenN === 1 ? ' card hidden.' : ' cards hidden.');
     }
+    unseenShown();
     var nn = byId('new-notice');
     var heldN = held.filter(byId).length;
     if (nn) {
@@ -1253,6 +1347,7 @@
   function setReachable(ok) {
     if (ok === reachable) return;
     reachable = ok;
+    renderConn();
     var banner = byId('unreachable');
     if (banner) banner.hidden = ok;
     cards('form[data-card] button[type="submit"]').forEach(function (b) {

@@ -161,7 +161,18 @@
     sound.type = 'checkbox';
     sound.setAttribute('data-testid', 'push-sound');
     soundLabel.appendChild(sound);
-    soundLabel.appendChild(document.createTextNode(' ' + (w.sound || '')));
+    // The words in full; on a phone's compact header "Sound" (the full
+    // words stay the control's name).
+    var soundLong = document.createElement('span');
+    soundLong.className = 'push-actions__long';
+    soundLong.textContent = ' ' + (w.sound || '');
+    var soundShort = document.createElement('span');
+    soundShort.className = 'push-actions__short';
+    soundShort.setAttribute('aria-hidden', 'true');
+    soundShort.textContent = ' Sound';
+    soundLabel.appendChild(soundLong);
+    soundLabel.appendChild(soundShort);
+    sound.setAttribute('aria-label', w.sound || '');
     sound.addEventListener('change', function () {
       localStorage.setItem('aepforms:sound', sound.checked ? '1' : '0');
       if (sound.checked && !audio && (window.AudioContext || window.webkitAudioContext)) {

@@ -15,7 +15,7 @@ import (
 
 // Until the feed has connected once, within the reference relay's ping
 // bound, the page (after its script ran) says "Connecting to the relay",
-// not "Relay lost" nor "Not live"; when the bound passes it says the
+// not "Relay unreachable" nor "Not live"; when the bound passes it says the
 // relay is lost, and once the feed connects, that the page is live.
 func TestOpenPageSaysConnectingToTheRelayUntilTheBoundPasses(t *testing.T) {
 	if testing.Short() {
@@ -41,7 +41,7 @@ func TestOpenPageSaysConnectingToTheRelayUntilTheBoundPasses(t *testing.T) {
 
 	clk.Add(inbox.DefaultConnectGrace)
 	in.Sweep()
-	_, err = chromedp.Run(ctx, chromedp.Poll[bool](conn+`.dataset.state === 'relay-lost' && `+conn+`.textContent === 'Relay lost'`))
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](conn+`.dataset.state === 'relay-lost' && `+conn+`.textContent === 'Relay unreachable'`))
 	require.NoError(t, err, "past the bound the page never said the relay is lost")
 
 	in.FeedState(true, nil)
