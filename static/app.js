@@ -380,12 +380,19 @@
     if (!box.dataset.otherChoice || !box.checked) box.focus();
   }
 
-  /* typeOther reveals and focuses the Other text of the focused field
-   * (else the card's first field with one). */
+  /* typeOther reveals and focuses the Other text of the field the focus
+   * is in; from the card's heading, of its one field with an Other.
+   * Anywhere else (the error summary, a card with two) it does nothing:
+   * ticking some field's Other would replace a choice the operator made
+   * there, unseen. */
   function typeOther(card) {
-    var field = selectField(card);
+    var a = doc.activeElement;
+    var field = a && card.contains(a) ? a.closest('form[data-card] .field') : null;
     var input = field && field.querySelector('[data-other-input]');
-    if (!input) input = card.querySelector('form[data-card] [data-other-input]');
+    if (!field && a && isHeading(a)) {
+      var all = card.querySelectorAll('form[data-card] [data-other-input]');
+      if (all.length === 1) input = all[0];
+    }
     if (!input || input.disabled) return;
     var choice = byId(input.id + '-choice');
     if (choice && !choice.checked) { choice.checked = true; changed(choice); }

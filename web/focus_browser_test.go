@@ -101,3 +101,39 @@ func TestBatchFormStartsEmptyForANewSelection(t *testing.T) {
 	assert.Empty(t, eval[string](t, ctx, `document.querySelector('`+name+`').value`), "the new selection's answer starts empty")
 	stopTab(t, ctx, console)
 }
+
+// o acts on the field the focus is in. From the error summary, in no
+// field, it does nothing: it used to tick field 1's Other, silently
+// replacing the choice made there. In field 2 it types in field 2's Other.
+func TestOFromTheErrorSummaryReplacesNoChoice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: starts Chromium")
+	}
+	h := newHarness(t)
+	id := h.ask("s1", "r1", askUserQuestionReq())
+	card := "#" + domID(id)
+	ctx, console := flowTab(t, h, "")
+
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(`label[for="`+string(id)+`-f0-c0"]`)))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(card+` button[data-testid="submit"]`)))
+	waitFor(t, ctx, `!!document.querySelector('`+card+` [data-testid="error-summary"]')`, "the error summary (no region chosen)")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Focus(card+` [data-testid="error-summary"]`)))
+	press(t, ctx, "o")
+	type choice struct {
+		PG     bool   `json:"pg"`
+		Other  bool   `json:"other"`
+		Focus  string `json:"focus"`
+		Region bool   `json:"region"`
+	}
+	look := `({pg: document.getElementById('` + string(id) + `-f0-c0').checked,
+		other: document.getElementById('` + string(id) + `-f0-other-choice').checked,
+		focus: document.activeElement.dataset.testid || document.activeElement.id,
+		region: document.getElementById('` + string(id) + `-f1-other-choice').checked})`
+	assert.Equal(t, choice{PG: true, Focus: "error-summary"}, eval[choice](t, ctx, look), "o from the error summary: nothing changed")
+
+	require.NoError(t, chromedp.Do(ctx, chromedp.Focus("#"+string(id)+"-f1-c0")))
+	press(t, ctx, "o")
+	assert.Equal(t, choice{PG: true, Focus: string(id) + "-f1-other", Region: true}, eval[choice](t, ctx, look), "o in field 2: field 2's Other")
+	assert.Empty(t, h.sub.all(), "nothing sent")
+	stopTab(t, ctx, console, h.url("cards/"+string(id)+"/answer"))
+}
