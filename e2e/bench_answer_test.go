@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +20,9 @@ import (
 	"github.com/aepforms/aepforms/internal/agent"
 	"github.com/aepforms/aepforms/internal/inbox"
 )
+
+// benchUndoWindow is the UI's --undo-window in BenchmarkAnswerLatency.
+var benchUndoWindow = flag.Duration("undo-window", 0, "the UI's --undo-window in BenchmarkAnswerLatency (0: answers leave at once)")
 
 // BenchmarkAnswerLatency measures, per iteration, one answer through the
 // UI beside one through a bare WebSocket sender, to the same demo agent,
@@ -48,8 +53,14 @@ import (
 // push-reloads (page loads the server asked for) and push-resumes
 // (streams the server ended), both counted while samples ran; both
 // should be 0, or the ui figures include a reconnect.
+//
+// The UI's undo window is 0 (-undo-window, --undo-window's): each answer
+// leaves at once, so the figures compare with the bare round trip and
+// with the runs before Undo; with a window each ui figure is the window
+// plus this time.
 func BenchmarkAnswerLatency(b *testing.B) {
-	s := benchStartStack(b, benchStackOptions{relayEnv: map[string]string{"AEP_MAX_SESSIONS": "5000"}, uiArgs: benchAllInFull})
+	args := append(slices.Clone(benchAllInFull), "--undo-window", benchUndoWindow.String())
+	s := benchStartStack(b, benchStackOptions{relayEnv: map[string]string{"AEP_MAX_SESSIONS": "5000"}, uiArgs: args})
 	br := s.benchOpenBrowser(b)
 	snd := s.benchDialSender(b)
 	asked, _ := s.benchAgentBatch(b, br, 2*b.N)

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -64,7 +65,8 @@ const (
 func BenchmarkOperators(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
-		s := benchStartStack(b, benchStackOptions{relayEnv: map[string]string{"AEP_MAX_SESSIONS": "5000"}, uiArgs: benchAllInFull})
+		// The undo window at 0: every answer leaves at once, as before Undo.
+		s := benchStartStack(b, benchStackOptions{relayEnv: map[string]string{"AEP_MAX_SESSIONS": "5000"}, uiArgs: append(slices.Clone(benchAllInFull), "--undo-window", "0")})
 		if testing.Short() {
 			benchOperatorsRound(b, s, benchShortOperators, benchShortCards)
 		} else {

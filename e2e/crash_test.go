@@ -42,7 +42,8 @@ func (s *stack) post(t *testing.T, f *htmlForm, submitter *formControl) (int, er
 
 // Killed at each window of an answer's way (after the journal write and
 // before the 303 and the send; the command let go and not yet written,
-// the 303 beside it; between the send and the ack; the command written
+// the 303 beside it; the 303 out and the command held for Undo
+// (--undo-window); between the send and the ack; the command written
 // and the 303 held back; after the ack, before its outcome is
 // journaled), then started again on the same journal: the agent executes
 // the answer once, under one command id, and the restarted UI shows it
@@ -94,6 +95,14 @@ func TestServeProcessCrashesAndJournal(t *testing.T) {
 			}
 			assert.Empty(t, commandsTo(ag, session), "nothing was sent before the kill")
 		}},
+		{crashpoint.Held, func(t *testing.T, ag *agent.Agent, session string, status int, postErr error) {
+			// Held for Undo: the 303 is out before the kill (it may
+			// still be cut short), the command never left.
+			if postErr == nil {
+				assert.Equal(t, http.StatusSeeOther, status)
+			}
+			assert.Empty(t, commandsTo(ag, session), "nothing was sent before the kill")
+		}},
 		{crashpoint.Sent, func(t *testing.T, ag *agent.Agent, session string, status int, postErr error) {
 			if postErr == nil {
 				assert.Equal(t, http.StatusSeeOther, status)
@@ -118,6 +127,9 @@ func TestServeProcessCrashesAndJournal(t *testing.T) {
 			assert.Equal(t, agent.OutcomeAccepted, got[0].Decision.Outcome)
 		}},
 	}
+	// armed are the flags, beyond the rig's, of the armed serve at a
+	// point: an undo window for Held (the restart has none).
+	armed := map[string][]string{crashpoint.Held: {"--undo-window", "1h"}}
 	relays := []struct {
 		name string
 		args []string
@@ -133,7 +145,7 @@ func TestServeProcessCrashesAndJournal(t *testing.T) {
 				ag := r.base.startAgent(t, agentOptions{scenarios: []string{agent.ScenarioPermission}})
 				sess, req := askedRequest(t, ag, agent.ScenarioPermission)
 
-				first, proc := r.serve(t, "ui (armed: "+w.point+")", w.point)
+				first, proc := r.serve(t, "ui (armed: "+w.point+")", w.point, armed[w.point]...)
 				_, _, f := first.openForm(t, sess.ID)
 				status, postErr := first.post(t, f, f.button(t, "Deny"))
 				proc.awaitKilled(t, w.point)
