@@ -1898,7 +1898,10 @@
     var key = all.join('|');
     if (key === shown) return;
     shown = key;
+    // What the server refused to undo stays said until the next Undo.
+    var refused = forms.length ? [] : Array.prototype.slice.call(bar.querySelectorAll('.undo__refused'));
     bar.textContent = '';
+    refused.forEach(function (p) { bar.appendChild(p); });
     forms.forEach(function (f) {
       var c = f.cloneNode(true);
       c.dataset.testid = 'bar-undo';
@@ -1908,7 +1911,7 @@
       bar.appendChild(c);
     });
     if (forms.length > 1) bar.appendChild(undoAll(forms[0], all));
-    bar.hidden = forms.length === 0;
+    bar.hidden = forms.length === 0 && refused.length === 0;
     if (forms.length && !ticking) ticking = window.setInterval(tick, 250);
     tick();
   }
@@ -1960,6 +1963,44 @@
       ticking = 0;
     }
   }
+
+  /* An Undo is posted with fetch (the page stays where it is; the push
+   * brings the card back open), before the answer script sees it. What
+   * the server refuses (too late) is said in the bar; without fetch, or
+   * with no answer from the server, the browser posts it itself. */
+  doc.addEventListener('submit', function (e) {
+    var f = e.target;
+    if (!f.classList || !f.classList.contains('undo') || !window.fetch || !window.URLSearchParams) return;
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    if (f.dataset.sent === 'true') return;
+    f.dataset.sent = 'true';
+    var native = function () { HTMLFormElement.prototype.submit.call(f); };
+    window.fetch(f.action, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'X-Aepforms-Fragment': 'card' },
+      body: new URLSearchParams(new FormData(f))
+    }).then(function (res) {
+      if (res.status === 204) {
+        values(f).forEach(function (v) { delete due[v]; });
+        bar.querySelectorAll('form.undo').forEach(function (g) {
+          if (values(g).some(function (v) { return values(f).indexOf(v) >= 0; })) g.remove();
+        });
+        if (!bar.querySelector('form.undo')) bar.hidden = true;
+        return;
+      }
+      return res.text().then(function (text) {
+        var p = doc.createElement('p');
+        p.className = 'undo__refused';
+        p.dataset.testid = 'undo-refused';
+        p.setAttribute('role', 'alert');
+        p.textContent = text;
+        f.replaceWith(p);
+        bar.hidden = false;
+      });
+    }, native);
+  }, true);
 
   new MutationObserver(function (records) {
     for (var i = 0; i < records.length; i++) {
