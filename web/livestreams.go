@@ -38,7 +38,28 @@ type liveStream struct {
 	operator string
 	mu       sync.Mutex
 	cancel   context.CancelFunc // nil until bound; guarded by mu
-	ended    atomic.Bool        // its session ended
+	ended    atomic.Bool        // its session ended, or could not be checked
+	// unchecked: it ended because its session could not be checked
+	// (uncheckedRechecks in a row), not because it ended.
+	unchecked atomic.Bool
+}
+
+// uncheckedRechecks is how many rechecks in a row a session's lookup may
+// fail (the journal unreachable, or hanging) before its streams end: a
+// recheck interval's hiccup keeps them, but a session that cannot be
+// checked for a minute (at the default --session-recheck of 15 s) may
+// have been signed out or expired meanwhile, and its streams would go on
+// sending the next questions for as long as the journal stays down. The
+// page reloads, and its next request checks the session afresh.
+const uncheckedRechecks = 4
+
+// reloadWhy is what the stream's last message says to the page: why it
+// ended.
+func (s *liveStream) reloadWhy() string {
+	if s.unchecked.Load() {
+		return "session unchecked"
+	}
+	return "signed out"
 }
 
 func newLiveStreams(max int, every time.Duration, live func(context.Context, string) (bool, error), log *slog.Logger) *liveStreams {
@@ -160,10 +181,12 @@ func (l *liveStreams) check(h string) (bool, error) {
 // recheck asks, every l.every while a session has open streams, whether
 // each such session still counts, and ends the streams of those that do
 // not. A session that cannot be checked (the journal unreachable) keeps
-// its streams until it can.
+// its streams for uncheckedRechecks rechecks in a row, then they end
+// too.
 func (l *liveStreams) recheck() {
 	tk := time.NewTicker(l.every)
 	defer tk.Stop()
+	failed := map[string]int{} // rechecks in a row a session's lookup failed
 	for range tk.C {
 		l.mu.Lock()
 		var hashes []string
@@ -181,15 +204,25 @@ func (l *liveStreams) recheck() {
 			return
 		}
 		l.mu.Unlock()
+		checked := map[string]int{}
 		for _, h := range hashes {
 			ok, err := l.check(h)
-			if err != nil {
+			switch {
+			case err != nil && failed[h]+1 >= uncheckedRechecks:
+				l.log.Warn("web: an open push stream's session could not be checked, again: its streams end", "err", err, "rechecks", failed[h]+1)
+				l.endWhere(func(s *liveStream) bool {
+					if s.idHash == h {
+						s.unchecked.Store(true)
+					}
+					return s.idHash == h
+				})
+			case err != nil:
 				l.log.Warn("web: an open push stream's session could not be checked", "err", err)
-				continue
-			}
-			if !ok {
+				checked[h] = failed[h] + 1
+			case !ok:
 				l.endSession(h)
 			}
 		}
+		failed = checked
 	}
 }

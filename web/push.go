@@ -192,7 +192,7 @@ func (h *pushHandler) follow(sw *sse.Writer, r *http.Request, ls *liveStream, si
 		err = p.stream(sub, changes, ok, h.cfg.Heartbeat)
 	}
 	if err == nil && ls.ended.Load() {
-		err = sw.Event(sse.Message{Event: "reload", Data: "signed out"})
+		err = sw.Event(sse.Message{Event: "reload", Data: ls.reloadWhy()})
 	}
 	if err == nil {
 		sw.Done()

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -241,8 +242,8 @@ func (s *hangingSessions) LookupSession(ctx context.Context, idHash string) (sto
 }
 
 // A session whose recheck hangs (the journal does not answer for it)
-// keeps its streams, and does not keep the others' from their recheck:
-// each lookup is bounded by the recheck interval.
+// does not keep the others' from their recheck: each lookup is bounded
+// by the recheck interval.
 func TestAHangingRecheckDoesNotStopTheOthers(t *testing.T) {
 	t.Parallel()
 	sessions := &hangingSessions{memorySessions: newMemorySessions(), entered: make(chan struct{})}
@@ -257,4 +258,73 @@ func TestAHangingRecheckDoesNotStopTheOthers(t *testing.T) {
 	<-sessions.entered
 	require.NoError(t, sessions.memorySessions.DeleteSession(context.Background(), hashSessionID(ended))) // ended on another replica
 	ps.signedOut(5 * time.Second)
+}
+
+// failingSessions fails the lookups of one session while it has
+// failures left, and reports each lookup of it on asked (whether it
+// failed).
+type failingSessions struct {
+	*memorySessions
+	hash     atomic.Value // string: the id hash whose lookups fail
+	failures atomic.Int64 // how many more of them fail
+	asked    chan bool
+}
+
+func (s *failingSessions) LookupSession(ctx context.Context, idHash string) (store.Session, bool, error) {
+	if h, _ := s.hash.Load().(string); h == idHash {
+		failed := s.failures.Add(-1) >= 0
+		select {
+		case s.asked <- failed:
+		default:
+		}
+		if failed {
+			return store.Session{}, false, errors.New("journal unreachable")
+		}
+	}
+	return s.memorySessions.LookupSession(ctx, idHash)
+}
+
+// A session whose recheck fails (the journal down) keeps its streams
+// through a few failed rechecks in a row, but not forever: it may have
+// been signed out or expired meanwhile. After uncheckedRechecks failures
+// in a row its streams are told to reload ("session unchecked") and end;
+// fewer, then a lookup that answers, and the stream goes on.
+func TestAnUncheckableSessionEndsItsStreams(t *testing.T) {
+	t.Parallel()
+	sessions := &failingSessions{memorySessions: newMemorySessions(), asked: make(chan bool, 1024)}
+	h := newHarness(t, withToken(secret), withSessions(sessions), withConfig(func(c *Config) {
+		c.SessionIdle, c.SessionRecheck = time.Hour, 20*time.Millisecond
+	}))
+	ck := h.signIn(h.client(), "alice").Value
+	ps := h.cookiePush(ck)
+
+	sessions.failures.Store(uncheckedRechecks - 1)
+	sessions.hash.Store(hashSessionID(ck))
+	deadline := time.After(wait)
+	for answered := false; !answered; {
+		select {
+		case failed := <-sessions.asked:
+			answered = !failed
+		case <-deadline:
+			t.Fatalf("no recheck of the session answered within %v", wait)
+		}
+	}
+	h.ask("s1", "r1", nameForm())
+	cardMsg(t, ps.next()) // the stream goes on after failures fewer than the limit
+
+	sessions.failures.Store(1 << 40)
+	select {
+	case it, ok := <-ps.items:
+		for ok && it.IsComment {
+			it, ok = <-ps.items
+		}
+		if !ok {
+			t.Fatalf("the stream ended without saying why: %v", ps.err) // closed: err is set
+		}
+		assert.Equal(t, "reload", it.Event)
+		assert.Equal(t, "session unchecked", it.Data)
+	case <-time.After(wait):
+		t.Fatalf("the stream of a session that cannot be checked still runs %v later", wait)
+	}
+	ps.endedWithin(wait)
 }
