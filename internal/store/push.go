@@ -39,3 +39,10 @@ const (
 	ClaimNew     = "new"     // the card's request arrived
 	ClaimSettled = "settled" // the card settled or expired: its notification replaced
 )
+
+// PushClaim is one claimed push: its card, its kind and when it was
+// claimed.
+type PushClaim struct {
+	Card, Kind string
+	At         time.Time
+}

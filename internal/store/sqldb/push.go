@@ -121,6 +121,27 @@ func (p *Push) ClaimPush(ctx context.Context, card, kind string, at time.Time) (
 	return n == 1, err
 }
 
+// PushClaimsOf lists the push claims whose kind starts with prefix,
+// oldest first: what was sent, by any replica, before a restart.
+func (p *Push) PushClaimsOf(ctx context.Context, prefix string) ([]store.PushClaim, error) {
+	rows, err := p.Synced.QueryContext(ctx, p.Q(`SELECT card_id, kind, claimed_at FROM push_claims WHERE substr(kind, 1, ?) = ? ORDER BY claimed_at, card_id, kind`), len(prefix), prefix)
+	if err != nil {
+		return nil, fmt.Errorf("journal: push claims: %w", err)
+	}
+	defer rows.Close()
+	var out []store.PushClaim
+	for rows.Next() {
+		var c store.PushClaim
+		var at int64
+		if err := rows.Scan(&c.Card, &c.Kind, &at); err != nil {
+			return nil, fmt.Errorf("journal: push claims: %w", err)
+		}
+		c.At = store.FromNanos(at)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
 // SetPageVisible keeps whether the operator's page page is visible now.
 func (p *Push) SetPageVisible(ctx context.Context, page, operator string, visible bool, at time.Time) error {
 	if _, err := p.Synced.ExecContext(ctx, p.Q(`INSERT INTO page_visibility (page_id, operator, visible, updated_at) VALUES (?, ?, ?, ?)

@@ -142,9 +142,27 @@ func testPushClaims(t *testing.T, st Store) {
 	require.NoError(t, err)
 	assert.True(t, ok, "another card is its own claim")
 
+	// The claims of a kind are listed, by any replica, with their time
+	// (a reminder sent before a restart is on its card after it).
+	for _, kind := range []string{"routing:reminded:oncall", "routing:escalated:leads"} {
+		ok, err := stores[len(stores)-1].ClaimPush(ctx, "c3", kind, T0.Add(2*time.Hour))
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	claims, err := stores[0].PushClaimsOf(ctx, "routing:")
+	require.NoError(t, err)
+	for i := range claims {
+		claims[i].At = claims[i].At.UTC()
+	}
+	assert.Equal(t, []store.PushClaim{{Card: "c3", Kind: "routing:escalated:leads", At: T0.Add(2 * time.Hour)},
+		{Card: "c3", Kind: "routing:reminded:oncall", At: T0.Add(2 * time.Hour)}}, claims)
+
 	n, err := stores[0].PrunePushClaims(ctx, T0.Add(time.Minute))
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), n, "c1's two claims")
+	claims, err = stores[0].PushClaimsOf(ctx, "routing:")
+	require.NoError(t, err)
+	assert.Len(t, claims, 2, "the later claims are kept")
 	ok, err = stores[0].ClaimPush(ctx, "c2", store.ClaimNew, T0.Add(time.Hour))
 	require.NoError(t, err)
 	assert.False(t, ok, "a later claim is kept")

@@ -56,6 +56,7 @@ type PushStore interface {
 	SetPageVisible(ctx context.Context, page, operator string, visible bool, at time.Time) error
 	VisibleOperators(ctx context.Context, since time.Time) ([]string, error)
 	PrunePushClaims(ctx context.Context, before time.Time) (int64, error)
+	PushClaimsOf(ctx context.Context, prefix string) ([]store.PushClaim, error)
 }
 
 // Store is one journal's place (a file, a database) as a test sees it.
