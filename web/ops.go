@@ -129,7 +129,7 @@ func (m *Metrics) Answer(result string) {
 // reconnects, connected browsers, push drops, answers by outcome (the
 // handler's own and the respond path's in one family) and the requests
 // the inbox dropped, by agent (dropped.go).
-func handleMetrics(in Inbox, up Upstream, m *Metrics, n Notifier, rs Rules) http.HandlerFunc {
+func handleMetrics(in Inbox, up Upstream, m *Metrics, n Notifier, rs Rules, routed RoutingMetrics) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		st := in.Status()
 		var b strings.Builder
@@ -179,6 +179,9 @@ func handleMetrics(in Inbox, up Upstream, m *Metrics, n Notifier, rs Rules) http
 		}
 		writeDropped(&b, st)
 		writeRuleAnswers(&b, rs)
+		if routed != nil {
+			routed.Write(&b)
+		}
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		_, _ = w.Write([]byte(b.String()))
 	}

@@ -66,7 +66,7 @@ func (s *server) routes() http.Handler {
 		r.With(answers).Post("/batch/answer", handleBatchAnswer(s.answers, pg.batch, s.metrics))
 		r.Get("/batch/answer", handleBatchReload(pg.batch))
 		r.Get("/push", handlePush(in, pg, s.metrics, s.push, s.deps.Streams, s.live))
-		r.Get("/metrics", handleMetrics(in, s.deps.Upstream, s.metrics, s.deps.Notifier, s.deps.Rules))
+		r.Get("/metrics", handleMetrics(in, s.deps.Upstream, s.metrics, s.deps.Notifier, s.deps.Rules, s.deps.RoutingMetrics))
 		r.With(gz).Get("/history", handleHistory(s.deps.History, pg.rules))
 		r.With(gz).Get("/rules", handleRules(pg.rules))
 		r.With(gz, requireRole(Role.administers, "view the routes")).Get("/routes", handleRoutes(pg.routes))

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"io"
 	"net/http"
 
 	"github.com/aepforms/aepforms/internal/render"
@@ -14,6 +15,12 @@ type Routes interface {
 	Table() *routes.Table
 	Path() string
 	Problem() error
+}
+
+// RoutingMetrics writes the routing's counts in the Prometheus text
+// format (internal/routing.Metrics).
+type RoutingMetrics interface {
+	Write(w io.Writer)
 }
 
 // routePages is the Routes page's concern: the teams and routes in

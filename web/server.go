@@ -113,8 +113,10 @@ type Deps struct {
 	PushDevices PushDevices
 	PushOff     string
 	// Routes is the routes file in force; nil: none (every question
-	// notifies every operator).
-	Routes Routes
+	// notifies every operator). RoutingMetrics writes the reminders,
+	// escalations and times to answer by team to /metrics; nil: none.
+	Routes         Routes
+	RoutingMetrics RoutingMetrics
 }
 
 // Config holds the server's settings. Zero values are the defaults.

@@ -37,6 +37,8 @@ var (
 	_ web.Notifier     = (*webpush.Pusher)(nil)
 	_ webpush.Cards    = (*inbox.Inbox)(nil)
 	_ routing.Cards    = (*inbox.Inbox)(nil)
+	_ routing.Pusher   = (*webpush.Pusher)(nil)
+	_ routing.Journal  = journalStore(nil)
 	_ web.Routes       = (*routes.File)(nil)
 )
 
@@ -84,13 +86,21 @@ type serveGraph struct {
 	routes       *routes.File
 	routesReload time.Duration
 	router       *routing.Router
+	// routed emits attention.routed; relayURL, token and agentName are
+	// what it posts with, linkBase the UI's address for chat messages'
+	// links (serving sets it once the UI listens).
+	relayURL, token, agentName string
+	linkBase                   string
+	wire                       *routing.Wire
+	hooks                      *routing.Webhooks
 }
 
 // newServeGraph builds the parts against the relay at relayURL, keeping
 // the operator's answers in jr. Without a control token the UI is
 // watch-only: no respond path.
 func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, logger *slog.Logger) *serveGraph {
-	g := &serveGraph{journal: jr, retention: cfg.retention, logger: logger, resendMaxAge: cfg.resendMaxAge, lease: cfg.lease}
+	g := &serveGraph{journal: jr, retention: cfg.retention, logger: logger, resendMaxAge: cfg.resendMaxAge, lease: cfg.lease,
+		relayURL: relayURL, token: token, agentName: cfg.agentName}
 	// The UI's commands carry the journal's source, made once with the
 	// journal (targets dedupe on (source, id), so it must not change when
 	// the host name does).
@@ -128,11 +138,10 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 	// (inbox.Viewer), handed unchanged to the web and Web Push, whose
 	// page, push and notifications all read the verdict.
 	viewer := inbox.Viewer{WatchOnly: token == ""}
-	g.newPusher(cfg, viewer, &deps)
 	if cfg.routes != nil {
-		g.routes, g.routesReload, deps.Routes = cfg.routes, cfg.routesReload, cfg.routes
-		g.router = routing.New(routing.Config{Routes: cfg.routes, Logger: logger.With("part", "routing")})
+		g.newRouter(cfg, &deps)
 	}
+	g.newPusher(cfg, viewer, &deps)
 	g.handler = web.NewServer(webConfig(cfg, relayURL, viewer, logger), deps)
 	if cfg.demo {
 		g.demo = newDemo(cfg, relayURL, token, logger)
@@ -186,8 +195,15 @@ func (g *serveGraph) newRespond(cfg serveConfig, relayURL, token, source string)
 // newPusher turns Web Push on when --vapid-subject allows it, and says
 // in deps why not otherwise.
 func (g *serveGraph) newPusher(cfg serveConfig, viewer inbox.Viewer, deps *web.Deps) {
-	pusher, err := webpush.New(webpush.Config{Subject: cfg.vapidSubject, AllowLoopback: cfg.pushAllowLoopback, HideText: cfg.pushHideText, Coalesce: cfg.pushEvery, Viewer: viewer,
-		Ruled: g.rules.Answers, BasePath: web.CleanBasePath(cfg.basePath), Logger: g.logger.With("part", "webpush")}, g.journal)
+	pc := webpush.Config{Subject: cfg.vapidSubject, AllowLoopback: cfg.pushAllowLoopback, HideText: cfg.pushHideText, Coalesce: cfg.pushEvery, Viewer: viewer,
+		Ruled: g.rules.Answers, BasePath: web.CleanBasePath(cfg.basePath), Logger: g.logger.With("part", "webpush")}
+	if g.router != nil {
+		// Only the question's team (or assignee) is notified, and each
+		// delivery is said on the wire.
+		pc.Audience = g.router.Audience
+		pc.Delivered = func(c inbox.Card) { g.routed(c, routing.SurfaceWebPush) }
+	}
+	pusher, err := webpush.New(pc, g.journal)
 	if err != nil {
 		deps.PushOff = view.PushWord("off-subject")
 		g.logger.Info("web push off: start with --vapid-subject (a mailto: or https: address) to notify operators' devices of new questions", "part", "webpush", "why", err.Error())
@@ -195,6 +211,46 @@ func (g *serveGraph) newPusher(cfg serveConfig, viewer inbox.Viewer, deps *web.D
 	}
 	g.pusher, deps.Notifier = pusher, pusher
 	g.pushTick = min(pushTick, max(cfg.pushEvery/2, 10*time.Millisecond))
+}
+
+// newRouter sends each question to its team (--routes): its label, its
+// chat channel, its reminders and escalations.
+func (g *serveGraph) newRouter(cfg serveConfig, deps *web.Deps) {
+	g.routes, g.routesReload, deps.Routes = cfg.routes, cfg.routesReload, cfg.routes
+	g.router = routing.New(routing.Config{Routes: cfg.routes, Journal: g.journal, Members: teamMembers(cfg.operators),
+		Tick: cfg.routesTick, Logger: g.logger.With("part", "routing"),
+		Link: func(c inbox.Card) string { return cardLink(g.linkBase)(c) }})
+	deps.RoutingMetrics = g.router.Metrics()
+}
+
+// routed emits attention.routed for c's delivery to surface (once the
+// parts run).
+func (g *serveGraph) routed(c inbox.Card, surface string) {
+	if g.wire != nil {
+		g.wire.Routed(c, surface)
+	}
+}
+
+// startRouting starts the routing's parts: the wire, the webhooks, the
+// router and the routes file's watch.
+func (g *serveGraph) startRouting(ctx context.Context, goRun func(name string, f func() error)) {
+	g.wire = routing.NewWire(ctx, routing.WireConfig{RelayURL: g.relayURL, Token: g.token, Source: g.journal.Identity().Source,
+		Agent: g.agentName, Logger: g.logger.With("part", "routing")})
+	g.hooks = routing.NewWebhooks(ctx, routing.WebhookConfig{Logger: g.logger.With("part", "routing")})
+	var push routing.Pusher
+	if g.pusher != nil {
+		push = g.pusher
+	}
+	g.router.Attach(push, g.hooks, g.wire)
+	// Subscribed before the feed starts: every question is routed.
+	sub := g.in.Subscribe(256)
+	goRun("routing", func() error {
+		g.router.Run(ctx, g.in, sub)
+		g.hooks.Wait()
+		g.wire.Wait()
+		return nil
+	})
+	goRun("routes file", func() error { g.routes.Watch(ctx, g.routesReload); return nil })
 }
 
 // webConfig is the UI's HTTP settings.
@@ -234,10 +290,7 @@ func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func()
 		goRun("rules", func() error { g.rules.Run(ctx, sub); return nil })
 	}
 	if g.router != nil {
-		// Subscribed before the feed starts: every question is routed.
-		sub := g.in.Subscribe(256)
-		goRun("routing", func() error { g.router.Run(ctx, g.in, sub); return nil })
-		goRun("routes file", func() error { g.routes.Watch(ctx, g.routesReload); return nil })
+		g.startRouting(ctx, goRun)
 	}
 	if g.pusher != nil {
 		// Subscribed before the feed starts: every question is seen.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/routing"
 	"github.com/aepforms/aepforms/internal/rules"
 	"github.com/aepforms/aepforms/internal/store"
 	"github.com/aepforms/aepforms/internal/store/postgres"
@@ -35,6 +36,7 @@ type journalStore interface {
 	web.PushDevices
 	rules.Store
 	web.RuleLooks
+	routing.Journal
 }
 
 var (

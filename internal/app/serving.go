@@ -185,6 +185,10 @@ func (s *serving) startParts() error {
 		scheme = "https"
 	}
 	s.uiURL = scheme + "://" + browsableAddr(s.ln.Addr()) + web.CleanBasePath(s.cfg.basePath)
+	s.g.linkBase = s.uiURL
+	if s.cfg.publicURL != "" {
+		s.g.linkBase = strings.TrimSuffix(s.cfg.publicURL, "/") + web.CleanBasePath(s.cfg.basePath)
+	}
 	s.logger.Info("aepforms UI listening on " + s.uiURL)
 	// Subscribed before the parts start, so no change is missed: the URL
 	// to open is the start-up log's last line (announce).

@@ -1,15 +1,20 @@
 // Package routing sends each question to its team: it follows the
 // inbox, names the team the routes file gives each new question (shown
-// on its card), and later reminds and escalates.
+// on its card), posts it to the team's chat channel, and reminds and
+// escalates a question nobody answers or claims. Silence never answers
+// anything: a step only notifies people.
 package routing
 
 import (
 	"context"
 	"log/slog"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/routes"
+	"github.com/aepforms/aepforms/internal/store"
 )
 
 // Cards is what the router reads and writes of the inbox.
@@ -24,16 +29,56 @@ type Table interface {
 	Table() *routes.Table
 }
 
-// Config configures a Router.
-type Config struct {
-	Routes Table
-	Now    func() time.Time
-	Logger *slog.Logger
+// Journal is where the steps are claimed, so that of the replicas
+// sharing it one sends each, and kept, so a restart shows them.
+type Journal interface {
+	ClaimPush(ctx context.Context, card, kind string, at time.Time) (bool, error)
+	PushClaimsOf(ctx context.Context, prefix string) ([]store.PushClaim, error)
 }
 
-// Router names each new question's team.
+// Pusher pushes a question again to some operators' devices
+// (webpush.Pusher).
+type Pusher interface {
+	Renotify(ctx context.Context, c inbox.Card, audience func(operator string) bool) int
+}
+
+// Config configures a Router. Routes is required; a nil part is off.
+type Config struct {
+	Routes Table
+	// Journal claims each step (nil: this process alone, kept in memory).
+	Journal Journal
+	// Members is who is in a team: the func it returns reports an
+	// operator in team (nil: nobody known).
+	Members func(team string) func(operator string) bool
+	Push    Pusher
+	Hooks   *Webhooks
+	Wire    *Wire
+	// Link is the address of card c's own page, for a chat message.
+	Link func(c inbox.Card) string
+	// Tick is how often the open questions are looked at for a reminder
+	// or an escalation due (1 s by default).
+	Tick    time.Duration
+	Now     func() time.Time
+	Metrics *Metrics
+	Logger  *slog.Logger
+}
+
+// claimPrefix starts the kinds of the journal's push claims the router
+// makes: routing:{new|reminded|escalated}:{team}.
+const claimPrefix = "routing:"
+
+// stepNew is the claim of a question's first chat message (no step).
+const stepNew = "new"
+
+// Router sends each question to its team.
 type Router struct {
 	cfg Config
+
+	mu    sync.Mutex
+	open  map[inbox.CardID]bool                // the open questions with a team
+	kept  map[inbox.CardID][]inbox.RoutingStep // steps read from the journal at start, not yet on their card
+	sent  map[string]bool                      // claims this process made or saw made (card + kind)
+	asked map[inbox.CardID]time.Time           // when each open question arrived (for the time to answer)
 }
 
 // New returns a router; cfg.Routes must be set.
@@ -44,8 +89,24 @@ func New(cfg Config) *Router {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Router{cfg: cfg}
+	if cfg.Tick <= 0 {
+		cfg.Tick = time.Second
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics()
+	}
+	return &Router{cfg: cfg, open: map[inbox.CardID]bool{}, kept: map[inbox.CardID][]inbox.RoutingStep{},
+		sent: map[string]bool{}, asked: map[inbox.CardID]time.Time{}}
 }
+
+// Attach gives the router its delivery parts, before Run: the pusher,
+// the chat webhooks and the wire (nil: off).
+func (r *Router) Attach(push Pusher, hooks *Webhooks, wire *Wire) {
+	r.cfg.Push, r.cfg.Hooks, r.cfg.Wire = push, hooks, wire
+}
+
+// Metrics is the router's counts (/metrics).
+func (r *Router) Metrics() *Metrics { return r.cfg.Metrics }
 
 // Question is what a route is matched against of card c.
 func Question(c inbox.Card) routes.Question {
@@ -58,11 +119,47 @@ func (r *Router) Team(c inbox.Card) string {
 	return team
 }
 
-// Run follows the inbox from sub until ctx ends. A dropped
-// subscription (the inbox outran it) is made again.
+// Audience is who card c notifies: its assignee (an operator, or a
+// team's operators) when it has one, else its team's operators; nil
+// (everyone) when it has neither.
+func (r *Router) Audience(c inbox.Card) func(operator string) bool {
+	vd := c.Verdict(r.cfg.Now(), inbox.Viewer{})
+	if a := vd.Assigned; a != nil && a.To != "" {
+		if !a.Team {
+			to := a.To
+			return func(op string) bool { return strings.EqualFold(op, to) }
+		}
+		return r.members(a.To)
+	}
+	team := vd.Routing.Team
+	if team == "" {
+		team = r.Team(c)
+	}
+	if team == "" {
+		return nil
+	}
+	return r.members(team)
+}
+
+func (r *Router) members(team string) func(string) bool {
+	if r.cfg.Members == nil {
+		return func(string) bool { return false }
+	}
+	if m := r.cfg.Members(team); m != nil {
+		return m
+	}
+	return func(string) bool { return false }
+}
+
+// Run reads the steps kept in the journal, then follows the inbox from
+// sub and looks at the open questions every Tick until ctx ends. A
+// dropped subscription (the inbox outran it) is made again.
 func (r *Router) Run(ctx context.Context, cards Cards, sub *inbox.Subscription) {
+	r.restore(ctx)
+	t := time.NewTicker(r.cfg.Tick)
+	defer t.Stop()
 	for {
-		r.follow(ctx, cards, sub)
+		r.follow(ctx, cards, sub, t.C)
 		sub.Close()
 		if ctx.Err() != nil {
 			return
@@ -71,11 +168,47 @@ func (r *Router) Run(ctx context.Context, cards Cards, sub *inbox.Subscription) 
 	}
 }
 
-func (r *Router) follow(ctx context.Context, cards Cards, sub *inbox.Subscription) {
+// restore reads the steps any replica took before this process started.
+func (r *Router) restore(ctx context.Context) {
+	if r.cfg.Journal == nil {
+		return
+	}
+	claims, err := r.cfg.Journal.PushClaimsOf(ctx, claimPrefix)
+	if err != nil {
+		r.cfg.Logger.Warn("routing: the reminders and escalations sent could not be read", "err", err)
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, cl := range claims {
+		r.sent[cl.Card+"\n"+cl.Kind] = true
+		if kind, team, ok := stepOf(cl.Kind); ok {
+			id := inbox.CardID(cl.Card)
+			r.kept[id] = append(r.kept[id], inbox.RoutingStep{Kind: kind, Team: team, At: cl.At})
+		}
+	}
+}
+
+// stepOf reads a claim's kind: routing:{kind}:{team}.
+func stepOf(kind string) (string, string, bool) {
+	rest, ok := strings.CutPrefix(kind, claimPrefix)
+	if !ok {
+		return "", "", false
+	}
+	k, team, ok := strings.Cut(rest, ":")
+	if !ok || (k != inbox.StepReminded && k != inbox.StepEscalated) {
+		return "", "", false
+	}
+	return k, team, true
+}
+
+func (r *Router) follow(ctx context.Context, cards Cards, sub *inbox.Subscription, tick <-chan time.Time) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-tick:
+			r.Sweep(ctx, cards)
 		case ch, ok := <-sub.C():
 			if !ok {
 				return
@@ -84,23 +217,116 @@ func (r *Router) follow(ctx context.Context, cards Cards, sub *inbox.Subscriptio
 				continue
 			}
 			if c, ok := cards.Card(ch.Card); ok {
-				r.Observe(cards, c)
+				r.Observe(ctx, cards, c)
 			}
 		}
 	}
 }
 
-// Observe names card c's team once, when it has none yet: a reloaded
-// routes file routes the questions that come after it.
-func (r *Router) Observe(cards Cards, c inbox.Card) {
-	rt := c.Verdict(r.cfg.Now(), inbox.Viewer{}).Routing
-	if rt.Team != "" {
+// Observe names card c's team once, when it has none yet (a reloaded
+// routes file routes the questions that come after it), with the steps
+// the journal kept for it; an open question is then posted to its
+// team's chat channel (once, of every replica) and looked at every
+// Tick; a settled one is counted.
+func (r *Router) Observe(ctx context.Context, cards Cards, c inbox.Card) {
+	now := r.cfg.Now()
+	vd := c.Verdict(now, inbox.Viewer{})
+	rt := vd.Routing
+	if rt.Team == "" {
+		team := r.Team(c)
+		if team == "" {
+			return
+		}
+		rt.Team = team
+		r.mu.Lock()
+		rt.Steps = append(rt.Steps, r.kept[c.ID]...)
+		delete(r.kept, c.ID)
+		r.mu.Unlock()
+		cards.SetRouting(c.ID, rt)
+	}
+	r.mu.Lock()
+	_, tracked := r.asked[c.ID]
+	if vd.Open && !tracked {
+		r.open[c.ID], r.asked[c.ID] = true, c.ReceivedAt
+	}
+	r.mu.Unlock()
+	if vd.Open && !tracked {
+		r.announce(ctx, c, rt.Team)
 		return
 	}
-	team := r.Team(c)
-	if team == "" {
+	if vd.Settled && tracked {
+		r.settled(c, vd, rt.Team)
+	}
+}
+
+// settled stops looking at card c and counts its time to answer when a
+// person or a rule answered it.
+func (r *Router) settled(c inbox.Card, vd inbox.Verdict, team string) {
+	r.mu.Lock()
+	asked := r.asked[c.ID]
+	delete(r.open, c.ID)
+	delete(r.asked, c.ID)
+	r.mu.Unlock()
+	if vd.Answered != nil {
+		r.cfg.Metrics.answered(team, r.cfg.Now().Sub(asked))
+	}
+}
+
+// announce posts new question c to its team's chat channel, once of
+// every replica sharing the journal.
+func (r *Router) announce(ctx context.Context, c inbox.Card, team string) {
+	tm, ok := r.cfg.Routes.Table().Team(team)
+	if !ok || tm.Webhook == "" || r.cfg.Hooks == nil {
 		return
 	}
-	rt.Team = team
-	cards.SetRouting(c.ID, rt)
+	if won, _ := r.claim(ctx, c.ID, stepNew, team); !won {
+		return
+	}
+	r.post(c, tm, newText(c, team, r.link(c)))
+}
+
+// claim claims step kind to team of card id: won is true for the one
+// caller of every replica that claimed it first; taken is true once it
+// is claimed, by anyone. A journal that fails is logged, and the step
+// not taken (it is tried again at the next Tick).
+func (r *Router) claim(ctx context.Context, id inbox.CardID, kind, team string) (won, taken bool) {
+	key := claimPrefix + kind + ":" + team
+	r.mu.Lock()
+	seen := r.sent[string(id)+"\n"+key]
+	r.mu.Unlock()
+	if seen {
+		return false, true
+	}
+	won = true
+	if r.cfg.Journal != nil {
+		var err error
+		if won, err = r.cfg.Journal.ClaimPush(ctx, string(id), key, r.cfg.Now()); err != nil {
+			r.cfg.Logger.Warn("routing: a step could not be claimed in the journal", "card", string(id), "step", kind, "team", team, "err", err)
+			return false, false
+		}
+	}
+	r.mu.Lock()
+	r.sent[string(id)+"\n"+key] = true
+	r.mu.Unlock()
+	return won, true
+}
+
+// post posts text to team tm's chat channel; its delivery is emitted on
+// the wire.
+func (r *Router) post(c inbox.Card, tm routes.Team, text string) {
+	if tm.Webhook == "" || r.cfg.Hooks == nil {
+		return
+	}
+	r.cfg.Hooks.Post(tm.Name, tm.Webhook, text, func(ok bool) {
+		if ok && r.cfg.Wire != nil {
+			r.cfg.Wire.Routed(c, SurfaceWebhook)
+		}
+	})
+}
+
+func (r *Router) link(c inbox.Card) string {
+	if r.cfg.Link == nil {
+		return ""
+	}
+	return r.cfg.Link(c)
 }

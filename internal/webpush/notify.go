@@ -122,17 +122,11 @@ func (p *Pusher) Observe(ctx context.Context, c inbox.Card) {
 
 func (p *Pusher) announce(ctx context.Context, c inbox.Card, vd inbox.Verdict, now time.Time) {
 	id := string(c.ID)
-	subs, err := p.store.PushSubscriptions(ctx)
-	if err != nil || len(subs) == 0 {
-		return
+	var audience func(string) bool
+	if p.cfg.Audience != nil {
+		audience = p.cfg.Audience(c)
 	}
-	looking := p.looking(ctx, now)
-	var to []store.PushSubscription
-	for _, s := range subs {
-		if !looking[s.Operator] {
-			to = append(to, s)
-		}
-	}
+	to := p.devicesFor(ctx, audience, now)
 	if len(to) == 0 {
 		return
 	}
@@ -146,6 +140,48 @@ func (p *Pusher) announce(ctx context.Context, c inbox.Card, vd inbox.Verdict, n
 		return
 	}
 	p.cfg.Logger.Debug("push: this replica pushes this question", "card", id, "devices", len(to))
+	p.deliver(ctx, c, vd, to, now)
+}
+
+// devicesFor lists the devices of the operators audience reports true
+// for (nil: every operator) who have no page in view.
+func (p *Pusher) devicesFor(ctx context.Context, audience func(string) bool, now time.Time) []store.PushSubscription {
+	subs, err := p.store.PushSubscriptions(ctx)
+	if err != nil || len(subs) == 0 {
+		return nil
+	}
+	looking := p.looking(ctx, now)
+	var to []store.PushSubscription
+	for _, s := range subs {
+		if !looking[s.Operator] && (audience == nil || audience(s.Operator)) {
+			to = append(to, s)
+		}
+	}
+	return to
+}
+
+// Renotify pushes open question c again, to the devices of the
+// operators audience reports true for (a reminder, an escalation; the
+// caller claimed it in the journal), and reports how many devices it
+// went to.
+func (p *Pusher) Renotify(ctx context.Context, c inbox.Card, audience func(string) bool) int {
+	now := p.cfg.Now()
+	vd := c.Verdict(now, p.cfg.Viewer)
+	if vd.Closed != nil {
+		return 0
+	}
+	to := p.devicesFor(ctx, audience, now)
+	if len(to) == 0 {
+		return 0
+	}
+	p.deliver(ctx, c, vd, to, now)
+	return len(to)
+}
+
+// deliver queues card c's push on each device of to and sends what is
+// due.
+func (p *Pusher) deliver(ctx context.Context, c inbox.Card, vd inbox.Verdict, to []store.PushSubscription, now time.Time) {
+	id := string(c.ID)
 	msg, ttl, urgent := p.newMessage(c, vd)
 	msgs := make([]Message, len(to))
 	for i, s := range to {
@@ -155,13 +191,19 @@ func (p *Pusher) announce(ctx context.Context, c inbox.Card, vd inbox.Verdict, n
 		}
 	}
 	p.mu.Lock()
-	p.shown[id] = map[string]bool{}
+	if p.shown[id] == nil {
+		p.shown[id] = map[string]bool{}
+	}
 	for i, s := range to {
 		p.shown[id][s.Endpoint] = true
 		d := p.device(s)
+		d.pending = slices.DeleteFunc(d.pending, func(q queued) bool { return q.card == id && !q.settled })
 		d.pending = append(d.pending, queued{card: id, msg: msgs[i], ttl: ttl, urgent: urgent})
 	}
 	p.mu.Unlock()
+	if p.cfg.Delivered != nil {
+		p.cfg.Delivered(c)
+	}
 	p.Flush(ctx)
 }
 

@@ -108,6 +108,14 @@ type Config struct {
 	// Ruled, when set, reports whether a standing answer (a rule) is
 	// answering the card: such a request is not announced.
 	Ruled func(ctx context.Context, c inbox.Card) bool
+	// Audience, when set, says who a question notifies: the operators
+	// its returned func reports true for (the team a routes file sends
+	// it to, or its assignee); a nil func is every operator, as is a nil
+	// Audience.
+	Audience func(c inbox.Card) func(operator string) bool
+	// Delivered, when set, is told of each question handed to devices
+	// (what emits attention.routed on the relay).
+	Delivered func(c inbox.Card)
 	// Logger receives push failures; nil discards.
 	Logger *slog.Logger
 }

@@ -1,0 +1,104 @@
+package routing
+
+import (
+	"context"
+	"time"
+
+	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/routes"
+)
+
+// Sweep looks at every open question with a team: one unanswered and
+// unclaimed for its team's remind is reminded (the team notified
+// again); after its escalate, or with less than a quarter of its time
+// left, escalate_to is notified as well. A question no longer open is
+// let go. Nothing here answers or closes anything.
+func (r *Router) Sweep(ctx context.Context, cards Cards) {
+	r.mu.Lock()
+	ids := make([]inbox.CardID, 0, len(r.open))
+	for id := range r.open {
+		ids = append(ids, id)
+	}
+	r.mu.Unlock()
+	now := r.cfg.Now()
+	table := r.cfg.Routes.Table()
+	for _, id := range ids {
+		c, ok := cards.Card(id)
+		if !ok {
+			r.forget(id)
+			continue
+		}
+		vd := c.Verdict(now, inbox.Viewer{})
+		if !vd.Open {
+			if vd.Settled {
+				r.settled(c, vd, vd.Routing.Team)
+			}
+			continue
+		}
+		if vd.Claim != nil {
+			continue // someone is on it: a claim stops reminders and escalation
+		}
+		tm, ok := table.Team(vd.Routing.Team)
+		if !ok {
+			continue
+		}
+		age := now.Sub(c.ReceivedAt)
+		if tm.Remind > 0 && age >= tm.Remind && !vd.Routing.Has(inbox.StepReminded, tm.Name) {
+			r.step(ctx, cards, c, vd.Routing, inbox.StepReminded, tm, tm)
+			continue // one step a look: the card's routing is read again next time
+		}
+		if to, ok := table.Team(tm.EscalateTo); ok && !vd.Routing.Has(inbox.StepEscalated, to.Name) &&
+			(age >= tm.Escalate || nearDeadline(vd, c.ReceivedAt, now)) {
+			r.step(ctx, cards, c, vd.Routing, inbox.StepEscalated, tm, to)
+		}
+	}
+}
+
+// nearDeadline reports whether less than a quarter of the time between
+// a question's arrival and its deadline is left.
+func nearDeadline(vd inbox.Verdict, arrived, now time.Time) bool {
+	if vd.Deadline.IsZero() || !vd.Deadline.After(arrived) {
+		return false
+	}
+	total, left := vd.Deadline.Sub(arrived), vd.Deadline.Sub(now)
+	return left > 0 && left < total/4
+}
+
+func (r *Router) forget(id inbox.CardID) {
+	r.mu.Lock()
+	delete(r.open, id)
+	delete(r.asked, id)
+	r.mu.Unlock()
+}
+
+// step takes step kind of card c (from team from) toward team to: it is
+// added to the card (every replica adds it, so every page shows it),
+// and the one replica that claims it in the journal notifies to's
+// operators' devices and chat channel and counts it.
+func (r *Router) step(ctx context.Context, cards Cards, c inbox.Card, rt inbox.Routing, kind string, from, to routes.Team) {
+	won, taken := r.claim(ctx, c.ID, kind, to.Name)
+	if !taken {
+		return
+	}
+	now := r.cfg.Now()
+	rt.Steps = append(rt.Steps, inbox.RoutingStep{Kind: kind, Team: to.Name, At: now})
+	cards.SetRouting(c.ID, rt)
+	if !won {
+		return
+	}
+	r.cfg.Logger.Info("routing: "+kind, "card", string(c.ID), "team", to.Name)
+	r.cfg.Metrics.stepped(kind, to.Name)
+	if c2, ok := cards.Card(c.ID); ok {
+		c = c2
+	}
+	if r.cfg.Push != nil {
+		// The pusher says each delivery on the wire (webpush.Config.Delivered).
+		r.cfg.Push.Renotify(ctx, c, r.members(to.Name))
+	}
+	waited := now.Sub(c.ReceivedAt)
+	text := reminderText(c, to.Name, waited, r.link(c))
+	if kind == inbox.StepEscalated {
+		text = escalationText(c, from.Name, to.Name, waited, r.link(c))
+	}
+	r.post(c, to, text)
+}

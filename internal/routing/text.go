@@ -1,0 +1,70 @@
+package routing
+
+import (
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aepforms/aepforms/internal/inbox"
+)
+
+// questionRunes is how much of a question's first line a chat message
+// quotes.
+const questionRunes = 200
+
+// newText is the chat message of a new question for team: who asks,
+// what, and the link to its own page.
+func newText(c inbox.Card, team, link string) string {
+	return "New question for " + team + " from " + chatEscape(c.Agent) + ": " + quoted(c) + withLink(link)
+}
+
+// reminderText is the reminder of a question unanswered for waited.
+func reminderText(c inbox.Card, team string, waited time.Duration, link string) string {
+	return "Reminder for " + team + ": unanswered for " + words(waited) + ", " + chatEscape(c.Agent) + " still waits: " + quoted(c) + withLink(link)
+}
+
+// escalationText is the message to team to of a question team from has
+// not answered for waited.
+func escalationText(c inbox.Card, from, to string, waited time.Duration, link string) string {
+	return "Escalated to " + to + ": " + from + " has not answered for " + words(waited) + ", " + chatEscape(c.Agent) + " still waits: " + quoted(c) + withLink(link)
+}
+
+// quoted is the question's first line, cut, in quotes, with its kind.
+func quoted(c inbox.Card) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(c.Request.Prompt), "\n")
+	line = strings.TrimSpace(line)
+	if utf8.RuneCountInString(line) > questionRunes {
+		line = string([]rune(line)[:questionRunes]) + "…"
+	}
+	kind := c.Request.Kind
+	if kind == "" {
+		kind = "question"
+	}
+	return "“" + chatEscape(line) + "” (" + chatEscape(kind) + ")"
+}
+
+func withLink(link string) string {
+	if link == "" {
+		return "."
+	}
+	return ". Answer it here: " + link
+}
+
+// chatEscape makes agent text plain in a Slack or Mattermost message:
+// &, < and > are its markup's (links, mentions such as <!channel>).
+func chatEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// words says a wait: "45 s", "4 min", "2 h 5 min".
+func words(d time.Duration) string {
+	d = d.Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return strconv.Itoa(int(d/time.Second)) + " s"
+	case d < time.Hour:
+		return strconv.Itoa(int(d/time.Minute)) + " min"
+	}
+	return strconv.Itoa(int(d/time.Hour)) + " h " + strconv.Itoa(int(d%time.Hour/time.Minute)) + " min"
+}
