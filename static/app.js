@@ -1912,7 +1912,7 @@
     });
     if (forms.length > 1) bar.appendChild(undoAll(forms[0], all));
     bar.hidden = forms.length === 0 && refused.length === 0;
-    if (forms.length && !ticking) ticking = window.setInterval(tick, 250);
+    if (doc.querySelector('form.undo') && !ticking) ticking = window.setInterval(tick, 250);
     tick();
   }
 
@@ -1952,6 +1952,7 @@
     var any = false;
     doc.querySelectorAll('form.undo').forEach(function (f) {
       var vs = values(f);
+      vs.forEach(function (v) { if (!(v in due)) due[v] = now + Number(f.dataset.undoLeftMs || 0); });
       var left = 0;
       vs.forEach(function (v) { if (due[v] !== undefined) left = Math.max(left, due[v] - now); });
       var span = f.querySelector('[data-undo-left]');

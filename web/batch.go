@@ -216,6 +216,7 @@ func (p *batchPages) batchRefused(w http.ResponseWriter, r *http.Request, post u
 func (p *batchPages) batchResult(w http.ResponseWriter, r *http.Request, items []answer.BatchItem) {
 	now := p.now()
 	outcomes := make([]view.BatchOutcome, len(items))
+	var held []view.CardView // the batch's new answers, for its Undo
 	for i, it := range items {
 		o := &outcomes[i]
 		*o = view.BatchOutcome{ID: string(it.ID), Gist: string(it.ID), URL: p.base + "cards/" + url.PathEscape(string(it.ID)) + "/page"}
@@ -228,12 +229,17 @@ func (p *batchPages) batchResult(w http.ResponseWriter, r *http.Request, items [
 		}
 		o.Sent = true
 		if c, ok := p.in.Card(it.ID); ok {
-			o.Taken(c, p.cards.cardOptions(r, c, now), !it.Recorded())
+			opts := p.cards.cardOptions(r, c, now)
+			o.Taken(c, opts, !it.Recorded())
+			if it.Recorded() {
+				held = append(held, view.Card(c, opts))
+			}
 		} else {
 			o.TakenGone()
 		}
 	}
 	res := view.BatchResult(outcomes, p.batchOptions(r))
+	res.Undo = view.UndoBatch(held, strings.TrimSuffix(p.base, "/"))
 	status := http.StatusOK
 	if res.Sent == 0 {
 		status = http.StatusConflict

@@ -84,3 +84,29 @@ func formValues(f *goquery.Selection) url.Values {
 	})
 	return v
 }
+
+// A batch waits the same window: its result page offers one Undo of all
+// its answers, which takes the batch back whole; nothing is sent.
+func TestBatchUndoTakesBackTheBatch(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withConfig(func(c *Config) { c.UndoWindow = time.Hour }))
+	ids := askPermissions(h, 3)
+	shape, token := batchOf(t, h.getPage(nil, "batches").doc(t))
+	r := h.postForm(nil, "batch/answer", batchPost(shape, token, "0", ids[0], ids[1]))
+	require.Equal(t, http.StatusOK, r.StatusCode, "body %s", r.body)
+	undo := r.doc(t).Find(`form[data-testid="batch-undo"]`)
+	require.Equal(t, 1, undo.Length(), "the batch's result offers Undo")
+	assert.Equal(t, 2, undo.Find(`input[name="undo"]`).Length(), "of both its answers")
+	assert.Contains(t, undo.Find(`button`).Text(), "Undo all 2")
+	assert.Empty(t, h.sub.all(), "held: nothing sent")
+
+	res := h.postForm(nil, h.relative(undo.AttrOr("action", "")), formValues(undo))
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, res.body)
+	for _, id := range ids[:2] {
+		c, _ := h.in.Card(id)
+		vd := c.Verdict(h.clk.Now(), inbox.Viewer{})
+		assert.Equal(t, inbox.LineUndone, vd.Line, "card %s", id)
+		assert.True(t, vd.Answerable, "card %s takes an answer again", id)
+	}
+	assert.Empty(t, h.sub.all(), "nothing was sent")
+}

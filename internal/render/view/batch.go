@@ -247,6 +247,9 @@ type BatchResultView struct {
 	Failed   int
 	InboxURL string
 	BackURL  string // {base}/batches
+	// Undo takes back every answer of the batch still held for the undo
+	// window (UndoBatch); nil when none is.
+	Undo *UndoView
 }
 
 // BatchOutcome is one question's outcome in a batch.

@@ -87,3 +87,18 @@ func UndoWords(notHeld bool) string {
 // UndoAllLabel is the words of the Undo of several answers, "%d" their
 // number (the page script fills it in).
 func UndoAllLabel() string { return words.undo["button-all"] }
+
+// UndoBatch is one Undo of a batch's answers still held, from their
+// cards' views; nil when none is.
+func UndoBatch(cards []CardView, base string) *UndoView {
+	bar := UndoBar(cards, base)
+	switch len(bar) {
+	case 0:
+		return nil
+	case 1:
+		u := bar[0]
+		u.Question, u.Sent = "", ""
+		return &u
+	}
+	return &bar[len(bar)-1]
+}
