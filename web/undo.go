@@ -27,10 +27,11 @@ func handleUndo(svc *answer.Service, pg *pages) http.HandlerFunc {
 			return
 		}
 		var held []answer.Held
+		by := operatorFrom(r.Context())
 		for _, v := range r.PostForm[form.NameUndo] {
 			card, cmd, ok := strings.Cut(v, " ")
 			if ok && card != "" && cmd != "" {
-				held = append(held, answer.Held{Card: inbox.CardID(card), Command: cmd})
+				held = append(held, answer.Held{Card: inbox.CardID(card), Command: cmd, By: by})
 			}
 		}
 		if len(held) == 0 {

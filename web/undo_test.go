@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render/form"
 )
 
 // Without the script: after a send the page that comes back shows, in
@@ -108,5 +109,40 @@ func TestBatchUndoTakesBackTheBatch(t *testing.T) {
 		assert.Equal(t, inbox.LineUndone, vd.Line, "card %s", id)
 		assert.True(t, vd.Answerable, "card %s takes an answer again", id)
 	}
+	assert.Empty(t, h.sub.all(), "nothing was sent")
+}
+
+// Undo takes back only the signed-in operator's own answer: another
+// operator who learns its command (History lists each answer's command
+// as it is journaled) and posts Undo by hand is refused, and the answer
+// stays held, to leave when its window passes; its sender can still
+// take it back.
+func TestUndoIsOnlyTheSenders(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withToken(secret), withConfig(func(c *Config) { c.UndoWindow = time.Hour }))
+	id := h.ask("s1", "r1", nameForm())
+	ann, bo := h.client(), h.client()
+	h.signIn(ann, "ann")
+	h.signIn(bo, "bo")
+	action, token := answerForm(t, h.getPage(ann, "").doc(t), id)
+	res := h.postForm(ann, h.relative(action), url.Values{"token": {token}, "f0": {"billing-api"}})
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, res.body)
+	c, ok := h.in.Card(id)
+	require.True(t, ok)
+	require.NotNil(t, c.Submission)
+	cmd := c.Submission.CommandID
+
+	assert.Equal(t, 0, h.getPage(bo, "").doc(t).Find(`[data-testid="undo-bar"]`).Length(), "bo is offered no Undo of ann's answer")
+	res = h.postForm(bo, "undo", url.Values{form.NameUndo: {string(id) + " " + cmd}})
+	assert.Equal(t, http.StatusConflict, res.StatusCode, "bo's hand-made Undo of ann's answer: %s", res.body)
+	c, _ = h.in.Card(id)
+	require.NotNil(t, c.Submission)
+	assert.Equal(t, inbox.SubmissionSending, c.Submission.State, "ann's answer is not withdrawn")
+	assert.True(t, c.Verdict(h.clk.Now(), inbox.Viewer{}).Undo, "still held, to leave when its window passes")
+
+	res = h.postForm(ann, "undo", url.Values{form.NameUndo: {string(id) + " " + cmd}})
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, "ann takes her own answer back: %s", res.body)
+	c, _ = h.in.Card(id)
+	assert.Equal(t, inbox.SubmissionWithdrawn, c.Submission.State)
 	assert.Empty(t, h.sub.all(), "nothing was sent")
 }

@@ -22,10 +22,13 @@ import (
 // it (another replica does). Nothing was taken back.
 var ErrNotHeld = inbox.ErrNotHeld
 
-// Held is one answer to take back: its card and command.
+// Held is one answer to take back: its card and command, and who asks
+// (By, the signed-in operator; "" without sign-in): only the operator who
+// sent an answer may take it back.
 type Held struct {
 	Card    inbox.CardID
 	Command string
+	By      string
 }
 
 // holds are the commands a Service holds for Undo, by command id.
@@ -83,8 +86,8 @@ func (s *Service) letGo(cmd string) {
 // Undo takes back each of held, still held by this Service: its command
 // is never sent, its answer journaled as withdrawn, and its card takes an
 // answer again, the operator's choice kept in its form. It returns one
-// error per item (nil: taken back): ErrNotHeld when the command left or
-// another instance holds it, inbox.ErrNotRecorded when the journal could
+// error per item (nil: taken back): ErrNotHeld when the command left,
+// another instance holds it or another operator sent it, inbox.ErrNotRecorded when the journal could
 // not write the withdrawal in time (it is taken back all the same).
 func (s *Service) Undo(held []Held) []error {
 	errs := make([]error, len(held))
@@ -97,7 +100,7 @@ func (s *Service) Undo(held []Held) []error {
 func (s *Service) undoOne(h Held) error {
 	s.holds.mu.Lock()
 	hd, ok := s.holds.m[h.Command]
-	if ok && hd.a.Submission.Card != h.Card {
+	if ok && (hd.a.Submission.Card != h.Card || h.By != "" && hd.a.Submission.By != h.By) {
 		ok = false
 	}
 	if ok {
