@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -281,3 +282,34 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// A question someone has answered, its answer on its way to the agent
+// (held for Undo, or queued while the relay is away), is not unanswered:
+// its team is not reminded and escalate_to is not told it waits.
+func TestAnAnswerOnItsWayIsNotRemindedOrEscalated(t *testing.T) {
+	t.Parallel()
+	oncall, leads := newHook(t), newHook(t)
+	f := loadRoutes(t, `{"teams": {"oncall": {"webhook": "`+oncall.url()+`", "remind": "2m", "escalate": "4m", "escalate_to": "leads"},
+		"leads": {"webhook": "`+leads.url()+`"}}, "routes": [{"team": "oncall"}]}`)
+	clk := &clock{t: time.Date(2026, 7, 3, 9, 10, 0, 0, time.UTC)}
+	rg := newRig(t, clk, f, openJournal(t, filepath.Join(t.TempDir(), "j.db")), quietLog())
+
+	id := ask(t, rg.in, "s1", "r1", "form", 1)
+	rg.waitSteps(t, id, "oncall")
+	assert.Contains(t, oncall.next(t), "New question for oncall")
+	_, err := rg.in.BeginSubmission(id, inbox.Submission{Token: "t1", CommandID: "c1", By: "ann",
+		Answer: aep.Answer{Values: aep.Values{"name": "x"}}, Form: url.Values{"f0": {"x"}}})
+	require.NoError(t, err)
+	c, _ := rg.in.Card(id)
+	require.True(t, c.Verdict(clk.Now(), inbox.Viewer{}).Open, "the agent has not recorded it yet")
+
+	for range 2 {
+		clk.Add(2 * time.Minute)
+		rg.router.Sweep(context.Background(), rg.in)
+	}
+	rg.hooks.Wait()
+	c, _ = rg.in.Card(id)
+	assert.Empty(t, c.Verdict(clk.Now(), inbox.Viewer{}).Routing.Steps, "an answered question is neither reminded nor escalated")
+	oncall.none(t, "no reminder of an answered question")
+	leads.none(t, "no escalation of an answered question")
+}

@@ -8,8 +8,8 @@ import (
 	"github.com/aepforms/aepforms/internal/routes"
 )
 
-// Sweep looks at every open question with a team: one unanswered and
-// unclaimed for its team's remind is reminded (the team notified
+// Sweep looks at every open question with a team: one unanswered (no
+// answer on its way) and unclaimed for its team's remind is reminded (the team notified
 // again); after its escalate, or with less than a quarter of its time
 // left, escalate_to is notified as well. A question no longer open is
 // let go. Nothing here answers or closes anything.
@@ -35,8 +35,11 @@ func (r *Router) Sweep(ctx context.Context, cards Cards) {
 			}
 			continue
 		}
-		if vd.Claim != nil {
-			continue // someone is on it: a claim stops reminders and escalation
+		if vd.Claim != nil || vd.Locked {
+			// Someone is on it (a claim), or an answer is on its way to
+			// the agent (held for Undo, queued, sending): neither is a
+			// question nobody answers.
+			continue
 		}
 		tm, ok := table.Team(vd.Routing.Team)
 		if !ok {
