@@ -144,6 +144,13 @@ func handleBatchAnswer(svc *answer.Service, pg *batchPages, m *Metrics) http.Han
 			return
 		}
 		b := readBatch(post, operatorFrom(r.Context()))
+		later := 0
+		if post.Get(view.BatchNameAll) != "" {
+			var done bool
+			if b, later, done = pg.answerAll(w, r, post, b); done {
+				return
+			}
+		}
 		items, err := svc.BeginBatch(context.WithoutCancel(r.Context()), b)
 		if err != nil {
 			m.Answer("not_sent")
@@ -151,7 +158,7 @@ func handleBatchAnswer(svc *answer.Service, pg *batchPages, m *Metrics) http.Han
 			return
 		}
 		sendBatch(context.WithoutCancel(r.Context()), svc, m, items)
-		pg.batchResult(w, r, items)
+		pg.batchResult(w, r, items, later)
 	}
 }
 
@@ -164,7 +171,9 @@ func readBatch(post url.Values, by string) answer.Batch {
 		b.Cards = append(b.Cards, inbox.CardID(id))
 	}
 	for k, v := range post {
-		if k != view.BatchNameCard && k != view.BatchNameShape {
+		switch k {
+		case view.BatchNameCard, view.BatchNameShape, view.BatchNameAll, view.BatchNameAllFilter, view.BatchNameConfirm:
+		default:
 			b.Form[k] = v
 		}
 	}
@@ -213,7 +222,7 @@ func (p *batchPages) batchRefused(w http.ResponseWriter, r *http.Request, post u
 
 // batchResult writes the batch's outcome list: each question as its card
 // now words it, the ones not sent with why (409 when none was sent).
-func (p *batchPages) batchResult(w http.ResponseWriter, r *http.Request, items []answer.BatchItem) {
+func (p *batchPages) batchResult(w http.ResponseWriter, r *http.Request, items []answer.BatchItem, later int) {
 	now := p.now()
 	outcomes := make([]view.BatchOutcome, len(items))
 	var held []view.CardView // the batch's new answers, for its Undo
@@ -240,6 +249,9 @@ func (p *batchPages) batchResult(w http.ResponseWriter, r *http.Request, items [
 	}
 	res := view.BatchResult(outcomes, p.batchOptions(r))
 	res.Undo = view.UndoBatch(held, strings.TrimSuffix(p.base, "/"))
+	if later > 0 {
+		res.LeftOut = view.BatchAllLater(later)
+	}
 	status := http.StatusOK
 	if res.Sent == 0 {
 		status = http.StatusConflict

@@ -30,6 +30,9 @@ type Batch struct {
 	// Form is the answer's fields, kept with each submission.
 	Form url.Values
 	By   string
+	// Many lifts MaxBatch: an "Answer all" the operator confirmed by
+	// its count, every question of the shape waiting when they looked.
+	Many bool
 }
 
 // BatchItem is what became of one question of a batch: Err nil, begun
@@ -61,7 +64,7 @@ func (s *Service) BeginBatch(ctx context.Context, b Batch) ([]BatchItem, error) 
 		return nil, ErrNoToken
 	case len(ids) == 0:
 		return nil, ErrNoneChosen
-	case len(ids) > MaxBatch:
+	case len(ids) > MaxBatch && !b.Many:
 		return nil, ErrTooMany
 	case b.Replaces != "":
 		return nil, ErrReplaces

@@ -246,6 +246,11 @@ func BatchResult(ctx context.Context, v view.BatchResultView, outcomes bool) (*b
 	return Buffer(ctx, components.BatchResult(v), 4<<10+len(v.Outcomes)*256)
 }
 
+// BatchConfirm renders the confirmation of an "Answer all" post.
+func BatchConfirm(ctx context.Context, v view.BatchConfirmView) (*bytes.Buffer, error) {
+	return Buffer(ctx, components.BatchConfirm(v), 4<<10+len(v.Hidden)*128)
+}
+
 // Rules renders the Rules page (GET /rules).
 func Rules(ctx context.Context, v view.RulesView) (*bytes.Buffer, error) {
 	return Buffer(ctx, components.Rules(v), 8<<10+len(v.Rows)*2<<10)

@@ -57,6 +57,10 @@ type BatchGroup struct {
 	ErrorsID string
 	Token    string
 	Action   string // {base}/batch/answer
+	// AllSnapshot is the "Answer all" button's value (BatchAllSnapshot;
+	// "" where the questions are not listed: the inbox's region),
+	// AllFilter the page's filter, AllText and AllHint its words.
+	AllSnapshot, AllFilter, AllText, AllHint string
 }
 
 // BatchItem is one question of a batch: the question as its card shows
@@ -173,6 +177,11 @@ func batchGroup(cards []inbox.Card, opts BatchOptions, page *PageView) BatchGrou
 	if opts.Token != nil {
 		g.Token = opts.Token()
 	}
+	if opts.Max > 0 {
+		g.AllSnapshot, g.AllFilter = BatchAllSnapshot(opts.Now), BatchAllFilter(opts.Filter)
+		g.AllText = strings.ReplaceAll(batchWords["all"], "{n}", Count(len(cards)))
+		g.AllHint = batchWords["all-hint"]
+	}
 	var kept url.Values
 	var problems []aep.Problem
 	chosen := map[string]bool{}
@@ -240,6 +249,7 @@ type BatchResultView struct {
 	Page     PageView
 	Heading  string
 	Summary  string
+	LeftOut  string // an "Answer all"'s questions that arrived since the page ("" none)
 	Outcomes []BatchOutcome
 	// Sent counts the questions whose answer the batch kept (Taken),
 	// Failed those it sent nothing to.
@@ -405,6 +415,16 @@ var batchWords = map[string]string{
 	"shape":        "Not sent: this question now asks something else; answer it on its own",
 	"broken":       "Not sent: the server could not record the answer",
 	"placeholders": "Not sent: this question's labels were withheld by its sender, so one answer cannot mean the same to each; answer it on its own",
+	// Answer all: every question of a shape the page counted, whether
+	// listed or not, after a confirmation that says how many and what.
+	"all":             "Answer all {n} waiting…",
+	"all-hint":        "You confirm the count and the answer first. Questions that arrive after this page was drawn are not included.",
+	"confirm-title":   "Confirm the batch answer · aepforms",
+	"confirm-heading": "Send this answer to {n}?",
+	"confirm-send":    "Send to {n}",
+	"confirm-more":    "and {n} more",
+	"confirm-later":   "{n} that arrived after you opened the batch page are not included: answer them afterwards.",
+	"all-later":       "{n} that arrived after you opened the batch page were left out: nothing was sent to them.",
 }
 
 // BatchWord is one of the batch words, for the web handlers.
