@@ -107,6 +107,8 @@ func stateLine(c inbox.Card, vd inbox.Verdict, now time.Time, operator string, r
 		s.Notes = otherNotes(c.Request, sub.Form, placeholder)
 	case inbox.LineUndone:
 		s.Text = words.state["undone"]
+		s.Values = recordedValues(c.Request, sub.Answer, aep.CaptureFull, placeholder)
+		s.Notes = otherNotes(c.Request, sub.Form, placeholder)
 	case inbox.LineAnswering:
 		// Another sender's answer (or one this UI sent before its
 		// journal) is on its way: the form is locked, and this says why.

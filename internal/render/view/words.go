@@ -77,7 +77,7 @@ var words = struct {
 		"sending":     "Sent, waiting for the agent",
 		// This UI's answer, its command held for Undo (--undo-window).
 		"held":   "Your answer, about to be sent",
-		"undone": "Undone: nothing was sent. Your choice is kept below: change it, or send it again.",
+		"undone": "Undone: nothing was sent. Answer again below; you had chosen:",
 		// An owed answer (inbox.Submission.Owed): sent, no reply yet, and
 		// sent again (same answer, same command) when the relay is back.
 		"relay-lost":    "Sent, no reply yet; will send again when the relay is back",
