@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -31,17 +32,22 @@ const cookieName = "aepforms_session"
 // sign-in markers (signedInParam) are signed with a key derived from the
 // secret.
 type auth struct {
-	token  string
-	book   *operatorBook // nil: one shared secret
-	key    []byte
-	store  Sessions
-	idle   time.Duration
-	max    time.Duration
-	secure bool
-	embed  bool
-	now    func() time.Time
-	base   string
-	log    *slog.Logger
+	token string
+	// operators are the named operators as they are now (nil: one shared
+	// secret); bookOf builds the book of each list once.
+	operators *OperatorList
+	bookMu    sync.Mutex
+	bookOf    *[]Operator   // the list book was built from; guarded by bookMu
+	book      *operatorBook // guarded by bookMu
+	key       []byte
+	store     Sessions
+	idle      time.Duration
+	max       time.Duration
+	secure    bool
+	embed     bool
+	now       func() time.Time
+	base      string
+	log       *slog.Logger
 	// oidc signs operators in with the identity provider (nil: not
 	// configured); their sessions keep the fingerprint of oidcKey, derived
 	// from the provider's issuer and this UI's client, so changing either
@@ -55,7 +61,10 @@ func newAuth(cfg Config, store Sessions) *auth {
 		secure: cfg.SecureCookies || len(cfg.EmbedOrigins) > 0, embed: len(cfg.EmbedOrigins) > 0, now: cfg.Now, base: cfg.BasePath, log: cfg.Logger}
 	switch {
 	case len(cfg.Operators) > 0:
-		a.book = newOperatorBook(cfg.Operators)
+		a.operators = cfg.OperatorList
+		if a.operators == nil {
+			a.operators = NewOperatorList(cfg.Operators)
+		}
 		var all strings.Builder
 		for _, op := range cfg.Operators {
 			all.WriteString(op.Hash + "\n")
@@ -83,10 +92,27 @@ func sessionKey(secret string) []byte {
 
 // enabled reports whether an operator secret, named operators or an
 // identity provider is configured.
-func (a *auth) enabled() bool { return a.token != "" || a.book != nil || a.oidc != nil }
+func (a *auth) enabled() bool { return a.token != "" || a.operators != nil || a.oidc != nil }
 
 // named reports whether operators sign in with their own name and secret.
-func (a *auth) named() bool { return a.book != nil }
+func (a *auth) named() bool { return a.operators != nil }
+
+// operatorBook is the book of the named operators as they are now (nil:
+// one shared secret): built again once the list changed (the operators
+// file read again), so a changed secret or role holds from the next
+// sign-in or session check on.
+func (a *auth) operatorBook() *operatorBook {
+	if a.operators == nil {
+		return nil
+	}
+	now := a.operators.p.Load()
+	a.bookMu.Lock()
+	defer a.bookMu.Unlock()
+	if a.bookOf != now {
+		a.book, a.bookOf = newOperatorBook(*now), now
+	}
+	return a.book
+}
 
 // authenticate checks a presented name and secret and returns the name to
 // record. With named operators the name must be one of them and the
@@ -94,8 +120,8 @@ func (a *auth) named() bool { return a.book != nil }
 // label, cleaned (operatorName).
 func (a *auth) authenticate(name, secret string) (string, bool) {
 	name = operatorName(name)
-	if a.book != nil {
-		return name, name != "" && a.book.check(name, secret)
+	if b := a.operatorBook(); b != nil {
+		return name, name != "" && b.check(name, secret)
 	}
 	return name, a.checkToken(secret)
 }
@@ -103,8 +129,8 @@ func (a *auth) authenticate(name, secret string) (string, bool) {
 // keyFor is the key derived from the secret operator name signs in with
 // (nil: none), whose fingerprint the operator's sessions keep.
 func (a *auth) keyFor(name string) []byte {
-	if a.book != nil {
-		return a.book.keys[name]
+	if b := a.operatorBook(); b != nil {
+		return b.keys[name]
 	}
 	return a.key
 }
@@ -113,8 +139,8 @@ func (a *auth) keyFor(name string) []byte {
 // operators file's line for a named operator, admin for the one shared
 // secret (who signs in with it is not known, as before roles).
 func (a *auth) configuredRole(name string) Role {
-	if a.book != nil {
-		if op, ok := a.book.ops[name]; ok {
+	if b := a.operatorBook(); b != nil {
+		if op, ok := b.ops[name]; ok {
 			return op.role()
 		}
 		return RoleViewer
@@ -212,7 +238,7 @@ func (a *auth) sessionRole(s store.Session) (Role, bool) {
 	is := func(fp string) bool { return hmac.Equal([]byte(s.Secret), []byte(fp)) }
 	if key := a.keyFor(s.Operator); key != nil {
 		role := a.configuredRole(s.Operator)
-		legacy := role == RoleAdmin && a.book == nil || role == RoleAnswerer && a.book != nil
+		legacy := role == RoleAdmin && !a.named() || role == RoleAnswerer && a.named()
 		if is(roleFingerprint(key, role)) || legacy && is(secretFingerprint(key)) {
 			return role, true
 		}

@@ -145,7 +145,7 @@ func handleOIDCCallback(a *auth, pg *pages) http.HandlerFunc {
 			return
 		}
 		role := a.oidc.role(claims)
-		if a.book != nil && a.book.holds(name) {
+		if b := a.operatorBook(); b != nil && b.holds(name) {
 			a.log.Warn("web: the identity provider names a named operator; not signed in", "operator", name)
 			pg.signIn(w, r, http.StatusForbidden, "The identity provider names you “"+truncate(name, 60)+"”, an operator who signs in here with a secret: one name is one person here. Ask whoever runs this UI.", "")
 			return

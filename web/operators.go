@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/aepforms/aepforms/internal/routes"
 	"golang.org/x/crypto/argon2"
@@ -221,6 +222,30 @@ func newOperatorBook(ops []Operator) *operatorBook {
 	}
 	return b
 }
+
+// OperatorList is the named operators as they are now: serve reads the
+// operators file again when it changes and sets the new list here
+// (Config.OperatorList), and every sign-in and session check reads it,
+// so a changed secret or role ends the sessions of the old one at their
+// next check (--session-recheck for an open page's stream), and a new
+// operator signs in without a restart.
+type OperatorList struct{ p atomic.Pointer[[]Operator] }
+
+// NewOperatorList is a list holding ops.
+func NewOperatorList(ops []Operator) *OperatorList {
+	l := &OperatorList{}
+	l.Set(ops)
+	return l
+}
+
+// Set makes ops the named operators.
+func (l *OperatorList) Set(ops []Operator) {
+	ops = slices.Clone(ops)
+	l.p.Store(&ops)
+}
+
+// Get is the named operators now.
+func (l *OperatorList) Get() []Operator { return *l.p.Load() }
 
 // holds reports whether name is a named operator's, whatever its case
 // (History shows "Ann" and "ann" as one person).

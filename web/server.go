@@ -137,6 +137,10 @@ type Config struct {
 	// so the name recorded as who answered is authenticated, and
 	// OperatorToken is not accepted.
 	Operators []Operator
+	// OperatorList, when set with Operators, is where the named operators
+	// are read from as they change (the operators file read again);
+	// Operators is then its first list. nil: Operators, for good.
+	OperatorList *OperatorList
 	// AllowHosts are host names accepted besides localhost, 127.0.0.1 and
 	// [::1] when no OperatorToken (or Operators) is set (DNS-rebinding defence).
 	AllowHosts []string

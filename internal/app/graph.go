@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -93,6 +94,9 @@ type serveGraph struct {
 	linkBase                   string
 	wire                       *routing.Wire
 	hooks                      *routing.Webhooks
+	// operators reads the operators file again as it changes (nil:
+	// none).
+	operators *operatorsWatch
 }
 
 // newServeGraph builds the parts against the relay at relayURL, keeping
@@ -142,6 +146,9 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 		g.newRouter(cfg, &deps)
 	}
 	g.newPusher(cfg, viewer, &deps)
+	if cfg.operatorList != nil {
+		g.operators = newOperatorsWatch(cfg.operatorsFile, cfg.operatorsReload, cfg.operatorList, logger.With("part", "operators"))
+	}
 	g.handler = web.NewServer(webConfig(cfg, relayURL, viewer, logger), deps)
 	if cfg.demo {
 		g.demo = newDemo(cfg, relayURL, token, logger)
@@ -259,7 +266,7 @@ func webConfig(cfg serveConfig, relayURL string, viewer inbox.Viewer, logger *sl
 		BasePath: cfg.basePath, OperatorToken: cfg.operatorToken, AllowHosts: cfg.allowHosts,
 		EmbedOrigins: cfg.embedOrigins, SecureCookies: cfg.tlsCert != "" || cfg.trustProxy || cfg.httpsPublic(),
 		Viewer: viewer, Heartbeat: cfg.heartbeat, BatchPushEvery: cfg.batchEvery, Logger: logger.With("part", "web"),
-		BodyTimeout: cfg.bodyTimeout, ResponseTimeout: cfg.respTimeout, TrustProxy: cfg.trustProxy, Operators: cfg.operators,
+		BodyTimeout: cfg.bodyTimeout, ResponseTimeout: cfg.respTimeout, TrustProxy: cfg.trustProxy, Operators: cfg.operators, OperatorList: cfg.operatorList,
 		PromptBytes: int(cfg.promptBytes), PageCards: cfg.pageCards, PageRows: cfg.pageRows, SessionIdle: cfg.sessionIdle, SessionMax: cfg.sessionMax,
 		Connect: connectInfo(relayURL, cfg.tokenPath), MaxPushDevices: cfg.pushMaxDevices, TrustedProxies: cfg.trustedProxy,
 		PushSubscribeTimeout: cfg.pushSubTimeout, SessionRecheck: cfg.sessionCheck, MaxStreamsPerSession: cfg.maxStreams,
@@ -291,6 +298,9 @@ func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func()
 	}
 	if g.router != nil {
 		g.startRouting(ctx, goRun)
+	}
+	if g.operators != nil {
+		goRun("operators file", func() error { g.operators.run(ctx); return nil })
 	}
 	if g.pusher != nil {
 		// Subscribed before the feed starts: every question is seen.
@@ -401,16 +411,15 @@ func shellQuote(s string) string {
 }
 
 // allowedOperators is rules.Config.Allowed for named operators: a name
-// still in the operators file. nil (everyone) without named operators.
-func allowedOperators(ops []web.Operator) func(string) bool {
-	if len(ops) == 0 {
+// in the operators file as it is now. nil (everyone) without named
+// operators.
+func allowedOperators(list *web.OperatorList) func(string) bool {
+	if list == nil {
 		return nil
 	}
-	names := make(map[string]bool, len(ops))
-	for _, o := range ops {
-		names[o.Name] = true
+	return func(name string) bool {
+		return slices.ContainsFunc(list.Get(), func(o web.Operator) bool { return o.Name == name })
 	}
-	return func(name string) bool { return names[name] }
 }
 
 // legacyUISource is the source URI this UI's commands carried before the
@@ -440,7 +449,7 @@ func restoreSettled(kept int) int {
 // request's session; a session the roster does not name yet (just
 // opened) is asked again, waiting up to the rules' retry interval.
 func (g *serveGraph) rulesConfig(cfg serveConfig, logger *slog.Logger) rules.Config {
-	rc := rules.Config{MaxRate: cfg.ruleMaxRate, RateWindow: cfg.ruleRateWindow, MaxRules: cfg.ruleMax, RetryInterval: cfg.ruleRetry, Allowed: allowedOperators(cfg.operators),
+	rc := rules.Config{MaxRate: cfg.ruleMaxRate, RateWindow: cfg.ruleRateWindow, MaxRules: cfg.ruleMax, RetryInterval: cfg.ruleRetry, Allowed: allowedOperators(cfg.operatorList),
 		ClaimLapse: cfg.lease, Exclusive: !isPostgresURL(cfg.db), PromptBytes: int(cfg.promptBytes),
 		Logger: logger.With("part", "rules")}
 	if g.respond != nil {

@@ -17,20 +17,25 @@ type accessConfig struct {
 	operatorToken string
 	operatorsFile string
 	operators     []web.Operator // read from operatorsFile
-	allowHosts    []string
-	embedOrigins  []string
-	trustProxy    bool
-	proxies       listFlag       // --trusted-proxy as given
-	trustedProxy  []netip.Prefix // --trusted-proxy; empty: web.DefaultTrustedProxies
-	sessionIdle   time.Duration  // --session-idle
-	sessionMax    time.Duration  // --session-max
-	sessionCheck  time.Duration  // --session-recheck
-	maxStreams    int            // --max-streams-per-session
+	// operatorList is the operators as they change (the file read
+	// again every operatorsReload).
+	operatorList    *web.OperatorList
+	operatorsReload time.Duration // --operators-reload
+	allowHosts      []string
+	embedOrigins    []string
+	trustProxy      bool
+	proxies         listFlag       // --trusted-proxy as given
+	trustedProxy    []netip.Prefix // --trusted-proxy; empty: web.DefaultTrustedProxies
+	sessionIdle     time.Duration  // --session-idle
+	sessionMax      time.Duration  // --session-max
+	sessionCheck    time.Duration  // --session-recheck
+	maxStreams      int            // --max-streams-per-session
 }
 
 func (c *accessConfig) register(fs *flag.FlagSet, e envDefaults) {
 	fs.StringVar(&c.operatorToken, "operator-token", "", "operator secret that unlocks the UI: the sign-in page, or Authorization: Bearer for scripts (env AEPFORMS_OPERATOR_TOKEN); at least 16 characters; required off loopback. The name typed at sign-in is a label, not checked (--operators-file checks it)")
 	fs.StringVar(&c.operatorsFile, "operators-file", e.env("AEPFORMS_OPERATORS_FILE"), "named operators, one per line: name and the hash of their own secret (aepforms operator add NAME), so the name recorded as who answered is authenticated; mode 0600; instead of --operator-token, not with it (env AEPFORMS_OPERATORS_FILE)")
+	fs.DurationVar(&c.operatorsReload, "operators-reload", e.dur("AEPFORMS_OPERATORS_RELOAD", 2*time.Second), "how often the --operators-file is looked at for changes: a changed secret or role holds from the next sign-in or session check (env AEPFORMS_OPERATORS_RELOAD)")
 	c.allowHosts = e.list("AEPFORMS_ALLOW_HOSTS")
 	fs.Var((*listFlag)(&c.allowHosts), "allow-host", "extra Host name accepted without an operator secret, repeatable; without a secret only localhost, 127.0.0.1 and [::1] are answered, against DNS rebinding (env AEPFORMS_ALLOW_HOSTS, comma-separated)")
 	c.embedOrigins = e.list("AEPFORMS_EMBED_ORIGINS")
@@ -76,6 +81,10 @@ func (c *accessConfig) check(_ *flag.FlagSet, e envDefaults) error {
 		if c.operators, err = loadOperators(c.operatorsFile); err != nil {
 			return err
 		}
+		if err := positive("--operators-reload", c.operatorsReload); err != nil {
+			return err
+		}
+		c.operatorList = web.NewOperatorList(c.operators)
 	}
 	return nil
 }
