@@ -94,9 +94,9 @@ func TestCardShowsItsTeamAndSteps(t *testing.T) {
 	require.True(t, h.in.SetRouting(id, inbox.Routing{Team: "oncall", Steps: []inbox.RoutingStep{
 		{Kind: inbox.StepReminded, Team: "oncall", At: at}, {Kind: inbox.StepEscalated, Team: "leads", At: at.Add(10 * 60e9)}}}))
 	card := h.getPage(nil, "").doc(t).Find("#" + domID(id))
-	assert.Equal(t, "Team oncall", card.Find(`[data-testid="team"]`).Text())
+	assert.Equal(t, "for oncall", card.Find(`[data-testid="team"]`).Text())
 	steps := card.Find(`[data-testid="routing-steps"]`)
-	assert.Equal(t, "reminded oncall "+at.UTC().Format("15:04")+" UTC, escalated to leads "+at.Add(10*60e9).UTC().Format("15:04")+" UTC", steps.Text())
+	assert.Equal(t, "Reminded oncall "+at.UTC().Format("15:04")+" UTC, escalated to leads "+at.Add(10*60e9).UTC().Format("15:04")+" UTC", steps.Text())
 	_, escalated := steps.Attr("data-escalated")
 	assert.True(t, escalated)
 }

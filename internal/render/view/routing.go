@@ -35,6 +35,8 @@ func routingOf(r inbox.Routing, now time.Time) *RoutingView {
 			steps = append(steps, "escalated to "+s.Team+" "+deadlineTime(s.At, now))
 		}
 	}
-	v.Steps = strings.Join(steps, ", ")
+	if v.Steps = strings.Join(steps, ", "); v.Steps != "" {
+		v.Steps = strings.ToUpper(v.Steps[:1]) + v.Steps[1:]
+	}
 	return v
 }
