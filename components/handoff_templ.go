@@ -95,20 +95,20 @@ func signInWindow(v view.SignInView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "</strong>. Inside this page, that opens in a new window; the panel signs in when you have finished there.</p><div class=\"actions\"><button type=\"button\" id=\"signin-provider\" class=\"button button--primary\" data-testid=\"signin-popup\">Sign in with ")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "</strong>. Inside this page, that opens in a new window; the panel signs in when you have finished there.</p><div class=\"actions\"><button type=\"button\" id=\"signin-provider\" class=\"button button--primary\" data-testid=\"signin-popup\" data-open-label=\"Show the sign-in window\">Sign in with ")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var6 string
 		templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(v.Provider)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `handoff.templ`, Line: 24, Col: 129}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `handoff.templ`, Line: 24, Col: 171}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "</button></div><div class=\"handoff__status\" role=\"status\" data-testid=\"signin-window-status\"><p class=\"handoff__line\" data-when=\"open\" hidden>The sign-in window is open: finish signing in there, and this panel follows. <button type=\"button\" class=\"link-button\" data-testid=\"signin-popup-show\">Show the window</button></p><p class=\"handoff__line\" data-when=\"blocked\" hidden>The browser blocked the sign-in window. Allow pop-up windows for this site and sign in again, or <a href=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "</button></div><div class=\"handoff__status\" role=\"status\" data-testid=\"signin-window-status\"><p class=\"handoff__line\" data-when=\"open\" hidden>The sign-in window is open: finish signing in there, and this panel follows.</p><p class=\"handoff__line\" data-when=\"blocked\" hidden>The browser blocked the sign-in window. Allow pop-up windows for this site and sign in again, or <a href=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -44,7 +44,16 @@
     var ticket = null;
     var watch = 0;
     var redeeming = false;
+    var button = root.querySelector('[data-testid="signin-popup"]');
+    var label = button.textContent;
     root.hidden = false;
+
+    // state shows the frame's state; while the window is open, the button
+    // brings it to the front.
+    function state(s) {
+      show(root, s);
+      button.textContent = s === 'open' ? button.dataset.openLabel : label;
+    }
 
     function stopWatching() {
       if (watch) window.clearInterval(watch);
@@ -61,22 +70,22 @@
         redeeming = false;
         if (ans.state === 'signed-in') {
           stopWatching();
-          show(root, 'done');
+          state('done');
           window.location.assign(ans.next);
         } else if (ans.state === 'pending') {
-          if (closed) show(root, 'closed');
+          if (closed) state('closed');
         } else if (ans.state === 'expired') {
           stopWatching();
-          show(root, 'expired');
+          state('expired');
         } else if (ans.state === 'none') {
           stopWatching();
-          show(root, 'not-kept');
+          state('not-kept');
         } else {
-          show(root, 'failed');
+          state('failed');
         }
       }, function () {
         redeeming = false;
-        show(root, 'failed');
+        state('failed');
       });
     }
 
@@ -90,7 +99,7 @@
       if (e.data.type === DONE) redeem(false);
     });
 
-    root.querySelector('[data-testid="signin-popup"]').addEventListener('click', function () {
+    button.addEventListener('click', function () {
       if (popup && !popup.closed && root.dataset.state === 'open') {
         popup.focus();
         return;
@@ -99,27 +108,24 @@
       ticket = null;
       popup = window.open(root.dataset.popup, 'aepforms-signin', 'popup,width=520,height=720');
       if (!popup) {
-        show(root, 'blocked');
+        state('blocked');
         return;
       }
-      show(root, 'open');
+      state('open');
       post(root.dataset.handoff).then(function (ans) {
         if (ans.state !== 'started') {
-          show(root, 'failed');
+          state('failed');
           return;
         }
         ticket = ans.ticket;
         sendTicket();
-      }, function () { show(root, 'failed'); });
+      }, function () { state('failed'); });
       watch = window.setInterval(function () {
         if (popup.closed) {
           stopWatching();
           redeem(true);
         }
       }, 400);
-    });
-    root.querySelector('[data-testid="signin-popup-show"]').addEventListener('click', function () {
-      if (popup && !popup.closed) popup.focus();
     });
     root.querySelector('[data-testid="signin-popup-continue"]').addEventListener('click', function () {
       redeem(true);

@@ -147,7 +147,10 @@ func TestPanelSignInThroughAWindowInChromium(t *testing.T) {
 
 	// The operator's click.
 	require.NoError(t, chromedp.Do(frame, chromedp.Click(`[data-testid="signin-popup"]`)))
-	inFrame(t, frame, `document.querySelector('[data-testid="signin-window"]').dataset.state === 'open'`, "the frame saying the window is open")
+	inFrame(t, frame, `document.querySelector('[data-testid="signin-window"]').dataset.state === 'open' &&
+		!document.querySelector('[data-when="open"]').hidden &&
+		document.querySelector('[data-testid="signin-popup"]').textContent === 'Show the sign-in window'`,
+		"the frame saying the window is open, its button bringing the window to the front")
 	popup := pollTarget(t, tab, "page", h.op()+"/")
 	require.NoError(t, chromedp.Do(popup,
 		chromedp.WaitVisible(`#username`),
