@@ -284,6 +284,8 @@ var notRefusals = map[string]string{
 	"inbox.ErrJournalBehind": "the journal's notice; a Record it fails is ErrNotRecorded",
 	"inbox.ErrNotHeld":       "Undo's answer (too late, or another instance holds it), never an answer's refusal",
 	"answer.ErrNotHeld":      "inbox.ErrNotHeld, as Undo returns it",
+	"inbox.ErrNotOpen":       "a claim's or an assignment's refusal (claim.go), never an answer's",
+	"inbox.ErrNoClaimant":    "a claim's refusal (claim.go), never an answer's",
 }
 
 // sentinels are every sentinel error of the inbox and of this package,
@@ -301,6 +303,7 @@ var sentinels = map[string]error{
 	"answer.ErrNoToken":      ErrNoToken, "answer.ErrInvalid": ErrInvalid, "answer.ErrNoneChosen": ErrNoneChosen,
 	"answer.ErrTooMany": ErrTooMany, "answer.ErrReplaces": ErrReplaces, "answer.ErrShape": ErrShape,
 	"answer.ErrPlaceholders": ErrPlaceholders, "inbox.ErrNotHeld": inbox.ErrNotHeld, "answer.ErrNotHeld": ErrNotHeld,
+	"inbox.ErrNotOpen": inbox.ErrNotOpen, "inbox.ErrNoClaimant": inbox.ErrNoClaimant,
 }
 
 // TestRefusalsNameEverySentinel walks the inbox's and this package's
