@@ -230,6 +230,10 @@ type Config struct {
 	// command leaves, while the page offers Undo (answer.Config); 0, the
 	// default, sends at once.
 	UndoWindow time.Duration
+	// Stopping, when set, reports whether serve is stopping: a held
+	// answer whose window passes then is left journaled for the next
+	// start (answer.Config.Stopping).
+	Stopping func() bool
 	// Now is the clock, time.Now by default.
 	Now func() time.Time
 	// Logger receives request errors; nil discards.
@@ -355,7 +359,7 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 	if !cfg.Viewer.Answers() {
 		s.deps.Submitter = nil
 	}
-	s.answers = answer.New(answer.Config{Inbox: deps.Inbox, Submitter: s.deps.Submitter, Viewer: s.pages.viewer, Now: cfg.Now, Logger: cfg.Logger, UndoWindow: cfg.UndoWindow})
+	s.answers = answer.New(answer.Config{Inbox: deps.Inbox, Submitter: s.deps.Submitter, Viewer: s.pages.viewer, Now: cfg.Now, Logger: cfg.Logger, UndoWindow: cfg.UndoWindow, Stopping: cfg.Stopping})
 	h := s.routes()
 	if cfg.BasePath != "/" {
 		h = mountAt(cfg.BasePath, h)

@@ -70,6 +70,10 @@ type Config struct {
 	// AfterFunc runs f once d has passed and returns what stops it
 	// (time.AfterFunc's Stop by default): the undo window's clock.
 	AfterFunc func(d time.Duration, f func()) (stop func() bool)
+	// Stopping, when set, reports whether the UI is stopping: a held
+	// command whose window passes then is neither sent nor settled, its
+	// answer left journaled as sending for the next serve to send.
+	Stopping func() bool
 }
 
 // Service begins, holds, releases and queues answers.

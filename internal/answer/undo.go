@@ -77,11 +77,19 @@ func (s *Service) letGo(cmd string) {
 		return
 	}
 	sub := h.a.Submission
+	if s.stopping() {
+		// Journaled as sending: the next serve on the journal sends it.
+		s.cfg.Logger.Info("answer: held answer left for the next start", "card", string(sub.Card), "command", cmd)
+		return
+	}
 	s.inbox().Unhold(sub.Card, cmd)
-	if err := s.cfg.Submitter.Submit(h.ctx, sub); err != nil {
+	if err := s.cfg.Submitter.Submit(h.ctx, sub); err != nil && !s.stopping() {
 		s.unsent(h.a, err)
 	}
 }
+
+// stopping reports whether the UI is stopping (Config.Stopping).
+func (s *Service) stopping() bool { return s.cfg.Stopping != nil && s.cfg.Stopping() }
 
 // Undo takes back each of held, still held by this Service: its command
 // is never sent, its answer journaled as withdrawn, and its card takes an

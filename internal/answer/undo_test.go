@@ -192,3 +192,27 @@ func TestNoWindowSendsAtOnce(t *testing.T) {
 	assert.Len(t, sent, 1)
 	assert.Empty(t, ts.got, "no timer")
 }
+
+// A window that passes while the UI stops sends nothing and settles
+// nothing: the answer stays journaled as sending, for the next serve.
+func TestStoppingLeavesTheHeldAnswerJournaled(t *testing.T) {
+	t.Parallel()
+	k := &kept{}
+	j := inbox.NewMemoryJournal()
+	in := inbox.New(inbox.Options{Journal: j, Now: func() time.Time { return t0 }})
+	ts := &timers{}
+	svc := New(Config{Inbox: in, Submitter: k, Now: func() time.Time { return t0 }, UndoWindow: time.Second,
+		AfterFunc: ts.after, Stopping: func() bool { return true }})
+	id := ask(t, in, "r1", time.Time{})
+	p := allow("tok-1")
+	p.Card = id
+	a, err := svc.Begin(context.Background(), p)
+	require.NoError(t, err)
+	require.NoError(t, svc.Send(context.Background(), a, nil))
+	ts.pass()
+	sent, _ := k.all()
+	assert.Empty(t, sent, "not sent by a stopping UI")
+	require.NoError(t, in.Flush(context.Background()))
+	kept, _, _ := j.Lookup(a.Submission.CommandID)
+	assert.Equal(t, inbox.SubmissionSending, kept.State, "left journaled as sending")
+}

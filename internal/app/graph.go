@@ -149,7 +149,9 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 	if cfg.operatorList != nil {
 		g.operators = newOperatorsWatch(cfg.operatorsFile, cfg.operatorsReload, cfg.operatorList, logger.With("part", "operators"))
 	}
-	g.handler = web.NewServer(webConfig(cfg, relayURL, viewer, logger), deps)
+	wc := webConfig(cfg, relayURL, viewer, logger)
+	wc.Stopping = g.reporter.stopping
+	g.handler = web.NewServer(wc, deps)
 	if cfg.demo {
 		g.demo = newDemo(cfg, relayURL, token, logger)
 	}

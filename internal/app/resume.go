@@ -239,3 +239,6 @@ func (r *liveReporter) SettleSubmission(id inbox.CardID, commandID string, state
 	}
 	r.in.SettleSubmission(id, commandID, state, reason, detail)
 }
+
+// stopping reports whether serve is stopping (its context ended).
+func (r *liveReporter) stopping() bool { return r.ctx != nil && r.ctx.Err() != nil }
