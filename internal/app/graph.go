@@ -125,7 +125,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 		// respond path dials now instead of sitting out its backoff,
 		// so answers queued during the outage go at once.
 		g.catch.onConnect = g.respond.Wake
-		deps.Submitter, deps.Roster = g.respond, g.respond
+		deps.Submitter, deps.Roster = untilStop{g.respond}, g.respond
 	}
 	// Standing answers: made and run only with a respond path.
 	var ruleSub rules.Submitter
