@@ -16,8 +16,10 @@ var _ web.Resender = untilStop{}
 // command it no longer takes because serve is stopping (respond.ErrClosed)
 // is no failure of the answer's: the answer stays journaled as sending,
 // and the next start (or another replica, once this one's lease lapses)
-// sends it, as after a crash. An answer held for Undo whose window ends
-// during the stop is one: settled failed, it was never sent at all.
+// sends it, as after a crash. An answer posted while the stop lets the
+// requests under way finish is one: settled failed, it was never sent at
+// all. (An answer held for Undo whose window ends during the stop is not
+// let go at all: answer.Config.Stopping.)
 type untilStop struct{ *respond.Client }
 
 // Submit queues s's command, or leaves it journaled when serve stops.
