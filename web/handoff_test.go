@@ -323,3 +323,25 @@ func TestPanelHandoffTicketSentToAnotherSignsNoOneIn(t *testing.T) {
 		assert.Equal(t, http.StatusForbidden, r.StatusCode, "%s posted from the console's page", path)
 	}
 }
+
+// A window whose hand-off ends while its operator is at the provider
+// opens no session for it: the window says the sign-in took too long,
+// and the frame's hand-off stays unsigned.
+func TestPanelHandoffEndsWhileAtTheProvider(t *testing.T) {
+	t.Parallel()
+	h, _ := panelHarness(t)
+	frame, window := h.client(), h.browser()
+	ticket := h.startHandoff(frame, "panel")
+	h.clk.Add(handoffMaxAge - time.Second)
+	start := h.scriptPost(stay(window), "auth/popup", url.Values{"handoff": {ticket}})
+	require.Equal(t, http.StatusSeeOther, start.StatusCode, "the ticket is still good: %s", start.body)
+	back := oidctest.Login(t, window, start.Header.Get("Location"), "ann")
+	h.clk.Add(2 * time.Second)
+	done := h.callback(window, back)
+	assert.Equal(t, http.StatusBadRequest, done.StatusCode, "the callback past the hand-off's time: %s", done.body)
+	assert.Contains(t, done.doc(t).Find(`[data-testid="error-summary"]`).Text(), "took more than 10 minutes")
+	assert.Nil(t, sessionCookie(done.Response))
+	r, a := h.redeem(frame)
+	assert.Equal(t, "expired", a.State, "the frame's hand-off has ended: %s", r.body)
+	assert.Nil(t, sessionCookie(r.Response))
+}
