@@ -1761,6 +1761,35 @@
     if (e.target.matches && e.target.matches('[data-batch-pick]')) batchPicked(e.target);
   });
 
+  /* Shift+click ticks (or unticks) a range: every box of the same batch
+   * between the one clicked before and this one takes this one's state,
+   * on the batch page (a group's questions) and on the inbox's picks (of
+   * one shape). A click on its label counts as one on the box. */
+  var lastBox = null;
+  function rangeBoxes(box) {
+    if (box.classList.contains('batch__check')) {
+      var g = box.closest('[data-testid="batch"]');
+      return g ? Array.prototype.slice.call(g.querySelectorAll('.batch__check')) : [];
+    }
+    return cards('[data-batch-pick="' + box.dataset.batchPick + '"]').filter(function (b) {
+      return !b.closest('[data-testid="batch-pick"]').hidden;
+    });
+  }
+  doc.addEventListener('click', function (e) {
+    var box = e.target;
+    if (!box.matches || !box.matches('.batch__check, [data-batch-pick]')) return;
+    var list = rangeBoxes(box);
+    var from = lastBox && list.indexOf(lastBox);
+    lastBox = box;
+    if (!e.shiftKey || from === null || from < 0) return;
+    var to = list.indexOf(box);
+    list.slice(Math.min(from, to), Math.max(from, to) + 1).forEach(function (b) {
+      if (b === box || b.disabled || b.checked === box.checked) return;
+      b.checked = box.checked;
+      changed(b);
+    });
+  });
+
   /* "Answer the n selected": to the group's answer, on its first control. */
   doc.addEventListener('click', function (e) {
     var b = e.target.closest && e.target.closest('[data-action="batch-go"]');
