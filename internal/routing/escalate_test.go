@@ -313,3 +313,29 @@ func TestAnAnswerOnItsWayIsNotRemindedOrEscalated(t *testing.T) {
 	oncall.none(t, "no reminder of an answered question")
 	leads.none(t, "no escalation of an answered question")
 }
+
+// An agent's words reach the chat channel as text: they mention no one
+// (Slack's <!channel>, Mattermost's @channel, @all, @here and names) and
+// make no link or image of Markdown (Mattermost renders a webhook's text
+// as Markdown) that would show other words than the address it opens.
+func TestAgentTextInAChatMessageIsText(t *testing.T) {
+	t.Parallel()
+	oncall := newHook(t)
+	f := loadRoutes(t, `{"teams": {"oncall": {"webhook": "`+oncall.url()+`"}}, "routes": [{"team": "oncall"}]}`)
+	clk := &clock{t: time.Date(2026, 7, 3, 9, 10, 0, 0, time.UTC)}
+	rg := newRig(t, clk, f, openJournal(t, filepath.Join(t.TempDir(), "j.db")), quietLog())
+
+	prompt := "<!channel> @channel @all @here @ann: [Approve here](https://evil.example/a) ![x](https://evil.example/p.png)"
+	e, err := aep.Build(aep.Envelope{ID: "r1", Type: "attention.requested", Source: testSource, Agent: "@here",
+		Session: "s1", Seq: aep.Int64(1), Capture: "full", Time: "2026-07-03T09:10:00Z",
+		Data: map[string]any{"kind": "form", "prompt": prompt}})
+	require.NoError(t, err)
+	rg.in.Apply(e)
+	msg := oncall.next(t)
+	for _, mention := range []string{"<!channel>", "@channel", "@all", "@here", "@ann"} {
+		assert.NotContains(t, msg, mention, "no one is mentioned")
+	}
+	assert.NotContains(t, msg, "](", "no Markdown link or image")
+	assert.Contains(t, msg, "Approve here", "the words are kept")
+	assert.Contains(t, msg, "https://evil.example/a", "the address is shown as it is")
+}

@@ -52,10 +52,16 @@ func withLink(link string) string {
 }
 
 // chatEscape makes agent text plain in a Slack or Mattermost message:
-// &, < and > are its markup's (links, mentions such as <!channel>).
+// &, < and > are Slack's markup (links, mentions such as <!channel>);
+// Mattermost renders the text as Markdown, where @channel, @all, @here
+// and @name mention and [words](address) links (or, after !, shows an
+// image): a zero-width space after each @ and between ] and ( keeps them
+// the words they are, in either.
 func chatEscape(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+	return chatPlain.Replace(s)
 }
+
+var chatPlain = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "@", "@\u200b", "](", "]\u200b(")
 
 // words says a wait: "45 s", "4 min", "2 h 5 min".
 func words(d time.Duration) string {
