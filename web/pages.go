@@ -132,7 +132,7 @@ func newPages(cfg Config, deps Deps) *pages {
 	}
 	p.rules = &rulePages{site: st, in: deps.Inbox, viewer: p.viewer, prompt: cfg.PromptBytes, noHistory: deps.History == nil,
 		rules: deps.Rules, history: deps.History, looks: deps.RuleLooks}
-	p.routes = newRoutePages(st, deps, cfg.Operators)
+	p.routes = newRoutePages(st, deps, cfg)
 	p.batch = &batchPages{site: st, in: deps.Inbox, viewer: p.viewer, prompt: cfg.PromptBytes, prompts: p.prompts, cards: p}
 	return p
 }

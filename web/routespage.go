@@ -27,18 +27,29 @@ type RoutingMetrics interface {
 // force, for an admin.
 type routePages struct {
 	*site
-	routes  Routes              // nil: no routes file
-	members map[string][]string // by team, the operators file's operators in it
+	routes Routes // nil: no routes file
+	// operators are the named operators as they are now (the operators
+	// file, read again as it changes).
+	operators func() []Operator
 }
 
-func newRoutePages(st *site, deps Deps, ops []Operator) *routePages {
-	rp := &routePages{site: st, routes: deps.Routes, members: map[string][]string{}}
-	for _, op := range ops {
-		for _, t := range op.Teams {
-			rp.members[t] = append(rp.members[t], op.Name)
-		}
+func newRoutePages(st *site, deps Deps, cfg Config) *routePages {
+	rp := &routePages{site: st, routes: deps.Routes, operators: func() []Operator { return cfg.Operators }}
+	if cfg.OperatorList != nil {
+		rp.operators = cfg.OperatorList.Get
 	}
 	return rp
+}
+
+// members are, by team, the named operators in it.
+func (p *routePages) members() map[string][]string {
+	m := map[string][]string{}
+	for _, op := range p.operators() {
+		for _, t := range op.Teams {
+			m[t] = append(m[t], op.Name)
+		}
+	}
+	return m
 }
 
 // linked reports whether the pages drawn for r link to the Routes page:
@@ -52,7 +63,7 @@ func (p *routePages) linked(r *http.Request) bool {
 func handleRoutes(p *routePages) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		opts := view.RoutesOptions{BasePath: p.base, Assets: p.assets, Theme: r.URL.Query().Get("theme"), SignedIn: p.signedIn,
-			Operator: operatorFrom(r.Context()), Members: p.members}
+			Operator: operatorFrom(r.Context()), Members: p.members()}
 		var t *routes.Table
 		if p.routes != nil {
 			t, opts.Path = p.routes.Table(), p.routes.Path()

@@ -226,10 +226,19 @@ func (g *serveGraph) newPusher(cfg serveConfig, viewer inbox.Viewer, deps *web.D
 // chat channel, its reminders and escalations.
 func (g *serveGraph) newRouter(cfg serveConfig, deps *web.Deps) {
 	g.routes, g.routesReload, deps.Routes = cfg.routes, cfg.routesReload, cfg.routes
-	g.router = routing.New(routing.Config{Routes: cfg.routes, Journal: g.journal, Members: teamMembers(cfg.operators),
+	g.router = routing.New(routing.Config{Routes: cfg.routes, Journal: g.journal, Members: teamMembers(operatorsNow(cfg)),
 		Tick: cfg.routesTick, Logger: g.logger.With("part", "routing"),
 		Link: func(c inbox.Card) string { return cardLink(g.linkBase)(c) }})
 	deps.RoutingMetrics = g.router.Metrics()
+}
+
+// operatorsNow is the named operators as they are now: the operators
+// file as last read (none without one).
+func operatorsNow(cfg serveConfig) func() []web.Operator {
+	if cfg.operatorList == nil {
+		return func() []web.Operator { return cfg.operators }
+	}
+	return cfg.operatorList.Get
 }
 
 // routed emits attention.routed for c's delivery to surface (once the

@@ -3,6 +3,7 @@ package app
 import (
 	"flag"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,21 +37,18 @@ func (c *routesConfig) check(*flag.FlagSet, envDefaults) error {
 	return positive("--routes-reload", c.routesReload)
 }
 
-// teamMembers is who each team holds, from the operators file's lines:
-// the func of a team reports its operators (any case, as History shows
-// names).
-func teamMembers(ops []web.Operator) func(team string) func(operator string) bool {
-	in := map[string]map[string]bool{}
-	for _, op := range ops {
-		for _, t := range op.Teams {
-			if in[t] == nil {
-				in[t] = map[string]bool{}
-			}
-			in[t][strings.ToLower(op.Name)] = true
-		}
-	}
+// teamMembers is who each team holds, from the operators file's lines as
+// they are now (ops, read at each question: the file is read again when
+// it changes): the func of a team reports its operators (any case, as
+// History shows names).
+func teamMembers(ops func() []web.Operator) func(team string) func(operator string) bool {
 	return func(team string) func(string) bool {
-		names := in[team]
+		names := map[string]bool{}
+		for _, op := range ops() {
+			if slices.Contains(op.Teams, team) {
+				names[strings.ToLower(op.Name)] = true
+			}
+		}
 		return func(op string) bool { return names[strings.ToLower(op)] }
 	}
 }
