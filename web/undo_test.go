@@ -146,3 +146,30 @@ func TestUndoIsOnlyTheSenders(t *testing.T) {
 	assert.Equal(t, inbox.SubmissionWithdrawn, c.Submission.State)
 	assert.Empty(t, h.sub.all(), "nothing was sent")
 }
+
+// An Undo that reaches another instance (a replica that does not hold
+// the answer) takes nothing back and says so plainly (409), and the
+// instance that holds it still does.
+func TestUndoOnAnotherInstanceSaysItCouldNot(t *testing.T) {
+	t.Parallel()
+	a := newHarness(t, withConfig(func(c *Config) { c.UndoWindow = time.Hour }))
+	b := newHarness(t, withConfig(func(c *Config) { c.UndoWindow = time.Hour }))
+	id := a.ask("s1", "r1", nameForm())
+	b.ask("s1", "r1", nameForm())
+	action, token := answerForm(t, a.getPage(nil, "").doc(t), id)
+	res := a.postForm(nil, a.relative(action), url.Values{"token": {token}, "f0": {"billing-api"}})
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, res.body)
+	bar := a.getPage(nil, "").doc(t).Find(`[data-testid="undo-bar"] form[data-testid="bar-undo"]`)
+	require.Equal(t, 1, bar.Length())
+
+	other := b.postForm(nil, "undo", formValues(bar))
+	assert.Equal(t, http.StatusConflict, other.StatusCode)
+	assert.Contains(t, other.doc(t).Find(`[data-testid="error-summary"]`).Text(), "another aepforms instance holds it")
+	c, _ := a.in.Card(id)
+	assert.True(t, c.Verdict(a.clk.Now(), inbox.Viewer{}).Undo, "still held where it was sent")
+
+	res = a.postForm(nil, "undo", formValues(bar))
+	assert.Equal(t, http.StatusSeeOther, res.StatusCode, "taken back where it is held")
+	assert.Empty(t, a.sub.all())
+	assert.Empty(t, b.sub.all())
+}
