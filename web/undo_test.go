@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -172,4 +173,25 @@ func TestUndoOnAnotherInstanceSaysItCouldNot(t *testing.T) {
 	assert.Equal(t, http.StatusSeeOther, res.StatusCode, "taken back where it is held")
 	assert.Empty(t, a.sub.all())
 	assert.Empty(t, b.sub.all())
+}
+
+// A notification's answer waits the same window: nothing is sent, and
+// the signed-in operator's inbox offers its Undo, which takes it back.
+func TestNotificationAnswerWaitsTheUndoWindow(t *testing.T) {
+	t.Parallel()
+	j := openJournal(t)
+	h := newHarness(t, withToken(secret), withPush(j), withConfig(func(c *Config) { c.UndoWindow = time.Hour }))
+	c := h.client()
+	ck := h.signIn(c, "alice")
+	id := h.ask("s1", "r1", permissionReq())
+	r := h.do(c, h.request(http.MethodPost, h.url("cards/"+string(id)+"/notification-answer"),
+		strings.NewReader(url.Values{"token": {"ok:" + string(id) + ":" + hashSessionID(ck.Value)}, "option": {"1"}}.Encode()),
+		"Content-Type", "application/x-www-form-urlencoded", "Origin", h.srv.URL))
+	require.Equal(t, http.StatusOK, r.StatusCode, r.body)
+	assert.Empty(t, h.sub.all(), "held for the undo window")
+	bar := h.getPage(c, "").doc(t).Find(`[data-testid="undo-bar"] form[data-testid="bar-undo"]`)
+	require.Equal(t, 1, bar.Length(), "alice's inbox offers its Undo")
+	assert.Contains(t, bar.Text(), "Deny")
+	require.Equal(t, http.StatusSeeOther, h.postForm(c, "undo", formValues(bar)).StatusCode)
+	assert.Empty(t, h.sub.all(), "taken back: nothing sent")
 }
