@@ -347,7 +347,7 @@ func benchServeProcess(b *testing.B, bin string, s *benchStack, args ...string) 
 		argv = append([]string{"taskset", "-c", cpus}, argv...)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = []string{"AEP_TOKEN=" + s.token, "HOME=" + home, "PATH=" + os.Getenv("PATH")}
+	cmd.Env = []string{"AEP_TOKEN=" + s.token, "HOME=" + home, "PATH=" + os.Getenv("PATH"), undoWindowEnv + "=0"}
 	if p := os.Getenv("AEPFORMS_BENCH_SERVE_CPUPROFILE"); p != "" {
 		cmd.Env = append(cmd.Env, "AEPFORMS_BENCH_SERVE_CPUPROFILE="+p)
 	}

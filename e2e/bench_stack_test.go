@@ -99,7 +99,7 @@ func benchRunApp(tb testing.TB, ctx context.Context, name string, args []string,
 	logs := newStackLog(regexp.MustCompile(ready))
 	done := make(chan error, 1)
 	go func() {
-		done <- app.Run(ctx, args, func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, logs)
+		done <- app.Run(ctx, args, func(k string) string { return stackEnv(env, k) }, strings.NewReader(""), io.Discard, logs)
 	}()
 	var err error
 	wait := func() {
