@@ -97,6 +97,7 @@ type serveGraph struct {
 	// operators reads the operators file again as it changes (nil:
 	// none).
 	operators *operatorsWatch
+	claimSync time.Duration // --claim-sync
 }
 
 // newServeGraph builds the parts against the relay at relayURL, keeping
@@ -104,7 +105,7 @@ type serveGraph struct {
 // watch-only: no respond path.
 func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, logger *slog.Logger) *serveGraph {
 	g := &serveGraph{journal: jr, retention: cfg.retention, logger: logger, resendMaxAge: cfg.resendMaxAge, lease: cfg.lease,
-		relayURL: relayURL, token: token, agentName: cfg.agentName}
+		relayURL: relayURL, token: token, agentName: cfg.agentName, claimSync: cfg.claimSync}
 	// The UI's commands carry the journal's source, made once with the
 	// journal (targets dedupe on (source, id), so it must not change when
 	// the host name does).
@@ -168,7 +169,7 @@ func (g *serveGraph) inboxOptions(cfg serveConfig, source, token string) inbox.O
 		RestoreSettled: restoreSettled(cfg.settledKept),
 		// An answer queued while the relay is away is sent when it is
 		// back only as long as a restart would resend it.
-		QueueMaxAge: cfg.resendMaxAge}
+		QueueMaxAge: cfg.resendMaxAge, ClaimIdle: cfg.claimIdle}
 	if token != "" {
 		// The command's exact bytes are built before the submission is
 		// journaled, so the journal keeps what is sent (and resent after
@@ -323,6 +324,9 @@ func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func()
 		goRun("respond", func() error { return g.respond.Run(ctx) })
 	}
 	goRun("sweep", func() error { g.sweep(ctx); return nil })
+	// Who is on which question, as the journal keeps it: at start (a
+	// restart) and as other replicas sharing it change it.
+	goRun("claims", func() error { g.in.SeeClaims(); every(ctx, g.claimSync, g.in.SeeClaims); return nil })
 	goRun("journal check", func() error { g.checkJournal(ctx); return nil })
 	goRun("journal retention", func() error { return g.keepRetention(ctx) })
 	// The demo agent (g.demo) is started by runServe, which stops it

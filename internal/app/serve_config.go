@@ -27,6 +27,7 @@ type serveConfig struct {
 	pushConfig
 	rulesConfig
 	routesConfig
+	claimConfig
 	demoConfig
 	logConfig
 
@@ -48,7 +49,7 @@ type flagGroup interface {
 // groups lists c's flag groups in the order their checks run.
 func (c *serveConfig) groups() []flagGroup {
 	return []flagGroup{&c.listenConfig, &c.accessConfig, &c.oidcConfig, &c.upstreamConfig, &c.journalConfig,
-		&c.limitsConfig, &c.pushConfig, &c.rulesConfig, &c.routesConfig, &c.demoConfig, &c.logConfig}
+		&c.limitsConfig, &c.pushConfig, &c.rulesConfig, &c.routesConfig, &c.claimConfig, &c.demoConfig, &c.logConfig}
 }
 
 // serveFlags is serve's flag set and the config its flags fill: the
