@@ -511,6 +511,11 @@
       case 'x':
         if (!cur || !batchToggle(cur)) return;
         break;
+      case 'c':
+        var claimButton = cur && cur.querySelector('[data-action="claim"]');
+        if (!claimButton) return;
+        claimButton.click();
+        break;
       case '?':
         toggleKeys();
         break;
@@ -545,6 +550,11 @@
     }
     if (form.dataset.sent === 'true') {
       e.preventDefault(); // a second click: the first post is on its way
+      return;
+    }
+    if (form.dataset.claim === 'true' && reachable && window.fetch && window.URLSearchParams) {
+      e.preventDefault();
+      claim(form);
       return;
     }
     if (!reachable) {
@@ -616,6 +626,66 @@
       probe();
     });
   }
+
+  /* claim posts a card's "I'm on it" (or "Not on it any more") and puts
+   * the card's claim line the server answers with in place: the card's
+   * form, and anything typed in it, stay as they are. Every other page
+   * gets the claim by push. Without an answer, the browser posts it. */
+  function claim(form) {
+    var card = cardOf(form);
+    form.dataset.sent = 'true';
+    window.fetch(form.action, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'X-Aepforms-Fragment': 'card', Accept: 'text/html' },
+      body: new URLSearchParams(new FormData(form))
+    }).then(function (res) {
+      delete form.dataset.sent;
+      if (!res.ok || !card) return;
+      return res.text().then(function (html) {
+        var fresh = parse(html).firstElementChild;
+        if (fresh && fresh.id === card.id) swapClaim(card, fresh);
+      });
+    }, function () {
+      delete form.dataset.sent;
+      probe();
+    });
+  }
+
+  /* swapClaim puts fresh's claim line in card's place of it. */
+  function swapClaim(card, fresh) {
+    var sel = '[data-testid="claim-bar"]';
+    var was = card.querySelector(sel);
+    var now = fresh.querySelector(sel);
+    var refocus = was && doc.activeElement && was.contains(doc.activeElement);
+    if (was && now) was.replaceWith(now);
+    else if (was) was.remove();
+    else if (now) {
+      var st = card.querySelector('.state') || card.querySelector('[data-testid="meta"]');
+      if (st) st.after(now);
+    }
+    if (refocus && now) {
+      var b = now.querySelector('[data-action="claim"]');
+      if (b) b.focus();
+    }
+  }
+
+  /* Typing an answer on a card the operator is on is their activity: the
+   * claim is renewed (at most every claimRenew ms), so it does not lapse
+   * under them. */
+  var claimRenew = 30000;
+  doc.addEventListener('input', function (e) {
+    var card = cardOf(e.target);
+    if (!card || !card.querySelector('.claim--mine')) return;
+    var last = Number(card.dataset.claimRenewed || 0);
+    if (Date.now() - last < claimRenew) return;
+    card.dataset.claimRenewed = String(Date.now());
+    var form = card.querySelector('form[data-claim="true"]');
+    if (!form || !window.fetch) return;
+    var body = new URLSearchParams();
+    window.fetch(form.action, { method: 'POST', credentials: 'same-origin', headers: { 'X-Aepforms-Fragment': 'card' }, body: body })
+      .catch(function () {});
+  });
 
   /* answered puts the card the server answered a post with in place. */
   function answered(card, fresh, preview) {
@@ -813,6 +883,7 @@
       var now = fresh.querySelector(sel);
       if (was && now) was.replaceWith(now);
     });
+    swapClaim(card, fresh); // who is on it holds no input either
     card.dataset.version = fresh.dataset.version;
     card.dataset.state = fresh.dataset.state;
     if (fresh.dataset.open === 'false') lock(card, '');

@@ -73,7 +73,7 @@ func answerCard(svc *answer.Service, pg *pages, m *Metrics, w http.ResponseWrite
 	ctx := context.WithoutCancel(r.Context())
 	next := pg.nextChoice(r, cp)
 	a, err := svc.Begin(ctx, answer.Post{Card: cp.id, Token: cp.form.Get(form.NameToken), Form: cp.form,
-		Replaces: cp.form.Get(form.NameReplaces), By: operatorFrom(r.Context()), While: next.choose})
+		Replaces: cp.form.Get(form.NameReplaces), By: operatorFrom(r.Context()), Over: cp.form.Get(view.ClaimFormName), While: next.choose})
 	if err != nil {
 		pg.refusedPost(w, r, m, cp, a, err)
 		return

@@ -112,6 +112,8 @@ type Metrics struct {
 	GuessRefusals atomic.Int64
 	mu            sync.Mutex
 	posts         map[string]int64
+	// claims is the time-to-first-claim histogram (claimmetrics.go).
+	claims claimTimes
 }
 
 // Answer counts one answer post: sent, not_sent or failed.
@@ -182,6 +184,7 @@ func handleMetrics(in Inbox, up Upstream, m *Metrics, n Notifier, rs Rules, rout
 		if routed != nil {
 			routed.Write(&b)
 		}
+		writeClaimTimes(&b, m)
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		_, _ = w.Write([]byte(b.String()))
 	}

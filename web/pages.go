@@ -177,7 +177,7 @@ func (p *pages) options(r *http.Request, panel bool) view.PageOptions {
 		Routes:               p.routes.linked(r),
 		Token:                func(inbox.CardID) string { return render.NewToken() },
 		Reachable:            p.reach,
-		Filter:               inbox.Query{Agent: q.Get("agent"), Session: q.Get("session"), Kind: q.Get("kind")},
+		Filter:               narrowing(q, operatorFrom(r.Context())),
 		Panel:                panel,
 		Theme:                q.Get("theme"),
 		EmbedOrigins:         p.embed,
@@ -471,8 +471,18 @@ func writeHTML(w http.ResponseWriter, status int, buf *bytes.Buffer) {
 
 // queryOf reads the page's narrowing from the URL.
 func queryOf(r *http.Request) inbox.Query {
-	q := r.URL.Query()
-	return inbox.Query{Agent: q.Get("agent"), Session: q.Get("session"), Kind: q.Get("kind")}
+	return narrowing(r.URL.Query(), operatorFrom(r.Context()))
+}
+
+// narrowing is the narrowing q names for operator: ?agent=, ?session=,
+// ?kind=, and ?claim= (mine: claimed by or assigned to them; unclaimed).
+func narrowing(q url.Values, operator string) inbox.Query {
+	f := inbox.Query{Agent: q.Get("agent"), Session: q.Get("session"), Kind: q.Get("kind")}
+	switch c := q.Get("claim"); c {
+	case inbox.ClaimMine, inbox.ClaimNone:
+		f.Claim, f.Operator = c, operator
+	}
+	return f
 }
 
 // viewQuery is the query string of the view a request shows: its own for

@@ -55,6 +55,7 @@ var refusals = []refusal{
 	{err: answer.ErrReplaces, status: http.StatusBadRequest, words: batchSaid("replaces")},
 	{err: answer.ErrShape, status: http.StatusConflict, words: batchSaid("shape"), line: "shape"},
 	{err: answer.ErrPlaceholders, status: http.StatusConflict, words: batchSaid("placeholders"), line: "placeholders"},
+	{err: answer.ErrClaimed, status: http.StatusConflict, words: claimedBy},
 }
 
 // unexpected is the row of an error no refusal matches.
@@ -124,4 +125,11 @@ func firstProblem(err error, _ inbox.Verdict) view.Refusal {
 		return view.Refusal{Code: probs[0].Code, Message: probs[0].Message}
 	}
 	return view.Refusal{Code: "invalid", Message: err.Error()}
+}
+
+// claimedBy words an answer held back by another operator's claim: it
+// names them, and sending again answers (the form carries the claimant
+// back).
+func claimedBy(_ error, vd inbox.Verdict) view.Refusal {
+	return view.ClaimRefusal(vd.Claim)
 }

@@ -30,7 +30,7 @@ func (s *server) routes() http.Handler {
 		r.Use(s.crossOrigin)
 		r.Get("/signin", handleSignInPage(s.auth, pg))
 		r.Post("/signin", handleSignIn(s.auth, s.guard, pg))
-		r.Post("/signout", handleSignOut(s.auth, pg, s.deps.PushDevices, s.live))
+		r.Post("/signout", handleSignOut(s.auth, pg, s.deps.PushDevices, s.live, in))
 		if s.auth.oidc != nil {
 			r.Get("/auth/login", handleOIDCStart(s.auth, pg))
 			r.Get("/auth/callback", handleOIDCCallback(s.auth, pg))
@@ -62,6 +62,7 @@ func (s *server) routes() http.Handler {
 		r.With(answers).Post("/undo", handleUndo(s.answers, pg))
 		r.With(answers).Post("/cards/{id}/notification-answer", handleNotificationAnswer(s.deps.Notifier, s.answers, pg, s.metrics))
 		r.Get("/cards/{id}/answer", handleAnswerReload(pg))
+		r.With(answers).Post("/cards/{id}/claim", handleClaim(in, pg, s.metrics))
 		r.With(gz).Get("/batches", handleBatches(in, pg.batch))
 		r.With(answers).Post("/batch/answer", handleBatchAnswer(s.answers, pg.batch, s.metrics))
 		r.Get("/batch/answer", handleBatchReload(pg.batch))

@@ -28,6 +28,8 @@ type Inbox interface {
 	WaitingHeads(inbox.Query) []inbox.Card
 	Card(inbox.CardID) (inbox.Card, bool)
 	Status() inbox.Status
+	// Claims: who is on a question, who it is assigned to.
+	Claims
 	// BeginSubmissionWhile is inbox.Inbox.BeginSubmission, calling while
 	// (when not nil) during the journal write.
 	BeginSubmissionWhile(id inbox.CardID, s inbox.Submission, while func(inbox.Submission)) (inbox.Submission, error)

@@ -163,8 +163,13 @@ func (p *site) signInNotKept(w http.ResponseWriter, r *http.Request) {
 // handleSignOut ends the request's session, so its cookie (and any copy
 // of it) no longer signs in, and clears the cookie.
 // Its open push streams end with it (live).
-func handleSignOut(a *auth, pg *pages, devs PushDevices, live *liveStreams) http.HandlerFunc {
+func handleSignOut(a *auth, pg *pages, devs PushDevices, live *liveStreams, cl Claims) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		// Whoever signs out is on no question any more: their claims end,
+		// on every open page.
+		if name, _, _, ok, err := a.operator(r); err == nil && ok && name != "" {
+			cl.EndClaims(name)
+		}
 		// The devices this sign-in subscribed stop being notified with it.
 		if ck, err := r.Cookie(cookieName); err == nil && ck.Value != "" && devs != nil {
 			if err := devs.DeleteSessionPushSubscriptions(r.Context(), hashSessionID(ck.Value)); err != nil {

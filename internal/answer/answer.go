@@ -120,6 +120,9 @@ type Post struct {
 	Replaces string
 	// CommandID is the command's id; "" makes a new one.
 	CommandID string
+	// Over is the claimant the operator was told is on the question and
+	// answers anyway (the confirmation ErrClaimed asks for); "" none.
+	Over string
 	// By is who answers: the operator's name, or a rule's.
 	By string
 	// Unsent is the card's words when the command cannot be queued;
@@ -197,6 +200,12 @@ func (s *Service) Begin(ctx context.Context, p Post) (Answer, error) {
 	ans, err := answerOf(card, p)
 	if err != nil {
 		return a, err
+	}
+	if c := vd.Claim; c != nil && p.Answer == nil && c.By != p.By && c.By != p.Over {
+		// Another operator is on it: answered only once this operator
+		// knows (a rule's standing answer was given knowing nothing of
+		// claims, and is not held back by one).
+		return a, ErrClaimed
 	}
 	return s.record(ctx, a, p, ans)
 }

@@ -304,6 +304,7 @@ var sentinels = map[string]error{
 	"answer.ErrTooMany": ErrTooMany, "answer.ErrReplaces": ErrReplaces, "answer.ErrShape": ErrShape,
 	"answer.ErrPlaceholders": ErrPlaceholders, "inbox.ErrNotHeld": inbox.ErrNotHeld, "answer.ErrNotHeld": ErrNotHeld,
 	"inbox.ErrNotOpen": inbox.ErrNotOpen, "inbox.ErrNoClaimant": inbox.ErrNoClaimant,
+	"answer.ErrClaimed": ErrClaimed,
 }
 
 // TestRefusalsNameEverySentinel walks the inbox's and this package's

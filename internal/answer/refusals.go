@@ -29,6 +29,11 @@ var (
 	// labels are capture placeholders, which an answer given by label to
 	// many questions cannot mean the same to each.
 	ErrPlaceholders = errors.New("answer: the question's labels are capture placeholders")
+	// ErrClaimed: another operator is on the question ("I'm on it") and
+	// the post does not say its operator was told (Post.Over): the
+	// answer waits for their confirmation, which names the claimant. A
+	// claim informs, it never locks: confirmed, the answer goes.
+	ErrClaimed = errors.New("answer: another operator is on the question")
 )
 
 // Refusals are every sentinel the Service refuses an answer with
@@ -41,7 +46,7 @@ var Refusals = []error{
 	inbox.ErrMalformed, inbox.ErrInformational, inbox.ErrTooManyControls, inbox.ErrExpired, inbox.ErrSettled,
 	inbox.ErrOtherInFlight, inbox.ErrPeerQueued, inbox.ErrInFlight,
 	inbox.ErrNotRecorded, inbox.ErrInvalidSubmission,
-	ErrNoneChosen, ErrTooMany, ErrReplaces, ErrShape, ErrPlaceholders,
+	ErrNoneChosen, ErrTooMany, ErrReplaces, ErrShape, ErrPlaceholders, ErrClaimed,
 }
 
 // Problems is ErrInvalid with what the operator must fix, field by field.

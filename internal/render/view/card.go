@@ -78,6 +78,17 @@ type CardView struct {
 	// escalations sent; nil when it is routed to none.
 	Routing *RoutingView
 
+	// Claim is who is on the open question ("ann is on it · 2 min"), nil
+	// when nobody is; ClaimControl the claim button, nil when the
+	// operator may not claim it. Assigned is who it is assigned to.
+	Claim        *ClaimView
+	ClaimControl *ClaimControl
+	Assigned     *AssignedView
+	// OverClaim is the claimant a refused answer is to confirm answering
+	// over: the form carries it back (ClaimFormName), so sending again
+	// answers. "" otherwise.
+	OverClaim string
+
 	// BatchShape is the card's shape (inbox.Shape.ID) when it may join a
 	// batch answer (inbox.Card.Selectable) from a UI that sends answers:
 	// the page script offers "Select for a batch answer" while the page's
@@ -228,6 +239,9 @@ func card(c inbox.Card, opts Options) CardView {
 	if v.Undo != nil {
 		v.Undo.Question = v.Title
 	}
+	v.Claim, v.Assigned = claimOf(vd, opts), assignedOf(vd, opts)
+	v.ClaimControl = claimControl(id, vd, v.Claim, opts)
+	v.OverClaim = overClaim(vd, opts.Problems)
 
 	if vd.NoForm {
 		// Nothing to offer as a form: a malformed request, or one with

@@ -142,6 +142,10 @@ type PageView struct {
 	Notices     []string // inbox notices ("events may be missing for session X")
 	Filter      []FilterTerm
 	ClearURL    string // the page without the filter
+	// ClaimFilters are the links to all questions, the operator's own
+	// (claimed by or assigned to them) and those nobody claimed, the
+	// other narrowings kept; empty when nobody is signed in by name.
+	ClaimFilters []ClaimFilterLink
 	WatchOnly   bool
 	// EmbedOrigins is the space-separated list of origins the panel may
 	// post its pending count to (data-embed-origins).
@@ -298,6 +302,9 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 	if opts.Panel {
 		v.ClearURL = v.PanelURL
 	}
+	if opts.Operator != "" {
+		v.ClaimFilters = claimFilters(v.ClearURL, opts.Filter)
+	}
 	v.EmbedOrigins = strings.Join(opts.EmbedOrigins, " ")
 
 	byGroup := map[string]int{}
@@ -417,7 +424,7 @@ func PushID(epoch string, seq uint64) string {
 func filterTerms(filter inbox.Query) ([]FilterTerm, url.Values) {
 	var terms []FilterTerm
 	q := url.Values{}
-	for _, t := range []FilterTerm{{"agent", filter.Agent, filter.Agent}, {"session", filter.Session, shortenID(Name(filter.Session), idRunes)}, {"kind", filter.Kind, filter.Kind}} {
+	for _, t := range []FilterTerm{{"agent", filter.Agent, filter.Agent}, {"session", filter.Session, shortenID(Name(filter.Session), idRunes)}, {"kind", filter.Kind, filter.Kind}, {"claim", filter.Claim, filter.Claim}} {
 		if t.Value != "" {
 			terms = append(terms, t)
 			q.Set(t.Name, t.Value)

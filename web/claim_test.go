@@ -1,0 +1,208 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render/form"
+	"github.com/aepforms/aepforms/internal/render/view"
+)
+
+const veraSecret = "vera-own-secret-0123456789"
+
+// withTeam names the operators Ann and Bo (answerers) and Vera (a
+// viewer), each with their own secret.
+func withTeam(t *testing.T) option {
+	return func(s *setup) {
+		s.cfg.Operators = []Operator{{Name: "Ann", Hash: bcryptHash(t, annSecret)}, {Name: "Bo", Hash: bcryptHash(t, boSecret)},
+			{Name: "Vera", Hash: bcryptHash(t, veraSecret), Role: RoleViewer}}
+	}
+}
+
+// signInAs signs a new browser in as name with secret and returns it and
+// its session cookie's value.
+func (h *harness) signInAs(name, secret string) (*http.Client, string) {
+	h.t.Helper()
+	c := h.client()
+	r := h.postForm(c, "signin", url.Values{"token": {secret}, "name": {name}})
+	require.Equal(h.t, http.StatusSeeOther, r.StatusCode, "sign-in of %s: %s", name, r.body)
+	return c, sessionCookie(r.Response).Value
+}
+
+// claimOn is who card id's claim line names on the page c sees ("" none).
+func (h *harness) claimOn(c *http.Client, id inbox.CardID) string {
+	h.t.Helper()
+	return h.getPage(c, "").doc(h.t).Find("#" + domID(id) + ` [data-testid="claim"]`).AttrOr("data-claimant", "")
+}
+
+// Ann presses "I'm on it": Bo's open page is sent the card with "Ann is
+// on it" in the very next push, his page offers him "I'm on it" still
+// (a claim informs), Ann's says "You are on it" with "Not on it any
+// more", and the claim is counted as the question's first.
+func TestClaimIsShownOnAnotherOperatorsPageWithinOnePush(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withTeam(t))
+	id := h.ask("s1", "r1", nameForm())
+	ann, _ := h.signInAs("Ann", annSecret)
+	bo, boCookie := h.signInAs("Bo", boSecret)
+	assert.Empty(t, h.claimOn(bo, id))
+	ps := h.openPush("?since="+seqID(h.in), "Cookie", cookieName+"="+boCookie)
+	require.Equal(t, "status", ps.next().Event, "on connect: the status")
+
+	h.clk.Add(90 * time.Second)
+	r := h.postForm(ann, "cards/"+string(id)+"/claim", nil)
+	require.Equal(t, http.StatusSeeOther, r.StatusCode, "%s", r.body)
+
+	card := cardMsg(t, ps.next())
+	claim := card.Find(`[data-testid="claim"]`)
+	require.Equal(t, 1, claim.Length(), "the pushed card says who is on it")
+	assert.Equal(t, "Ann", claim.AttrOr("data-claimant", ""))
+	assert.Contains(t, strings.Join(strings.Fields(claim.Text()), " "), "Ann is on it · just now")
+	assert.Equal(t, "I'm on it", card.Find(`[data-testid="claim-button"]`).Text(), "Bo may still say he is on it")
+
+	mine := h.getPage(ann, "").doc(t).Find("#" + domID(id))
+	assert.Contains(t, mine.Find(`[data-testid="claim"]`).Text(), "You are on it")
+	assert.Equal(t, "Not on it any more", mine.Find(`[data-testid="claim-button"]`).Text())
+
+	h.clk.Add(2 * time.Minute)
+	assert.Contains(t, h.getPage(bo, "").doc(t).Find("#"+domID(id)+` [data-testid="claim"]`).Text(), "2 min")
+	metrics := h.getPage(ann, "metrics").body
+	assert.Contains(t, metrics, `aepforms_time_to_first_claim_seconds_bucket{le="120"} 1`)
+	assert.Contains(t, metrics, `aepforms_time_to_first_claim_seconds_bucket{le="60"} 0`)
+	assert.Contains(t, metrics, "aepforms_time_to_first_claim_seconds_count 1")
+
+	r = h.postForm(ann, "cards/"+string(id)+"/claim", url.Values{"release": {"1"}})
+	require.Equal(t, http.StatusSeeOther, r.StatusCode)
+	assert.Empty(t, h.claimOn(bo, id), "released")
+}
+
+// Bo answers a question Ann is on: the post comes back 409 with his
+// input kept and a problem naming Ann, and nothing is sent; sending the
+// same form again (it now carries the confirmation) answers.
+func TestAnsweringAClaimedQuestionAsksToConfirmNamingTheClaimant(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withTeam(t))
+	id := h.ask("s1", "r1", nameForm())
+	ann, _ := h.signInAs("Ann", annSecret)
+	bo, _ := h.signInAs("Bo", boSecret)
+	require.Equal(t, http.StatusSeeOther, h.postForm(ann, "cards/"+string(id)+"/claim", nil).StatusCode)
+
+	action, token := answerForm(t, h.getPage(bo, "").doc(t), id)
+	r := h.postForm(bo, h.relative(action), url.Values{"token": {token}, "f0": {"payments"}})
+	require.Equal(t, http.StatusConflict, r.StatusCode, "%s", r.body)
+	assert.Empty(t, h.sub.all(), "nothing sent before Bo confirms")
+	card := r.doc(t).Find("#" + domID(id))
+	summary := card.Find(".error-summary")
+	assert.Contains(t, summary.Text(), "Ann is on it", "the confirmation names the claimant")
+	assert.Equal(t, "payments", card.Find(`input[name="f0"]`).AttrOr("value", ""), "what Bo typed is kept")
+	over := card.Find(`input[name="` + view.ClaimFormName + `"]`)
+	require.Equal(t, 1, over.Length(), "the form carries the confirmation back")
+	assert.Equal(t, "Ann", over.AttrOr("value", ""))
+
+	action, token = answerForm(t, r.doc(t), id)
+	r = h.postForm(bo, h.relative(action), url.Values{"token": {token}, "f0": {"payments"}, view.ClaimFormName: {"Ann"}})
+	require.Equal(t, http.StatusSeeOther, r.StatusCode, "%s", r.body)
+	sent := h.sub.all()
+	require.Len(t, sent, 1, "confirmed, the answer is sent once")
+	assert.Equal(t, "Bo", sent[0].By)
+	assert.Empty(t, h.claimOn(ann, id), "an answer ends the claim")
+}
+
+// Ann's own answer to the question she is on goes at once.
+func TestTheClaimantAnswersWithoutConfirming(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withTeam(t))
+	id := h.ask("s1", "r1", permissionReq())
+	ann, _ := h.signInAs("Ann", annSecret)
+	require.Equal(t, http.StatusSeeOther, h.postForm(ann, "cards/"+string(id)+"/claim", nil).StatusCode)
+	action, token := answerForm(t, h.getPage(ann, "").doc(t), id)
+	r := h.postForm(ann, h.relative(action), url.Values{"token": {token}, form.NameOption: {"0"}})
+	require.Equal(t, http.StatusSeeOther, r.StatusCode, "%s", r.body)
+	assert.Len(t, h.sub.all(), 1)
+}
+
+// A viewer is offered no "I'm on it", and a hand-made claim post is
+// refused 403 and claims nothing.
+func TestAViewerCannotClaim(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withTeam(t))
+	id := h.ask("s1", "r1", nameForm())
+	vera, _ := h.signInAs("Vera", veraSecret)
+	bo, _ := h.signInAs("Bo", boSecret)
+	page := h.getPage(vera, "").doc(t)
+	assert.Zero(t, page.Find(`[data-testid="claim-button"], [data-testid="claim-form"]`).Length(), "not offered")
+	assert.Equal(t, 1, h.getPage(bo, "").doc(t).Find("#"+domID(id)+` [data-testid="claim-button"]`).Length(), "an answerer is")
+	r := h.postForm(vera, "cards/"+string(id)+"/claim", nil)
+	assert.Equal(t, http.StatusForbidden, r.StatusCode, "%s", r.body)
+	assert.Empty(t, h.claimOn(bo, id), "nothing claimed")
+}
+
+// Signing out ends the operator's claims on every open page.
+func TestSignOutEndsTheClaim(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withTeam(t))
+	id := h.ask("s1", "r1", nameForm())
+	ann, _ := h.signInAs("Ann", annSecret)
+	bo, boCookie := h.signInAs("Bo", boSecret)
+	require.Equal(t, http.StatusSeeOther, h.postForm(ann, "cards/"+string(id)+"/claim", nil).StatusCode)
+	require.Equal(t, "Ann", h.claimOn(bo, id))
+	ps := h.openPush("?since="+seqID(h.in), "Cookie", cookieName+"="+boCookie)
+	require.Equal(t, "status", ps.next().Event, "on connect: the status")
+
+	require.Equal(t, http.StatusSeeOther, h.postForm(ann, "signout", nil).StatusCode)
+	card := cardMsg(t, ps.next())
+	assert.Zero(t, card.Find(`[data-testid="claim"]`).Length(), "pushed: nobody is on it")
+	assert.Empty(t, h.claimOn(bo, id))
+}
+
+// A claim lapses after the claim idle time without Ann's activity; her
+// activity (the script claims again as she types) keeps it.
+func TestClaimLapsesWhenIdle(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withTeam(t), withInbox(func(o *inbox.Options) { o.ClaimIdle = 5 * time.Minute }))
+	id := h.ask("s1", "r1", nameForm())
+	ann, _ := h.signInAs("Ann", annSecret)
+	bo, _ := h.signInAs("Bo", boSecret)
+	require.Equal(t, http.StatusSeeOther, h.postForm(ann, "cards/"+string(id)+"/claim", nil).StatusCode)
+	h.clk.Add(4 * time.Minute)
+	require.Equal(t, http.StatusOK, h.postForm(ann, "cards/"+string(id)+"/claim", nil, HeaderFragment, "card").StatusCode, "activity")
+	h.clk.Add(4 * time.Minute)
+	h.in.Sweep()
+	assert.Equal(t, "Ann", h.claimOn(bo, id), "4 min since her activity")
+	h.clk.Add(time.Minute + time.Second)
+	assert.Empty(t, h.claimOn(bo, id), "5 min without activity: lapsed, even before the sweep")
+	h.in.Sweep()
+	assert.Empty(t, h.claimOn(bo, id))
+}
+
+// "Mine" shows the questions the operator is on or is assigned;
+// "Unclaimed" those nobody is on.
+func TestMineAndUnclaimedFilters(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withTeam(t))
+	r1, r2 := h.ask("s1", "r1", nameForm()), h.ask("s1", "r2", nameForm())
+	ann, _ := h.signInAs("Ann", annSecret)
+	require.Equal(t, http.StatusSeeOther, h.postForm(ann, "cards/"+string(r1)+"/claim", nil).StatusCode)
+	ids := func(path string) []string {
+		var out []string
+		h.getPage(ann, path).doc(t).Find(`#open [data-testid="card"]`).Each(func(_ int, s *goquery.Selection) {
+			out = append(out, s.AttrOr("data-card", ""))
+		})
+		return out
+	}
+	assert.Equal(t, []string{string(r1)}, ids("?claim=mine"))
+	assert.Equal(t, []string{string(r2)}, ids("?claim=unclaimed"))
+	var links []string
+	h.getPage(ann, "?claim=mine").doc(t).Find(`[data-testid="claim-filter"]`).Each(func(_ int, s *goquery.Selection) {
+		links = append(links, s.Text()+" "+s.AttrOr("href", "")+" "+s.AttrOr("aria-current", ""))
+	})
+	assert.Equal(t, []string{"All questions / ", "Mine /?claim=mine page", "Unclaimed /?claim=unclaimed "}, links)
+}
