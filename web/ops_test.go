@@ -94,8 +94,11 @@ func (h *harness) scrape(header ...string) map[string]float64 {
 		if strings.HasPrefix(line, "# TYPE ") {
 			f := strings.Fields(line)
 			require.Len(h.t, f, 4, "TYPE line %q", line)
-			require.Contains(h.t, []string{"counter", "gauge"}, f[3])
+			require.Contains(h.t, []string{"counter", "gauge", "histogram"}, f[3])
 			typed[f[2]] = true
+			if f[3] == "histogram" {
+				typed[f[2]+"_bucket"], typed[f[2]+"_sum"], typed[f[2]+"_count"] = true, true, true
+			}
 			continue
 		}
 		if strings.HasPrefix(line, "# HELP ") {
@@ -118,7 +121,8 @@ func TestMetrics(t *testing.T) {
 	m := h.scrape(auth...)
 	for _, name := range []string{"aepforms_pending_cards", "aepforms_feed_connected", "aepforms_respond_connected",
 		"aepforms_feed_reconnects_total", "aepforms_browsers_connected", "aepforms_push_drops_total",
-		"aepforms_slow_clients_total", "aepforms_wrong_secrets_total", "aepforms_guess_refusals_total", "aepforms_invalid_events_total"} {
+		"aepforms_slow_clients_total", "aepforms_wrong_secrets_total", "aepforms_guess_refusals_total", "aepforms_invalid_events_total",
+		"aepforms_time_to_first_claim_seconds_count", `aepforms_time_to_first_claim_seconds_bucket{le="+Inf"}`} {
 		_, ok := m[name]
 		assert.True(t, ok, "metric %s missing: %v", name, m)
 	}

@@ -186,18 +186,18 @@ func TestStreamsPerSessionAreBounded(t *testing.T) {
 // a sign-out ran.
 type stallingSessions struct {
 	*memorySessions
-	once             sync.Once
+	stalled          atomic.Bool
 	armed            atomic.Bool
 	entered, release chan struct{}
 }
 
+// LookupSession stalls the first lookup once armed (the push request's);
+// the others (the sign-out's own) pass.
 func (s *stallingSessions) LookupSession(ctx context.Context, idHash string) (store.Session, bool, error) {
 	ss, ok, err := s.memorySessions.LookupSession(ctx, idHash)
-	if s.armed.Load() {
-		s.once.Do(func() {
-			close(s.entered)
-			<-s.release
-		})
+	if s.armed.Load() && s.stalled.CompareAndSwap(false, true) {
+		close(s.entered)
+		<-s.release
 	}
 	return ss, ok, err
 }
