@@ -40,7 +40,7 @@ func (h *harness) signInAs(name, secret string) (*http.Client, string) {
 // claimOn is who card id's claim line names on the page c sees ("" none).
 func (h *harness) claimOn(c *http.Client, id inbox.CardID) string {
 	h.t.Helper()
-	return h.getPage(c, "").doc(h.t).Find("#" + domID(id) + ` [data-testid="claim"]`).AttrOr("data-claimant", "")
+	return h.getPage(c, "").doc(h.t).Find("#"+domID(id)+` [data-testid="claim"]`).AttrOr("data-claimant", "")
 }
 
 // Ann presses "I'm on it": Bo's open page is sent the card with "Ann is

@@ -146,7 +146,7 @@ type PageView struct {
 	// (claimed by or assigned to them) and those nobody claimed, the
 	// other narrowings kept; empty when nobody is signed in by name.
 	ClaimFilters []ClaimFilterLink
-	WatchOnly   bool
+	WatchOnly    bool
 	// EmbedOrigins is the space-separated list of origins the panel may
 	// post its pending count to (data-embed-origins).
 	EmbedOrigins string
