@@ -148,7 +148,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 	}
 	g.newPusher(cfg, viewer, &deps)
 	if cfg.operatorList != nil {
-		g.operators = newOperatorsWatch(cfg.operatorsFile, cfg.operatorsReload, cfg.operatorList, logger.With("part", "operators"))
+		g.operators = newOperatorsWatch(cfg.operatorsFile, cfg.operatorsReload, cfg.operatorList, jr, logger.With("part", "operators"))
 	}
 	wc := webConfig(cfg, relayURL, viewer, logger)
 	wc.Stopping = g.reporter.stopping

@@ -2,7 +2,12 @@ package app
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/ecdh"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"os"
@@ -20,9 +25,10 @@ import (
 // The operators file is read again when it changes, without a restart:
 // Ann's line made role=viewer ends the session she opened as an
 // answerer (the old cookie meets the sign-in page, her open page's
-// stream is told to reload), and signed in again she is a viewer; an
-// operator added signs in; a broken file is refused, said once in the
-// log, and the operators read before stay in force.
+// stream is told to reload, her device's notification subscription is
+// removed as a sign-out removes it), and signed in again she is a
+// viewer; an operator added signs in; a broken file is refused, said
+// once in the log, and the operators read before stay in force.
 func TestOperatorsFileIsReadAgainWhenItChanges(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -33,7 +39,7 @@ func TestOperatorsFileIsReadAgainWhenItChanges(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- Run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--relay-port", "0", "--operators-file", path,
-			"--operators-reload", "20ms", "--session-recheck", "20ms"}, envMap(map[string]string{"HOME": dir}), nil, stderr, stderr)
+			"--operators-reload", "20ms", "--session-recheck", "20ms", "--vapid-subject", "mailto:ops@example.com"}, envMap(map[string]string{"HOME": dir}), nil, stderr, stderr)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	stderr.waitFor(t, "aepforms UI listening on http://")
@@ -76,8 +82,36 @@ func TestOperatorsFileIsReadAgainWhenItChanges(t *testing.T) {
 		require.NoError(t, err)
 		return d.Find(`[data-testid="role"]`).Text()
 	}
+	devices := func(cookie string) int {
+		t.Helper()
+		resp := get("subscriptions", cookie)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		var cfg struct{ Devices []struct{} }
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&cfg))
+		return len(cfg.Devices)
+	}
+	subscribe := func(cookie, endpoint string) {
+		t.Helper()
+		k, err := ecdh.P256().GenerateKey(rand.Reader)
+		require.NoError(t, err)
+		body, err := json.Marshal(map[string]any{"endpoint": endpoint, "actions": true, "keys": map[string]string{
+			"p256dh": base64.RawURLEncoding.EncodeToString(k.PublicKey().Bytes()), "auth": base64.RawURLEncoding.EncodeToString(make([]byte, 16))}})
+		require.NoError(t, err)
+		req, err := http.NewRequest(http.MethodPost, base+"subscriptions", bytes.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Origin", strings.TrimSuffix(base, "/"))
+		req.Header.Set("Cookie", cookie)
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusCreated, resp.StatusCode, "a device subscribes")
+	}
 	old := signIn("Ann", ann)
 	assert.Equal(t, "(answerer)", role(old))
+	subscribe(old, "https://push.example/ann-phone")
+	require.Equal(t, 1, devices(old))
 	stream, err := http.NewRequest(http.MethodGet, base+"push", nil)
 	require.NoError(t, err)
 	stream.Header.Set("Cookie", old)
@@ -99,13 +133,18 @@ func TestOperatorsFileIsReadAgainWhenItChanges(t *testing.T) {
 	resp := get("", old)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusSeeOther, resp.StatusCode, "the session opened as an answerer no longer counts")
-	assert.Equal(t, "(viewer)", role(signIn("Ann", ann)), "signed in again, a viewer")
+	again := signIn("Ann", ann)
+	assert.Equal(t, "(viewer)", role(again), "signed in again, a viewer")
+	assert.Zero(t, devices(again), "the device subscribed under the old line is no longer notified")
 
 	bo := addOp(t, nil, "Bo", "--operators-file", path)
 	stderr.waitCount(t, "operators file read again", 2)
-	assert.Equal(t, "(answerer)", role(signIn("Bo", bo)), "an operator added signs in without a restart")
+	boSession := signIn("Bo", bo)
+	assert.Equal(t, "(answerer)", role(boSession), "an operator added signs in without a restart")
+	subscribe(boSession, "https://push.example/bo-phone")
 
 	require.NoError(t, os.WriteFile(path, []byte("not an operators file\n"), 0o600))
 	stderr.waitCount(t, "the changed operators file is refused", 1)
 	assert.Equal(t, "(answerer)", role(signIn("Bo", bo)), "the operators read before stay in force")
+	assert.Equal(t, 1, devices(boSession), "and their devices")
 }
