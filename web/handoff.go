@@ -232,6 +232,12 @@ func (a *auth) bindHandoff(w http.ResponseWriter, r *http.Request, pg *pages, f 
 		pg.internalError(w, r, fmt.Errorf("web: open a hand-off's session: %w", err))
 		return
 	}
+	// Not redeemed within handoffMaxAge, it is idle past its expiry, and
+	// the next sign-in's clean-up ends it.
+	if err := a.store.TouchSession(r.Context(), f.Handoff, a.now().Add(handoffMaxAge-a.idle)); err != nil {
+		pg.internalError(w, r, fmt.Errorf("web: bound a hand-off's session: %w", err))
+		return
+	}
 	a.log.Info("web: signed in with the identity provider for a panel's frame", "operator", name, "role", role)
 	v := view.SignIn(pg.base, pg.assets, "", "").Page
 	v.Title = "Signed in · aepforms"

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -344,4 +345,25 @@ func TestPanelHandoffEndsWhileAtTheProvider(t *testing.T) {
 	r, a := h.redeem(frame)
 	assert.Equal(t, "expired", a.State, "the frame's hand-off has ended: %s", r.body)
 	assert.Nil(t, sessionCookie(r.Response))
+}
+
+// The session a window opens for a frame that never redeems it (the
+// console closed, the operator gone) lasts handoffMaxAge, not a session's
+// idle expiry: after it, the next sign-in's clean-up ends it.
+func TestPanelUnredeemedHandoffSessionEnds(t *testing.T) {
+	t.Parallel()
+	sessions := newMemorySessions()
+	h, _ := panelHarness(t, withSessions(sessions))
+	ticket := h.startHandoff(h.client(), "panel")
+	require.Equal(t, http.StatusOK, h.windowSignIn(h.browser(), ticket, "ann").StatusCode)
+	id, _, _ := strings.Cut(ticket, ".")
+	_, ok, err := sessions.LookupSession(context.Background(), id)
+	require.NoError(t, err)
+	require.True(t, ok, "the window opened the frame's session")
+
+	h.clk.Add(handoffMaxAge + time.Second)
+	h.signInAtOP(h.browser(), "ada")
+	_, ok, err = sessions.LookupSession(context.Background(), id)
+	require.NoError(t, err)
+	assert.False(t, ok, "the unredeemed hand-off's session is gone %v after it was opened", handoffMaxAge)
 }
