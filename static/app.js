@@ -1842,8 +1842,10 @@
       var g = box.closest('[data-testid="batch"]');
       return g ? Array.prototype.slice.call(g.querySelectorAll('.batch__check')) : [];
     }
+    // Only the picks the page shows: not a card hidden from the page, nor
+    // one held back while the operator types (they have not seen it).
     return cards('[data-batch-pick="' + box.dataset.batchPick + '"]').filter(function (b) {
-      return !b.closest('[data-testid="batch-pick"]').hidden;
+      return b.getClientRects().length > 0;
     });
   }
   doc.addEventListener('click', function (e) {
@@ -1854,6 +1856,9 @@
     lastBox = box;
     if (!e.shiftKey || from === null || from < 0) return;
     var to = list.indexOf(box);
+    // The inbox's picks: this box is picked first, or the others' picks
+    // would redraw it as it was before this click (batchSync).
+    if (box.matches('[data-batch-pick]')) batchPicked(box);
     list.slice(Math.min(from, to), Math.max(from, to) + 1).forEach(function (b) {
       if (b === box || b.disabled || b.checked === box.checked) return;
       b.checked = box.checked;
