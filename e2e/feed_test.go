@@ -119,9 +119,11 @@ func TestFeedReplayExhausted(t *testing.T) {
 	require.NoError(t, ag.Until(ctx, func() bool { return asked() >= before+2 }))
 	gate.reopen()
 
-	want := "events may be missing for session " + sess.ID
+	// The session named as cards name it (shortened), whole in the title.
+	want := "events may be missing for session "
 	b := s.awaitBanners(t, "the replay-exhausted notice", func(b *goquery.Selection) bool {
-		return strings.Contains(strings.ToLower(b.Find(`[data-testid="notice"]`).Text()), strings.ToLower(want))
+		n := b.Find(`[data-testid="notice"] p[title="` + sess.ID + `"]`)
+		return strings.Contains(strings.ToLower(n.Text()), want)
 	})
 	assert.Equal(t, "up", b.AttrOr("data-relay", ""), "the relay is connected again")
 }

@@ -100,3 +100,41 @@ func TestSessionLabelsShortenedAlike(t *testing.T) {
 	assert.Equal(t, long, eval[string](t, ctx, `document.querySelector('[data-testid="filter-term"][data-name="session"] b').title`), "whole in its title")
 	stopTab(t, ctx, console)
 }
+
+// The Rules page and the "events may be missing" notice shorten a long
+// session as its card does, the whole id in a title: they showed it whole.
+func TestRulesPageAndGapNoticeShortenTheSession(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: starts Chromium")
+	}
+	rh := newRulesHarness(t)
+	long := "ask-user-question-01JF3Q8Z5N2W4FBV7M3Y"
+	id := rh.ask(long, "r1", permissionReq())
+	rh.in.ReplayExhausted(long, aep.Position{Epoch: 1, Seq: 1})
+	ctx, console := flowTab(t, rh.harness, "")
+	card := "#" + domID(id)
+	short := eval[string](t, ctx, `document.querySelector('`+card+` [data-testid="prov-session"]').textContent`)
+	require.NotEqual(t, long, short, "the card shortens it")
+	type label struct {
+		Text  string `json:"text"`
+		Title string `json:"title"`
+	}
+	notice := eval[label](t, ctx, `(() => { const p = document.querySelector('[data-testid="notice"] p'); return {text: p.textContent, title: p.title}; })()`)
+	assert.True(t, strings.HasPrefix(notice.Text, "Events may be missing for session "+short+": "), "the notice %q names %q", notice.Text, short)
+	assert.NotContains(t, notice.Text, long)
+	assert.Equal(t, long, notice.Title, "whole in its title")
+
+	// A rule held to the session, made from the card.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(card+` [data-testid="rule-maker-summary"]`),
+		chromedp.Click(card+` [data-testid="rule-make"]`),
+		chromedp.Click(card+` [data-testid="rule-session"]`),
+		chromedp.Click(card+` button[data-testid="option"][value="0"]`),
+	))
+	waitSubmissions(t, rh.harness, 1)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(rh.url("rules")), chromedp.WaitVisible(`[data-testid="rule-held-to"]`)))
+	held := eval[label](t, ctx, `(() => { const b = document.querySelector('[data-testid="rule-held-to"] bdi'); return {text: b.textContent, title: b.title}; })()`)
+	assert.Equal(t, label{Text: short, Title: long}, held, "the Rules page: shortened as the card, whole in its title")
+	assert.NotContains(t, eval[string](t, ctx, `document.querySelector('[data-testid="rules"], main').textContent`), long)
+	stopTab(t, ctx, console)
+}

@@ -140,8 +140,11 @@ type PageView struct {
 	Pending     int    // open cards on this page
 	Relay       RelayView
 	Notices     []string // inbox notices ("events may be missing for session X")
-	Filter      []FilterTerm
-	ClearURL    string // the page without the filter
+	// NoticeTitles are the notices' titles, by index (the whole session
+	// id a notice shortens; "" or missing for none).
+	NoticeTitles []string
+	Filter       []FilterTerm
+	ClearURL     string // the page without the filter
 	// ClaimFilters are the links to all questions, the operator's own
 	// (claimed by or assigned to them) and those nobody claimed, the
 	// other narrowings kept; empty when nobody is signed in by name.
@@ -282,13 +285,16 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 		Adapter: strings.ReplaceAll(words.empty["adapter"], "{relay}", strings.TrimSuffix(opts.Connect.RelayURL, "/")),
 	}
 	for _, n := range status.Notices {
-		msg := n.Message
+		msg, title := n.Message, ""
 		if n.Session != "" {
 			// A gap in a session's events: say what it means and what
-			// to do, not only that it happened.
-			msg += ": " + words.page["gap-advice"]
+			// to do, not only that it happened. The session shortened
+			// as cards and headings show it, the whole id in the title.
+			msg = words.page["gap"] + shortenID(n.Session, idRunes) + ": " + words.page["gap-advice"]
+			title = Marked(n.Session)
 		}
 		v.Notices = append(v.Notices, msg)
+		v.NoticeTitles = append(v.NoticeTitles, title)
 	}
 	if line := dropLine(status); line != "" {
 		v.Notices = append(v.Notices, line)

@@ -59,10 +59,13 @@ type RuleRow struct {
 	Question, Scope string
 	// Match is what else a request must be, a line each; Answer what it
 	// gets.
-	Match  []string
-	Answer string
-	Note   string
-	Maker  string
+	Match []string
+	// Session is the session the rule is held to ("" any), SessionShort
+	// it shortened as cards show it (the whole id in its title).
+	Session, SessionShort string
+	Answer                string
+	Note                  string
+	Maker                 string
 	// Made, Expires and LastUse in words, with their exact times.
 	MadeISO, ExpiresISO, LastUseISO string // for <time datetime>
 	MadeText, MadeTitle             string
@@ -191,7 +194,7 @@ func ruleRow(r store.Rule, base string, opts RulesOptions) RuleRow {
 		}
 		row.Match = append(row.Match, "Tool: "+rules.Cut(tool, rules.LabelRunes))
 	}
-	row.Match = append(row.Match, scope("Session", m.Session))
+	row.Session, row.SessionShort = m.Session, shortenID(m.Session, idRunes)
 	for _, u := range opts.Answered[r.ID] {
 		ur := RuleUseRow{Question: rules.Cut(QuestionText(u.Question), rules.LabelRunes),
 			AtISO: u.At.UTC().Format(htmlTime), AtText: relTime(u.At, opts.Now), AtTitle: exactTime(u.At)}

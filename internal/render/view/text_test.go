@@ -221,7 +221,9 @@ func TestPageTextIsSafe(t *testing.T) {
 	p := Page([]inbox.Card{viewCard(aep.Request{Kind: aep.KindInput, Prompt: "?"})}, status,
 		PageOptions{Now: viewNow, Operator: "ann\x1b", Filter: inbox.Query{Agent: "a\x00"}})
 	require.Len(t, p.Notices, 1)
-	assert.True(t, strings.HasPrefix(p.Notices[0], "events may be missing for session s⟨U+202E⟩1\uFFFD: "), "got %q", p.Notices[0])
+	assert.True(t, strings.HasPrefix(p.Notices[0], "events may be missing for session s⟨U+202E⟩1: "), "got %q", p.Notices[0])
+	require.Len(t, p.NoticeTitles, 1)
+	assert.Equal(t, "s⟨U+202E⟩1", p.NoticeTitles[0], "the whole session, in the title, marked too")
 	assert.Equal(t, "reset\uFFFD", p.Relay.Error)
 	assert.Equal(t, "ann\uFFFD", p.Operator)
 	require.Len(t, p.Filter, 1)

@@ -219,6 +219,7 @@ var words = struct {
 		// The feed has not connected yet (the AEP reference relay sends
 		// /stream's headers only with its first ping, up to 25 s later).
 		"connecting":  "Connecting to the relay",
+		"gap":         "events may be missing for session ",
 		"gap-advice":  "the relay no longer held them when aepforms caught up, so a question asked then may not show here. If that agent seems to be waiting, answer it in the agent itself. This note stays until aepforms restarts.",
 		"unreachable": "aepforms is not reachable; what you typed is kept in this browser. Sending is off until it is back.",
 		// A page of many requests (window.go): the most urgent in full,
