@@ -1684,7 +1684,12 @@
       var sel = g.querySelector('[data-testid="batch-selected"]');
       var text = k + ' selected';
       if (sel && sel.textContent !== text) sel.textContent = text;
+      // A selection emptied (unselected, answered, gone, withdrawn after
+      // a restart) ends its answer: the next one starts empty.
+      var had = g.classList.contains('has-selection');
       g.classList.toggle('has-selection', k > 0);
+      var f = g.querySelector('form');
+      if (had && k === 0 && f) batchFormEmpty(f);
       if (k > 0) any = true;
     });
     region.classList.toggle('has-selection', any);

@@ -137,3 +137,40 @@ func TestOFromTheErrorSummaryReplacesNoChoice(t *testing.T) {
 	assert.Empty(t, h.sub.all(), "nothing sent")
 	stopTab(t, ctx, console, h.url("cards/"+string(id)+"/answer"))
 }
+
+// A selection emptied (every question unselected, or gone, as after a
+// restart) ends its answer: the next selection's answer starts empty,
+// not with what was typed for the last one, which would go to every
+// question selected. Nor is it kept as a draft across a reload.
+func TestBatchFormStartsEmptyAfterTheSelectionEmptied(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: starts Chromium")
+	}
+	h := newHarness(t)
+	askInOrder(h, nameForm(), nameForm(), nameForm())
+	ctx, console := flowTab(t, h, "")
+	name := `#batch-region [data-testid="batch"] input[name="f0"]`
+	shown := `!!document.querySelector('` + name + `') && document.querySelector('` + name + `').offsetParent !== null`
+	press(t, ctx, "j")
+	press(t, ctx, "x")
+	waitFor(t, ctx, shown, "the batch answer's text box")
+	require.NoError(t, chromedp.Do(ctx, chromedp.SendKeys(name, "payments")))
+	press(t, ctx, kb.Escape)
+	press(t, ctx, "x") // unselected: the selection is empty
+	press(t, ctx, "j")
+	press(t, ctx, "x") // a new selection
+	waitFor(t, ctx, shown, "the batch answer's text box again")
+	assert.Empty(t, eval[string](t, ctx, `document.querySelector('`+name+`').value`), "the new selection's answer starts empty")
+
+	require.NoError(t, chromedp.Do(ctx, chromedp.SendKeys(name, "billing")))
+	press(t, ctx, kb.Escape)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(`[data-testid="tools"]`)))
+	press(t, ctx, "j")
+	press(t, ctx, "x")
+	waitFor(t, ctx, shown, "the batch answer's text box after a reload")
+	assert.Empty(t, eval[string](t, ctx, `document.querySelector('`+name+`').value`), "after a reload too")
+	assert.False(t, eval[bool](t, ctx, `Object.keys(localStorage).some(k => localStorage.getItem(k).includes('billing'))`),
+		"no draft of the batch answer kept in this browser")
+	assert.Empty(t, h.sub.all(), "nothing sent")
+	stopTab(t, ctx, console)
+}
