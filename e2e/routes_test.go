@@ -251,6 +251,20 @@ func TestTeamInboxRoutesRemindsAndEscalates(t *testing.T) {
 	assert.NotNil(t, awaitAnswered)
 	assert.Len(t, commandsTo(ag, sess.ID), 1, "one command")
 
+	// History keeps where it went and each step, and filters by team and
+	// by escalated.
+	history := func(q string) *goquery.Selection {
+		p := ops["lee"].getPage(t, "history"+q)
+		require.Equal(t, http.StatusOK, p.status)
+		return p.doc.Find(`[data-testid="history-row"]`)
+	}
+	rows := history("")
+	require.Equal(t, 1, rows.Length())
+	assert.Regexp(t, `^Routed to oncall; reminded oncall .+ UTC, escalated to leads .+ UTC$`, rows.Find(`[data-testid="history-routing"]`).Text())
+	assert.Equal(t, 1, history("?team=oncall").Length())
+	assert.Equal(t, 0, history("?team=leads").Length(), "routed to oncall, escalated to leads")
+	assert.Equal(t, 1, history("?escalated=1").Length())
+
 	select {
 	case m := <-oncall.msgs:
 		t.Fatalf("oncall's channel got more: %q", m)

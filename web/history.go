@@ -33,10 +33,15 @@ func historyQuery(r *http.Request) (view.HistoryFilter, store.HistoryQuery, stri
 	f := view.HistoryFilter{
 		Agent: get("agent"), Session: get("session"), Operator: get("operator"), Outcome: get("outcome"),
 		Since: get("since"), Until: get("until"), Text: q.Get("q"), Rule: get("rule"),
+		Team: get("team"),
+	}
+	if get("escalated") != "" {
+		f.Escalated = "1"
 	}
 	hq := store.HistoryQuery{
 		Agent: f.Agent, Session: f.Session, Operator: f.Operator, Outcome: inbox.SubmissionState(f.Outcome),
 		Text: strings.TrimSpace(f.Text), After: q.Get("after"), Rule: f.Rule,
+		Team: f.Team, Escalated: f.Escalated != "",
 	}
 	if f.Rule == view.HistoryRuleAny {
 		hq.Rule = store.AnyRule

@@ -65,7 +65,7 @@ type Config struct {
 
 // claimPrefix starts the kinds of the journal's push claims the router
 // makes: routing:{new|reminded|escalated}:{team}.
-const claimPrefix = "routing:"
+const claimPrefix = store.RoutingPrefix
 
 // stepNew is the claim of a question's first chat message (no step).
 const stepNew = "new"
@@ -233,16 +233,26 @@ func (r *Router) Observe(ctx context.Context, cards Cards, c inbox.Card) {
 	vd := c.Verdict(now, inbox.Viewer{})
 	rt := vd.Routing
 	if rt.Team == "" {
-		team := r.Team(c)
-		if team == "" {
+		rt.Team = r.Team(c)
+		if rt.Team == "" {
 			return
 		}
-		rt.Team = team
+		// Looked at by Sweep before its team shows: a step never waits
+		// for this goroutine after the card says its team.
 		r.mu.Lock()
 		rt.Steps = append(rt.Steps, r.kept[c.ID]...)
 		delete(r.kept, c.ID)
+		_, tracked := r.asked[c.ID]
+		if vd.Open && !tracked {
+			r.open[c.ID], r.asked[c.ID] = true, c.ReceivedAt
+		}
 		r.mu.Unlock()
 		cards.SetRouting(c.ID, rt)
+		r.record(ctx, c.ID, rt.Team)
+		if vd.Open && !tracked {
+			r.announce(ctx, c, rt.Team)
+		}
+		return
 	}
 	r.mu.Lock()
 	_, tracked := r.asked[c.ID]
@@ -256,6 +266,17 @@ func (r *Router) Observe(ctx context.Context, cards Cards, c inbox.Card) {
 	}
 	if vd.Settled && tracked {
 		r.settled(c, vd, rt.Team)
+	}
+}
+
+// record keeps card id's team in the journal, for History (its filter by
+// team); the first write of any replica stays.
+func (r *Router) record(ctx context.Context, id inbox.CardID, team string) {
+	if r.cfg.Journal == nil {
+		return
+	}
+	if _, err := r.cfg.Journal.ClaimPush(ctx, string(id), store.RoutingTeam+team, r.cfg.Now()); err != nil {
+		r.cfg.Logger.Warn("routing: a question's team could not be kept in the journal", "card", string(id), "team", team, "err", err)
 	}
 }
 

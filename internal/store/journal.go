@@ -76,6 +76,11 @@ type Change struct {
 type Entry struct {
 	inbox.Submission
 	Changes []Change
+	// Routing is the routing's claims of the answered question (kinds
+	// routing:team:{team}, routing:reminded:{team},
+	// routing:escalated:{team}), oldest first: its team and the reminders
+	// and escalations sent. They are push claims, kept ClaimsKept.
+	Routing []PushClaim
 }
 
 // HistoryQuery selects and pages History. Zero fields select everything.
@@ -96,6 +101,10 @@ type HistoryQuery struct {
 	// Text is a case-insensitive substring of the question or of the
 	// answer sent (option, text, values); see SearchText.
 	Text string
+	// Team narrows to the questions a routes file sent to that team;
+	// Escalated to those escalated.
+	Team      string
+	Escalated bool
 	// After is HistoryPage.Next of the page before; "" is the first page.
 	After string
 	// Limit is the page size: 0 or more than PageSize is PageSize.

@@ -46,3 +46,13 @@ type PushClaim struct {
 	Card, Kind string
 	At         time.Time
 }
+
+// The routing's push claims (internal/routing): each question's team
+// (RoutingTeam + team), and each reminder and escalation sent. History
+// reads them.
+const (
+	RoutingPrefix    = "routing:"
+	RoutingTeam      = "routing:team:"
+	RoutingReminded  = "routing:reminded:"
+	RoutingEscalated = "routing:escalated:"
+)

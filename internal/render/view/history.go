@@ -32,13 +32,17 @@ type HistoryFilter struct {
 	// Rule narrows to the answers rules sent: HistoryRuleAny for any
 	// rule's, a rule's id for that rule's (rule).
 	Rule string
+	// Team narrows to the questions routed to a team (team); Escalated
+	// ("1") to those escalated (escalated).
+	Team, Escalated string
 }
 
 // Values is the filter as query parameters, empty ones left out.
 func (f HistoryFilter) Values() url.Values {
 	q := url.Values{}
 	for _, kv := range [][2]string{{"agent", f.Agent}, {"session", f.Session}, {"operator", f.Operator},
-		{"outcome", f.Outcome}, {"rule", f.Rule}, {"since", f.Since}, {"until", f.Until}, {"q", f.Text}} {
+		{"outcome", f.Outcome}, {"rule", f.Rule}, {"since", f.Since}, {"until", f.Until}, {"q", f.Text},
+		{"team", f.Team}, {"escalated", f.Escalated}} {
 		if kv[1] != "" {
 			q.Set(kv[0], kv[1])
 		}
@@ -117,8 +121,13 @@ type HistoryChoice struct {
 
 // HistoryRow is one answer sent.
 type HistoryRow struct {
-	ID       string // "entry-{hash of the command id}": the row's element id
-	Question string
+	// Routing says where the question was routed and what was sent:
+	// "Routed to oncall; reminded oncall 09:12 UTC, escalated to leads
+	// 09:22 UTC" ("" when it was routed to no team).
+	Routing   string
+	Escalated bool
+	ID        string // "entry-{hash of the command id}": the row's element id
+	Question  string
 	// QuestionCut is set when the question is shown in part.
 	QuestionCut                  string
 	Agent, Session, SessionShort string
@@ -283,6 +292,7 @@ func historyRow(e store.Entry, rule *RuleRef) HistoryRow {
 		Outcome:      historyOutcome(s.State, s.Reason, s.Detail),
 		Rule:         rule,
 	}
+	r.Routing, r.Escalated = historyRouting(e.Routing)
 	if r.Question == "" {
 		r.Question = words.history["no-question"]
 	}
@@ -413,4 +423,34 @@ func safeHistory(v *HistoryView) {
 		r := &v.Rows[i]
 		r.RecordedSpans = spans(r.RecordedText, r.RecordedAgent)
 	}
+}
+
+// historyRouting words an answered question's routing claims: its team,
+// then each reminder and escalation with its time.
+func historyRouting(claims []store.PushClaim) (string, bool) {
+	var team string
+	var steps []string
+	escalated := false
+	for _, c := range claims {
+		switch {
+		case strings.HasPrefix(c.Kind, store.RoutingTeam):
+			team = strings.TrimPrefix(c.Kind, store.RoutingTeam)
+		case strings.HasPrefix(c.Kind, store.RoutingReminded):
+			steps = append(steps, "reminded "+strings.TrimPrefix(c.Kind, store.RoutingReminded)+" "+exactTime(c.At))
+		case strings.HasPrefix(c.Kind, store.RoutingEscalated):
+			steps = append(steps, "escalated to "+strings.TrimPrefix(c.Kind, store.RoutingEscalated)+" "+exactTime(c.At))
+			escalated = true
+		}
+	}
+	if team == "" && len(steps) == 0 {
+		return "", false
+	}
+	out := "Routed to " + team
+	if team == "" {
+		out = "Routed"
+	}
+	if len(steps) > 0 {
+		out += "; " + strings.Join(steps, ", ")
+	}
+	return out, escalated
 }

@@ -57,6 +57,14 @@ func (a *Answers) History(ctx context.Context, q store.HistoryQuery) (store.Hist
 		where = append(where, a.Dialect.Instr+"(search, ?) > 0")
 		args = append(args, store.Fold(q.Text))
 	}
+	if q.Team != "" {
+		where = append(where, "card_id IN (SELECT card_id FROM push_claims WHERE kind = ?)")
+		args = append(args, store.RoutingTeam+q.Team)
+	}
+	if q.Escalated {
+		where = append(where, "card_id IN (SELECT card_id FROM push_claims WHERE substr(kind, 1, ?) = ?)")
+		args = append(args, len(store.RoutingEscalated), store.RoutingEscalated)
+	}
 	if q.After != "" {
 		posted, seq, err := store.ParseCursor(q.After)
 		if err != nil {
@@ -101,7 +109,44 @@ func (a *Answers) History(ctx context.Context, q store.HistoryQuery) (store.Hist
 	if err := a.changes(ctx, page.Entries, seqs); err != nil {
 		return store.HistoryPage{}, err
 	}
+	if err := a.routing(ctx, page.Entries); err != nil {
+		return store.HistoryPage{}, err
+	}
 	return page, nil
+}
+
+// routing fills entries' Routing: the routing's claims of their cards.
+func (a *Answers) routing(ctx context.Context, entries []store.Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	idx := map[string][]int{}
+	args := []any{len(store.RoutingPrefix), store.RoutingPrefix}
+	for i, e := range entries {
+		id := string(e.Card)
+		if _, ok := idx[id]; !ok {
+			args = append(args, id)
+		}
+		idx[id] = append(idx[id], i)
+	}
+	rows, err := a.Synced.QueryContext(ctx, a.Q(`SELECT card_id, kind, claimed_at FROM push_claims WHERE substr(kind, 1, ?) = ? AND card_id IN (?`+
+		strings.Repeat(", ?", len(args)-3)+`) ORDER BY claimed_at, kind`), args...)
+	if err != nil {
+		return fmt.Errorf("journal: history: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c store.PushClaim
+		var at int64
+		if err := rows.Scan(&c.Card, &c.Kind, &at); err != nil {
+			return fmt.Errorf("journal: history: %w", err)
+		}
+		c.At = store.FromNanos(at)
+		for _, i := range idx[c.Card] {
+			entries[i].Routing = append(entries[i].Routing, c)
+		}
+	}
+	return rows.Err()
 }
 
 // changes fills entries[i].Changes, the states of submission seqs[i].

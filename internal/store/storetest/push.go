@@ -156,6 +156,13 @@ func testPushClaims(t *testing.T, st Store) {
 	}
 	assert.Equal(t, []store.PushClaim{{Card: "c3", Kind: "routing:escalated:leads", At: T0.Add(2 * time.Hour)},
 		{Card: "c3", Kind: "routing:reminded:oncall", At: T0.Add(2 * time.Hour)}}, claims)
+	// History's filters by team and escalated read these claims (no
+	// answer here: the queries run, and select nothing).
+	for _, q := range []store.HistoryQuery{{Team: "oncall"}, {Escalated: true}, {Team: "oncall", Escalated: true}} {
+		page, err := stores[0].History(ctx, q)
+		require.NoError(t, err, "%+v", q)
+		assert.Empty(t, page.Entries)
+	}
 
 	n, err := stores[0].PrunePushClaims(ctx, T0.Add(time.Minute))
 	require.NoError(t, err)
