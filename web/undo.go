@@ -1,15 +1,18 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/answer"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render/form"
 	"github.com/aepforms/aepforms/internal/render/view"
+	"github.com/aepforms/aepforms/internal/store"
 )
 
 // handleUndo takes "Undo" on answers whose commands this UI holds for
@@ -38,7 +41,12 @@ func handleUndo(svc *answer.Service, pg *pages) http.HandlerFunc {
 			http.Error(w, "The request names no answer to undo. Reload the page.", http.StatusBadRequest)
 			return
 		}
+		sent := sentAt(pg, held)
 		for i, err := range svc.Undo(held) {
+			if err == nil || errors.Is(err, inbox.ErrNotRecorded) {
+				// Taken back: so is the rule made with it.
+				pg.rules.dropMadeWith(r.Context(), held[i], sent[i])
+			}
 			if err == nil {
 				continue
 			}
@@ -76,4 +84,47 @@ func (p *pages) undoBar(r *http.Request, heads []inbox.Card, opts view.PageOptio
 		cards = append(cards, view.Card(c, view.Options{BasePath: opts.BasePath, Now: opts.Now, Viewer: opts.Viewer, Operator: opts.Operator}))
 	}
 	return view.UndoBar(cards, strings.TrimSuffix(opts.BasePath, "/"))
+}
+
+// sentAt is when each held answer was posted (zero when its card no
+// longer has it): a rule made with it was made then or after.
+func sentAt(pg *pages, held []answer.Held) []time.Time {
+	out := make([]time.Time, len(held))
+	for i, h := range held {
+		c, ok := pg.in.Card(h.Card)
+		if !ok {
+			continue
+		}
+		if sub := c.Verdict(pg.now(), inbox.Viewer{}).Submission; sub != nil && sub.CommandID == h.Command {
+			out[i] = sub.At
+		}
+	}
+	return out
+}
+
+// dropMadeWith deletes the rules h's operator made with h's answer
+// ("Answer like this from now on…" on its card, at or after since):
+// an answer taken back takes its rule with it, or the rule would go on
+// answering what the operator just took back. Journaled as deleted by
+// them; a rule that cannot be deleted is logged.
+func (p *rulePages) dropMadeWith(ctx context.Context, h answer.Held, since time.Time) {
+	if p.rules == nil || since.IsZero() {
+		return
+	}
+	st := p.rules.Store()
+	list, err := st.Rules(ctx)
+	if err != nil {
+		p.log.Error("web: the rules made with an undone answer could not be read", "card", string(h.Card), "err", err)
+		return
+	}
+	for _, r := range list {
+		if r.Card != string(h.Card) || r.Maker != h.By || r.State != store.RuleActive || r.Created.Before(since) {
+			continue
+		}
+		if _, err := st.DeleteRule(ctx, r.ID, h.By, p.now()); err != nil {
+			p.log.Error("web: a rule made with an undone answer could not be deleted", "rule", r.ID, "err", err)
+			continue
+		}
+		p.log.Info("rule deleted with its undone answer", "rule", r.ID, "operator", h.By)
+	}
 }

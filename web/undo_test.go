@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render/form"
+	"github.com/aepforms/aepforms/internal/store"
 )
 
 // Without the script: after a send the page that comes back shows, in
@@ -194,4 +196,37 @@ func TestNotificationAnswerWaitsTheUndoWindow(t *testing.T) {
 	assert.Contains(t, bar.Text(), "Deny")
 	require.Equal(t, http.StatusSeeOther, h.postForm(c, "undo", formValues(bar)).StatusCode)
 	assert.Empty(t, h.sub.all(), "taken back: nothing sent")
+}
+
+// Undo takes back the whole send: a rule the operator made with the
+// answer ("Answer like this from now on…") is deleted with it, so it
+// answers nothing the operator just took back; the Rules page says who
+// deleted it.
+func TestUndoTakesBackTheRuleMadeWithTheAnswer(t *testing.T) {
+	t.Parallel()
+	rh := newRulesHarness(t, withToken(secret), withConfig(func(c *Config) { c.UndoWindow = time.Hour }))
+	c := rh.client()
+	rh.signIn(c, "alice")
+	first := rh.ask("s1", "r1", permissionReq())
+	r := rh.ruleFromCard(c, first, nil)
+	require.Equal(t, http.StatusSeeOther, r.StatusCode, "%s", r.body)
+	list, err := rh.j.Rules(context.Background())
+	require.NoError(t, err)
+	require.Len(t, list, 1, "the rule is made with the answer")
+
+	bar := rh.getPage(c, "").doc(t).Find(`[data-testid="undo-bar"] form[data-testid="bar-undo"]`)
+	require.Equal(t, 1, bar.Length(), "the undo bar shows the answer")
+	res := rh.postForm(c, rh.relative(bar.AttrOr("action", "")), formValues(bar))
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, res.body)
+
+	list, err = rh.j.Rules(context.Background())
+	require.NoError(t, err)
+	for _, rule := range list {
+		assert.NotEqual(t, store.RuleActive, rule.State, "the rule made with the undone answer answers nothing: %+v", rule)
+	}
+	next := rh.ask("s1", "r2", permissionReq())
+	rh.observe(next)
+	card, _ := rh.in.Card(next)
+	assert.Nil(t, card.Submission, "the next matching question waits for an operator")
+	assert.Empty(t, rh.sub.all(), "nothing was sent")
 }
