@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"net/http"
+	"slices"
 
 	"github.com/go-chi/chi/v5"
 
@@ -53,6 +54,62 @@ func handleClaim(cl Claims, pg *pages, m *Metrics) http.HandlerFunc {
 			return
 		case errors.Is(err, inbox.ErrNoClaimant):
 			http.Error(w, "A claim says who is on a question: sign in with your name to claim one.", http.StatusConflict)
+			return
+		case errors.Is(err, inbox.ErrNotOpen):
+			// Settled or expired meanwhile: the card as it now is says so.
+		case err != nil:
+			pg.internalError(w, r, err)
+			return
+		}
+		if wantsFragment(r) {
+			pg.cardFragment(w, r, http.StatusOK, id, nil)
+			return
+		}
+		pg.redirectBack(w, r, id, panel)
+	}
+}
+
+// assignTo is the assign post's field: the operator the question is
+// assigned to ("" ends the assignment).
+const assignTo = "to"
+
+// assignees are the operators a question may be assigned to: the named
+// operators (--operators-file) whose role answers, by name. Empty with
+// one shared secret or sign-in through a provider (no list of people).
+func (a *auth) assignees() []string {
+	if a.operators == nil {
+		return nil
+	}
+	var out []string
+	for _, op := range a.operators.Get() {
+		if op.role().answers() {
+			out = append(out, op.Name)
+		}
+	}
+	return out
+}
+
+// handleAssign assigns a question to a named operator (an answerer's or
+// an admin's post; the field "to", "" to end it): every open page is
+// sent the card with "Assigned to bob by ann" by push. A name that is no
+// operator's who answers is refused 422 and nothing changes.
+func handleAssign(cl Claims, pg *pages, who func() []string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id := inbox.CardID(chi.URLParam(r, "id"))
+		panel := cameFromPanel(r, pg.base)
+		post, ok := readPost(w, r, pg.site, panel)
+		if !ok {
+			return
+		}
+		to := post.Get(assignTo)
+		if to != "" && !slices.Contains(who(), to) {
+			http.Error(w, "No operator who answers questions is called “"+to+"” here: nothing was assigned. Choose one from the list.", http.StatusUnprocessableEntity)
+			return
+		}
+		_, err := cl.Assign(id, inbox.Assignment{To: to, By: operatorFrom(r.Context())})
+		switch {
+		case errors.Is(err, inbox.ErrNotFound):
+			pg.gone(w, r, post, panel)
 			return
 		case errors.Is(err, inbox.ErrNotOpen):
 			// Settled or expired meanwhile: the card as it now is says so.

@@ -206,3 +206,34 @@ func TestMineAndUnclaimedFilters(t *testing.T) {
 	})
 	assert.Equal(t, []string{"All questions / ", "Mine /?claim=mine page", "Unclaimed /?claim=unclaimed "}, links)
 }
+
+// Ann assigns a question to Bo: his page (and everyone's) shows
+// "Assigned to Bo by Ann" by push, it is under his "Mine"; a name that
+// is no answerer's is refused 422, a viewer's post 403, and the choice
+// of assignees offered is the answerers.
+func TestAssignToAnOperator(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withTeam(t))
+	id := h.ask("s1", "r1", nameForm())
+	ann, _ := h.signInAs("Ann", annSecret)
+	bo, boCookie := h.signInAs("Bo", boSecret)
+	vera, _ := h.signInAs("Vera", veraSecret)
+	var offered []string
+	h.getPage(ann, "").doc(t).Find("#" + domID(id) + ` [data-testid="assign-to"] option`).Each(func(_ int, s *goquery.Selection) {
+		offered = append(offered, s.AttrOr("value", ""))
+	})
+	assert.Equal(t, []string{"", "Ann", "Bo"}, offered, "nobody, or an operator who answers")
+	assert.Zero(t, h.getPage(vera, "").doc(t).Find(`[data-testid="assign-form"]`).Length(), "a viewer is offered none")
+	ps := h.openPush("?since="+seqID(h.in), "Cookie", cookieName+"="+boCookie)
+	require.Equal(t, "status", ps.next().Event)
+
+	assert.Equal(t, http.StatusUnprocessableEntity, h.postForm(ann, "cards/"+string(id)+"/assign", url.Values{"to": {"Vera"}}).StatusCode)
+	assert.Equal(t, http.StatusForbidden, h.postForm(vera, "cards/"+string(id)+"/assign", url.Values{"to": {"Bo"}}).StatusCode)
+	r := h.postForm(ann, "cards/"+string(id)+"/assign", url.Values{"to": {"Bo"}})
+	require.Equal(t, http.StatusSeeOther, r.StatusCode, "%s", r.body)
+
+	card := cardMsg(t, ps.next())
+	assert.Equal(t, "Assigned to Bo by Ann", strings.Join(strings.Fields(card.Find(`[data-testid="assigned"]`).Text()), " "))
+	assert.Equal(t, 1, h.getPage(bo, "?claim=mine").doc(t).Find("#"+domID(id)).Length(), "under Bo's Mine")
+	assert.Equal(t, "Bo", h.getPage(ann, "").doc(t).Find("#"+domID(id)+` [data-testid="assign-to"] option[selected]`).AttrOr("value", ""))
+}

@@ -97,6 +97,9 @@ type pages struct {
 	rules  *rulePages
 	batch  *batchPages
 	routes *routePages
+	// assignees are the operators a question may be assigned to
+	// (auth.assignees).
+	assignees func() []string
 }
 
 func newPages(cfg Config, deps Deps) *pages {
@@ -192,7 +195,17 @@ func (p *pages) options(r *http.Request, panel bool) view.PageOptions {
 		Rule:                 p.rules.ruleLookup(r.Context()),
 		Rules:                p.rules.makesRules() && roleFrom(r.Context()).administers(),
 		RuleMade:             p.rules.ruleMade(r.Context()),
+		Assignees:            p.assigneesFor(r),
 	}
+}
+
+// assigneesFor are the operators r's operator may assign a question to:
+// none for a role that answers nothing.
+func (p *pages) assigneesFor(r *http.Request) []string {
+	if p.assignees == nil || !roleFrom(r.Context()).answers() {
+		return nil
+	}
+	return p.assignees()
 }
 
 // promptCacheSize bounds the prompts kept read as Markdown (about one per
@@ -310,6 +323,7 @@ func (p *pages) cardOptions(r *http.Request, c inbox.Card, now time.Time) view.O
 		BasePath: p.base, Now: now, Viewer: p.viewerOf(r), Reachable: p.reach(c.Key.Session),
 		PromptBytes: p.prompt, NoHistory: p.noHistory, Prompts: p.prompts, Operator: operatorFrom(r.Context()),
 		Rule: p.rules.ruleLookup(r.Context()), Rules: p.rules.makesRules() && roleFrom(r.Context()).administers(), RuleMade: p.rules.ruleMade(r.Context()), RulesVersion: p.rules.rulesVersion(),
+		Assignees: p.assigneesFor(r),
 	}
 }
 

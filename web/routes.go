@@ -63,6 +63,7 @@ func (s *server) routes() http.Handler {
 		r.With(answers).Post("/cards/{id}/notification-answer", handleNotificationAnswer(s.deps.Notifier, s.answers, pg, s.metrics))
 		r.Get("/cards/{id}/answer", handleAnswerReload(pg))
 		r.With(answers).Post("/cards/{id}/claim", handleClaim(in, pg, s.metrics))
+		r.With(answers).Post("/cards/{id}/assign", handleAssign(in, pg, s.auth.assignees))
 		r.With(gz).Get("/batches", handleBatches(in, pg.batch))
 		r.With(answers).Post("/batch/answer", handleBatchAnswer(s.answers, pg.batch, s.metrics))
 		r.Get("/batch/answer", handleBatchReload(pg.batch))

@@ -357,6 +357,7 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 	if s.auth.oidc != nil {
 		s.pages.provider = s.auth.oidc.host()
 	}
+	s.pages.assignees = s.auth.assignees
 	s.live = newLiveStreams(maxStreams, cfg.SessionRecheck, s.auth.stillLive, cfg.Logger)
 	if !cfg.Viewer.Answers() {
 		s.deps.Submitter = nil

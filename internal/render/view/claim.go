@@ -31,6 +31,17 @@ type ClaimControl struct {
 	Action  string // the claim post's URL
 	Release bool
 	Label   string
+	// Assign is the "Assign to" form, nil when none is offered.
+	Assign *AssignControl
+}
+
+// AssignControl is the card's "Assign to" form: the operators to choose
+// from, the current assignee chosen.
+type AssignControl struct {
+	Action, Label, Button, None string
+	ID                          string // the select's id
+	To                          []string
+	Current                     string
 }
 
 // AssignedView is who a question is assigned to: "Assigned to bob by ann".
@@ -77,6 +88,13 @@ func claimControl(id string, vd inbox.Verdict, claim *ClaimView, opts Options) *
 	ctl := &ClaimControl{Action: root(opts.BasePath) + "/cards/" + url.PathEscape(id) + "/claim", Label: words.card["claim"]}
 	if claim != nil && claim.Mine {
 		ctl.Release, ctl.Label = true, words.card["claim-release"]
+	}
+	if len(opts.Assignees) > 0 {
+		ctl.Assign = &AssignControl{Action: root(opts.BasePath) + "/cards/" + url.PathEscape(id) + "/assign", ID: id + "-assign",
+			Label: words.card["assign-label"], Button: words.card["assign"], None: words.card["assign-none"], To: opts.Assignees}
+		if a := vd.Assigned; a != nil && !a.Team {
+			ctl.Assign.Current = a.To
+		}
 	}
 	return ctl
 }

@@ -21,6 +21,8 @@ type PageOptions struct {
 	Rules bool
 	// RuleMade names the rule made from a card's answer (Options.RuleMade).
 	RuleMade func(card string) (RuleMade, bool)
+	// Assignees are who a question may be assigned to (Options.Assignees).
+	Assignees []string
 	// BasePath is the UI's mount point ("/" or "/forms/"), as in Options.
 	BasePath string
 	// Assets are the URLs of the page's stylesheet, script and icon.
@@ -327,6 +329,7 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 			Rule:        opts.Rule,
 			Rules:       opts.Rules,
 			RuleMade:    opts.RuleMade,
+			Assignees:   opts.Assignees,
 		}
 		if opts.Token != nil {
 			o.Token = opts.Token(c.ID)

@@ -64,6 +64,9 @@ type Options struct {
 	// RuleMade returns the rule made from card id's answer, if any: a
 	// settled card says so. nil: none.
 	RuleMade func(card string) (RuleMade, bool)
+	// Assignees are the operators the card's question may be assigned to
+	// by the operator it is drawn for (none: no "Assign to").
+	Assignees []string
 	// RulesVersion is the rules' version Rule and RuleMade read (it moves
 	// on with every rule change): the drawn card caches key on it.
 	RulesVersion uint64
