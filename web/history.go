@@ -108,7 +108,9 @@ func handleHistory(h History, pg *rulePages) http.HandlerFunc {
 		} else if everyRuleAnswer(filter, q) {
 			pg.sawRuleAnswers(r, page)
 		}
-		buf, err := render.History(r.Context(), view.History(page, opts))
+		v := view.History(page, opts)
+		v.Page.RoutesURL = pg.routesURL(r)
+		buf, err := render.History(r.Context(), v)
 		if err != nil {
 			pg.internalError(w, r, err)
 			return

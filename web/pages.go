@@ -62,8 +62,11 @@ type site struct {
 	// provider is the identity provider's host operators sign in at
 	// ("": they sign in with a secret).
 	provider string
-	now      func() time.Time
-	log      *slog.Logger
+	// routes is true when serve has a routes file: an admin's pages link
+	// to the Routes page.
+	routes bool
+	now    func() time.Time
+	log    *slog.Logger
 }
 
 // pages answers requests about the cards with rendered HTML: the inbox
@@ -114,6 +117,7 @@ func newPages(cfg Config, deps Deps) *pages {
 		embed:          cfg.EmbedOrigins,
 		signedIn:       cfg.secured(),
 		namedOperators: len(cfg.Operators) > 0,
+		routes:         deps.Routes != nil,
 		now:            cfg.Now,
 		log:            cfg.Logger,
 	}

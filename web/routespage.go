@@ -3,6 +3,7 @@ package web
 import (
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/aepforms/aepforms/internal/render"
 	"github.com/aepforms/aepforms/internal/render/view"
@@ -56,6 +57,15 @@ func (p *routePages) members() map[string][]string {
 // a routes file, an admin.
 func (p *routePages) linked(r *http.Request) bool {
 	return p.routes != nil && roleFrom(r.Context()).administers()
+}
+
+// routesURL is the Routes page's address for the pages drawn for r ("":
+// no link, without a routes file or for a role other than admin).
+func (p *site) routesURL(r *http.Request) string {
+	if !p.routes || !roleFrom(r.Context()).administers() {
+		return ""
+	}
+	return strings.TrimSuffix(p.base, "/") + "/routes"
 }
 
 // handleRoutes is GET /routes: the teams and routes in force, and why a

@@ -55,6 +55,10 @@ func TestAdminViewsTheRoutes(t *testing.T) {
 	require.True(t, ok, "the admin's inbox links to the Routes page")
 	assert.Equal(t, "/routes", link)
 	assert.Zero(t, h.getPage(bo, "").doc(t).Find(`[data-testid="routes-link"]`).Length(), "no link for an answerer")
+	for _, page := range []string{"history", "rules"} {
+		assert.Equal(t, 1, h.getPage(ann, page).doc(t).Find(`[data-testid="routes-link"]`).Length(), "the admin's %s page links to the Routes page", page)
+		assert.Zero(t, h.getPage(bo, page).doc(t).Find(`[data-testid="routes-link"]`).Length(), "no link for an answerer on %s", page)
+	}
 	assert.Equal(t, http.StatusForbidden, h.getPage(bo, "routes").StatusCode, "an answerer may not view the routes")
 
 	r := h.getPage(ann, "routes")

@@ -331,7 +331,9 @@ func (p *rulePages) rulesPage(w http.ResponseWriter, r *http.Request, status int
 			}
 		}
 	}
-	buf, err := render.Rules(r.Context(), view.Rules(list, opts))
+	v := view.Rules(list, opts)
+	v.Page.RoutesURL = p.routesURL(r)
+	buf, err := render.Rules(r.Context(), v)
 	if err != nil {
 		p.internalError(w, r, err)
 		return
