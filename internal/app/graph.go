@@ -228,7 +228,7 @@ func (g *serveGraph) newPusher(cfg serveConfig, viewer inbox.Viewer, deps *web.D
 func (g *serveGraph) newRouter(cfg serveConfig, deps *web.Deps) {
 	g.routes, g.routesReload, deps.Routes = cfg.routes, cfg.routesReload, cfg.routes
 	g.router = routing.New(routing.Config{Routes: cfg.routes, Journal: g.journal, Members: teamMembers(operatorsNow(cfg)),
-		Tick: cfg.routesTick, Logger: g.logger.With("part", "routing"),
+		Tick: cfg.routesTick, Logger: g.logger.With("part", "routing"), Ruled: g.rules.Answers,
 		Link: func(c inbox.Card) string { return cardLink(g.linkBase)(c) }})
 	deps.RoutingMetrics = g.router.Metrics()
 }

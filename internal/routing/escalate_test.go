@@ -339,3 +339,29 @@ func TestAgentTextInAChatMessageIsText(t *testing.T) {
 	assert.Contains(t, msg, "Approve here", "the words are kept")
 	assert.Contains(t, msg, "https://evil.example/a", "the address is shown as it is")
 }
+
+// A question a standing answer (a rule) answers is not posted to its
+// team's channel: nobody needs to come.
+func TestARuledQuestionIsNotPosted(t *testing.T) {
+	t.Parallel()
+	oncall := newHook(t)
+	f := loadRoutes(t, `{"teams": {"oncall": {"webhook": "`+oncall.url()+`"}}, "routes": [{"team": "oncall"}]}`)
+	clk := &clock{t: time.Date(2026, 7, 3, 9, 10, 0, 0, time.UTC)}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	in := inbox.New(inbox.Options{Now: clk.Now})
+	hooks := NewWebhooks(ctx, WebhookConfig{Logger: quietLog()})
+	r := New(Config{Routes: f, Now: clk.Now, Tick: time.Hour, Logger: quietLog(),
+		Ruled: func(_ context.Context, c inbox.Card) bool { return c.Key.RequestID == "ruled" }})
+	r.Attach(nil, hooks, nil)
+	sub := in.Subscribe(64)
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx, in, sub) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	ask(t, in, "s1", "ruled", "form", 1)
+	ask(t, in, "s1", "asked", "form", 2)
+	assert.Contains(t, oncall.next(t), "New question for oncall")
+	hooks.Wait()
+	oncall.none(t, "the ruled question is not posted")
+}

@@ -55,6 +55,9 @@ type Config struct {
 	Wire    *Wire
 	// Link is the address of card c's own page, for a chat message.
 	Link func(c inbox.Card) string
+	// Ruled, when set, reports whether a standing answer (a rule)
+	// answers c: its team's channel is not told of it.
+	Ruled func(ctx context.Context, c inbox.Card) bool
 	// Tick is how often the open questions are looked at for a reminder
 	// or an escalation due (1 s by default).
 	Tick    time.Duration
@@ -298,6 +301,9 @@ func (r *Router) settled(c inbox.Card, vd inbox.Verdict, team string) {
 func (r *Router) announce(ctx context.Context, c inbox.Card, team string) {
 	tm, ok := r.cfg.Routes.Table().Team(team)
 	if !ok || tm.Webhook == "" || r.cfg.Hooks == nil {
+		return
+	}
+	if r.cfg.Ruled != nil && r.cfg.Ruled(ctx, c) {
 		return
 	}
 	if won, _ := r.claim(ctx, c.ID, stepNew, team); !won {
