@@ -38,6 +38,10 @@ type Notifier interface {
 	// CheckAnswerToken accepts a notification's answer token for card
 	// from the sign-in session idHash, while it is good.
 	CheckAnswerToken(ctx context.Context, token, card, idHash string) error
+	// WatchSessions is told how to check that a device's sign-in
+	// session still counts: a device whose session ended (expired,
+	// signed out anywhere) is pushed nothing more.
+	WatchSessions(live func(ctx context.Context, idHash string) (bool, error))
 }
 
 // PushDevices is where the operators' devices and their pages'

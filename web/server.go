@@ -359,6 +359,11 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 	}
 	s.pages.assignees = s.auth.assignees
 	s.live = newLiveStreams(maxStreams, cfg.SessionRecheck, s.auth.stillLive, cfg.Logger)
+	if deps.Notifier != nil && s.auth.enabled() {
+		// A device is notified only while the sign-in that subscribed it
+		// counts, as a page's push stream is.
+		deps.Notifier.WatchSessions(s.auth.stillLive)
+	}
 	if !cfg.Viewer.Answers() {
 		s.deps.Submitter = nil
 	}

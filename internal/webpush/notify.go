@@ -146,7 +146,7 @@ func (p *Pusher) announce(ctx context.Context, c inbox.Card, vd inbox.Verdict, n
 // devicesFor lists the devices of the operators audience reports true
 // for (nil: every operator) who have no page in view.
 func (p *Pusher) devicesFor(ctx context.Context, audience func(string) bool, now time.Time) []store.PushSubscription {
-	subs, err := p.store.PushSubscriptions(ctx)
+	subs, err := p.subscriptions(ctx)
 	if err != nil || len(subs) == 0 {
 		return nil
 	}
@@ -158,6 +158,65 @@ func (p *Pusher) devicesFor(ctx context.Context, audience func(string) bool, now
 		}
 	}
 	return to
+}
+
+// WatchSessions has every push go only to the devices whose sign-in
+// session live still reports counting, asked at each send: a device whose
+// session ended (expired, signed out from another browser, or on another
+// replica) is told nothing more, and its subscription is removed. A
+// subscription made with no session (a Bearer script) is kept.
+func (p *Pusher) WatchSessions(live func(ctx context.Context, idHash string) (bool, error)) {
+	p.live.Store(&live)
+}
+
+// subscriptions lists the devices that may be pushed to: every
+// subscription whose session still counts (WatchSessions). Those whose
+// session ended are removed; one whose session could not be checked is
+// kept, and not pushed to this time.
+func (p *Pusher) subscriptions(ctx context.Context) ([]store.PushSubscription, error) {
+	subs, err := p.store.PushSubscriptions(ctx)
+	live := p.live.Load()
+	if err != nil || live == nil {
+		return subs, err
+	}
+	type state int
+	const (
+		alive state = iota + 1
+		ended
+		unknown
+	)
+	seen := map[string]state{}
+	out := subs[:0]
+	for _, s := range subs {
+		if s.Session == "" {
+			out = append(out, s)
+			continue
+		}
+		st := seen[s.Session]
+		if st == 0 {
+			ok, err := (*live)(ctx, s.Session)
+			switch {
+			case err != nil:
+				st = unknown
+				p.cfg.Logger.Warn("push: a device's sign-in could not be checked", "err", err)
+			case ok:
+				st = alive
+			default:
+				st = ended
+			}
+			seen[s.Session] = st
+		}
+		switch st {
+		case alive:
+			out = append(out, s)
+		case ended:
+			if _, err := p.store.DeletePushSubscription(ctx, s.Operator, s.Endpoint); err != nil {
+				p.cfg.Logger.Warn("push: removing the subscription of an ended sign-in", "endpoint", Origin(s.Endpoint), "err", redactEndpoint(err, s.Endpoint))
+			}
+			p.forget(s.Endpoint)
+		}
+	}
+	return out, nil
 }
 
 // Renotify pushes open question c again, to the devices of the
@@ -283,9 +342,9 @@ func (p *Pusher) Flush(ctx context.Context) {
 	}
 	// Who is looking, read once (outside the lock: it is the journal),
 	// and which devices are still subscribed: one removed (its owner
-	// stopped it, or signed out) gets nothing more.
+	// stopped it, or signed out) or whose sign-in ended gets nothing more.
 	looking := p.looking(ctx, now)
-	if subs, err := p.store.PushSubscriptions(ctx); err == nil {
+	if subs, err := p.subscriptions(ctx); err == nil {
 		live := make(map[string]bool, len(subs))
 		for _, s := range subs {
 			live[s.Endpoint] = true

@@ -173,6 +173,10 @@ type Pusher struct {
 	// question is pushed when it arrives, never on a later update.
 	decided map[string]bool
 	pruned  time.Time // when claims were last pruned
+
+	// live, once WatchSessions set it, reports whether a sign-in
+	// session still counts.
+	live atomic.Pointer[func(ctx context.Context, idHash string) (bool, error)]
 }
 
 // New returns a Pusher, or why push is off (CheckSubject's error).

@@ -549,3 +549,60 @@ func TestActionsForAPermission(t *testing.T) {
 		assert.Nil(t, m.Answer, name)
 	}
 }
+
+// With WatchSessions, a push goes only to devices whose sign-in still
+// counts, checked when it is sent: a device whose sign-in ended is told
+// nothing and its subscription removed (also one whose push waited for
+// its turn while the sign-in ended); one whose sign-in could not be
+// checked is kept but not pushed to; one made with no sign-in (a Bearer
+// script) is pushed to.
+func TestPushesGoOnlyToLiveSignIns(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	alice := f.subscribe(t, "/alice", "alice")
+	f.subscribe(t, "/bob", "bob")
+	f.subscribe(t, "/carol", "carol")
+	script := newDevice(t, f.ps, "/script", "ci")
+	script.sub.Session = ""
+	require.NoError(t, f.store.SavePushSubscription(ctx, script.sub))
+	var mu sync.Mutex
+	ended := map[string]bool{"s-bob": true}
+	f.pusher.WatchSessions(func(_ context.Context, h string) (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if h == "s-carol" {
+			return false, errors.New("journal unreachable")
+		}
+		return !ended[h], nil
+	})
+	paths := func(ds []store.PushSubscription) []string {
+		var out []string
+		for _, d := range ds {
+			out = append(out, strings.TrimPrefix(d.Endpoint, f.ps.srv.URL))
+		}
+		return out
+	}
+
+	f.pusher.Observe(ctx, card("c1", "Deploy?", time.Time{}))
+	got := map[string]bool{f.ps.next(t, alice, script).path: true, f.ps.next(t, alice, script).path: true}
+	f.ps.none(t)
+	assert.Equal(t, map[string]bool{"/alice": true, "/script": true}, got)
+	subs, err := f.store.PushSubscriptions(ctx)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"/alice", "/carol", "/script"}, paths(subs), "the ended sign-in's device is removed, the unchecked one kept")
+
+	// A question queued for alice's turn is not sent once her sign-in ended.
+	f.clock.add(time.Second)
+	f.pusher.Observe(ctx, card("c2", "Roll back?", time.Time{}))
+	f.ps.none(t) // both wait for their turn
+	mu.Lock()
+	ended["s-alice"] = true
+	mu.Unlock()
+	f.clock.add(time.Minute)
+	f.pusher.Flush(ctx)
+	assert.Equal(t, "/script", f.ps.next(t, alice, script).path)
+	f.ps.none(t)
+	subs, err = f.store.PushSubscriptions(ctx)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"/carol", "/script"}, paths(subs))
+}
