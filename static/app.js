@@ -272,6 +272,7 @@
     if (current && current !== card) current.classList.remove('is-current');
     current = card;
     if (card) card.classList.add('is-current');
+    if (card && ql.on && card.closest('#open')) select(card.id);
   }
 
   /* firstControl is where the operator starts on a card: its first control
@@ -326,11 +327,45 @@
    * heading, so j/k and the digits act at once; Enter starts typing), or
    * says none is left. */
   function moveOn(from) {
+    if (ql.on) { moveOnList(from); return; }
     var next = following(pendingCards(), from, false);
     var none = byId('no-more');
     if (next && next !== from) {
       if (none) none.hidden = true;
       goTo(next, false);
+      return;
+    }
+    markCurrent(null);
+    if (none) {
+      none.hidden = false;
+      none.scrollIntoView({ block: 'nearest' });
+      none.focus();
+    }
+  }
+
+  /* moveOnList is moveOn in the list's order: the next question waiting
+   * after from (the next page's first past the last line), else the
+   * first one left, else the note that none is. */
+  function moveOnList(from) {
+    if (ql.timer) syncList();
+    var ids = waitingIds(true).filter(function (id) { return id !== from.id; });
+    var cmp = listCompare();
+    var rec = recOf(from);
+    var i = 0;
+    while (i < ids.length && cmp(recOf(byId(ids[i])), rec) < 0) i++;
+    var none = byId('no-more');
+    if (i >= ids.length && ql.next) {
+      ql.sel = from.id;
+      ql.selRec = rec;
+      ql.soft = false;
+      ql.queued += 1;
+      fetchNext();
+      return;
+    }
+    var to = i < ids.length ? ids[i] : ids[0];
+    if (to) {
+      if (none) none.hidden = true;
+      openItem(byId(to));
       return;
     }
     markCurrent(null);
@@ -501,7 +536,13 @@
     switch (e.key) {
       case 'j':
       case 'k':
-        var to = following(pendingCards(), cur, e.key === 'k');
+      case 'J':
+      case 'K':
+        if (ql.on) {
+          step(e.key.toLowerCase() === 'k' ? -1 : 1, e.key === 'J' || e.key === 'K');
+          break;
+        }
+        var to = following(pendingCards(), cur, e.key.toLowerCase() === 'k');
         if (to) goTo(to, false);
         break;
       case 'o':
@@ -767,7 +808,19 @@
       showUnseen();
     } else if (action === 'open-row') {
       e.preventDefault();
-      openRow(t);
+      if (ql.on) openItem(t.closest('.row'));
+      else openRow(t);
+    } else if (action === 'select-line') {
+      // A new tab or window opens the question's own page.
+      if (e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey || e.altKey) return;
+      var item = byId(t.parentNode.dataset.for);
+      if (!item) return;
+      e.preventDefault();
+      edgeClear();
+      openItem(item);
+    } else if (action === 'list-back') {
+      if (window.history.state && window.history.state.aepformsOpen) window.history.back();
+      else closeFull();
     } else if (t.matches('.error-summary a')) {
       var target = byId(t.getAttribute('href').slice(1));
       if (target) {
@@ -1221,6 +1274,14 @@
     if (clear) clear.hidden = settledShown === 0;
     var none = byId('no-more');
     if (none && !none.hidden && doc.activeElement !== none && pendingCards().length) none.hidden = true;
+    var wd = byId('withdrawn');
+    if (wd) {
+      var wn = cards('#withdrawn-list .card').length;
+      wd.hidden = wn === 0;
+      var wc = wd.querySelector('.section-title__count');
+      if (wc) wc.textContent = '(' + wn + ')';
+    }
+    listSoon();
     var hiddenN = cards('.card.is-hidden').length;
     var note = byId('hidden-note');
     if (note) {
@@ -1397,6 +1458,16 @@
       var head = card.querySelector('.card__head');
       if (head) head.after(line); else card.prepend(line);
     }
+    // Out of the questions waiting, into the withdrawn group (a
+    // question's own page keeps it where it is).
+    var gone = byId('withdrawn-list');
+    if (gone && !inbox.single && card.closest('#open')) {
+      var a = doc.activeElement;
+      var had = a && card.contains(a) ? a : null;
+      gone.appendChild(card);
+      tidyGroups();
+      if (had) had.focus({ preventScroll: true });
+    }
     refresh();
   }
   // reconnect opens the stream again after wait, once however many ask;
@@ -1561,6 +1632,459 @@
       var link = first.querySelector('[data-fragment]');
       if (link) swap(first, link.dataset.fragment).then(function (c) { if (c) balance(); });
     }
+  }
+
+  /* ---------- the list of the questions waiting (#qlist) ----------
+   * One line per question waiting on the page (its cards and rows):
+   * agent, kind, the question's first line, deadline, in the order the
+   * operator chose (nearest deadline first, oldest first, by agent;
+   * permissions may be pinned first). At 1024 px and wider it sits beside
+   * the cards, which scroll to the question selected; narrower it sits
+   * above them, and at phone width a line opens its question full screen
+   * (Back returns to the list). j / k move the selection through the
+   * list, fetching the next page past its last line; they never wrap.
+   * The selection is the URL's #card-{id} (and this browser's last), so
+   * it survives pushes, reloads and restarts. The lines are drawn from
+   * the cards and rows: what a question is stays the server's verdict. */
+
+  var qlist = byId('qlist');
+  var qitems = byId('qlist-items');
+  var LIST_ORDER = 'aepforms:list-order';
+  var LIST_PIN = 'aepforms:list-pin';
+  var SELECTED = 'aepforms:selected';
+  var ql = {
+    on: !!(qlist && qitems && !inbox.single && ds.panel !== 'true'),
+    lines: {}, // DOM id -> its line (<li>)
+    order: [], // DOM ids, in the list's order
+    sel: '', // the DOM id selected
+    soft: false, // sel is the page's first, not yet chosen: j / k start on it
+    selRec: null, // what sorts the selection, to find its place once it left
+    selEl: null,
+    rows: {}, // DOM id -> the row a card opened from the list replaced
+    loading: false, // a row's card is on its way
+    fetching: false, // the next page is on its way
+    queued: 0, // j / k pressed while it was
+    next: '', // the next page's address
+    timer: 0
+  };
+
+  function listItems() {
+    return cards('#open .card, #open .row').filter(function (el) {
+      return !el.hidden && !el.classList.contains('is-hidden') && el.dataset.settled !== 'true';
+    });
+  }
+  function recOf(el) {
+    return { id: el.id, sort: el.dataset.sort || '', kind: el.dataset.kind || '', agent: el.dataset.groupLabel || '' };
+  }
+  function listCompare() {
+    var order = byId('qlist-order') ? byId('qlist-order').value : 'deadline';
+    var pin = !!(byId('qlist-pin') && byId('qlist-pin').checked);
+    function str(a, b) { return a < b ? -1 : a > b ? 1 : 0; }
+    return function (a, b) {
+      if (pin) {
+        var p = (a.kind === 'permission' ? 0 : 1) - (b.kind === 'permission' ? 0 : 1);
+        if (p) return p;
+      }
+      // The sort key is "{deadline ms}-{asked ms}-{id}", 19 digits each.
+      if (order === 'oldest') { var o = str(a.sort.slice(20, 39), b.sort.slice(20, 39)); if (o) return o; }
+      if (order === 'agent') { var g = str(a.agent.toLowerCase(), b.agent.toLowerCase()); if (g) return g; }
+      return str(a.sort, b.sort);
+    };
+  }
+
+  /* fillLine draws el's line: agent, kind, first line, deadline. */
+  function fillLine(li, el) {
+    var row = !!el.dataset.row;
+    var a = li.firstElementChild;
+    a.replaceChildren();
+    var label = el.dataset.groupLabel || '';
+    var agent = doc.createElement('span');
+    agent.className = 'qline__agent';
+    agent.textContent = label.split(' · session ')[0];
+    agent.title = label;
+    var kindEl = el.querySelector(row ? '.row__kind' : '.card__kind');
+    var kind = doc.createElement('span');
+    kind.className = 'qline__kind';
+    // Its first word ("Permission" for "Permission request"): the line
+    // keeps its room for the question.
+    var kindText = kindEl ? kindEl.textContent.trim() : '';
+    kind.textContent = kindText.split(' ')[0];
+    if (kind.textContent !== kindText) kind.title = kindText;
+    var gistEl = el.querySelector(row ? '.row__question' : '.card__question');
+    var gist = doc.createElement('bdi');
+    gist.className = 'qline__gist';
+    gist.textContent = (gistEl || kindEl || el).textContent.trim();
+    a.append(agent, kind, gist);
+    var t = el.querySelector('time[data-deadline]');
+    if (t) {
+      var box = doc.createElement('span');
+      box.className = 'qline__deadline ' + t.parentNode.className.replace(/\brow__deadline\b/, '');
+      box.dataset.leftText = t.parentNode.dataset.leftText || '';
+      box.dataset.passedText = t.parentNode.dataset.passedText || '';
+      box.appendChild(t.cloneNode(true));
+      a.appendChild(box);
+    }
+    li.dataset.kind = el.dataset.kind || '';
+    li.dataset.pending = el.dataset.pending || '';
+    li.dataset.ver = el.dataset.version + (row ? 'r' : 'c') + el.dataset.pending + el.className;
+  }
+  function makeLine(el) {
+    var li = doc.createElement('li');
+    li.className = 'qline';
+    li.dataset.for = el.id;
+    li.dataset.testid = 'qline';
+    var a = doc.createElement('a');
+    a.className = 'qline__link';
+    a.dataset.action = 'select-line';
+    a.href = (ds.base || '') + '/cards/' + encodeURIComponent(el.dataset.card) + '/page';
+    li.appendChild(a);
+    fillLine(li, el);
+    return li;
+  }
+
+  function listSoon() {
+    if (ql.on && !ql.timer) ql.timer = window.requestAnimationFrame(syncList);
+  }
+
+  /* syncList brings the lines in line with the page's cards and rows. */
+  function syncList() {
+    if (ql.timer) window.cancelAnimationFrame(ql.timer);
+    ql.timer = 0;
+    if (!ql.on) return;
+    var seen = {};
+    var recs = listItems().map(function (el) {
+      seen[el.id] = true;
+      var li = ql.lines[el.id];
+      if (!li) li = ql.lines[el.id] = makeLine(el);
+      else if (li.dataset.ver !== el.dataset.version + (el.dataset.row ? 'r' : 'c') + el.dataset.pending + el.className) fillLine(li, el);
+      var r = recOf(el);
+      r.li = li;
+      return r;
+    });
+    Object.keys(ql.lines).forEach(function (id) {
+      if (!seen[id]) { ql.lines[id].remove(); delete ql.lines[id]; }
+    });
+    recs.sort(listCompare());
+    var prev = null;
+    recs.forEach(function (r) {
+      var want = prev ? prev.nextSibling : qitems.firstChild;
+      if (want !== r.li) qitems.insertBefore(r.li, want);
+      prev = r.li;
+    });
+    ql.order = recs.map(function (r) { return r.id; });
+    var n = byId('qlist-count');
+    // Counted as the header counts: what waits for an answer (an
+    // informational question has a line, and no count).
+    var waiting = recs.filter(function (r) { return r.li.dataset.pending === 'true'; }).length;
+    if (n) n.textContent = '(' + groupDigits(waiting) + (ql.next ? '+' : '') + ')';
+    if (!ql.sel && recs.length) { ql.sel = recs[0].id; ql.soft = true; }
+    markSelected();
+  }
+
+  /* markSelected shows the selection: its line (aria-current) and its
+   * card or row. */
+  function markSelected() {
+    var was = qitems.querySelector('.qline.is-selected');
+    var li = ql.lines[ql.sel];
+    if (was && was !== li) { was.classList.remove('is-selected'); was.firstElementChild.removeAttribute('aria-current'); }
+    if (li && !li.classList.contains('is-selected')) { li.classList.add('is-selected'); li.firstElementChild.setAttribute('aria-current', 'true'); }
+    var el = ql.sel ? byId(ql.sel) : null;
+    if (ql.selEl && ql.selEl !== el) ql.selEl.classList.remove('is-sel');
+    if (el) { el.classList.add('is-sel'); ql.selRec = recOf(el); }
+    ql.selEl = el;
+  }
+
+  /* select makes id the selection (the URL and this browser remember it);
+   * a card the list opened from a row goes back to its row once left. */
+  function select(id) {
+    if (!ql.on || !id) return;
+    ql.soft = false;
+    if (ql.sel === id) return;
+    var prev = ql.sel;
+    ql.sel = id;
+    markSelected();
+    unopen(prev);
+    remember();
+  }
+
+  /* remember writes the selection into the URL and this browser, at most
+   * every 250 ms (the browser limits how often a page may rewrite its
+   * address; j held down moves faster), the last one always. */
+  var rememberAt = 0;
+  var rememberTimer = 0;
+  function remember() {
+    if (rememberTimer) return;
+    var wait = rememberAt + 250 - Date.now();
+    if (wait > 0) { rememberTimer = window.setTimeout(function () { rememberTimer = 0; remember(); }, wait); return; }
+    rememberAt = Date.now();
+    if (window.location.hash !== '#' + ql.sel) {
+      try { window.history.replaceState(window.history.state, '', '#' + ql.sel); } catch (e) { /* a sandboxed frame */ }
+    }
+    save(SELECTED, ql.sel);
+  }
+
+  function unopen(id) {
+    var row = ql.rows[id];
+    var card = byId(id);
+    if (!row || !card || card.dataset.row) return;
+    if (busy(card) || card.dataset.open !== 'true' || card.dataset.settled === 'true' || !card.closest('#open')) {
+      delete ql.rows[id];
+      return;
+    }
+    delete ql.rows[id];
+    row.dataset.version = card.dataset.version;
+    row.dataset.pending = card.dataset.pending;
+    card.replaceWith(row);
+    listSoon();
+  }
+
+  /* loadRow fetches the selected row's card into its place, one fetch at a
+   * time: a selection that moved on meanwhile is fetched next. */
+  function loadRow() {
+    var row = byId(ql.sel);
+    if (ql.loading || !row || !row.dataset.row) return;
+    var link = row.querySelector('[data-fragment]');
+    if (!link || !window.fetch) return;
+    ql.loading = true;
+    var version = row.dataset.version;
+    window.fetch(link.dataset.fragment, { credentials: 'same-origin', headers: { Accept: 'text/html' } })
+      .then(function (res) { return res.ok ? res.text() : null; })
+      .then(function (html) {
+        ql.loading = false;
+        var fresh = html ? parse(html).firstElementChild : null;
+        if (fresh && fresh.id === row.id && row.isConnected && row.dataset.version === version && ql.sel === row.id) {
+          var a = doc.activeElement;
+          var follow = !a || a === body || row.contains(a);
+          row.replaceWith(fresh);
+          ql.rows[fresh.id] = row;
+          fresh.dataset.opened = 'true';
+          dropDrafts(fresh);
+          enhance(fresh);
+          markCurrent(fresh);
+          refresh();
+          if (follow) { fresh.scrollIntoView({ block: 'start' }); cardHeading(fresh).focus({ preventScroll: true }); }
+        }
+        if (ql.sel !== row.id) loadRow();
+      }, function () { ql.loading = false; });
+  }
+
+  /* openItem brings the question el into view, selected: a card's
+   * heading takes focus; a row's card is fetched into its place. At
+   * phone width it opens full screen. */
+  function openItem(el) {
+    select(el.id);
+    var li = ql.lines[el.id];
+    if (li) li.scrollIntoView({ block: 'nearest' });
+    if (el.dataset.row) {
+      markCurrent(null);
+      el.scrollIntoView({ block: 'start' });
+      var link = el.querySelector('[data-testid="row-link"]');
+      if (link) link.focus({ preventScroll: true });
+      loadRow();
+    } else {
+      goTo(el, false);
+    }
+    if (phone()) openFull();
+  }
+
+  function phone() { return window.matchMedia && window.matchMedia('(max-width: 40rem)').matches; }
+
+  /* openFull shows the selected question alone (phone width); Back (the
+   * button or the browser's) returns to the list. */
+  function openFull() {
+    var root = doc.documentElement;
+    if (root.classList.contains('q-open')) return;
+    root.classList.add('q-open');
+    byId('qback').hidden = false;
+    try { window.history.pushState({ aepformsOpen: ql.sel }, '', '#' + ql.sel); } catch (e) { /* a sandboxed frame */ }
+    window.scrollTo(0, 0);
+  }
+  function closeFull() {
+    var root = doc.documentElement;
+    if (!root.classList.contains('q-open')) return;
+    root.classList.remove('q-open');
+    var li = ql.lines[ql.sel];
+    if (li) {
+      li.firstElementChild.focus({ preventScroll: true });
+      li.scrollIntoView({ block: 'center' });
+    }
+    byId('qback').hidden = true;
+  }
+  window.addEventListener('popstate', function (e) {
+    if (e.state && e.state.aepformsOpen) return;
+    closeFull();
+    // The browser's Back puts focus back on the page once this returns:
+    // on the line the operator left, once more.
+    window.setTimeout(function () {
+      var li = ql.lines[ql.sel];
+      var a = doc.activeElement;
+      if (li && (!a || a === body)) li.firstElementChild.focus({ preventScroll: true });
+    }, 0);
+  });
+
+  /* waitingIds are the list's questions j / k visit: waiting for an
+   * answer by the server's verdict (data-pending), not locked. */
+  function waitingIds(withForm) {
+    return ql.order.filter(function (id) {
+      var el = byId(id);
+      if (!el || el.dataset.pending !== 'true' || el.classList.contains('is-locked') || el.dataset.withdrawn === 'true') return false;
+      return !withForm || !!el.dataset.row || !!el.querySelector('form[data-card]');
+    });
+  }
+
+  /* placeOf is where the selection stands among ids: its index, or, once
+   * it left the list (answered, settled elsewhere), the index it would
+   * have (ids after it start there). */
+  function placeOf(ids) {
+    var at = ids.indexOf(ql.sel);
+    if (at >= 0 || !ql.selRec) return { at: at, gone: false };
+    var cmp = listCompare();
+    var i = 0;
+    while (i < ids.length && cmp(recOf(byId(ids[i])), ql.selRec) < 0) i++;
+    return { at: i, gone: true };
+  }
+
+  /* edge says the list ends here (j past the last, k before the first),
+   * and moves nothing. */
+  function edge(first) {
+    var note = byId('qlist-edge');
+    if (!note) return;
+    note.textContent = first ? note.dataset.firstText : note.dataset.endText;
+  }
+  function edgeClear() {
+    var note = byId('qlist-edge');
+    if (note && note.textContent) note.textContent = '';
+  }
+
+  /* step moves the selection dir (1: j, -1: k) through the questions
+   * waiting, n of them at once (1 unless keys were pressed while the next
+   * page loaded); extend (Shift) selects for a batch answer as it goes. */
+  function step(dir, extend, n) {
+    n = n || 1;
+    if (ql.fetching) { ql.queued += dir * n; return; }
+    if (ql.timer) syncList(); // the page changed since the lines were drawn
+    var ids = waitingIds(false);
+    var p = placeOf(ids);
+    // from: where the selection stands, as an index (a selection not
+    // chosen yet stands just before the first; one that left the list,
+    // between its neighbours).
+    var from;
+    if (p.at < 0) from = dir > 0 ? -1 : ids.length;
+    else if (ql.soft) from = p.at - dir;
+    else if (p.gone) from = dir > 0 ? p.at - 1 : p.at;
+    else from = p.at;
+    var to = from + dir * n;
+    if (to >= ids.length) {
+      if (ql.next) {
+        // On the next page: the moves left go on once it is here.
+        var last = ids.length - 1;
+        if (last >= 0 && last !== from) openItem(byId(ids[last]));
+        ql.queued += to - last;
+        fetchNext();
+        return;
+      }
+      edge(false);
+      return;
+    }
+    if (to < 0) { edge(true); return; }
+    edgeClear();
+    if (extend) pickSel();
+    openItem(byId(ids[to]));
+    if (extend) pickSel();
+  }
+
+  /* pickSel selects the selected card for a batch answer (Shift+j/k). */
+  function pickSel() {
+    var c = byId(ql.sel);
+    var box = c && c.querySelector('[data-batch-pick]');
+    if (box && !box.checked && !box.closest('[data-testid="batch-pick"]').hidden) batchToggle(c);
+  }
+
+  /* fetchNext reads the next page and adds its questions to this one:
+   * the list goes on, the push stream follows the wider page. */
+  function fetchNext() {
+    if (ql.fetching || !ql.next || !window.fetch) return;
+    ql.fetching = true;
+    window.fetch(ql.next, { credentials: 'same-origin', headers: { Accept: 'text/html' } })
+      .then(function (res) {
+        if (!res.ok) throw new Error('status ' + res.status);
+        return res.text();
+      })
+      .then(function (html) {
+        var d = new DOMParser().parseFromString(html, 'text/html');
+        var box = d.getElementById('inbox');
+        if (!box) throw new Error('no inbox in the answer');
+        Array.prototype.forEach.call(box.querySelectorAll('#open .card, #open .row'), function (el) {
+          if (byId(el.id)) return;
+          var node = doc.importNode(el, true);
+          place(node);
+          if (node.classList.contains('card')) enhance(node);
+        });
+        // The other pages' pending count: the next page's, less what of
+        // it this page now shows.
+        var theirs = box.querySelectorAll('#open [data-pending="true"]').length;
+        var mine = cards('#open [data-pending="true"]').length;
+        inbox.offPage = Math.max(0, Number(box.dataset.offPage || 0) + theirs - mine);
+        inbox.until = box.dataset.pageUntil || '';
+        var nx = d.querySelector('[data-testid="next-page"]');
+        ql.next = nx ? new URL(nx.getAttribute('href'), window.location.href).href : '';
+        cards('[data-testid="next-page"]').forEach(function (a) {
+          if (ql.next) a.href = ql.next; else a.remove();
+        });
+        var push = ds.push.replace(/&until=[^&]*/, '');
+        if (inbox.until) push += '&until=' + encodeURIComponent(inbox.until);
+        if (push !== ds.push) { ds.push = push; connect(); }
+        tidyGroups();
+        refresh();
+        ql.fetching = false;
+        syncList();
+        var q = ql.queued;
+        ql.queued = 0;
+        if (q) step(q > 0 ? 1 : -1, false, Math.abs(q));
+      })
+      .catch(function () {
+        // Not read (the server gone, a sign-in): j says so at the end, and
+        // tries again on the next press.
+        ql.fetching = false;
+        ql.queued = 0;
+      });
+  }
+
+  function startList() {
+    if (!ql.on) return;
+    qlist.hidden = false;
+    doc.documentElement.classList.add('qlist-on');
+    var main = byId('main');
+    if (main) main.classList.add('has-qlist');
+    var order = byId('qlist-order');
+    var pin = byId('qlist-pin');
+    order.value = load(LIST_ORDER, 'deadline');
+    if (!order.value) order.value = 'deadline';
+    pin.checked = load(LIST_PIN, false) === true;
+    var nx = doc.querySelector('[data-testid="next-page"]');
+    if (nx) ql.next = nx.href;
+    var want = window.location.hash.slice(1) || load(SELECTED, '');
+    syncList();
+    if (want && ql.lines[want]) {
+      ql.sel = want;
+      ql.soft = false;
+      markSelected();
+      var el = byId(want);
+      ql.lines[want].scrollIntoView({ block: 'nearest' });
+      if (el.dataset.row) loadRow();
+      else markCurrent(el);
+      if (window.location.hash.slice(1) === want) el.scrollIntoView({ block: 'start' });
+    }
+    // Lines brought into view clear the list's own heading.
+    var head = qlist.querySelector('.qlist__head');
+    var pad = function () { qlist.style.scrollPaddingTop = head.offsetHeight + 'px'; };
+    pad();
+    if (window.ResizeObserver) new ResizeObserver(pad).observe(head);
+    qlist.addEventListener('change', function (e) {
+      if (e.target === order) save(LIST_ORDER, order.value);
+      if (e.target === pin) save(LIST_PIN, pin.checked);
+      syncList();
+    });
   }
 
   /* ---------- countdowns ---------- */
@@ -1939,6 +2463,7 @@
   dropDrafts(doc);
   enhance(doc);
   renderConn();
+  startList();
   refresh();
   if (ds.focus) {
     // The refused post's error summary takes focus; its card is brought

@@ -381,14 +381,24 @@ var words = struct {
 		"note-only-hint":      "Without an option, the agent decides what the note means, and may refuse it.",
 		"hide":                "Hide from this page",
 		"clear-settled":       "Clear settled",
-		"no-more":             "No more pending questions on this page.",
+		"no-more":             "No more questions waiting after this one.",
+		"at-first":            "This is the first question waiting.",
+		"list-label":          "Questions waiting",
+		"list-order":          "Order",
+		"order-deadline":      "Nearest deadline first",
+		"order-oldest":        "Oldest first",
+		"order-agent":         "By agent",
+		"pin-permissions":     "Permissions first",
+		"list-back":           "Back to the list",
+		"withdrawn-title":     "No longer open",
 		"keys-button":         "Keyboard shortcuts",
 		"keys-title":          "Keyboard shortcuts",
 		"keys-toggle":         "Use single-key shortcuts (j, k, 1–9, o, x, c, ?)",
 		"keys-close":          "Close",
 		"keys-off-note":       "Single-key shortcuts never act while you type in a text box.",
-		"key-j":               "Next pending question",
-		"key-k":               "Previous pending question",
+		"key-j":               "Next question waiting, in the list's order (on to the next page)",
+		"key-k":               "Previous question waiting",
+		"key-shift-jk":        "Move and select for a batch answer (a range)",
 		"key-1-9":             "Select the n-th choice or option (never sends)",
 		"key-o":               "Type in Other",
 		"key-x":               "Select for a batch answer, or unselect",
@@ -585,6 +595,10 @@ func failedText(reason string) string {
 // FlowWords are the answer flow's words (words.flow), for the components.
 type FlowWords struct {
 	Hide, ClearSettled, NoMore        string
+	AtFirst, ListLabel, ListOrder     string
+	OrderDeadline, OrderOldest        string
+	OrderAgent, PinPermissions        string
+	ListBack, WithdrawnTitle          string
 	KeysButton, KeysTitle, KeysToggle string
 	KeysClose, KeysOffNote, Refusing  string
 	Keys                              []KeyWords
@@ -596,6 +610,10 @@ type KeyWords struct{ Keys, What string }
 // Flow is the answer flow's words.
 var Flow = FlowWords{
 	Hide: words.flow["hide"], ClearSettled: words.flow["clear-settled"], NoMore: words.flow["no-more"],
+	AtFirst: words.flow["at-first"], ListLabel: words.flow["list-label"], ListOrder: words.flow["list-order"],
+	OrderDeadline: words.flow["order-deadline"], OrderOldest: words.flow["order-oldest"],
+	OrderAgent: words.flow["order-agent"], PinPermissions: words.flow["pin-permissions"],
+	ListBack: words.flow["list-back"], WithdrawnTitle: words.flow["withdrawn-title"],
 	KeysButton: words.flow["keys-button"], KeysTitle: words.flow["keys-title"], KeysToggle: words.flow["keys-toggle"],
 	KeysClose: words.flow["keys-close"], KeysOffNote: words.flow["keys-off-note"],
 	Keys: []KeyWords{
@@ -605,6 +623,7 @@ var Flow = FlowWords{
 		{"o", words.flow["key-o"]},
 		{"x", words.flow["key-x"]},
 		{"c", words.flow["key-c"]},
+		{"Shift + j, Shift + k", words.flow["key-shift-jk"]},
 		{"Ctrl + Enter, ⌘ + Enter", words.flow["key-send"]},
 		{"Esc", words.flow["key-esc"]},
 		{"?", words.flow["key-help"]},
