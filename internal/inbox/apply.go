@@ -183,6 +183,9 @@ func (in *Inbox) applyLifecycle(en *entry, e *aep.Event) bool {
 	case "attention.routed":
 		var d aep.Routed
 		_ = e.DecodeData(&d) // a route is a fact even when its data is unreadable
+		if d.Via == SurfaceVia {
+			return false // this UI's own delivery: the card's Routing tells it
+		}
 		if len(c.Routes) >= maxCardFacts {
 			return false // bounded: a flood of routes cannot grow a card without end
 		}

@@ -38,6 +38,12 @@ const (
 // Open reports whether the request may still be answered.
 func (s State) Open() bool { return s == StatePending || s == StateRouted }
 
+// SurfaceVia is the via of the attention.routed this UI emits for each
+// delivery to a human surface (Web Push, a team's chat). Those hops are
+// not facts of the card: its Routing (team, reminders, escalation) says
+// where the question went, in the operator's words.
+const SurfaceVia = "aepforms"
+
 // Route is one attention.routed hop: To and Via from its data, Source and
 // Agent the router's own identity.
 type Route struct {

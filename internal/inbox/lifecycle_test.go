@@ -18,6 +18,10 @@ func TestLifecycleStates(t *testing.T) {
 		return ev(t, aep.Envelope{ID: "rt1", Type: "attention.routed", Subject: "r1", Cause: "r1", Source: sinkSource,
 			Agent: "sink", Session: testSession, Data: map[string]any{"to": "ops-channel", "via": "slack"}})
 	}
+	ownRouted := func(t *testing.T) *aep.Event {
+		return ev(t, aep.Envelope{ID: "rt2", Type: "attention.routed", Subject: "r1", Cause: "r1", Source: "aep://ui.test/aepforms",
+			Agent: "aepforms", Session: testSession, Data: map[string]any{"to": "webpush", "via": SurfaceVia}})
+	}
 	answered := func(t *testing.T) *aep.Event {
 		return lifecycle(t, "attention.answered", "a1", "r1", "r1", 2,
 			map[string]any{"answer": map[string]any{"values": map[string]any{"name": "x"}}, "by": "alice", "via": "oob"})
@@ -46,6 +50,12 @@ func TestLifecycleStates(t *testing.T) {
 		{"pending", []mk{req}, StatePending, nil, false},
 		{"routed names who to", []mk{req, routed}, StateRouted, func(t *testing.T, c Card) {
 			assert.Equal(t, []Route{{To: "ops-channel", Via: "slack", Source: sinkSource, Agent: "sink"}}, c.Routes)
+		}, false},
+		// This UI's own deliveries (Web Push, a team's chat) are shown by
+		// the card's routing (team, reminders, escalation); on the wire
+		// they are for other consumers, and the card stays "waiting".
+		{"this UI's own deliveries leave it pending", []mk{req, ownRouted}, StatePending, func(t *testing.T, c Card) {
+			assert.Empty(t, c.Routes)
 		}, false},
 		{"answered keeps values, by and via", []mk{req, routed, answered}, StateAnswered, func(t *testing.T, c Card) {
 			require.NotNil(t, c.Recorded)

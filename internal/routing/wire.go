@@ -26,7 +26,7 @@ const (
 )
 
 // Via is attention.routed's via: this UI.
-const Via = "aepforms"
+const Via = inbox.SurfaceVia
 
 // Wire emits attention.routed on the relay for each delivery of a
 // question to a human surface (AEP-0002 §7.3): its own source and agent
