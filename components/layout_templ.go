@@ -1539,7 +1539,7 @@ func subHeader(p view.PageView, current string) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if p.RoutesURL != "" {
-			templ_7745c5c3_Err = navLink(p.RoutesURL, "Routes", "routes-link", current == "routes").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = navLink(p.RoutesURL, "Operators", "routes-link", current == "routes").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -32,10 +32,19 @@ type routePages struct {
 	// operators are the named operators as they are now (the operators
 	// file, read again as it changes).
 	operators func() []Operator
+	// roleMap is, in words, how the provider's sign-ins get their roles.
+	roleMap []string
 }
 
 func newRoutePages(st *site, deps Deps, cfg Config) *routePages {
 	rp := &routePages{site: st, routes: deps.Routes, operators: func() []Operator { return cfg.Operators }}
+	if o := cfg.OIDC; o != nil {
+		for _, r := range Roles {
+			for _, v := range o.Roles[r] {
+				rp.roleMap = append(rp.roleMap, string(r)+": "+o.RolesClaim+" holds "+v)
+			}
+		}
+	}
 	if cfg.OperatorList != nil {
 		rp.operators = cfg.OperatorList.Get
 	}
@@ -53,16 +62,26 @@ func (p *routePages) members() map[string][]string {
 	return m
 }
 
-// linked reports whether the pages drawn for r link to the Routes page:
-// a routes file, an admin.
-func (p *routePages) linked(r *http.Request) bool {
-	return p.routes != nil && roleFrom(r.Context()).administers()
+// operatorRows are the named operators with their roles and teams.
+func (p *routePages) operatorRows() []view.OperatorRow {
+	var out []view.OperatorRow
+	for _, op := range p.operators() {
+		out = append(out, view.OperatorRow{Name: op.Name, Role: string(op.role()), Teams: strings.Join(op.Teams, ", ")})
+	}
+	return out
 }
 
-// routesURL is the Routes page's address for the pages drawn for r ("":
-// no link, without a routes file or for a role other than admin).
+// linked reports whether the pages drawn for r link to the Operators
+// and routes page (routesURL says when).
+func (p *routePages) linked(r *http.Request) bool {
+	return p.routesURL(r) != ""
+}
+
+// routesURL is the Operators and routes page's address for the pages
+// drawn for r ("": no link, for a role other than admin, or on a UI with
+// neither sign-in nor a routes file, whose one operator is everyone).
 func (p *site) routesURL(r *http.Request) string {
-	if !p.routes || !roleFrom(r.Context()).administers() {
+	if !(p.routes || p.signedIn) || !roleFrom(r.Context()).administers() {
 		return ""
 	}
 	return strings.TrimSuffix(p.base, "/") + "/routes"
@@ -73,7 +92,7 @@ func (p *site) routesURL(r *http.Request) string {
 func handleRoutes(p *routePages) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		opts := view.RoutesOptions{BasePath: p.base, Assets: p.assets, Theme: r.URL.Query().Get("theme"), SignedIn: p.signedIn,
-			Operator: operatorFrom(r.Context()), Members: p.members()}
+			Operator: operatorFrom(r.Context()), Members: p.members(), Operators: p.operatorRows(), RoleMap: p.roleMap}
 		var t *routes.Table
 		if p.routes != nil {
 			t, opts.Path = p.routes.Table(), p.routes.Path()

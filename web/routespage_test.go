@@ -7,7 +7,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/PuerkitoBio/goquery"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -103,4 +106,33 @@ func TestCardShowsItsTeamAndSteps(t *testing.T) {
 	assert.Equal(t, "Reminded oncall "+at.UTC().Format("15:04")+" UTC, escalated to leads "+at.Add(10*60e9).UTC().Format("15:04")+" UTC", steps.Text())
 	_, escalated := steps.Attr("data-escalated")
 	assert.True(t, escalated)
+}
+
+// The admin's page says who may do what: every named operator with
+// their role and teams, and how the provider's sign-ins get theirs; it
+// is there without a routes file too. An answerer is refused it.
+func TestAdminSeesTheOperatorsAndTheirRoles(t *testing.T) {
+	t.Parallel()
+	annHash, boHash, cyHash := bcryptHash(t, annSecret), bcryptHash(t, boSecret), bcryptHash(t, "cy-secret-0123456789")
+	h := newHarness(t, func(s *setup) {
+		s.cfg.Operators = []Operator{{Name: "Ann", Hash: annHash, Role: RoleAdmin, Teams: []string{"leads"}},
+			{Name: "Bo", Hash: boHash, Teams: []string{"oncall", "leads"}}, {Name: "Cy", Hash: cyHash, Role: RoleViewer}}
+	})
+	ann, bo := h.client(), h.client()
+	require.Equal(t, http.StatusSeeOther, h.postForm(ann, "signin", url.Values{"token": {annSecret}, "name": {"Ann"}}).StatusCode)
+	require.Equal(t, http.StatusSeeOther, h.postForm(bo, "signin", url.Values{"token": {boSecret}, "name": {"Bo"}}).StatusCode)
+
+	link, ok := h.getPage(ann, "").doc(t).Find(`[data-testid="routes-link"]`).Attr("href")
+	require.True(t, ok, "the admin's inbox links to the Operators page without a routes file")
+	r := h.getPage(ann, link[1:])
+	require.Equal(t, http.StatusOK, r.StatusCode)
+	rows := map[string]string{}
+	r.doc(t).Find(`[data-testid="operator-row"]`).Each(func(_ int, s *goquery.Selection) {
+		var cells []string
+		s.Find("td").Each(func(_ int, c *goquery.Selection) { cells = append(cells, strings.TrimSpace(c.Text())) })
+		rows[strings.TrimSpace(s.Find("th").Text())] = strings.Join(cells, " ")
+	})
+	assert.Equal(t, map[string]string{"Ann": "admin leads", "Bo": "answerer oncall, leads", "Cy": "viewer none"}, rows)
+	assert.Equal(t, http.StatusForbidden, h.getPage(bo, "routes").StatusCode, "an answerer may not view who may do what")
+	assert.Zero(t, h.getPage(bo, "").doc(t).Find(`[data-testid="routes-link"]`).Length(), "nor is linked to it")
 }

@@ -23,6 +23,17 @@ type RoutesOptions struct {
 	Problem string
 	// Members are, by team, the operators the operators file puts in it.
 	Members map[string][]string
+	// Operators are the named operators as they are now (the operators
+	// file), with their roles and teams.
+	Operators []OperatorRow
+	// RoleMap is, in words, how the identity provider's sign-ins get
+	// their roles ("admin: group aepforms-admins"); none without OIDC.
+	RoleMap []string
+}
+
+// OperatorRow is one named operator as the Operators page lists them.
+type OperatorRow struct {
+	Name, Role, Teams string
 }
 
 // RoutesView is the Routes page: the teams and the routes in force.
@@ -31,6 +42,9 @@ type RoutesView struct {
 	Heading string
 	Intro   string
 	Problem string
+	// Operators and RoleMap are who may do what (RoutesOptions').
+	Operators []OperatorRow
+	RoleMap   []string
 	// Off is true when serve has no routes file.
 	Off    bool
 	Teams  []TeamRow
@@ -59,10 +73,15 @@ type RouteRow struct {
 func Routes(t *routes.Table, opts RoutesOptions) RoutesView {
 	base := root(opts.BasePath)
 	v := RoutesView{
-		Page:    subPage("Routes", base, opts.Assets, opts.Theme, opts.SignedIn, opts.Operator),
-		Heading: "Routes",
-		Problem: Marked(opts.Problem),
-		Off:     opts.Path == "",
+		Page:      subPage("Operators and routes", base, opts.Assets, opts.Theme, opts.SignedIn, opts.Operator),
+		Heading:   "Operators and routes",
+		Problem:   Marked(opts.Problem),
+		Off:       opts.Path == "",
+		Operators: opts.Operators,
+		RoleMap:   opts.RoleMap,
+	}
+	for i := range v.Operators {
+		v.Operators[i].Name = Marked(v.Operators[i].Name)
 	}
 	v.Page.RoutesURL = base + "/routes"
 	if v.Off {
@@ -72,7 +91,7 @@ func Routes(t *routes.Table, opts RoutesOptions) RoutesView {
 	v.Intro = "Each question goes to the team of the first route it matches; only that team's operators and chat channel are notified. " +
 		"Reminders and escalations never answer anything. The file, " + opts.Path + ", is read again when it changes."
 	if opts.Problem != "" {
-		v.Page.Title = "Error: Routes"
+		v.Page.Title = "Error: Operators and routes"
 	}
 	for _, tm := range t.Teams() {
 		row := TeamRow{Name: tm.Name, Webhook: webhookOrigin(tm.Webhook), EscalateTo: tm.EscalateTo, Members: opts.Members[tm.Name]}
