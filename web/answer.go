@@ -198,9 +198,9 @@ const HeaderFragment = "X-Aepforms-Fragment"
 // wantsFragment reports whether the post came from the page script.
 func wantsFragment(r *http.Request) bool { return r.Header.Get(HeaderFragment) == "card" }
 
-// handleAnswerReload answers a GET of the answer URL (a reload of a
-// refused post's page, a pasted link): the card on the inbox, not a bare
-// 405.
+// handleAnswerReload answers a GET of a card's post URL (answer, claim,
+// assign: a reload of a refused post's page, a pasted link): the card on
+// the inbox, not a bare 405.
 func handleAnswerReload(pg *pages) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, pg.base+"#"+domID(inbox.CardID(chi.URLParam(r, "id"))), http.StatusSeeOther)

@@ -55,7 +55,7 @@ func TestBasePathIsHonouredByEveryURL(t *testing.T) {
 			require.NoError(t, err, "%s: %q", name, raw)
 			assert.Empty(t, u.Scheme, "%s: %q is absolute; every URL stays on the UI's origin", name, raw)
 			assert.True(t, strings.HasPrefix(u.Path, "/forms/"), "%s: %q is outside the base path /forms/", name, raw)
-			if fetched[u.Path] || strings.HasSuffix(u.Path, "/answer") || u.Path == "/forms/signin" {
+			if fetched[u.Path] || strings.HasSuffix(u.Path, "/answer") || strings.HasSuffix(u.Path, "/claim") || strings.HasSuffix(u.Path, "/assign") || u.Path == "/forms/signin" {
 				continue
 			}
 			if u.Path == "/forms/signout" {
@@ -148,5 +148,20 @@ func TestBasePathRoutesAndRedirects(t *testing.T) {
 			out := h.postForm(c, "signout", nil)
 			assert.Equal(t, prefix+"/signin", out.Header.Get("Location"))
 		})
+	}
+}
+
+// A card's post URLs (answer, claim, assign) fetched with GET (a reload of
+// a post's result page, a pasted link) lead to the card, never a bare 405.
+func TestCardPostURLsReloadToTheCard(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withToken(secret), withConfig(func(c *Config) { c.BasePath = "/forms/" }))
+	f := seedEveryKind(h)
+	c := h.client()
+	h.signIn(c, "alice")
+	for _, what := range []string{"answer", "claim", "assign"} {
+		r := h.getPage(c, "cards/"+string(f.Form)+"/"+what)
+		assert.Equal(t, http.StatusSeeOther, r.StatusCode, "GET %s", what)
+		assert.Equal(t, "/forms/#"+domID(f.Form), r.Header.Get("Location"), "GET %s", what)
 	}
 }

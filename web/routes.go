@@ -64,6 +64,8 @@ func (s *server) routes() http.Handler {
 		r.Get("/cards/{id}/answer", handleAnswerReload(pg))
 		r.With(answers).Post("/cards/{id}/claim", handleClaim(in, pg, s.metrics))
 		r.With(answers).Post("/cards/{id}/assign", handleAssign(in, pg, s.auth.assignees))
+		r.Get("/cards/{id}/claim", handleAnswerReload(pg))
+		r.Get("/cards/{id}/assign", handleAnswerReload(pg))
 		r.With(gz).Get("/batches", handleBatches(in, pg.batch))
 		r.With(answers).Post("/batch/answer", handleBatchAnswer(s.answers, pg.batch, s.metrics))
 		r.Get("/batch/answer", handleBatchReload(pg.batch))
