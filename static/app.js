@@ -2087,6 +2087,18 @@
     });
   }
 
+  /* keepFocusOn gives el focus again if the browser dropped it to the
+   * body while the page's first layout settled (the list beside the
+   * cards lays out after the script starts), within the first second. */
+  function keepFocusOn(el) {
+    var until = Date.now() + 1000;
+    var again = function () {
+      if (doc.activeElement === body && el.isConnected) el.focus({ preventScroll: true });
+      if (doc.activeElement === el && Date.now() < until) window.requestAnimationFrame(again);
+    };
+    window.requestAnimationFrame(again);
+  }
+
   /* ---------- countdowns ---------- */
 
   function clock(ms) {
@@ -2474,6 +2486,7 @@
       var holder = summary.closest('.card') || summary;
       summary.focus({ preventScroll: true });
       holder.scrollIntoView({ block: 'start' });
+      keepFocusOn(summary);
     }
   }
   if (doc.querySelector('time[data-deadline]') || ds.push) window.setInterval(tick, 1000);
