@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/require"
@@ -57,7 +58,13 @@ func (s *stack) resolve(t *testing.T, base *url.URL, ref string) *url.URL {
 
 func (s *stack) do(t *testing.T, req *http.Request) *uiPage {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(req.Context(), stackWait)
+	return s.doWithin(t, req, stackWait)
+}
+
+// doWithin is do with a deadline of its own.
+func (s *stack) doWithin(t *testing.T, req *http.Request, within time.Duration) *uiPage {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(req.Context(), within)
 	defer cancel()
 	if s.cookie != "" {
 		req.Header.Set("Cookie", s.cookie)

@@ -86,7 +86,15 @@ func (s *stack) postBatch(t *testing.T, evs []*aep.Event) {
 // metric reads one sample of the UI's /metrics (0 and false when absent).
 func (s *stack) metric(t *testing.T, sample string) (float64, bool) {
 	t.Helper()
-	p := s.getPage(t, "metrics")
+	return s.metricWithin(t, sample, stackWait)
+}
+
+// metricWithin is metric with a deadline of its own for the request.
+func (s *stack) metricWithin(t *testing.T, sample string, within time.Duration) (float64, bool) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(s.ctx, http.MethodGet, s.resolve(t, nil, "metrics").String(), nil)
+	require.NoError(t, err)
+	p := s.doWithin(t, req, within)
 	require.Equal(t, http.StatusOK, p.status)
 	for _, line := range strings.Split(p.body, "\n") {
 		if v, ok := strings.CutPrefix(line, sample+" "); ok {
@@ -113,7 +121,7 @@ func (s *stack) awaitMetricWithin(t *testing.T, sample string, want float64, wit
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		got, _ := s.metric(t, sample)
+		got, _ := s.metricWithin(t, sample, within)
 		if got == want {
 			return
 		}
