@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"slices"
 
 	"github.com/go-chi/chi/v5"
@@ -48,25 +49,33 @@ func handleClaim(cl Claims, pg *pages, m *Metrics) http.HandlerFunc {
 				m.FirstClaim(out.SinceAsked)
 			}
 		}
-		switch {
-		case errors.Is(err, inbox.ErrNotFound):
-			pg.gone(w, r, post, panel)
-			return
-		case errors.Is(err, inbox.ErrNoClaimant):
+		if errors.Is(err, inbox.ErrNoClaimant) {
 			http.Error(w, "A claim says who is on a question: sign in with your name to claim one.", http.StatusConflict)
 			return
-		case errors.Is(err, inbox.ErrNotOpen):
-			// Settled or expired meanwhile: the card as it now is says so.
-		case err != nil:
-			pg.internalError(w, r, err)
-			return
 		}
-		if wantsFragment(r) {
-			pg.cardFragment(w, r, http.StatusOK, id, nil)
-			return
-		}
-		pg.redirectBack(w, r, id, panel)
+		afterMark(w, r, pg, post, panel, id, err)
 	}
+}
+
+// afterMark answers a claim's or an assignment's post once the inbox
+// has taken it (err): the card as it now is, as a fragment for the page
+// script or the page again at the card; a card gone gets the gone page.
+// A card settled or expired meanwhile (inbox.ErrNotOpen) is not an
+// error: the card says so.
+func afterMark(w http.ResponseWriter, r *http.Request, pg *pages, post url.Values, panel bool, id inbox.CardID, err error) {
+	switch {
+	case errors.Is(err, inbox.ErrNotFound):
+		pg.gone(w, r, post, panel)
+		return
+	case err != nil && !errors.Is(err, inbox.ErrNotOpen):
+		pg.internalError(w, r, err)
+		return
+	}
+	if wantsFragment(r) {
+		pg.cardFragment(w, r, http.StatusOK, id, nil)
+		return
+	}
+	pg.redirectBack(w, r, id, panel)
 }
 
 // assignTo is the assign post's field: the operator the question is
@@ -107,20 +116,6 @@ func handleAssign(cl Claims, pg *pages, who func() []string) http.HandlerFunc {
 			return
 		}
 		_, err := cl.Assign(id, inbox.Assignment{To: to, By: operatorFrom(r.Context())})
-		switch {
-		case errors.Is(err, inbox.ErrNotFound):
-			pg.gone(w, r, post, panel)
-			return
-		case errors.Is(err, inbox.ErrNotOpen):
-			// Settled or expired meanwhile: the card as it now is says so.
-		case err != nil:
-			pg.internalError(w, r, err)
-			return
-		}
-		if wantsFragment(r) {
-			pg.cardFragment(w, r, http.StatusOK, id, nil)
-			return
-		}
-		pg.redirectBack(w, r, id, panel)
+		afterMark(w, r, pg, post, panel, id, err)
 	}
 }
