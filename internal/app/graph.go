@@ -312,7 +312,7 @@ func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func()
 		g.startRouting(ctx, goRun)
 	}
 	if g.operators != nil {
-		goRun("operators file", func() error { g.operators.run(ctx); return nil })
+		goRun("operators file", func() error { every(ctx, g.operators.every, func() { g.operators.reload(ctx) }); return nil })
 	}
 	if g.pusher != nil {
 		// Subscribed before the feed starts: every question is seen.

@@ -40,20 +40,6 @@ func newOperatorsWatch(path string, every time.Duration, list *web.OperatorList,
 	return w
 }
 
-// run looks at the file every w.every until ctx ends.
-func (w *operatorsWatch) run(ctx context.Context) {
-	t := time.NewTicker(w.every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			w.reload(ctx)
-		}
-	}
-}
-
 // reload reads the file when it changed since last read.
 func (w *operatorsWatch) reload(ctx context.Context) {
 	fi, err := os.Stat(w.path)
