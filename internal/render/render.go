@@ -248,7 +248,7 @@ func BatchResult(ctx context.Context, v view.BatchResultView, outcomes bool) (*b
 
 // BatchConfirm renders the confirmation of an "Answer all" post.
 func BatchConfirm(ctx context.Context, v view.BatchConfirmView) (*bytes.Buffer, error) {
-	return Buffer(ctx, components.BatchConfirm(v), 4<<10+len(v.Hidden)*128)
+	return Buffer(ctx, components.BatchConfirm(v), 4<<10+len(v.Hidden)*128+len(v.Questions)*1<<10)
 }
 
 // Rules renders the Rules page (GET /rules).

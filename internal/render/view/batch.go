@@ -422,7 +422,6 @@ var batchWords = map[string]string{
 	"confirm-title":   "Confirm the batch answer · aepforms",
 	"confirm-heading": "Send this answer to {n}?",
 	"confirm-send":    "Send to {n}",
-	"confirm-more":    "and {n} more",
 	"confirm-later":   "{n} that arrived after you opened the batch page are not included: answer them afterwards.",
 	"all-later":       "{n} that arrived after you opened the batch page were left out: nothing was sent to them.",
 }

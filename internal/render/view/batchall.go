@@ -19,10 +19,6 @@ const (
 	BatchNameConfirm   = "confirm"
 )
 
-// batchConfirmSample is how many of the questions the confirmation lists
-// by name before "and N more".
-const batchConfirmSample = 10
-
 // BatchAllSnapshot is the value of a group's "Answer all" button: the
 // time the page was drawn, which binds the selection to the questions
 // waiting then.
@@ -62,20 +58,23 @@ func BatchAllSplit(cards []inbox.Card, snapshot time.Time) (chosen []inbox.Card,
 
 // BatchConfirmView is the page that asks before one answer goes to every
 // question of a shape the batch page counted: how many, the answer as it
-// will be recorded, the first questions by name, the ones left out, and
+// will be recorded, every question whole, the ones left out, and
 // the same post again with the confirmation.
 type BatchConfirmView struct {
 	Page    PageView
 	Heading string // "Send this answer to 1 234 questions?"
 	Count   int
 	Values  []RecordedValue
-	Sample  []string // the first questions' gists
-	More    string   // "and 1 224 more" ("" when none)
-	LeftOut string   // the questions that arrived since ("" when none)
-	Action  string
-	Hidden  []HiddenField
-	Send    string // the button: "Send to 1 234 questions"
-	BackURL string
+	// Questions are every question the answer goes to, each shown as its
+	// card shows it (heading, the rest quoted within the prompt budget,
+	// "Show all"): a confirmation never answers text the operator was
+	// not shown.
+	Questions []ConfirmQuestion
+	LeftOut   string // the questions that arrived since ("" when none)
+	Action    string
+	Hidden    []HiddenField
+	Send      string // the button: "Send to 1 234 questions"
+	BackURL   string
 }
 
 // HiddenField is one name and value a form posts again.
@@ -96,12 +95,10 @@ func BatchConfirm(cards []inbox.Card, answer aep.Answer, post url.Values, later 
 		Send:    strings.ReplaceAll(batchWords["confirm-send"], "{n}", questionsWord(n)),
 		BackURL: BatchesLink(base, opts.Filter),
 	}
-	for i, c := range cards {
-		if i == batchConfirmSample {
-			v.More = strings.ReplaceAll(batchWords["confirm-more"], "{n}", Count(n-i))
-			break
-		}
-		v.Sample = append(v.Sample, Row(c, Options{BasePath: opts.BasePath, Now: opts.Now, Prompts: opts.Prompts}).Gist)
+	for _, c := range cards {
+		_, from := groupOf(c)
+		v.Questions = append(v.Questions, ConfirmQuestion{ID: string(c.ID), From: Marked(from),
+			Question: QuestionOf(c, Options{BasePath: opts.BasePath, Prompts: opts.Prompts, PromptBytes: opts.PromptBytes})})
 	}
 	if later > 0 {
 		v.LeftOut = strings.ReplaceAll(batchWords["confirm-later"], "{n}", questionsWord(later))
@@ -119,6 +116,12 @@ func BatchConfirm(cards []inbox.Card, answer aep.Answer, post url.Values, later 
 		}
 	}
 	return v
+}
+
+// ConfirmQuestion is one question an "Answer all" goes to, whole.
+type ConfirmQuestion struct {
+	ID, From string
+	Question Question
 }
 
 // questionsWord is "1 question", "1 234 questions".
