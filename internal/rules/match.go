@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
@@ -112,7 +114,7 @@ func Asks(m store.RuleMatch, kind, prompt string, q Question) string {
 		}
 		return ""
 	case store.ScopePrefix:
-		if m.Text == "" || !strings.HasPrefix(q.Text, m.Text) {
+		if m.Text == "" || !strings.HasPrefix(q.Text, m.Text) || !wordEnds(m.Text, q.Text[len(m.Text):]) {
 			return whyQuestion
 		}
 	case store.ScopeContains:
@@ -294,4 +296,25 @@ func cut(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// sentenceEnd is what may follow a word at the end of a sentence or a
+// clause without making it another word.
+const sentenceEnd = "?!.,:;)]}'\"’”»…"
+
+// wordEnds reports whether a question going on with rest after the
+// words of a "starting with" scope (pattern) leaves the last of them
+// whole: "npm test" starts "npm test -- --watch" and "npm test?", not
+// "npm test-evil" or "npm test.js". A pattern ending in a space or a
+// sign ends its word itself.
+func wordEnds(pattern, rest string) bool {
+	last, _ := utf8.DecodeLastRuneInString(pattern)
+	if !unicode.IsLetter(last) && !unicode.IsDigit(last) && last != '_' {
+		return true
+	}
+	next := strings.IndexFunc(rest, unicode.IsSpace)
+	if next < 0 {
+		next = len(rest)
+	}
+	return strings.Trim(rest[:next], sentenceEnd) == ""
 }
