@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -85,6 +86,19 @@ func (ps *pushStream) next() sse.Message {
 		it := ps.item()
 		if !it.IsComment {
 			return it.Message
+		}
+	}
+}
+
+// nextBut returns the next message not of the events skip, skipping
+// comments: a stream's batch summaries ("batches") follow its changes at
+// most once per interval of the wall clock, so where one falls among the
+// cards depends on how fast the machine is.
+func (ps *pushStream) nextBut(skip ...string) sse.Message {
+	ps.t.Helper()
+	for {
+		if m := ps.next(); !slices.Contains(skip, m.Event) {
+			return m
 		}
 	}
 }
