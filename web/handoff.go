@@ -283,10 +283,17 @@ func handleHandoffRedeem(a *auth) http.HandlerFunc {
 			writeHandoff(w, http.StatusAccepted, handoffAnswer{State: "pending"})
 			return
 		}
-		// Once: the window's session ends, and the frame's own begins.
+		// Once: the window's session ends, and the frame's own begins. Of
+		// redeemings racing for it, only the one that ended it goes on;
+		// to the others it is as if the window had not signed in.
 		role, _ := a.sessionRole(s)
-		if err := a.store.DeleteSession(r.Context(), s.IDHash); err != nil {
+		taken, err := a.store.TakeSession(r.Context(), s.IDHash)
+		if err != nil {
 			handoffFailed(a, w, fmt.Errorf("web: end a hand-off's session: %w", err))
+			return
+		}
+		if !taken {
+			writeHandoff(w, http.StatusAccepted, handoffAnswer{State: "pending"})
 			return
 		}
 		id, err := a.issueWith(r.Context(), a.oidcKey, s.Operator, role, r.UserAgent())

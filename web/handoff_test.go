@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aepforms/aepforms/internal/oidctest"
+	"github.com/aepforms/aepforms/internal/store/sqlite"
 )
 
 // The panel inside an embedding console's frame signs in with the
@@ -366,4 +368,93 @@ func TestPanelUnredeemedHandoffSessionEnds(t *testing.T) {
 	_, ok, err = sessions.LookupSession(context.Background(), id)
 	require.NoError(t, err)
 	assert.False(t, ok, "the unredeemed hand-off's session is gone %v after it was opened", handoffMaxAge)
+}
+
+// A hand-off is redeemed once even when its redeemings race (a double
+// click, two polls in flight, a replayed request beside the frame's own):
+// of many posts of one hand-off cookie at once, exactly one is given a
+// session, the others are told it is pending, and the store holds one
+// session of the operator's; in memory and in the journal alike.
+func TestPanelHandoffConcurrentRedeemsOpenOneSession(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		store func(t *testing.T) Sessions
+	}{
+		{"in memory", func(*testing.T) Sessions { return newMemorySessions() }},
+		{"in the journal", func(t *testing.T) Sessions {
+			j, err := sqlite.Open(filepath.Join(t.TempDir(), "aepforms.db"), sqlite.Options{})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = j.Close() })
+			return j
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sessions := tc.store(t)
+			h, _ := panelHarness(t, withSessions(sessions))
+			frame, window := h.client(), h.browser()
+			ticket := h.startHandoff(frame, "panel")
+			require.Equal(t, http.StatusOK, h.windowSignIn(window, ticket, "ann").StatusCode)
+			signedIn, pending := h.redeemAtOnce(frame, 16)
+			assert.Equal(t, 1, signedIn, "redeemings given a session: got %d, want exactly 1", signedIn)
+			assert.Equal(t, 15, pending, "the others are told the hand-off is pending")
+			n, err := sessions.DeleteOtherSessions(context.Background(), "ann", "")
+			require.NoError(t, err)
+			assert.Equal(t, 1, n, "ann's sessions in the store")
+		})
+	}
+}
+
+// redeemAtOnce posts the frame's (jar c) hand-off cookie to be redeemed
+// posts times at once, and counts the answers: 200 with a session, and
+// 202 pending without one. Any other answer fails the test.
+func (h *harness) redeemAtOnce(c *http.Client, posts int) (signedIn, pending int) {
+	t := h.t
+	t.Helper()
+	u, err := url.Parse(h.url("auth/handoff/redeem"))
+	require.NoError(t, err)
+	var kept *http.Cookie
+	for _, ck := range c.Jar.Cookies(u) {
+		if ck.Name == handoffCookie {
+			kept = ck
+		}
+	}
+	require.NotNil(t, kept, "the frame holds its hand-off cookie")
+	type result struct {
+		status  int
+		session bool
+		err     error
+	}
+	results := make(chan result, posts)
+	start := make(chan struct{})
+	for range posts {
+		req := h.request(http.MethodPost, u.String(), nil, "Accept", "application/json", "Origin", h.srv.URL,
+			"Sec-Fetch-Site", "same-origin", "Cookie", handoffCookie+"="+kept.Value)
+		one := h.client()
+		go func() {
+			<-start
+			resp, err := one.Do(req)
+			if err != nil {
+				results <- result{err: err}
+				return
+			}
+			_ = resp.Body.Close()
+			results <- result{status: resp.StatusCode, session: sessionCookie(resp) != nil}
+		}()
+	}
+	close(start)
+	for range posts {
+		r := <-results
+		require.NoError(t, r.err)
+		switch {
+		case r.status == http.StatusOK && r.session:
+			signedIn++
+		case r.status == http.StatusAccepted && !r.session:
+			pending++
+		default:
+			t.Errorf("a redeeming answered %d (session cookie: %v); want 200 with a session, or 202 without", r.status, r.session)
+		}
+	}
+	return signedIn, pending
 }

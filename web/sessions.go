@@ -24,6 +24,10 @@ type Sessions interface {
 	TouchSession(ctx context.Context, idHash string, at time.Time) error
 	// DeleteSession ends a session; one that is gone is not an error.
 	DeleteSession(ctx context.Context, idHash string) error
+	// TakeSession ends a session and reports whether this call ended it:
+	// false when it was gone or another call ended it first, so of calls
+	// racing for one session exactly one is told true.
+	TakeSession(ctx context.Context, idHash string) (bool, error)
 	// DeleteOtherSessions ends operator's sessions but keepHash.
 	DeleteOtherSessions(ctx context.Context, operator, keepHash string) (int, error)
 	// DeleteExpiredSessions ends those last used before idleBefore or
@@ -112,6 +116,14 @@ func (s *memorySessions) DeleteSession(_ context.Context, idHash string) error {
 	defer s.mu.Unlock()
 	delete(s.m, idHash)
 	return nil
+}
+
+func (s *memorySessions) TakeSession(_ context.Context, idHash string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.m[idHash]
+	delete(s.m, idHash)
+	return ok, nil
 }
 
 func (s *memorySessions) DeleteOtherSessions(_ context.Context, operator, keepHash string) (int, error) {

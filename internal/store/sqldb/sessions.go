@@ -52,6 +52,17 @@ func (x *Sessions) DeleteSession(ctx context.Context, idHash string) error {
 	return nil
 }
 
+// TakeSession ends one session and reports whether this call ended it:
+// false when it was gone, or another call (on this replica or another)
+// ended it first. Of calls racing for one session, one is told true.
+func (x *Sessions) TakeSession(ctx context.Context, idHash string) (bool, error) {
+	n, err := x.deleteSessions(ctx, `DELETE FROM sessions WHERE id_hash = ?`, idHash)
+	if err != nil {
+		return false, fmt.Errorf("journal: take session: %w", err)
+	}
+	return n == 1, nil
+}
+
 // DeleteOtherSessions ends operator's sessions but keepHash, and returns
 // how many it ended.
 func (x *Sessions) DeleteOtherSessions(ctx context.Context, operator, keepHash string) (int, error) {

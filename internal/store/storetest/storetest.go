@@ -35,6 +35,7 @@ type Backend interface {
 	LookupSession(ctx context.Context, idHash string) (store.Session, bool, error)
 	TouchSession(ctx context.Context, idHash string, at time.Time) error
 	DeleteSession(ctx context.Context, idHash string) error
+	TakeSession(ctx context.Context, idHash string) (bool, error)
 	DeleteOtherSessions(ctx context.Context, operator, keepHash string) (int, error)
 	DeleteExpiredSessions(ctx context.Context, idleBefore, createdBefore time.Time) (int, error)
 	Identity() store.Identity
@@ -118,6 +119,7 @@ func Run(t *testing.T, fresh Fresh) {
 		{"HistoryPagesAreStableUnderInserts", testHistoryPages},
 		{"Prune", testPrune},
 		{"Sessions", testSessions},
+		{"SessionTakenOnce", testSessionTakenOnce},
 		{"TheInboxWritesAhead", testInboxWritesAhead},
 		{"ResumeScanAcrossProcesses", testResumeScan},
 		{"LookupKeepRecordedRecent", testRecorded},
@@ -522,6 +524,45 @@ func testSessions(t *testing.T, st Store) {
 	_, ok, err = j.LookupSession(ctx, "c1")
 	require.NoError(t, err)
 	assert.False(t, ok, "a deleted session is not found")
+}
+
+// A session is taken (a panel's hand-off redeemed) once: of takers
+// racing for it, on one journal or on replicas sharing the database,
+// exactly one is told it ended it; a gone one is taken by no one.
+func testSessionTakenOnce(t *testing.T, st Store) {
+	ctx := context.Background()
+	const takers = 16
+	js := []Backend{st.Open()}
+	if st.Shared {
+		js = append(js, st.Open())
+	}
+	require.NoError(t, js[0].CreateSession(ctx, session("h1", "ann", T0)))
+	taken := make(chan bool, takers)
+	errs := make(chan error, takers)
+	start := make(chan struct{})
+	for i := range takers {
+		go func() {
+			<-start
+			ok, err := js[i%len(js)].TakeSession(ctx, "h1")
+			taken <- ok
+			errs <- err
+		}()
+	}
+	close(start)
+	n := 0
+	for range takers {
+		require.NoError(t, <-errs)
+		if <-taken {
+			n++
+		}
+	}
+	assert.Equal(t, 1, n, "takers told they ended the session: got %d, want exactly 1", n)
+	_, ok, err := js[0].LookupSession(ctx, "h1")
+	require.NoError(t, err)
+	assert.False(t, ok, "a taken session is gone")
+	ok, err = js[0].TakeSession(ctx, "never")
+	require.NoError(t, err)
+	assert.False(t, ok, "a session that never was is taken by no one")
 }
 
 // normal makes a session's times comparable with ==.
