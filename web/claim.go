@@ -5,10 +5,12 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/render/view"
 )
 
 // Claims is what the UI needs of the inbox to say in the open who is on
@@ -50,7 +52,7 @@ func handleClaim(cl Claims, pg *pages, m *Metrics) http.HandlerFunc {
 			}
 		}
 		if errors.Is(err, inbox.ErrNoClaimant) {
-			http.Error(w, "A claim says who is on a question: sign in with your name to claim one.", http.StatusConflict)
+			refuseMark(w, err)
 			return
 		}
 		afterMark(w, r, pg, post, panel, id, err)
@@ -78,8 +80,8 @@ func afterMark(w http.ResponseWriter, r *http.Request, pg *pages, post url.Value
 	pg.redirectBack(w, r, id, panel)
 }
 
-// assignTo is the assign post's field: the operator the question is
-// assigned to ("" ends the assignment).
+// assignTo is the assign post's field: the operator or the team the
+// question is assigned to ("" ends the assignment).
 const assignTo = "to"
 
 // assignees are the operators a question may be assigned to: the named
@@ -98,11 +100,48 @@ func (a *auth) assignees() []string {
 	return out
 }
 
-// handleAssign assigns a question to a named operator (an answerer's or
-// an admin's post; the field "to", "" to end it): every open page is
-// sent the card with "Assigned to bob by ann" by push. A name that is no
-// operator's who answers is refused 422 and nothing changes.
-func handleAssign(cl Claims, pg *pages, who func() []string) http.HandlerFunc {
+// Refusals of a claim's or an assignment's post that are the UI's own
+// (refusals.go words them).
+var (
+	errNoSuchAssignee = errors.New("web: no operator who answers questions has that name")
+	errNoSuchTeam     = errors.New("web: no team of the routes file has that name")
+)
+
+// assignable is who a question may be assigned to, as they are now: the
+// operators (auth.assignees) and the routes file's teams
+// (routePages.teams).
+type assignable struct {
+	people, teams func() []string
+}
+
+// assignment reads an assign post's value to: a team's
+// (view.AssignTeamPrefix and its name), an operator's name, or "" for
+// nobody; one that names neither is errNoSuchTeam or errNoSuchAssignee.
+func (as assignable) assignment(to string) (inbox.Assignment, error) {
+	if to == "" {
+		return inbox.Assignment{}, nil
+	}
+	if team, ok := strings.CutPrefix(to, view.AssignTeamPrefix); ok {
+		if slices.Contains(as.teams(), team) {
+			return inbox.Assignment{To: team, Team: true}, nil
+		}
+		if !slices.Contains(as.people(), to) {
+			return inbox.Assignment{}, namedRefusal{errNoSuchTeam, team}
+		}
+	}
+	if !slices.Contains(as.people(), to) {
+		return inbox.Assignment{}, namedRefusal{errNoSuchAssignee, to}
+	}
+	return inbox.Assignment{To: to}, nil
+}
+
+// handleAssign assigns a question to a named operator or a team of the
+// routes file (an answerer's or an admin's post; the field "to", a
+// team's value view.AssignTeamValue, "" to end it): every open page is
+// sent the card with "Assigned to bob by ann" by push, and the router
+// notifies the assignee. A name that is no operator's who answers, or no
+// team's, is refused 422 and nothing changes.
+func handleAssign(cl Claims, pg *pages, who assignable) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := inbox.CardID(chi.URLParam(r, "id"))
 		panel := cameFromPanel(r, pg.base)
@@ -110,12 +149,13 @@ func handleAssign(cl Claims, pg *pages, who func() []string) http.HandlerFunc {
 		if !ok {
 			return
 		}
-		to := post.Get(assignTo)
-		if to != "" && !slices.Contains(who(), to) {
-			http.Error(w, "No operator who answers questions is called “"+to+"” here: nothing was assigned. Choose one from the list.", http.StatusUnprocessableEntity)
+		a, err := who.assignment(post.Get(assignTo))
+		if err != nil {
+			refuseMark(w, err)
 			return
 		}
-		_, err := cl.Assign(id, inbox.Assignment{To: to, By: operatorFrom(r.Context())})
+		a.By = operatorFrom(r.Context())
+		_, err = cl.Assign(id, a)
 		afterMark(w, r, pg, post, panel, id, err)
 	}
 }

@@ -237,3 +237,49 @@ func TestAssignToAnOperator(t *testing.T) {
 	assert.Equal(t, 1, h.getPage(bo, "?claim=mine").doc(t).Find("#"+domID(id)).Length(), "under Bo's Mine")
 	assert.Equal(t, "Bo", h.getPage(ann, "").doc(t).Find("#"+domID(id)+` [data-testid="assign-to"] option[selected]`).AttrOr("value", ""))
 }
+
+// With a routes file, Ann may assign a question to a team as well as to
+// a person: the teams are a group of their own in the choice, told apart
+// from the people; the card then says "Assigned to team oncall by Ann"
+// and the choice shows the team chosen. A team the routes file does not
+// name is refused 422 naming it, and the assignment is left as it was.
+func TestAssignToATeam(t *testing.T) {
+	t.Parallel()
+	f, _ := writeRoutes(t, routesFile)
+	h := newHarness(t, withTeam(t), func(s *setup) { s.deps.Routes = f })
+	id := h.ask("s1", "r1", nameForm())
+	ann, _ := h.signInAs("Ann", annSecret)
+	vera, _ := h.signInAs("Vera", veraSecret)
+
+	sel := h.getPage(ann, "").doc(t).Find("#" + domID(id) + ` [data-testid="assign-to"]`)
+	groups := map[string][]string{}
+	sel.Find("optgroup").Each(func(_ int, g *goquery.Selection) {
+		g.Find("option").Each(func(_ int, o *goquery.Selection) {
+			groups[g.AttrOr("label", "")] = append(groups[g.AttrOr("label", "")], o.AttrOr("value", "")+"="+o.Text())
+		})
+	})
+	assert.Equal(t, map[string][]string{"People": {"Ann=Ann", "Bo=Bo"}, "Teams": {"team:leads=leads (team)", "team:oncall=oncall (team)"}}, groups)
+
+	r := h.postForm(ann, "cards/"+string(id)+"/assign", url.Values{"to": {"team:nobody"}})
+	assert.Equal(t, http.StatusUnprocessableEntity, r.StatusCode)
+	assert.Contains(t, r.body, "No team of the routes file is called “nobody”")
+	assert.Equal(t, http.StatusForbidden, h.postForm(vera, "cards/"+string(id)+"/assign", url.Values{"to": {"team:oncall"}}).StatusCode)
+	assert.Zero(t, h.getPage(ann, "").doc(t).Find("#"+domID(id)+` [data-testid="assigned"]`).Length(), "a refused post assigns nothing")
+
+	r = h.postForm(ann, "cards/"+string(id)+"/assign", url.Values{"to": {"team:oncall"}})
+	require.Equal(t, http.StatusSeeOther, r.StatusCode, "%s", r.body)
+	card := h.getPage(ann, "").doc(t).Find("#" + domID(id))
+	assert.Equal(t, "Assigned to team oncall by Ann", strings.Join(strings.Fields(card.Find(`[data-testid="assigned"]`).Text()), " "))
+	assert.Equal(t, "team:oncall", card.Find(`[data-testid="assign-to"] option[selected]`).AttrOr("value", ""))
+	c, ok := h.in.Card(id)
+	require.True(t, ok)
+	assert.Equal(t, inbox.Assignment{To: "oncall", Team: true, By: "Ann"}, trimAssignment(c.Verdict(time.Now(), inbox.Viewer{}).Assigned))
+}
+
+// trimAssignment is a without its time and order (nil: none).
+func trimAssignment(a *inbox.Assignment) inbox.Assignment {
+	if a == nil {
+		return inbox.Assignment{}
+	}
+	return inbox.Assignment{To: a.To, Team: a.Team, By: a.By}
+}

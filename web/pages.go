@@ -200,6 +200,7 @@ func (p *pages) options(r *http.Request, panel bool) view.PageOptions {
 		Rules:                p.rules.makesRules() && roleFrom(r.Context()).administers(),
 		RuleMade:             p.rules.ruleMade(r.Context()),
 		Assignees:            p.assigneesFor(r),
+		AssignTeams:          p.assignTeamsFor(r),
 	}
 }
 
@@ -210,6 +211,15 @@ func (p *pages) assigneesFor(r *http.Request) []string {
 		return nil
 	}
 	return p.assignees()
+}
+
+// assignTeamsFor are the teams r's operator may assign a question to:
+// the routes file's, none for a role that answers nothing.
+func (p *pages) assignTeamsFor(r *http.Request) []string {
+	if !roleFrom(r.Context()).answers() {
+		return nil
+	}
+	return p.routes.teams()
 }
 
 // promptCacheSize bounds the prompts kept read as Markdown (about one per
@@ -327,7 +337,7 @@ func (p *pages) cardOptions(r *http.Request, c inbox.Card, now time.Time) view.O
 		BasePath: p.base, Now: now, Viewer: p.viewerOf(r), Reachable: p.reach(c.Key.Session),
 		PromptBytes: p.prompt, NoHistory: p.noHistory, Prompts: p.prompts, Operator: operatorFrom(r.Context()),
 		Rule: p.rules.ruleLookup(r.Context()), Rules: p.rules.makesRules() && roleFrom(r.Context()).administers(), RuleMade: p.rules.ruleMade(r.Context()), RulesVersion: p.rules.rulesVersion(),
-		Assignees: p.assigneesFor(r),
+		Assignees: p.assigneesFor(r), AssignTeams: p.assignTeamsFor(r),
 	}
 }
 

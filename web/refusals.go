@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -133,3 +134,48 @@ func firstProblem(err error, _ inbox.Verdict) view.Refusal {
 func claimedBy(_ error, vd inbox.Verdict) view.Refusal {
 	return view.ClaimRefusal(vd.Claim)
 }
+
+// markRefusal is how the UI answers a refused claim or assignment post:
+// its status and words (a plain-text answer: the page's own forms offer
+// only what is taken, so only a hand-made or stale post gets one).
+type markRefusal struct {
+	err    error
+	status int
+	words  string
+}
+
+// markRefusals map every refusal of a claim's or an assignment's post,
+// before the inbox takes it, to its status and words: a post the
+// operator can fix is 422, one that cannot be taken as they are 409.
+var markRefusals = []markRefusal{
+	{err: inbox.ErrNoClaimant, status: http.StatusConflict, words: "A claim says who is on a question: sign in with your name to claim one."},
+	{err: errNoSuchTeam, status: http.StatusUnprocessableEntity, words: "No team of the routes file is called “%s” here: nothing was assigned. Choose one from the list."},
+	{err: errNoSuchAssignee, status: http.StatusUnprocessableEntity, words: "No operator who answers questions is called “%s” here: nothing was assigned. Choose one from the list."},
+}
+
+// refuseMark answers a claim's or an assignment's post refused with err
+// by its row of markRefusals (the name it refused in place of %s), or
+// 500.
+func refuseMark(w http.ResponseWriter, err error) {
+	for _, row := range markRefusals {
+		if errors.Is(err, row.err) {
+			msg := row.words
+			var n namedRefusal
+			if errors.As(err, &n) && strings.Contains(msg, "%s") {
+				msg = fmt.Sprintf(msg, n.name)
+			}
+			http.Error(w, msg, row.status)
+			return
+		}
+	}
+	http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
+}
+
+// namedRefusal is a refusal (err) of a post that named name.
+type namedRefusal struct {
+	err  error
+	name string
+}
+
+func (n namedRefusal) Error() string { return n.err.Error() + ": " + strconv.Quote(n.name) }
+func (n namedRefusal) Unwrap() error { return n.err }

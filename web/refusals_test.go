@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,5 +37,11 @@ func TestEveryRefusalHasARow(t *testing.T) {
 	}
 	for _, row := range refusals {
 		assert.Contains(t, answer.Refusals, row.err, "a row for %v, which the answer service never refuses with", row.err)
+	}
+	for _, err := range []error{inbox.ErrNoClaimant, errNoSuchAssignee, errNoSuchTeam} {
+		rec := httptest.NewRecorder()
+		refuseMark(rec, namedRefusal{err, "bob"})
+		assert.Contains(t, []int{http.StatusConflict, http.StatusUnprocessableEntity}, rec.Code, "a claim's or assignment's refusal %v", err)
+		assert.NotContains(t, rec.Body.String(), "%", "words with the name in: %s", rec.Body.String())
 	}
 }

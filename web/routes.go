@@ -63,7 +63,7 @@ func (s *server) routes() http.Handler {
 		r.With(answers).Post("/cards/{id}/notification-answer", handleNotificationAnswer(s.deps.Notifier, s.answers, pg, s.metrics))
 		r.Get("/cards/{id}/answer", handleAnswerReload(pg))
 		r.With(answers).Post("/cards/{id}/claim", handleClaim(in, pg, s.metrics))
-		r.With(answers).Post("/cards/{id}/assign", handleAssign(in, pg, s.auth.assignees))
+		r.With(answers).Post("/cards/{id}/assign", handleAssign(in, pg, assignable{people: s.auth.assignees, teams: pg.routes.teams}))
 		r.Get("/cards/{id}/claim", handleAnswerReload(pg))
 		r.Get("/cards/{id}/assign", handleAnswerReload(pg))
 		r.With(gz).Get("/batches", handleBatches(in, pg.batch))

@@ -51,6 +51,15 @@ func newRoutePages(st *site, deps Deps, cfg Config) *routePages {
 	return rp
 }
 
+// teams are the names of the routes file's teams in force (none without
+// a routes file): a question may be assigned to one.
+func (p *routePages) teams() []string {
+	if p == nil || p.routes == nil {
+		return nil
+	}
+	return p.routes.Table().TeamNames()
+}
+
 // members are, by team, the named operators in it.
 func (p *routePages) members() map[string][]string {
 	m := map[string][]string{}

@@ -1,6 +1,7 @@
 package view
 
 import (
+	"fmt"
 	"net/url"
 	"strconv"
 	"time"
@@ -35,14 +36,33 @@ type ClaimControl struct {
 	Assign *AssignControl
 }
 
-// AssignControl is the card's "Assign to" form: the operators to choose
-// from, the current assignee chosen.
+// AssignControl is the card's "Assign to" form: the operators and the
+// teams to choose from, the current assignee chosen.
 type AssignControl struct {
 	Action, Label, Button, None string
 	ID                          string // the select's id
 	To                          []string
-	Current                     string
+	// Teams are the routes file's teams, each an option whose value is
+	// AssignTeamValue of its name; People and TeamsLabel name the two
+	// groups of options when there are teams.
+	Teams              []AssignOption
+	People, TeamsLabel string
+	// Current is the current assignee's option value ("" nobody).
+	Current string
 }
+
+// AssignOption is one team the "Assign to" form offers: its value and
+// its words ("oncall (team)").
+type AssignOption struct {
+	Value, Text string
+}
+
+// AssignTeamPrefix starts an assign post's value that names a team
+// ("team:oncall"); any other value names an operator.
+const AssignTeamPrefix = "team:"
+
+// AssignTeamValue is the assign post's value of team.
+func AssignTeamValue(team string) string { return AssignTeamPrefix + team }
 
 // AssignedView is who a question is assigned to: "Assigned to bob by ann".
 type AssignedView struct {
@@ -89,11 +109,27 @@ func claimControl(id string, vd inbox.Verdict, claim *ClaimView, opts Options) *
 	if claim != nil && claim.Mine {
 		ctl.Release, ctl.Label = true, words.card["claim-release"]
 	}
-	if len(opts.Assignees) > 0 {
-		ctl.Assign = &AssignControl{Action: root(opts.BasePath) + "/cards/" + url.PathEscape(id) + "/assign", ID: id + "-assign",
-			Label: words.card["assign-label"], Button: words.card["assign"], None: words.card["assign-none"], To: opts.Assignees}
-		if a := vd.Assigned; a != nil && !a.Team {
-			ctl.Assign.Current = a.To
+	ctl.Assign = assignControl(id, vd, opts)
+	return ctl
+}
+
+// assignControl is the card's "Assign to" form for opts: the operators
+// (opts.Assignees) and, in a group of their own, the teams
+// (opts.AssignTeams); nil when there is neither.
+func assignControl(id string, vd inbox.Verdict, opts Options) *AssignControl {
+	if len(opts.Assignees) == 0 && len(opts.AssignTeams) == 0 {
+		return nil
+	}
+	ctl := &AssignControl{Action: root(opts.BasePath) + "/cards/" + url.PathEscape(id) + "/assign", ID: id + "-assign",
+		Label: words.card["assign-label"], Button: words.card["assign"], None: words.card["assign-none"], To: opts.Assignees,
+		People: words.card["assign-people"], TeamsLabel: words.card["assign-teams"]}
+	for _, t := range opts.AssignTeams {
+		ctl.Teams = append(ctl.Teams, AssignOption{Value: AssignTeamValue(t), Text: fmt.Sprintf(words.card["assign-team"], t)})
+	}
+	if a := vd.Assigned; a != nil {
+		ctl.Current = a.To
+		if a.Team {
+			ctl.Current = AssignTeamValue(a.To)
 		}
 	}
 	return ctl

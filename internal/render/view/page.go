@@ -23,6 +23,9 @@ type PageOptions struct {
 	RuleMade func(card string) (RuleMade, bool)
 	// Assignees are who a question may be assigned to (Options.Assignees).
 	Assignees []string
+	// AssignTeams are the teams a question may be assigned to
+	// (Options.AssignTeams).
+	AssignTeams []string
 	// BasePath is the UI's mount point ("/" or "/forms/"), as in Options.
 	BasePath string
 	// Assets are the URLs of the page's stylesheet, script and icon.
@@ -330,6 +333,7 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 			Rules:       opts.Rules,
 			RuleMade:    opts.RuleMade,
 			Assignees:   opts.Assignees,
+			AssignTeams: opts.AssignTeams,
 		}
 		if opts.Token != nil {
 			o.Token = opts.Token(c.ID)

@@ -67,6 +67,9 @@ type Options struct {
 	// Assignees are the operators the card's question may be assigned to
 	// by the operator it is drawn for (none: no "Assign to").
 	Assignees []string
+	// AssignTeams are the teams (the routes file's) the card's question
+	// may be assigned to by the operator it is drawn for.
+	AssignTeams []string
 	// RulesVersion is the rules' version Rule and RuleMade read (it moves
 	// on with every rule change): the drawn card caches key on it.
 	RulesVersion uint64
