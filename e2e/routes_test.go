@@ -145,9 +145,10 @@ func (s *stack) subscribeDevice(t *testing.T, endpoint string) {
 	require.Equal(t, http.StatusCreated, resp.StatusCode)
 }
 
-// routedEvents reads the relay's attention.routed events of session,
-// history then live, until n have arrived.
-func (s *stack) routedEvents(t *testing.T, session string, n int) []*aep.Event {
+// routedOnWire reads the relay's attention.routed events of session,
+// history then live, until n have arrived, and returns each event's data
+// line exactly as the relay sent it.
+func (s *stack) routedOnWire(t *testing.T, session string, n int) []string {
 	t.Helper()
 	filter, err := json.Marshal(map[string]string{"session": session, "type": "attention.routed"})
 	require.NoError(t, err)
@@ -156,29 +157,74 @@ func (s *stack) routedEvents(t *testing.T, session string, n int) []*aep.Event {
 	resp := s.relayStream(t, ctx, url.Values{"from": {"all"}, "filter": {string(filter)}})
 	defer resp.Body.Close()
 	rd := sse.NewReader(resp.Body, 0)
-	var out []*aep.Event
+	var out []string
 	for len(out) < n {
 		it, err := rd.Next()
 		require.NoError(t, err, "waiting %v for %d attention.routed in session %s, %d so far", stackWait, n, session, len(out))
-		if it.IsComment {
-			continue
+		if !it.IsComment {
+			out = append(out, it.Data)
 		}
-		ev, err := aep.Decode([]byte(it.Data))
-		require.NoError(t, err)
-		out = append(out, ev)
 	}
 	return out
 }
 
-// The team inbox, end to end (issue 36's Done-when, the routing part):
-// three operators in two teams (answerers ann and bo in oncall, the admin
+// pageStream loads the inbox page as the operator's browser does and
+// opens its live updates where the page's script does (the page's
+// data-push, which resumes from the position the page was drawn at), so
+// nothing that changed after the page was drawn is missed.
+func (s *stack) pageStream(t *testing.T) *pushStream {
+	t.Helper()
+	p := s.getPage(t, "")
+	require.Equal(t, http.StatusOK, p.status)
+	push, ok := p.doc.Find("body").Attr("data-push")
+	require.True(t, ok, "the page names its live updates (data-push)")
+	u := s.resolve(t, p.url, push)
+	require.True(t, strings.HasSuffix(u.Path, "/push"), "data-push %q", push)
+	return s.openPush(t, "?"+u.RawQuery, "", true)
+}
+
+// nextCardPush returns the card of session in the next card push of p
+// that is about it (pushes about other cards are passed over).
+func nextCardPush(t *testing.T, p *pushStream, session string) *goquery.Selection {
+	t.Helper()
+	deadline := time.After(stackWait)
+	for {
+		it := p.next(t, deadline)
+		if it.Event != "card" {
+			continue
+		}
+		if c := cardsIn(fragment(t, it.Data), session); c.Length() == 1 {
+			return c
+		}
+	}
+}
+
+// routingSteps is the card's routing steps as the operator reads them.
+func routingSteps(c *goquery.Selection) string {
+	return collapse(c.Find(`[data-testid="routing-steps"]`).Text())
+}
+
+// claimOf is the card's claim line ("ann is on it · now"), "" when nobody
+// is on it.
+func claimOf(c *goquery.Selection) string {
+	return collapse(c.Find(`[data-testid="claim"]`).Text())
+}
+
+// teamRemind and teamEscalate are oncall's remind and escalate in the
+// team inbox test: short, so the test takes seconds; every wait of the
+// test is on an event, so a slow machine only makes the steps later.
+const (
+	teamRemind   = 2 * time.Second
+	teamEscalate = 4 * time.Second
+)
+
+// The team inbox, end to end: issue 36's "Done when", clause by clause.
+// Three operators in two teams (answerers ann and bo in oncall, the admin
 // lee in leads), a routes file sending the demo agent's deploy questions
 // to oncall with remind 2s and escalate 4s, a chat webhook receiver per
-// team and a push service for the devices. A new question notifies only
-// oncall's devices and webhook; with nobody answering, oncall is reminded
-// and then leads notified, each step on the card; the relay carries an
-// attention.routed per delivery, valid against the schema; nothing is
-// answered by the passing time; lee's answer reaches the agent once.
+// team, and a push service for each operator's device. The UI reaches the
+// relay through a proxy that keeps what it posts, so the relay's feed is
+// held against it.
 func TestTeamInboxRoutesRemindsAndEscalates(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -191,13 +237,20 @@ func TestTeamInboxRoutesRemindsAndEscalates(t *testing.T) {
 	oncall, leads := newChatHook(t), newChatHook(t)
 	routesFile := filepath.Join(dir, "routes.json")
 	require.NoError(t, os.WriteFile(routesFile, []byte(`{"teams": {
-		"oncall": {"webhook": "`+oncall.srv.URL+`/hooks/oncall-secret", "remind": "2s", "escalate": "4s", "escalate_to": "leads"},
+		"oncall": {"webhook": "`+oncall.srv.URL+`/hooks/oncall-secret", "remind": "`+teamRemind.String()+`", "escalate": "`+teamEscalate.String()+`", "escalate_to": "leads"},
 		"leads": {"webhook": "`+leads.srv.URL+`/hooks/leads-secret"}},
 		"routes": [{"session_label": "deploy-*", "team": "oncall"}, {"team": "leads"}]}`), 0o600))
 	devs := newDevices(t)
-	s := startStack(t, stackOptions{uiEnv: map[string]string{
-		"AEPFORMS_OPERATORS_FILE": opsFile, "AEPFORMS_ROUTES": routesFile, "AEPFORMS_ROUTES_TICK": "50ms",
-		"AEPFORMS_VAPID_SUBJECT": "mailto:ops@example.com", "AEPFORMS_PUSH_ALLOW_LOOPBACK": "1", "AEPFORMS_PUSH_EVERY": "50ms"}})
+	var emits *emitRecorder
+	s := startStack(t, stackOptions{
+		uiRelay: func(t *testing.T, relayURL string) string {
+			var u string
+			emits, u = recordEmits(t, relayURL)
+			return u
+		},
+		uiEnv: map[string]string{
+			"AEPFORMS_OPERATORS_FILE": opsFile, "AEPFORMS_ROUTES": routesFile, "AEPFORMS_ROUTES_TICK": "50ms",
+			"AEPFORMS_VAPID_SUBJECT": "mailto:ops@example.com", "AEPFORMS_PUSH_ALLOW_LOOPBACK": "1", "AEPFORMS_PUSH_EVERY": "50ms"}})
 	ops := map[string]*stack{}
 	for name, secret := range secrets {
 		ops[name] = s.as(t, name, secret)
@@ -207,30 +260,76 @@ func TestTeamInboxRoutesRemindsAndEscalates(t *testing.T) {
 	ag := s.startAgent(t, agentOptions{scenarios: []string{agent.ScenarioDeploy}})
 	sess, req := askedRequest(t, ag, agent.ScenarioDeploy)
 
-	// New: oncall's devices and channel only.
+	// 1. A new question notifies only oncall: ann's and bo's devices and
+	// oncall's channel, with the question in the operator's words and a
+	// link to its own page; lee's device and leads' channel get nothing
+	// (leads' first message, below, is the escalation).
 	assert.Equal(t, map[string]int{"ann": 1, "bo": 1}, devs.pushed(t, 2, "the new question"), "only oncall's devices")
 	msg := oncall.next(t, "new question")
 	assert.Contains(t, msg, "New question for oncall from aepforms-demo: “Configure the new service deployment” (form)")
 	assert.Contains(t, msg, s.uiURL+"cards/", "with the link to its own page")
 
-	// Reminded, then escalated: each step notifies, none answers.
-	assert.Contains(t, oncall.next(t, "reminder"), "Reminder for oncall: unanswered for 2 s")
-	assert.Equal(t, map[string]int{"ann": 1, "bo": 1}, devs.pushed(t, 2, "the reminder"))
-	assert.Contains(t, leads.next(t, "escalation"), "Escalated to leads: oncall has not answered for 4 s")
-	assert.Equal(t, map[string]int{"lee": 1}, devs.pushed(t, 1, "the escalation"))
-	card := ops["lee"].awaitCard(t, sess.ID, "the card saying its steps", func(c *goquery.Selection) bool {
-		return strings.Contains(c.Find(`[data-testid="routing-steps"]`).Text(), "escalated to leads")
+	// 2. A claim in the open: ann presses "I'm on it" on her page and bo's
+	// open page (its live updates, read as its script reads them) is sent
+	// the card saying "ann is on it" in the next push. A claim stops the
+	// reminders, so ann then ends her claim ("Not on it any more") and the
+	// question goes on unanswered and unclaimed: this test releases the
+	// claim rather than asking a second question.
+	ops["bo"].awaitCard(t, sess.ID, "the card routed to oncall on bo's page", func(c *goquery.Selection) bool {
+		return c.Find(`[data-testid="team"]`).Text() == "for oncall"
 	})
-	assert.Equal(t, "for oncall", card.Find(`[data-testid="team"]`).Text())
-	assert.Regexp(t, `^Reminded oncall \d\d:\d\d UTC, escalated to leads \d\d:\d\d UTC$`, card.Find(`[data-testid="routing-steps"]`).Text())
-	assert.Equal(t, "true", card.AttrOr("data-open", ""), "silence answers nothing")
-	assert.Empty(t, commandsTo(ag, sess.ID), "nothing was sent to the agent by the passing time")
+	boPage := ops["bo"].pageStream(t)
+	ops["ann"].postClaimForm(t, sess.ID, "I'm on it")
+	card := nextCardPush(t, boPage, sess.ID)
+	if claimOf(card) == "" && strings.HasPrefix(routingSteps(card), "Reminded oncall") {
+		// On a slow machine the reminder can come before the claim: its
+		// own push is the one before the claim's.
+		card = nextCardPush(t, boPage, sess.ID)
+	}
+	assert.Equal(t, "ann", card.Find(`[data-testid="claim"]`).AttrOr("data-claimant", ""), "bo's page shows ann's claim in the next push")
+	assert.Regexp(t, `^ann is on it · `, claimOf(card))
+	ops["ann"].postClaimForm(t, sess.ID, "Not on it any more")
+	card = nextCardPush(t, boPage, sess.ID)
+	assert.Empty(t, claimOf(card), "bo's page is told ann is not on it any more, in the next push")
+	ops["lee"].awaitMetric(t, "aepforms_time_to_first_claim_seconds_count", 1)
 
-	// On the wire: one attention.routed per delivery (three to devices,
-	// three to channels), a foreign emitter's, valid against the schema.
-	routed := s.routedEvents(t, sess.ID, 6)
+	// 3. With nobody answering, oncall is reminded (its channel and
+	// devices again), then leads is notified (its channel, lee's device).
+	assert.Contains(t, oncall.next(t, "reminder"), "Reminder for oncall: unanswered for 2 s")
+	esc := leads.next(t, "escalation")
+	assert.Contains(t, esc, "Escalated to leads: oncall has not answered for 4 s", "leads' first message is the escalation")
+	assert.Contains(t, esc, s.uiURL+"cards/", "with the link to the card")
+	assert.Equal(t, map[string]int{"ann": 1, "bo": 1, "lee": 1}, devs.pushed(t, 3, "the reminder and the escalation"))
+	ops["lee"].awaitMetric(t, `aepforms_reminders_total{team="oncall"}`, 1)
+	ops["lee"].awaitMetric(t, `aepforms_escalations_total{team="leads"}`, 1)
+
+	// Each step is on the card, on every operator's page: the card says
+	// its team and when oncall was reminded and leads notified.
+	for _, name := range []string{"lee", "bo"} {
+		card = ops[name].awaitCard(t, sess.ID, name+"'s card saying its steps", func(c *goquery.Selection) bool {
+			return strings.Contains(routingSteps(c), "escalated to leads")
+		})
+		assert.Equal(t, "for oncall", card.Find(`[data-testid="team"]`).Text(), "%s's card", name)
+		assert.Regexp(t, `^Reminded oncall \d\d:\d\d UTC, escalated to leads \d\d:\d\d UTC$`, routingSteps(card), "%s's card", name)
+		assert.Equal(t, "true", card.AttrOr("data-open", ""), "silence answers nothing: %s's card is open", name)
+	}
+
+	// 4. Nothing was answered by the passing time: the agent has received
+	// nothing, and the relay carries no answer, resolution or timeout.
+	assert.Empty(t, commandsTo(ag, sess.ID), "nothing was sent to the agent by the passing time")
+	for _, e := range s.relayHistory(t, sess.ID) {
+		assert.NotContains(t, []string{"attention.answered", "attention.resolved", "attention.timeout", "control.attention.respond"},
+			e.Type(), "the relay carries %s before anyone answered", e.Type())
+	}
+
+	// 5. On the wire: one attention.routed per delivery (three rounds of
+	// device pushes, three chat messages), a foreign emitter's (no seq),
+	// about the request, valid against the schema, and each exactly the
+	// bytes the UI posted to the relay.
 	to := map[string]int{}
-	for _, e := range routed {
+	for _, data := range s.routedOnWire(t, sess.ID, 6) {
+		e, err := aep.Decode([]byte(data))
+		require.NoError(t, err)
 		require.NoError(t, aeptest.ValidateEvent(e))
 		assert.Equal(t, req.ID, e.Subject())
 		_, hasSeq := e.Seq()
@@ -239,20 +338,28 @@ func TestTeamInboxRoutesRemindsAndEscalates(t *testing.T) {
 		require.NoError(t, e.DecodeData(&d))
 		assert.Equal(t, "aepforms", d.Via)
 		to[d.To]++
+		assert.Equal(t, string(emits.body(e.ID())), data, "the relay forwards attention.routed %s byte for byte", e.ID())
 	}
 	assert.Equal(t, map[string]int{"webpush": 3, "webhook": 3}, to)
+	assert.Equal(t, 6, emits.ofType("attention.routed"), "the UI posted one attention.routed per delivery, no more")
 
-	// lee answers: the agent gets it exactly once.
+	// 6. lee (leads) answers: the agent records it exactly once, sent as
+	// lee, accepted.
 	_, c, f := ops["lee"].openForm(t, sess.ID)
 	f.fill(t, fieldNamed(t, c, "Service name"), "checkout")
 	got := ops["lee"].sendAndAccept(t, ag, sess.ID, f, f.button(t, ""))
 	assert.Contains(t, string(got.Raw), `"agent":"aepforms/lee"`, "sent as lee")
-	awaitAnswered := ops["lee"].awaitCard(t, sess.ID, "the card answered", func(c *goquery.Selection) bool { return c.AttrOr("data-settled", "") == "true" })
-	assert.NotNil(t, awaitAnswered)
-	assert.Len(t, commandsTo(ag, sess.ID), 1, "one command")
+	assert.Contains(t, answerOf(t, got.Raw), `"checkout"`)
+	ops["lee"].awaitCard(t, sess.ID, "the card answered", func(c *goquery.Selection) bool { return c.AttrOr("data-settled", "") == "true" })
+	s.awaitRelayEvent(t, sess.ID, "attention.answered", req.ID)
+	cmds := commandsTo(ag, sess.ID)
+	require.Len(t, cmds, 1, "one command reached the agent")
+	assert.Equal(t, 1, cmds[0].Count, "transmitted once")
+	assert.Equal(t, got.ID, cmds[0].ID)
+	ops["lee"].awaitMetric(t, `aepforms_time_to_answer_seconds_count{team="oncall"}`, 1)
 
-	// History keeps where it went and each step, and filters by team and
-	// by escalated.
+	// 7. History agrees: lee's answer, where it was routed and each step;
+	// filtered by team and by escalated.
 	history := func(q string) *goquery.Selection {
 		p := ops["lee"].getPage(t, "history"+q)
 		require.Equal(t, http.StatusOK, p.status)
@@ -260,6 +367,9 @@ func TestTeamInboxRoutesRemindsAndEscalates(t *testing.T) {
 	}
 	rows := history("")
 	require.Equal(t, 1, rows.Length())
+	assert.Equal(t, got.ID, rows.AttrOr("data-command", ""), "the command the agent got")
+	assert.Equal(t, "Answered by lee", collapse(rows.Find(`[data-testid="history-operator"]`).Text()))
+	assert.Contains(t, collapse(rows.Find(`[data-testid="values"]`).Text()), "checkout")
 	assert.Regexp(t, `^Routed to oncall; reminded oncall .+ UTC, escalated to leads .+ UTC$`, rows.Find(`[data-testid="history-routing"]`).Text())
 	assert.Equal(t, 1, history("?team=oncall").Length())
 	assert.Equal(t, 0, history("?team=leads").Length(), "routed to oncall, escalated to leads")
@@ -272,4 +382,16 @@ func TestTeamInboxRoutesRemindsAndEscalates(t *testing.T) {
 		t.Fatalf("leads' channel got more: %q", m)
 	default:
 	}
+}
+
+// postClaimForm posts the card's claim form (its button reads button) as
+// a browser without script does, and follows the answer to the card.
+func (s *stack) postClaimForm(t *testing.T, session, button string) {
+	t.Helper()
+	p := s.getPage(t, "?session="+url.QueryEscape(session))
+	require.Equal(t, http.StatusOK, p.status)
+	fs := p.cardOf(t, session).Find(`form[data-testid="claim-form"]`)
+	require.Equal(t, 1, fs.Length(), "the card's claim form")
+	f := readForm(p, fs)
+	s.follow(t, s.submit(t, f, f.button(t, button), ""))
 }
