@@ -44,8 +44,8 @@ func (h *harness) claimOn(c *http.Client, id inbox.CardID) string {
 }
 
 // Ann presses "I'm on it": Bo's open page is sent the card with "Ann is
-// on it" in the very next push, his page offers him "I'm on it" still
-// (a claim informs), Ann's says "You are on it" with "Not on it any
+// on it" in the very next push, his page offers him "Take it over" (a
+// claim informs; his press would make it his), Ann's says "You are on it" with "Not on it any
 // more", and the claim is counted as the question's first.
 func TestClaimIsShownOnAnotherOperatorsPageWithinOnePush(t *testing.T) {
 	t.Parallel()
@@ -66,7 +66,8 @@ func TestClaimIsShownOnAnotherOperatorsPageWithinOnePush(t *testing.T) {
 	require.Equal(t, 1, claim.Length(), "the pushed card says who is on it")
 	assert.Equal(t, "Ann", claim.AttrOr("data-claimant", ""))
 	assert.Contains(t, strings.Join(strings.Fields(claim.Text()), " "), "Ann is on it · just now")
-	assert.Equal(t, "I'm on it", card.Find(`[data-testid="claim-button"]`).Text(), "Bo may still say he is on it")
+	assert.Equal(t, "Take it over", card.Find(`[data-testid="claim-button"]`).Text(),
+		"Bo may still say he is on it, and his button says it takes the question over from Ann")
 
 	mine := h.getPage(ann, "").doc(t).Find("#" + domID(id))
 	assert.Contains(t, mine.Find(`[data-testid="claim"]`).Text(), "You are on it")

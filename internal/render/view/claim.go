@@ -26,8 +26,9 @@ type ClaimView struct {
 	SinceISO, SinceText, SinceTitle string
 }
 
-// ClaimControl is the card's claim button: "I'm on it", or for the
-// operator's own claim "Not on it any more" (Release).
+// ClaimControl is the card's claim button: "I'm on it", "Take it over"
+// when another operator is on it, or for the operator's own claim "Not
+// on it any more" (Release).
 type ClaimControl struct {
 	Action  string // the claim post's URL
 	Release bool
@@ -106,8 +107,13 @@ func claimControl(id string, vd inbox.Verdict, claim *ClaimView, opts Options) *
 		return nil
 	}
 	ctl := &ClaimControl{Action: root(opts.BasePath) + "/cards/" + url.PathEscape(id) + "/claim", Label: words.card["claim"]}
-	if claim != nil && claim.Mine {
+	switch {
+	case claim != nil && claim.Mine:
 		ctl.Release, ctl.Label = true, words.card["claim-release"]
+	case claim != nil:
+		// Beside "ann is on it", "I'm on it" would not say that pressing
+		// it makes the question this operator's instead.
+		ctl.Label = words.card["claim-take-over"]
 	}
 	ctl.Assign = assignControl(id, vd, opts)
 	return ctl

@@ -294,6 +294,7 @@ var words = struct {
 		// A claim ("I'm on it") and an assignment.
 		"claim":              "I'm on it",
 		"claim-release":      "Not on it any more",
+		"claim-take-over":    "Take it over",
 		"claim-lead":         "is on it",
 		"claim-mine":         "You are on it",
 		"claim-confirm":      "Your answer was not sent. To answer anyway, send it again.",
