@@ -67,7 +67,9 @@ type MarkJournal interface {
 	// KeepAssignment keeps card id's assignment a (a.To "" ends it),
 	// unless the journal holds a later one.
 	KeepAssignment(id CardID, a Assignment) error
-	// Marks lists the live claims at now and every assignment kept.
+	// Marks lists the live claims at now and every assignment kept, an
+	// ended one too (To "", with its Rev), so a replica still showing it
+	// ends it.
 	Marks(now time.Time) ([]Mark, error)
 }
 

@@ -122,6 +122,12 @@ func TestClaimsSharedThroughTheJournal(t *testing.T) {
 	require.NoError(t, a.Flush(t.Context()))
 	b.SeeClaims()
 	assert.Empty(t, claimedBy(t, b, id, clk.Now()), "ended on the other replica")
+
+	_, err = a.Assign(id, Assignment{By: "ann"})
+	require.NoError(t, err)
+	b.SeeClaims()
+	c, _ = b.Card(id)
+	assert.Nil(t, c.Verdict(clk.Now(), Viewer{}).Assigned, "an assignment ended on the other replica ends here")
 }
 
 func TestClaimFilters(t *testing.T) {

@@ -197,7 +197,8 @@ func (j *MemoryJournal) KeepAssignment(id CardID, a Assignment) error {
 	return nil
 }
 
-// Marks lists the claims live at now and the assignments kept.
+// Marks lists the claims live at now and the assignments kept, an ended
+// one too (its To "": the replicas still showing it end it).
 func (j *MemoryJournal) Marks(now time.Time) ([]Mark, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -206,7 +207,7 @@ func (j *MemoryJournal) Marks(now time.Time) ([]Mark, error) {
 		if !m.Claim.Live(now) {
 			m.Claim = Claim{}
 		}
-		if m.Claim.By != "" || m.Assigned.To != "" {
+		if m.Claim.By != "" || m.Assigned.Rev > 0 {
 			out = append(out, m)
 		}
 	}

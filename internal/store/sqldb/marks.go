@@ -56,14 +56,15 @@ func (a *Answers) KeepAssignment(id inbox.CardID, as inbox.Assignment) error {
 	return nil
 }
 
-// Marks lists the claims live at now and every assignment kept:
-// inbox.MarkJournal.
+// Marks lists the claims live at now and every assignment kept, an
+// ended one too (its To "", with its rev: the replicas that still show
+// it end it): inbox.MarkJournal.
 func (a *Answers) Marks(now time.Time) ([]inbox.Mark, error) {
 	ctx, cancel := a.ctx()
 	defer cancel()
 	rows, err := a.Synced.QueryContext(ctx, a.Q(`SELECT card_id, claimant, claimed_at, claim_until, claim_rev,
 			assignee, assignee_kind, assigned_by, assigned_at, assign_rev
-		FROM card_marks WHERE (claimant != '' AND claim_until > ?) OR assignee != ''`), store.Nanos(now))
+		FROM card_marks WHERE (claimant != '' AND claim_until > ?) OR assign_rev > 0`), store.Nanos(now))
 	if err != nil {
 		return nil, fmt.Errorf("journal: marks: %w", err)
 	}
