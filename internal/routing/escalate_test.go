@@ -105,8 +105,15 @@ type rig struct {
 
 func newRig(t *testing.T, clk *clock, f Table, j Journal, log *slog.Logger) *rig {
 	t.Helper()
+	return newRigOn(t, clk, f, j, log, inbox.Options{Now: clk.Now})
+}
+
+// newRigOn is newRig with its inbox's options (a journal of the answers,
+// claims and assignments the replicas share).
+func newRigOn(t *testing.T, clk *clock, f Table, j Journal, log *slog.Logger, opts inbox.Options) *rig {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	rg := &rig{in: inbox.New(inbox.Options{Now: clk.Now})}
+	rg := &rig{in: inbox.New(opts)}
 	rg.hooks = NewWebhooks(ctx, WebhookConfig{Backoff: backoff.Policy{Min: time.Millisecond, Max: 5 * time.Millisecond}, Logger: log})
 	rg.router = New(Config{Routes: f, Journal: j, Now: clk.Now, Tick: time.Hour, Logger: log,
 		Link: func(c inbox.Card) string { return "https://forms.example/cards/" + string(c.ID) + "/page" }})

@@ -230,10 +230,12 @@ func (r *Router) follow(ctx context.Context, cards Cards, sub *inbox.Subscriptio
 // routes file routes the questions that come after it), with the steps
 // the journal kept for it; an open question is then posted to its
 // team's chat channel (once, of every replica) and looked at every
-// Tick; a settled one is counted.
+// Tick; a settled one is counted. A new assignment is told to its
+// assignee (assigned), routed or not.
 func (r *Router) Observe(ctx context.Context, cards Cards, c inbox.Card) {
 	now := r.cfg.Now()
 	vd := c.Verdict(now, inbox.Viewer{})
+	r.assigned(ctx, c, vd)
 	rt := vd.Routing
 	if rt.Team == "" {
 		rt.Team = r.Team(c)

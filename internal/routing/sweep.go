@@ -46,13 +46,13 @@ func (r *Router) Sweep(ctx context.Context, cards Cards) {
 			continue
 		}
 		age := now.Sub(c.ReceivedAt)
-		if tm.Remind > 0 && age >= tm.Remind && !vd.Routing.Has(inbox.StepReminded, tm.Name) {
-			r.step(ctx, cards, c, vd.Routing, inbox.StepReminded, tm, tm)
+		if to, since := r.reminder(vd, tm, c.ReceivedAt); tm.Remind > 0 && now.Sub(since) >= tm.Remind && !vd.Routing.Has(inbox.StepReminded, to.name) {
+			r.step(ctx, cards, c, vd.Routing, inbox.StepReminded, tm, to)
 			continue // one step a look: the card's routing is read again next time
 		}
 		if to, ok := table.Team(tm.EscalateTo); ok && !vd.Routing.Has(inbox.StepEscalated, to.Name) &&
 			(age >= tm.Escalate || nearDeadline(vd, c.ReceivedAt, now)) {
-			r.step(ctx, cards, c, vd.Routing, inbox.StepEscalated, tm, to)
+			r.step(ctx, cards, c, vd.Routing, inbox.StepEscalated, tm, r.teamTarget(to))
 		}
 	}
 }
@@ -74,34 +74,39 @@ func (r *Router) forget(id inbox.CardID) {
 	r.mu.Unlock()
 }
 
-// step takes step kind of card c (from team from) toward team to: it is
-// added to the card (every replica adds it, so every page shows it),
-// and the one replica that claims it in the journal notifies to's
-// operators' devices and chat channel and counts it.
-func (r *Router) step(ctx context.Context, cards Cards, c inbox.Card, rt inbox.Routing, kind string, from, to routes.Team) {
-	won, taken := r.claim(ctx, c.ID, kind, to.Name)
+// step takes step kind of card c (from team from) toward to (a team, or
+// the operator it is assigned to): it is added to the card (every
+// replica adds it, so every page shows it), and the one replica that
+// claims it in the journal notifies to's devices and, for a team, its
+// chat channel, and counts it (for the team from, when to is a person).
+func (r *Router) step(ctx context.Context, cards Cards, c inbox.Card, rt inbox.Routing, kind string, from routes.Team, to target) {
+	won, taken := r.claim(ctx, c.ID, kind, to.name)
 	if !taken {
 		return
 	}
 	now := r.cfg.Now()
-	rt.Steps = append(rt.Steps, inbox.RoutingStep{Kind: kind, Team: to.Name, At: now})
+	rt.Steps = append(rt.Steps, inbox.RoutingStep{Kind: kind, Team: to.name, At: now})
 	cards.SetRouting(c.ID, rt)
 	if !won {
 		return
 	}
-	r.cfg.Logger.Info("routing: "+kind, "card", string(c.ID), "team", to.Name)
-	r.cfg.Metrics.stepped(kind, to.Name)
+	r.cfg.Logger.Info("routing: "+kind, "card", string(c.ID), "team", to.name)
+	counted := to.team.Name
+	if counted == "" {
+		counted = from.Name
+	}
+	r.cfg.Metrics.stepped(kind, counted)
 	if c2, ok := cards.Card(c.ID); ok {
 		c = c2
 	}
 	if r.cfg.Push != nil {
 		// The pusher says each delivery on the wire (webpush.Config.Delivered).
-		r.cfg.Push.Renotify(ctx, c, r.members(to.Name))
+		r.cfg.Push.Renotify(ctx, c, to.audience)
 	}
 	waited := now.Sub(c.ReceivedAt)
-	text := reminderText(c, to.Name, waited, r.link(c))
+	text := reminderText(c, to.name, waited, r.link(c))
 	if kind == inbox.StepEscalated {
-		text = escalationText(c, from.Name, to.Name, waited, r.link(c))
+		text = escalationText(c, from.Name, to.name, waited, r.link(c))
 	}
-	r.post(c, to, text)
+	r.post(c, to.team, text)
 }

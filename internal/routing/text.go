@@ -30,6 +30,17 @@ func escalationText(c inbox.Card, from, to string, waited time.Duration, link st
 	return "Escalated to " + to + ": " + from + " has not answered for " + words(waited) + ", " + chatEscape(c.Agent) + " still waits: " + quoted(c) + withLink(link)
 }
 
+// assignedText is the chat message to team a.To of its assignment, in
+// the assigner's words: "ann assigned you (oncall) a question from
+// claude-code: “Deploy?” (form). Answer it here: …".
+func assignedText(c inbox.Card, a inbox.Assignment, link string) string {
+	by := "An operator"
+	if a.By != "" {
+		by = chatEscape(a.By)
+	}
+	return by + " assigned you (" + a.To + ") a question from " + chatEscape(c.Agent) + ": " + quoted(c) + withLink(link)
+}
+
 // quoted is the question's first line, cut, in quotes, with its kind.
 func quoted(c inbox.Card) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(c.Request.Prompt), "\n")
