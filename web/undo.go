@@ -37,7 +37,16 @@ func handleUndo(svc *answer.Service, pg *pages) http.HandlerFunc {
 				held = append(held, answer.Held{Card: inbox.CardID(card), Command: cmd, By: by})
 			}
 		}
-		if len(held) == 0 {
+		batches := r.PostForm[form.NameUndoBatch]
+		for _, b := range batches {
+			held = append(held, svc.HeldOf(b, by)...)
+		}
+		switch {
+		case len(held) == 0 && len(batches) > 0:
+			// The batch's answers have all left (or were taken back).
+			undoRefused(w, r, pg, panel, "", view.UndoWords(true))
+			return
+		case len(held) == 0:
 			http.Error(w, "The request names no answer to undo. Reload the page.", http.StatusBadRequest)
 			return
 		}
@@ -51,13 +60,7 @@ func handleUndo(svc *answer.Service, pg *pages) http.HandlerFunc {
 				continue
 			}
 			pg.log.Info("web: answer not taken back", "card", string(held[i].Card), "command", held[i].Command, "err", err)
-			msg := view.UndoWords(errors.Is(err, answer.ErrNotHeld))
-			if wantsFragment(r) {
-				http.Error(w, msg, http.StatusConflict)
-				return
-			}
-			pg.page(w, r, http.StatusConflict, panel, &view.Refused{Card: held[i].Card,
-				Problems: []aep.Problem{{Code: "not-undone", Message: msg}}})
+			undoRefused(w, r, pg, panel, held[i].Card, view.UndoWords(errors.Is(err, answer.ErrNotHeld)))
 			return
 		}
 		if wantsFragment(r) {
@@ -66,6 +69,18 @@ func handleUndo(svc *answer.Service, pg *pages) http.HandlerFunc {
 		}
 		pg.redirectBack(w, r, held[0].Card, panel)
 	}
+}
+
+// undoRefused answers an Undo that took card's answer (none: a batch's)
+// not back, msg saying why: 409 with the page, the card's error summary
+// (or the page's banner) saying so; to the page script, msg alone.
+func undoRefused(w http.ResponseWriter, r *http.Request, pg *pages, panel bool, card inbox.CardID, msg string) {
+	if wantsFragment(r) {
+		http.Error(w, msg, http.StatusConflict)
+		return
+	}
+	pg.page(w, r, http.StatusConflict, panel, &view.Refused{Card: card,
+		Problems: []aep.Problem{{Code: "not-undone", Message: msg}}})
 }
 
 // undoBar is the page's undo bar (view.UndoBar): the answers whose
@@ -83,7 +98,9 @@ func (p *pages) undoBar(r *http.Request, heads []inbox.Card, opts view.PageOptio
 		}
 		cards = append(cards, view.Card(c, view.Options{BasePath: opts.BasePath, Now: opts.Now, Viewer: opts.Viewer, Operator: opts.Operator}))
 	}
-	return view.UndoBar(cards, strings.TrimSuffix(opts.BasePath, "/"))
+	// Unfiltered, the bar holds every held answer of each batch: its Undo
+	// of all may name them by batch.
+	return view.UndoBar(cards, strings.TrimSuffix(opts.BasePath, "/"), opts.Filter == inbox.Query{})
 }
 
 // sentAt is when each held answer was posted (zero when its card no

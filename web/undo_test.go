@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -94,15 +95,19 @@ func formValues(f *goquery.Selection) url.Values {
 func TestBatchUndoTakesBackTheBatch(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, withConfig(func(c *Config) { c.UndoWindow = time.Hour }))
-	ids := askPermissions(h, 3)
+	ids := askPermissions(h, 4)
 	shape, token := batchOf(t, h.getPage(nil, "batches").doc(t))
 	r := h.postForm(nil, "batch/answer", batchPost(shape, token, "0", ids[0], ids[1]))
 	require.Equal(t, http.StatusOK, r.StatusCode, "body %s", r.body)
 	undo := r.doc(t).Find(`form[data-testid="batch-undo"]`)
 	require.Equal(t, 1, undo.Length(), "the batch's result offers Undo")
-	assert.Equal(t, 2, undo.Find(`input[name="undo"]`).Length(), "of both its answers")
+	assert.Equal(t, token, undo.Find(`input[name="undo-batch"]`).AttrOr("value", ""), "of the batch, both its answers")
 	assert.Contains(t, undo.Find(`button`).Text(), "Undo all 2")
 	assert.Empty(t, h.sub.all(), "held: nothing sent")
+	_, other := batchOf(t, h.getPage(nil, "batches").doc(t))
+	require.NotEqual(t, token, other)
+	r = h.postForm(nil, "batch/answer", batchPost(shape, other, "0", ids[2], ids[3]))
+	require.Equal(t, http.StatusOK, r.StatusCode, "another batch: %s", r.body)
 
 	res := h.postForm(nil, h.relative(undo.AttrOr("action", "")), formValues(undo))
 	require.Equal(t, http.StatusSeeOther, res.StatusCode, res.body)
@@ -112,6 +117,8 @@ func TestBatchUndoTakesBackTheBatch(t *testing.T) {
 		assert.Equal(t, inbox.LineUndone, vd.Line, "card %s", id)
 		assert.True(t, vd.Answerable, "card %s takes an answer again", id)
 	}
+	c, _ := h.in.Card(ids[2])
+	assert.True(t, c.Verdict(h.clk.Now(), inbox.Viewer{}).Undo, "another batch's answer is still held")
 	assert.Empty(t, h.sub.all(), "nothing was sent")
 }
 
@@ -229,4 +236,37 @@ func TestUndoTakesBackTheRuleMadeWithTheAnswer(t *testing.T) {
 	card, _ := rh.in.Card(next)
 	assert.Nil(t, card.Submission, "the next matching question waits for an operator")
 	assert.Empty(t, rh.sub.all(), "nothing was sent")
+}
+
+// An "Answer all" of more questions than a form may carry values (net/http
+// reads at most 10 000 per form) is taken back whole by its Undo: the
+// Undo names the batch, not each of its answers, so its post is read and
+// every answer is taken back; nothing is sent.
+func TestUndoOfABatchOverTheFormLimit(t *testing.T) {
+	t.Parallel()
+	const n = 10_001
+	h := newHarness(t, withConfig(func(c *Config) { c.UndoWindow = time.Hour }), withInbox(func(o *inbox.Options) { o.MaxPending = 2 * n }))
+	ids := askPermissions(h, n)
+	post := batchPost(inbox.ShapeOf(deployPermission("x")).ID(), "tok-all", "0")
+	post.Set("all", h.clk.Now().Add(time.Second).UTC().Format(time.RFC3339Nano))
+	post.Set("confirm", strconv.Itoa(n))
+	r := h.postForm(nil, "batch/answer", post)
+	require.Equal(t, http.StatusOK, r.StatusCode, "answer all")
+	undo := r.doc(t).Find(`form[data-testid="batch-undo"]`)
+	require.Equal(t, 1, undo.Length(), "the batch's result offers Undo")
+	assert.Contains(t, undo.Find(`button`).Text(), "Undo all 10001")
+	values := formValues(undo)
+	assert.Less(t, len(values[form.NameUndo])+len(values["undo-batch"]), 100, "the Undo's form names the batch, not each answer")
+
+	res := h.postForm(nil, h.relative(undo.AttrOr("action", "")), values)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, "%.300s", res.body)
+	undone := 0
+	for _, id := range ids {
+		c, _ := h.in.Card(id)
+		if vd := c.Verdict(h.clk.Now(), inbox.Viewer{}); vd.Line == inbox.LineUndone && vd.Answerable {
+			undone++
+		}
+	}
+	assert.Equal(t, n, undone, "questions taken back and open again")
+	assert.Empty(t, h.sub.all(), "nothing was sent")
 }

@@ -3,6 +3,8 @@ package answer
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -103,6 +105,27 @@ func (s *Service) Undo(held []Held) []error {
 		errs[i] = s.undoOne(h)
 	}
 	return errs
+}
+
+// HeldOf is each answer of batch (its id: the batch form's token,
+// Batch.Token) this Service holds for Undo, that by sent ("" without
+// sign-in: anyone's), by card, as Undo takes them back: a batch's Undo
+// names the batch, not each of its answers.
+func (s *Service) HeldOf(batch, by string) []Held {
+	if batch == "" {
+		return nil
+	}
+	var out []Held
+	s.holds.mu.Lock()
+	for cmd, h := range s.holds.m {
+		sub := h.a.Submission
+		if rest, ok := strings.CutPrefix(sub.Token, batch+"."); ok && rest == string(sub.Card) && (by == "" || sub.By == by) {
+			out = append(out, Held{Card: sub.Card, Command: cmd, By: by})
+		}
+	}
+	s.holds.mu.Unlock()
+	slices.SortFunc(out, func(a, b Held) int { return strings.Compare(string(a.Card), string(b.Card)) })
+	return out
 }
 
 func (s *Service) undoOne(h Held) error {

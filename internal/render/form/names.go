@@ -21,8 +21,11 @@ const (
 	NameCommand = "command"
 	// NameUndo is the hidden field of "Undo", once per answer taken
 	// back: "{card} {command}".
-	NameUndo   = "undo"
-	ValueOther = "other" // the Other choice's value
+	NameUndo = "undo"
+	// NameUndoBatch is the hidden field of an Undo of a whole batch,
+	// once per batch taken back: its id (the batch form's token).
+	NameUndoBatch = "undo-batch"
+	ValueOther    = "other" // the Other choice's value
 )
 
 // Wire names of the sign-in form.

@@ -1,6 +1,7 @@
 package view
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -10,12 +11,20 @@ import (
 
 // UndoView is "Undo" for answers whose commands this UI holds for the
 // undo window (inbox.Verdict.Undo): a form posting each answer's
-// "{card} {command}" (Values) to Action. On a card it takes back that
+// "{card} {command}" (Values), and each batch's id whose answers it
+// takes back whole (Batches), to Action. On a card it takes back that
 // card's answer; in the page's undo bar, one answer or all of them (a
 // batch's).
 type UndoView struct {
 	Action string
 	Values []string
+	// Batches are the ids of the batches (their form's token) an Undo of
+	// several takes back whole: a batch of any size is one value of its
+	// form, where its answers one by one would pass what a form may carry.
+	Batches []string
+	// Batch is the id of the batch a card's answer was sent in ("" for
+	// an answer of its own).
+	Batch string
 	// Sent is what was sent, in the operator's words ("Deny"); Question
 	// the question it answers (the bar names both).
 	Sent, Question string
@@ -38,9 +47,17 @@ func undoView(c inbox.Card, vd inbox.Verdict, base string, values []RecordedValu
 			sent = append(sent, v.Value)
 		}
 	}
+	batch := ""
+	if sub := vd.Submission; sub != nil && sub.CommandID == vd.UndoCommand {
+		batch, _ = strings.CutSuffix(sub.Token, "."+string(c.ID))
+		if batch == sub.Token {
+			batch = ""
+		}
+	}
 	return &UndoView{
 		Action: base + "/undo",
 		Values: []string{string(c.ID) + " " + vd.UndoCommand},
+		Batch:  batch,
 		Sent:   strings.Join(sent, ", "),
 		Lead:   words.undo["lead"],
 		Left:   formatDuration(vd.UndoLeft.Round(time.Second)),
@@ -51,8 +68,10 @@ func undoView(c inbox.Card, vd inbox.Verdict, base string, values []RecordedValu
 
 // UndoBar is the page's undo bar: each held answer's Undo (cards'
 // views, from Card), and one that takes them all back when there are
-// several (a batch). Empty when none.
-func UndoBar(cards []CardView, base string) []UndoView {
+// several (a batch). Empty when none. byBatch names each batch among
+// them by its id in the Undo of all, not each of its answers: for a
+// bar that holds every held answer of its batches (cards unfiltered).
+func UndoBar(cards []CardView, base string, byBatch bool) []UndoView {
 	var out []UndoView
 	var all UndoView
 	for _, c := range cards {
@@ -61,7 +80,12 @@ func UndoBar(cards []CardView, base string) []UndoView {
 		}
 		u := *c.Undo
 		out = append(out, u)
-		all.Values = append(all.Values, u.Values...)
+		switch {
+		case !byBatch || u.Batch == "":
+			all.Values = append(all.Values, u.Values...)
+		case !slices.Contains(all.Batches, u.Batch):
+			all.Batches = append(all.Batches, u.Batch)
+		}
 		if all.LeftMS == 0 || u.LeftMS > all.LeftMS {
 			all.LeftMS, all.Left = u.LeftMS, u.Left
 		}
@@ -89,9 +113,10 @@ func UndoWords(notHeld bool) string {
 func UndoAllLabel() string { return words.undo["button-all"] }
 
 // UndoBatch is one Undo of a batch's answers still held, from their
-// cards' views; nil when none is.
+// cards' views (all of the batch's held answers), naming the batch by
+// its id; nil when none is.
 func UndoBatch(cards []CardView, base string) *UndoView {
-	bar := UndoBar(cards, base)
+	bar := UndoBar(cards, base, true)
 	switch len(bar) {
 	case 0:
 		return nil
