@@ -37,6 +37,12 @@ func (p *batchPages) answerAll(w http.ResponseWriter, r *http.Request, post url.
 	for _, c := range cards {
 		b.Cards = append(b.Cards, c.ID)
 	}
+	if len(cards) == 0 && post.Get(view.BatchNameConfirm) != "" {
+		// None left to answer: this same confirmation, posted before,
+		// may have answered them. Then it is that post again, and each
+		// question says so (nothing new is sent).
+		b.Cards = p.answeredBy(q, b)
+	}
 	if post.Get(view.BatchNameConfirm) != "" || len(cards) == 0 {
 		return b, later, false // confirmed, or none left: BeginBatch says so
 	}
@@ -59,4 +65,20 @@ func (p *batchPages) answerAll(w http.ResponseWriter, r *http.Request, post url.
 	}
 	writeHTML(w, http.StatusOK, buf)
 	return b, later, true
+}
+
+// answeredBy is each question of b's shape under q whose latest answer
+// is b's own (posted with its form's token): those an earlier post of
+// the same "Answer all" confirmation answered.
+func (p *batchPages) answeredBy(q inbox.Query, b answer.Batch) []inbox.CardID {
+	var ids []inbox.CardID
+	for _, h := range p.in.Heads(q) {
+		if h.Shape.ID() != b.Shape {
+			continue
+		}
+		if c, ok := p.in.Card(h.ID); ok && c.Posted(b.Token+"."+string(h.ID)) {
+			ids = append(ids, h.ID)
+		}
+	}
+	return ids
 }
