@@ -48,7 +48,7 @@ func handleClaim(cl Claims, pg *pages, m *Metrics) http.HandlerFunc {
 		} else {
 			var out inbox.ClaimOutcome
 			if out, err = cl.Claim(id, by); err == nil && out.FirstClaim {
-				m.FirstClaim(out.SinceAsked)
+				m.FirstClaim(out.Team, out.SinceAsked)
 			}
 		}
 		if errors.Is(err, inbox.ErrNoClaimant) {

@@ -284,3 +284,27 @@ func trimAssignment(a *inbox.Assignment) inbox.Assignment {
 	}
 	return inbox.Assignment{To: a.To, Team: a.Team, By: a.By}
 }
+
+// The time to first claim is measured by team as well: a question routed
+// to oncall claimed 90 s after it arrived is counted under oncall (and
+// in every question's histogram), one routed nowhere only in the latter.
+func TestTimeToFirstClaimByTeam(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withTeam(t))
+	routed := h.ask("s1", "r1", nameForm())
+	unrouted := h.ask("s1", "r2", nameForm())
+	require.True(t, h.in.SetRouting(routed, inbox.Routing{Team: "oncall"}))
+	ann, _ := h.signInAs("Ann", annSecret)
+	h.clk.Add(90 * time.Second)
+	for _, id := range []inbox.CardID{routed, unrouted} {
+		require.Equal(t, http.StatusSeeOther, h.postForm(ann, "cards/"+string(id)+"/claim", nil).StatusCode)
+	}
+	require.Equal(t, http.StatusSeeOther, h.postForm(ann, "cards/"+string(routed)+"/claim", nil).StatusCode, "a renewal is no first claim")
+	metrics := h.getPage(ann, "metrics").body
+	assert.Contains(t, metrics, "aepforms_time_to_first_claim_seconds_count 2")
+	assert.Contains(t, metrics, `aepforms_team_time_to_first_claim_seconds_bucket{team="oncall",le="60"} 0`)
+	assert.Contains(t, metrics, `aepforms_team_time_to_first_claim_seconds_bucket{team="oncall",le="120"} 1`)
+	assert.Contains(t, metrics, `aepforms_team_time_to_first_claim_seconds_count{team="oncall"} 1`)
+	assert.Contains(t, metrics, `aepforms_team_time_to_first_claim_seconds_sum{team="oncall"} 90`)
+	assert.Equal(t, 1, strings.Count(metrics, "aepforms_team_time_to_first_claim_seconds_count{"), "one team: %s", metrics)
+}

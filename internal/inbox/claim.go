@@ -75,11 +75,13 @@ type MarkJournal interface {
 
 // ClaimOutcome is what a claim did: FirstClaim is true for the card's
 // first claim (SinceAsked is then the time from its arrival to it, the
-// time to first claim).
+// time to first claim); Team is the team the question is routed to (""
+// none).
 type ClaimOutcome struct {
 	Claim      Claim
 	FirstClaim bool
 	SinceAsked time.Duration
+	Team       string
 }
 
 // Claim marks card id as claimed by operator by now, or renews their
@@ -106,7 +108,7 @@ func (in *Inbox) Claim(id CardID, by string) (ClaimOutcome, error) {
 	if cur := en.card.Claim; cur.Live(now) && cur.By == by {
 		c.At = cur.At // activity renews it, the claim is as old as it was
 	}
-	out := ClaimOutcome{Claim: c, FirstClaim: !en.claimedOnce, SinceAsked: now.Sub(en.card.ReceivedAt)}
+	out := ClaimOutcome{Claim: c, FirstClaim: !en.claimedOnce, SinceAsked: now.Sub(en.card.ReceivedAt), Team: en.card.Routing.Team}
 	in.mu.Unlock()
 	if mj, ok := in.opts.Journal.(MarkJournal); ok {
 		if err := mj.KeepClaim(id, c); err != nil {
