@@ -21,6 +21,7 @@ import (
 type Cards interface {
 	Subscribe(buf int) *inbox.Subscription
 	Card(inbox.CardID) (inbox.Card, bool)
+	Cards(inbox.Query) []inbox.Card
 	SetRouting(inbox.CardID, inbox.Routing) bool
 }
 
@@ -156,7 +157,9 @@ func (r *Router) members(team string) func(string) bool {
 
 // Run reads the steps kept in the journal, then follows the inbox from
 // sub and looks at the open questions every Tick until ctx ends. A
-// dropped subscription (the inbox outran it) is made again.
+// dropped subscription (the inbox outran it) is made again, and every
+// card looked at: the questions that came in the gap are routed, and
+// their assignments told, like any other.
 func (r *Router) Run(ctx context.Context, cards Cards, sub *inbox.Subscription) {
 	r.restore(ctx)
 	t := time.NewTicker(r.cfg.Tick)
@@ -168,6 +171,12 @@ func (r *Router) Run(ctx context.Context, cards Cards, sub *inbox.Subscription) 
 			return
 		}
 		sub = cards.Subscribe(256)
+		for _, c := range cards.Cards(inbox.Query{}) {
+			if ctx.Err() != nil {
+				break
+			}
+			r.Observe(ctx, cards, c)
+		}
 	}
 }
 

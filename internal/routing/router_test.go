@@ -82,3 +82,28 @@ func TestEachQuestionGetsItsFirstMatchingTeam(t *testing.T) {
 	c, _ := in.Card(other)
 	require.Empty(t, c.Verdict(time.Now(), inbox.Viewer{}).Routing.Team, "no route matches: no team")
 }
+
+// The questions that arrive while the inbox drops the router's
+// subscription (a burst overflowed its queue) are routed all the same:
+// the router looks at every card when it subscribes again.
+func TestQuestionsOfADroppedSubscriptionAreRouted(t *testing.T) {
+	t.Parallel()
+	f := loadRoutes(t, `{"teams": {"oncall": {}}, "routes": [{"team": "oncall"}]}`)
+	in := inbox.New(inbox.Options{})
+	r := New(Config{Routes: f})
+	watch := in.Subscribe(64)
+	t.Cleanup(watch.Close)
+	sub := in.Subscribe(1)
+	ids := []inbox.CardID{
+		ask(t, in, "s1", "r1", "form", 1),
+		ask(t, in, "s2", "r2", "form", 1),
+		ask(t, in, "s3", "r3", "form", 1),
+	}
+	require.True(t, sub.Dropped(), "three changes overflow a queue of one")
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go r.Run(ctx, in, sub)
+	for _, id := range ids {
+		waitTeam(t, in, watch, id, "oncall")
+	}
+}
