@@ -83,7 +83,7 @@ func newServeFlags(env Env) *serveFlags {
 	sf := &serveFlags{
 		fs:  flag.NewFlagSet("serve", flag.ContinueOnError),
 		c:   &serveConfig{announceWait: 5 * time.Second},
-		env: envDefaults{env},
+		env: envDefaults{env: env, bad: new([]error)},
 	}
 	for _, g := range sf.c.groups() {
 		g.register(sf.fs, sf.env)
@@ -98,6 +98,9 @@ func (sf *serveFlags) check() (serveConfig, error) {
 	if sf.fs.NArg() > 0 {
 		return *c, fmt.Errorf("%w: unexpected argument %q", ErrUsage, sf.fs.Arg(0))
 	}
+	if err := sf.env.unread(); err != nil {
+		return *c, err
+	}
 	for _, g := range c.groups() {
 		if err := g.check(sf.fs, sf.env); err != nil {
 			return *c, err
@@ -109,8 +112,28 @@ func (sf *serveFlags) check() (serveConfig, error) {
 	return *c, nil
 }
 
-// envDefaults reads flags' defaults from the environment.
-type envDefaults struct{ env Env }
+// envDefaults reads flags' defaults from the environment. A value that
+// does not read (AEPFORMS_CLAIM_IDLE=ten) is kept in bad, and refused at
+// start as a bad flag is, naming its variable: never silently the default.
+type envDefaults struct {
+	env Env
+	bad *[]error
+}
+
+// refuse keeps the error of env variable k's value v, which is not want.
+func (e envDefaults) refuse(k, v, want string) {
+	if e.bad != nil {
+		*e.bad = append(*e.bad, fmt.Errorf("%w: %s=%q: %s (flags fall back to it; unset it or give a value that reads)", ErrUsage, k, v, want))
+	}
+}
+
+// unread is the first env value that did not read, nil when all did.
+func (e envDefaults) unread() error {
+	if e.bad == nil || len(*e.bad) == 0 {
+		return nil
+	}
+	return (*e.bad)[0]
+}
 
 // str is env variable k, or def when unset.
 func (e envDefaults) str(k, def string) string {
@@ -120,19 +143,61 @@ func (e envDefaults) str(k, def string) string {
 	return def
 }
 
-// dur is the duration in env variable k, or def when unset or unreadable.
+// dur is the duration in env variable k, or def when unset.
 func (e envDefaults) dur(k string, def time.Duration) time.Duration {
-	if d, err := time.ParseDuration(e.env(k)); err == nil {
-		return d
+	v := e.env(k)
+	if v == "" {
+		return def
 	}
-	return def
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		e.refuse(k, v, "not a duration (like 90s, 10m or 1h)")
+		return def
+	}
+	return d
 }
 
-// boolean is env variable k read as a bool; false when unset or unreadable.
-func (e envDefaults) boolean(k string) bool { b, _ := strconv.ParseBool(e.env(k)); return b }
+// boolean is env variable k read as a bool; false when unset.
+func (e envDefaults) boolean(k string) bool {
+	v := e.env(k)
+	if v == "" {
+		return false
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		e.refuse(k, v, "not true or false (or 1 or 0)")
+	}
+	return b
+}
 
-// integer is the positive integer in env variable k, or def.
-func (e envDefaults) integer(k string, def int) int { return envInt(e.env, k, def) }
+// integer is the whole number in env variable k, or def when unset; the
+// flag it is the default of checks its range, as for a value given to it.
+func (e envDefaults) integer(k string, def int) int {
+	v := e.env(k)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		e.refuse(k, v, "not a whole number")
+		return def
+	}
+	return n
+}
+
+// size is the size in env variable k (parseSize), or def when unset.
+func (e envDefaults) size(k string, def int64) sizeFlag {
+	v := e.env(k)
+	if v == "" {
+		return sizeFlag(def)
+	}
+	n, err := parseSize(v)
+	if err != nil {
+		e.refuse(k, v, "not a size (like 16384, 16KiB or 64MiB)")
+		return sizeFlag(def)
+	}
+	return sizeFlag(n)
+}
 
 // list is env variable k, comma-separated.
 func (e envDefaults) list(k string) []string { return listFromEnv(e.env(k)) }

@@ -18,10 +18,10 @@ type limitsConfig struct {
 
 func (c *limitsConfig) register(fs *flag.FlagSet, e envDefaults) {
 	fs.IntVar(&c.maxPending, "max-pending", e.integer("AEPFORMS_MAX_PENDING", 5000), "open questions kept; past it the agent holding the most loses its oldest (env AEPFORMS_MAX_PENDING)")
-	c.maxBytes = envSize(e.env, "AEPFORMS_MAX_INBOX_BYTES", 64<<20)
+	c.maxBytes = e.size("AEPFORMS_MAX_INBOX_BYTES", 64<<20)
 	fs.Var(&c.maxBytes, "max-inbox-bytes", "raw request bytes kept, open and settled cards, in B, KiB, MiB or GiB; past it the agent holding the most bytes loses its oldest (env AEPFORMS_MAX_INBOX_BYTES)")
 	fs.IntVar(&c.maxControls, "max-controls", e.integer("AEPFORMS_MAX_CONTROLS", 2000), "most form controls one card may need to be offered as a form (the choices of every select, plus one per other field and per option); a bigger one is shown read-only (env AEPFORMS_MAX_CONTROLS)")
-	c.promptBytes = envSize(e.env, "AEPFORMS_PROMPT_BYTES", 16<<10)
+	c.promptBytes = e.size("AEPFORMS_PROMPT_BYTES", 16<<10)
 	fs.Var(&c.promptBytes, "prompt-bytes", "how much of a prompt a card shows, e.g. 16KiB; Show all fetches the rest (env AEPFORMS_PROMPT_BYTES)")
 	fs.IntVar(&c.pageCards, "page-cards", e.integer("AEPFORMS_PAGE_CARDS", 50), "waiting questions the page shows in full, the most urgent; the rest are one-line rows that open in place (env AEPFORMS_PAGE_CARDS)")
 	fs.IntVar(&c.pageRows, "page-rows", e.integer("AEPFORMS_PAGE_ROWS", 500), "one-line rows on a page; the rest are on the next pages (env AEPFORMS_PAGE_ROWS)")

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"net"
-	"strconv"
 	"time"
 )
 
@@ -29,11 +28,7 @@ func (c *listenConfig) register(fs *flag.FlagSet, e envDefaults) {
 	fs.StringVar(&c.tlsKey, "tls-key", e.env("AEPFORMS_TLS_KEY"), "TLS key file, with --tls-cert (env AEPFORMS_TLS_KEY)")
 	fs.DurationVar(&c.bodyTimeout, "body-timeout", e.dur("AEPFORMS_BODY_TIMEOUT", 30*time.Second), "cut a client that takes longer to send a request's body, on any route: 408 and the connection closed (env AEPFORMS_BODY_TIMEOUT)")
 	fs.DurationVar(&c.respTimeout, "response-timeout", e.dur("AEPFORMS_RESPONSE_TIMEOUT", 30*time.Second), "cut a client that takes longer to read a response; the push stream bounds each write instead (env AEPFORMS_RESPONSE_TIMEOUT)")
-	maxConns, err := strconv.Atoi(e.str("AEPFORMS_MAX_CONNS", "512"))
-	if err != nil {
-		maxConns = 512
-	}
-	fs.IntVar(&c.maxConns, "max-conns", maxConns, "most connections the UI holds open at once; past it the one waiting longest for its request (idle or slow) is closed, or, when all serve one, new ones wait (env AEPFORMS_MAX_CONNS)")
+	fs.IntVar(&c.maxConns, "max-conns", e.integer("AEPFORMS_MAX_CONNS", 512), "most connections the UI holds open at once; past it the one waiting longest for its request (idle or slow) is closed, or, when all serve one, new ones wait (env AEPFORMS_MAX_CONNS)")
 	fs.DurationVar(&c.headerTimeout, "header-timeout", e.dur("AEPFORMS_HEADER_TIMEOUT", defaultHeaderTimeout), "cut a client that takes longer to send a request's header (env AEPFORMS_HEADER_TIMEOUT)")
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", e.dur("AEPFORMS_IDLE_TIMEOUT", defaultIdleTimeout), "close a kept-alive connection idle this long (env AEPFORMS_IDLE_TIMEOUT)")
 }

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/aepforms/aepforms/internal/respond"
@@ -35,8 +34,7 @@ type upstreamConfig struct {
 func (c *upstreamConfig) register(fs *flag.FlagSet, e envDefaults) {
 	fs.StringVar(&c.relayURL, "relay", e.env("AEP_RELAY"), "external AEP relay base URL, e.g. http://127.0.0.1:8787 (env AEP_RELAY); empty starts the embedded relay")
 	fs.StringVar(&c.relayHost, "relay-host", e.str("AEP_HOST", "127.0.0.1"), "embedded relay bind address (env AEP_HOST)")
-	port, _ := strconv.Atoi(e.str("AEP_PORT", "8787"))
-	fs.IntVar(&c.relayPort, "relay-port", port, "embedded relay port (env AEP_PORT); 0 picks a free port")
+	fs.IntVar(&c.relayPort, "relay-port", e.integer("AEP_PORT", 8787), "embedded relay port (env AEP_PORT); 0 picks a free port")
 	fs.StringVar(&c.relayToken, "token", "", "relay bearer token (env AEP_TOKEN); with the embedded relay and none set, one is minted once, written to --token-file and reused (the log names the file, never the token); with an external relay and none, the UI is watch-only and says so on every card")
 	fs.StringVar(&c.tokenFile, "token-file", e.str("AEPFORMS_TOKEN_FILE", defaultTokenFile(e.env)), "where a minted relay token is kept, mode 0600; a file readable by others is refused (env AEPFORMS_TOKEN_FILE)")
 	fs.StringVar(&c.agentName, "agent", e.str("AEPFORMS_AGENT", "aepforms"), "identity this UI sends commands as: {agent}/{operator name} when the operator gave a name (env AEPFORMS_AGENT)")

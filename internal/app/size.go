@@ -43,18 +43,3 @@ func parseSize(v string) (int64, error) {
 	return n * mult, nil
 }
 
-// envSize is the size in env variable k, or def when unset or unreadable.
-func envSize(env Env, k string, def int64) sizeFlag {
-	if n, err := parseSize(env(k)); err == nil {
-		return sizeFlag(n)
-	}
-	return sizeFlag(def)
-}
-
-// envInt is the positive integer in env variable k, or def.
-func envInt(env Env, k string, def int) int {
-	if n, err := strconv.Atoi(env(k)); err == nil && n > 0 {
-		return n
-	}
-	return def
-}
