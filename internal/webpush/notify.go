@@ -14,6 +14,7 @@ import (
 type Cards interface {
 	Subscribe(buf int) *inbox.Subscription
 	Card(inbox.CardID) (inbox.Card, bool)
+	Cards(inbox.Query) []inbox.Card
 }
 
 // SummaryTag is the tag of the "N new questions" notification.
@@ -38,7 +39,8 @@ type device struct {
 
 // Run follows the inbox's changes until ctx ends, and every tick sends
 // what waited for its device's turn. A dropped subscription (the inbox
-// outran it) is made again: missed arrivals are not pushed late.
+// outran it) is made again, and the questions that arrived in the gap
+// are pushed then.
 func (p *Pusher) Run(ctx context.Context, cards Cards, tick time.Duration) {
 	p.RunFrom(ctx, cards, cards.Subscribe(256), tick)
 }
@@ -55,6 +57,15 @@ func (p *Pusher) RunFrom(ctx context.Context, cards Cards, sub *inbox.Subscripti
 			return
 		}
 		sub = cards.Subscribe(256)
+		// The changes of the gap are lost: every card is looked at, so a
+		// question that came in it is pushed and one that settled in it
+		// has its notification replaced (Observe does each once).
+		for _, c := range cards.Cards(inbox.Query{}) {
+			if ctx.Err() != nil {
+				break
+			}
+			p.Observe(ctx, c)
+		}
 	}
 }
 

@@ -56,3 +56,29 @@ func TestRuledQuestionsAreNotPushed(t *testing.T) {
 	p.Observe(ctx, card("other", "Run rm?", time.Time{}))
 	assert.Equal(t, "Run rm?", f.ps.next(t, d).message.Body)
 }
+
+// A question that arrives while the inbox drops the pusher's
+// subscription (a burst overflowed its queue) is pushed all the same:
+// the pusher looks at every card when it subscribes again.
+func TestAQuestionOfADroppedSubscriptionIsPushed(t *testing.T) {
+	f := newFixture(t)
+	d := f.subscribe(t, "/p", "alice")
+	in := inbox.New(inbox.Options{Now: f.clock.Now})
+	apply := func(id string, req aep.Request) {
+		t.Helper()
+		ev, err := aep.Decode(samples.Requested(id, "s1", 1, req))
+		require.NoError(t, err)
+		in.Apply(ev)
+	}
+	sub := in.Subscribe(1)
+	// The change in the queue is of a question past its deadline: no
+	// push. The next one overflows the queue.
+	apply("gone", aep.Request{Kind: aep.KindInput, Prompt: "Too late?", ExpiresAt: t0.Add(-time.Minute).Format(time.RFC3339)})
+	apply("q1", aep.Request{Kind: aep.KindInput, Prompt: "Which branch?"})
+	require.True(t, sub.Dropped(), "two changes overflow a queue of one")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); f.pusher.RunFrom(ctx, in, sub, time.Hour) }()
+	t.Cleanup(func() { cancel(); <-done })
+	assert.Equal(t, "Which branch?", f.ps.next(t, d).message.Body)
+}
