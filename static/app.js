@@ -1715,6 +1715,27 @@
     gist.className = 'qline__gist';
     gist.textContent = (gistEl || kindEl || el).textContent.trim();
     a.append(agent, kind, gist);
+    var claimEl = el.querySelector('[data-testid="claim"]');
+    if (claimEl) {
+      // Who is on it, so a glance down the list shows what is taken:
+      // the card's own words ("ann is on it · 2 min") in its title and
+      // for a screen reader, the name on the line (marked when it is
+      // the operator's own).
+      var mine = claimEl.classList.contains('claim--mine');
+      var words = claimEl.textContent.replace(/\s+/g, ' ').trim();
+      var claimTag = doc.createElement('span');
+      claimTag.className = 'qline__claim' + (mine ? ' qline__claim--mine' : '');
+      claimTag.dataset.claimant = claimEl.dataset.claimant || '';
+      claimTag.title = words;
+      var who = doc.createElement('bdi');
+      who.setAttribute('aria-hidden', 'true');
+      who.textContent = claimEl.dataset.claimant || '';
+      var said = doc.createElement('span');
+      said.className = 'visually-hidden';
+      said.textContent = words;
+      claimTag.append(who, said);
+      a.appendChild(claimTag);
+    }
     var t = el.querySelector('time[data-deadline]');
     if (t) {
       var box = doc.createElement('span');
@@ -1726,7 +1747,14 @@
     }
     li.dataset.kind = el.dataset.kind || '';
     li.dataset.pending = el.dataset.pending || '';
-    li.dataset.ver = el.dataset.version + (row ? 'r' : 'c') + el.dataset.pending + el.className;
+    li.dataset.ver = lineVer(el);
+  }
+  /* lineVer is what a line is drawn from: a card whose claim line was
+   * swapped in place (its form busy) keeps its version. */
+  function lineVer(el) {
+    var c = el.querySelector('[data-testid="claim"]');
+    return el.dataset.version + (el.dataset.row ? 'r' : 'c') + el.dataset.pending + el.className +
+      (c ? '|' + (c.dataset.claimant || '') + (c.classList.contains('claim--mine') ? '+' : '') : '');
   }
   function makeLine(el) {
     var li = doc.createElement('li');
@@ -1756,7 +1784,7 @@
       seen[el.id] = true;
       var li = ql.lines[el.id];
       if (!li) li = ql.lines[el.id] = makeLine(el);
-      else if (li.dataset.ver !== el.dataset.version + (el.dataset.row ? 'r' : 'c') + el.dataset.pending + el.className) fillLine(li, el);
+      else if (li.dataset.ver !== lineVer(el)) fillLine(li, el);
       var r = recOf(el);
       r.li = li;
       return r;
