@@ -30,11 +30,16 @@ type Table interface {
 	Table() *routes.Table
 }
 
-// Journal is where the steps are claimed, so that of the replicas
-// sharing it one sends each, and kept, so a restart shows them.
+// Journal is where each question's routing history is kept (its team,
+// each reminder and escalation), as long as its answer is in History, so
+// a restart and every replica sharing it show the steps; keeping a step
+// is its claim, so of the replicas one sends each. A question's chat
+// message and the count of its answer are claimed as push claims,
+// short-lived for their job.
 type Journal interface {
 	ClaimPush(ctx context.Context, card, kind string, at time.Time) (bool, error)
-	PushClaimsOf(ctx context.Context, prefix string) ([]store.PushClaim, error)
+	KeepRoutingStep(ctx context.Context, s store.RoutingStep) (bool, error)
+	RoutingSteps(ctx context.Context, card string) ([]store.RoutingStep, error)
 }
 
 // Pusher pushes a question again to some operators' devices
@@ -68,7 +73,7 @@ type Config struct {
 }
 
 // claimPrefix starts the kinds of the journal's push claims the router
-// makes: routing:{new|reminded|escalated}:{team}.
+// makes: routing:new:{team}.
 const claimPrefix = store.RoutingPrefix
 
 // stepNew is the claim of a question's first chat message (no step).
@@ -79,10 +84,9 @@ type Router struct {
 	cfg Config
 
 	mu    sync.Mutex
-	open  map[inbox.CardID]bool                // the open questions with a team
-	kept  map[inbox.CardID][]inbox.RoutingStep // steps read from the journal at start, not yet on their card
-	sent  map[string]bool                      // claims this process made or saw made (card + kind)
-	asked map[inbox.CardID]time.Time           // when each open question arrived (for the time to answer)
+	open  map[inbox.CardID]bool      // the open questions with a team
+	sent  map[string]bool            // claims this process made or saw made (card + kind)
+	asked map[inbox.CardID]time.Time // when each open question arrived (for the time to answer)
 }
 
 // New returns a router; cfg.Routes must be set.
@@ -99,8 +103,7 @@ func New(cfg Config) *Router {
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics()
 	}
-	return &Router{cfg: cfg, open: map[inbox.CardID]bool{}, kept: map[inbox.CardID][]inbox.RoutingStep{},
-		sent: map[string]bool{}, asked: map[inbox.CardID]time.Time{}}
+	return &Router{cfg: cfg, open: map[inbox.CardID]bool{}, sent: map[string]bool{}, asked: map[inbox.CardID]time.Time{}}
 }
 
 // Attach gives the router its delivery parts, before Run: the pusher,
@@ -155,13 +158,11 @@ func (r *Router) members(team string) func(string) bool {
 	return func(string) bool { return false }
 }
 
-// Run reads the steps kept in the journal, then follows the inbox from
-// sub and looks at the open questions every Tick until ctx ends. A
-// dropped subscription (the inbox outran it) is made again, and every
-// card looked at: the questions that came in the gap are routed, and
-// their assignments told, like any other.
+// Run follows the inbox from sub and looks at the open questions every
+// Tick until ctx ends. A dropped subscription (the inbox outran it) is
+// made again, and every card looked at: the questions that came in the
+// gap are routed, and their assignments told, like any other.
 func (r *Router) Run(ctx context.Context, cards Cards, sub *inbox.Subscription) {
-	r.restore(ctx)
 	t := time.NewTicker(r.cfg.Tick)
 	defer t.Stop()
 	for {
@@ -180,38 +181,34 @@ func (r *Router) Run(ctx context.Context, cards Cards, sub *inbox.Subscription) 
 	}
 }
 
-// restore reads the steps any replica took before this process started.
-func (r *Router) restore(ctx context.Context) {
+// kept reads card id's routing history from the journal: the team it
+// was routed to ("" when none is kept) and the steps any replica took,
+// before this process started or since.
+func (r *Router) kept(ctx context.Context, id inbox.CardID) (string, []inbox.RoutingStep) {
 	if r.cfg.Journal == nil {
-		return
+		return "", nil
 	}
-	claims, err := r.cfg.Journal.PushClaimsOf(ctx, claimPrefix)
+	history, err := r.cfg.Journal.RoutingSteps(ctx, string(id))
 	if err != nil {
-		r.cfg.Logger.Warn("routing: the reminders and escalations sent could not be read", "err", err)
-		return
+		r.cfg.Logger.Warn("routing: a question's reminders and escalations sent could not be read", "card", string(id), "err", err)
+		return "", nil
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, cl := range claims {
-		r.sent[cl.Card+"\n"+cl.Kind] = true
-		if kind, team, ok := stepOf(cl.Kind); ok {
-			id := inbox.CardID(cl.Card)
-			r.kept[id] = append(r.kept[id], inbox.RoutingStep{Kind: kind, Team: team, At: cl.At})
+	var team string
+	var steps []inbox.RoutingStep
+	for _, s := range history {
+		switch s.Kind {
+		case store.RoutedTo:
+			if team == "" {
+				team = s.Team
+			}
+		case inbox.StepReminded, inbox.StepEscalated:
+			steps = append(steps, inbox.RoutingStep{Kind: s.Kind, Team: s.Team, At: s.At})
+			r.mu.Lock()
+			r.sent[string(id)+"\n"+s.Kind+":"+s.Team] = true
+			r.mu.Unlock()
 		}
 	}
-}
-
-// stepOf reads a claim's kind: routing:{kind}:{team}.
-func stepOf(kind string) (string, string, bool) {
-	rest, ok := strings.CutPrefix(kind, claimPrefix)
-	if !ok {
-		return "", "", false
-	}
-	k, team, ok := strings.Cut(rest, ":")
-	if !ok || (k != inbox.StepReminded && k != inbox.StepEscalated) {
-		return "", "", false
-	}
-	return k, team, true
+	return team, steps
 }
 
 func (r *Router) follow(ctx context.Context, cards Cards, sub *inbox.Subscription, tick <-chan time.Time) {
@@ -247,15 +244,19 @@ func (r *Router) Observe(ctx context.Context, cards Cards, c inbox.Card) {
 	r.assigned(ctx, c, vd)
 	rt := vd.Routing
 	if rt.Team == "" {
-		rt.Team = r.Team(c)
-		if rt.Team == "" {
+		team := r.Team(c)
+		if team == "" {
 			return
 		}
+		// The team kept first, by any replica, stays the card's.
+		kept, steps := r.kept(ctx, c.ID)
+		if kept != "" {
+			team = kept
+		}
+		rt.Team, rt.Steps = team, append(rt.Steps, steps...)
 		// Looked at by Sweep before its team shows: a step never waits
 		// for this goroutine after the card says its team.
 		r.mu.Lock()
-		rt.Steps = append(rt.Steps, r.kept[c.ID]...)
-		delete(r.kept, c.ID)
 		_, tracked := r.asked[c.ID]
 		if vd.Open && !tracked {
 			r.open[c.ID], r.asked[c.ID] = true, c.ReceivedAt
@@ -279,32 +280,34 @@ func (r *Router) Observe(ctx context.Context, cards Cards, c inbox.Card) {
 		return
 	}
 	if vd.Settled && tracked {
-		r.settled(c, vd, rt.Team)
+		r.settled(ctx, c, vd, rt.Team)
 	}
 }
 
 // record keeps card id's team in the journal, for History (its filter by
-// team); the first write of any replica stays.
+// team) and the replicas that see the card after (the first kept stays
+// its team).
 func (r *Router) record(ctx context.Context, id inbox.CardID, team string) {
 	if r.cfg.Journal == nil {
 		return
 	}
-	if _, err := r.cfg.Journal.ClaimPush(ctx, string(id), store.RoutingTeam+team, r.cfg.Now()); err != nil {
+	if _, err := r.cfg.Journal.KeepRoutingStep(ctx, store.RoutingStep{Card: string(id), Kind: store.RoutedTo, Team: team, At: r.cfg.Now()}); err != nil {
 		r.cfg.Logger.Warn("routing: a question's team could not be kept in the journal", "card", string(id), "team", team, "err", err)
 	}
 }
 
 // settled stops looking at card c and counts its time to answer when a
 // person or a rule answered it.
-func (r *Router) settled(c inbox.Card, vd inbox.Verdict, team string) {
+func (r *Router) settled(ctx context.Context, c inbox.Card, vd inbox.Verdict, team string) {
 	r.mu.Lock()
 	asked := r.asked[c.ID]
 	delete(r.open, c.ID)
 	delete(r.asked, c.ID)
 	r.mu.Unlock()
-	if vd.Answered != nil {
-		r.cfg.Metrics.answered(team, r.cfg.Now().Sub(asked))
+	if vd.Answered == nil {
+		return
 	}
+	r.cfg.Metrics.answered(team, r.cfg.Now().Sub(asked))
 }
 
 // announce posts new question c to its team's chat channel, once of
@@ -325,10 +328,12 @@ func (r *Router) announce(ctx context.Context, c inbox.Card, team string) {
 
 // claim claims step kind to team of card id: won is true for the one
 // caller of every replica that claimed it first; taken is true once it
-// is claimed, by anyone. A journal that fails is logged, and the step
-// not taken (it is tried again at the next Tick).
+// is claimed, by anyone. A reminder or an escalation is claimed by
+// keeping it in the routing history, anything else as a push claim. A
+// journal that fails is logged, and the step not taken (it is tried
+// again at the next Tick).
 func (r *Router) claim(ctx context.Context, id inbox.CardID, kind, team string) (won, taken bool) {
-	key := claimPrefix + kind + ":" + team
+	key := kind + ":" + team
 	r.mu.Lock()
 	seen := r.sent[string(id)+"\n"+key]
 	r.mu.Unlock()
@@ -338,7 +343,12 @@ func (r *Router) claim(ctx context.Context, id inbox.CardID, kind, team string) 
 	won = true
 	if r.cfg.Journal != nil {
 		var err error
-		if won, err = r.cfg.Journal.ClaimPush(ctx, string(id), key, r.cfg.Now()); err != nil {
+		if kind == inbox.StepReminded || kind == inbox.StepEscalated {
+			won, err = r.cfg.Journal.KeepRoutingStep(ctx, store.RoutingStep{Card: string(id), Kind: kind, Team: team, At: r.cfg.Now()})
+		} else {
+			won, err = r.cfg.Journal.ClaimPush(ctx, string(id), claimPrefix+key, r.cfg.Now())
+		}
+		if err != nil {
 			r.cfg.Logger.Warn("routing: a step could not be claimed in the journal", "card", string(id), "step", kind, "team", team, "err", err)
 			return false, false
 		}

@@ -31,7 +31,7 @@ func (r *Router) Sweep(ctx context.Context, cards Cards) {
 		vd := c.Verdict(now, inbox.Viewer{})
 		if !vd.Open {
 			if vd.Settled {
-				r.settled(c, vd, vd.Routing.Team)
+				r.settled(ctx, c, vd, vd.Routing.Team)
 			}
 			continue
 		}

@@ -76,11 +76,10 @@ type Change struct {
 type Entry struct {
 	inbox.Submission
 	Changes []Change
-	// Routing is the routing's claims of the answered question (kinds
-	// routing:team:{team}, routing:reminded:{team},
-	// routing:escalated:{team}), oldest first: its team and the reminders
-	// and escalations sent. They are push claims, kept ClaimsKept.
-	Routing []PushClaim
+	// Routing is the answered question's routing history, oldest
+	// first: its team and the reminders and escalations sent, kept as
+	// long as the entry.
+	Routing []RoutingStep
 }
 
 // HistoryQuery selects and pages History. Zero fields select everything.

@@ -47,12 +47,8 @@ type PushClaim struct {
 	At         time.Time
 }
 
-// The routing's push claims (internal/routing): each question's team
-// (RoutingTeam + team), and each reminder and escalation sent. History
-// reads them.
-const (
-	RoutingPrefix    = "routing:"
-	RoutingTeam      = "routing:team:"
-	RoutingReminded  = "routing:reminded:"
-	RoutingEscalated = "routing:escalated:"
-)
+// RoutingPrefix starts the kinds of the routing's push claims
+// (internal/routing): routing:new:{team}, the one replica that posts a
+// new question to its team's chat channel. Its history (the team, the
+// reminders and escalations) is RoutingStep's.
+const RoutingPrefix = "routing:"

@@ -425,20 +425,20 @@ func safeHistory(v *HistoryView) {
 	}
 }
 
-// historyRouting words an answered question's routing claims: its team,
+// historyRouting words an answered question's routing history: its team,
 // then each reminder and escalation with its time.
-func historyRouting(claims []store.PushClaim) (string, bool) {
+func historyRouting(history []store.RoutingStep) (string, bool) {
 	var team string
 	var steps []string
 	escalated := false
-	for _, c := range claims {
-		switch {
-		case strings.HasPrefix(c.Kind, store.RoutingTeam):
-			team = strings.TrimPrefix(c.Kind, store.RoutingTeam)
-		case strings.HasPrefix(c.Kind, store.RoutingReminded):
-			steps = append(steps, "reminded "+strings.TrimPrefix(c.Kind, store.RoutingReminded)+" "+exactTime(c.At))
-		case strings.HasPrefix(c.Kind, store.RoutingEscalated):
-			steps = append(steps, "escalated to "+strings.TrimPrefix(c.Kind, store.RoutingEscalated)+" "+exactTime(c.At))
+	for _, s := range history {
+		switch s.Kind {
+		case store.RoutedTo:
+			team = s.Team
+		case inbox.StepReminded:
+			steps = append(steps, "reminded "+s.Team+" "+exactTime(s.At))
+		case inbox.StepEscalated:
+			steps = append(steps, "escalated to "+s.Team+" "+exactTime(s.At))
 			escalated = true
 		}
 	}

@@ -118,3 +118,18 @@ func schemaOf(t *testing.T, conn *pgx.Conn) []string {
 	}
 	return out
 }
+
+// A database of version 11, the one before the routing history had its
+// own table, opens: the routing's push claims (a question's team, its
+// reminders and escalations) are carried over to it with their times.
+func TestOpensADatabaseOfVersion11WithItsRouting(t *testing.T) {
+	t.Parallel()
+	c := pgtest.Need(t)
+	dbURL := c.NewDatabase(t)
+	db := databaseAt(t, dbURL, strings.Join(migrations[:11], "\n"), 11)
+	_, err := db.Exec(context.Background(), storetest.RoutingClaimsBefore)
+	require.NoError(t, err)
+	require.NoError(t, db.Close(context.Background()))
+
+	storetest.CheckRoutingCarriedOver(t, openURL(t, dbURL, Options{Host: "h"}))
+}

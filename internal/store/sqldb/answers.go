@@ -272,6 +272,12 @@ func (a *Answers) Prune(ctx context.Context, before time.Time) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("journal: prune: %w", err)
 	}
+	// A question's routing history, claim and assignment are kept as
+	// long as its answers: they go once it has none left and they are
+	// as old as those pruned.
+	if err := a.pruneCards(ctx, before); err != nil {
+		return n, err
+	}
 	// The rules' uses are kept as long as the answers they sent.
 	if _, err := a.Synced.ExecContext(ctx, a.Q(`DELETE FROM rule_uses WHERE at < ?`), before.UnixNano()); err != nil {
 		return n, fmt.Errorf("journal: prune rule uses: %w", err)
@@ -290,6 +296,24 @@ func (a *Answers) Prune(ctx context.Context, before time.Time) (int64, error) {
 		return n, fmt.Errorf("journal: prune deleted rules: %w", err)
 	}
 	return n, nil
+}
+
+// pruneCards removes the routing history and the marks (claim and
+// assignment) of the cards with no answer left in History, written
+// before before.
+func (a *Answers) pruneCards(ctx context.Context, before time.Time) error {
+	const unanswered = ` AND NOT EXISTS (SELECT 1 FROM submissions s WHERE s.card_id = %s.card_id)`
+	// A card's history goes whole, once its latest step is that old.
+	if _, err := a.Synced.ExecContext(ctx, a.Q(`DELETE FROM routing_steps WHERE card_id IN (SELECT card_id FROM routing_steps GROUP BY card_id HAVING max(at) < ?)`+
+		fmt.Sprintf(unanswered, "routing_steps")),
+		before.UnixNano()); err != nil {
+		return fmt.Errorf("journal: prune routing history: %w", err)
+	}
+	if _, err := a.Synced.ExecContext(ctx, a.Q(`DELETE FROM card_marks WHERE claimed_at < ? AND claim_until < ? AND assigned_at < ?`+
+		fmt.Sprintf(unanswered, "card_marks")), before.UnixNano(), before.UnixNano(), before.UnixNano()); err != nil {
+		return fmt.Errorf("journal: prune claims and assignments: %w", err)
+	}
+	return nil
 }
 
 // list reads the submissions that where (a WHERE clause and its order,

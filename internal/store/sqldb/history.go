@@ -58,12 +58,12 @@ func (a *Answers) History(ctx context.Context, q store.HistoryQuery) (store.Hist
 		args = append(args, store.Fold(q.Text))
 	}
 	if q.Team != "" {
-		where = append(where, "card_id IN (SELECT card_id FROM push_claims WHERE kind = ?)")
-		args = append(args, store.RoutingTeam+q.Team)
+		where = append(where, "card_id IN (SELECT card_id FROM routing_steps WHERE kind = ? AND team = ?)")
+		args = append(args, store.RoutedTo, q.Team)
 	}
 	if q.Escalated {
-		where = append(where, "card_id IN (SELECT card_id FROM push_claims WHERE substr(kind, 1, ?) = ?)")
-		args = append(args, len(store.RoutingEscalated), store.RoutingEscalated)
+		where = append(where, "card_id IN (SELECT card_id FROM routing_steps WHERE kind = ?)")
+		args = append(args, inbox.StepEscalated)
 	}
 	if q.After != "" {
 		posted, seq, err := store.ParseCursor(q.After)
@@ -115,38 +115,30 @@ func (a *Answers) History(ctx context.Context, q store.HistoryQuery) (store.Hist
 	return page, nil
 }
 
-// routing fills entries' Routing: the routing's claims of their cards.
+// routing fills entries' Routing: their cards' routing history.
 func (a *Answers) routing(ctx context.Context, entries []store.Entry) error {
 	if len(entries) == 0 {
 		return nil
 	}
 	idx := map[string][]int{}
-	args := []any{len(store.RoutingPrefix), store.RoutingPrefix}
+	var cards []any
 	for i, e := range entries {
 		id := string(e.Card)
 		if _, ok := idx[id]; !ok {
-			args = append(args, id)
+			cards = append(cards, id)
 		}
 		idx[id] = append(idx[id], i)
 	}
-	rows, err := a.Synced.QueryContext(ctx, a.Q(`SELECT card_id, kind, claimed_at FROM push_claims WHERE substr(kind, 1, ?) = ? AND card_id IN (?`+
-		strings.Repeat(", ?", len(args)-3)+`) ORDER BY claimed_at, kind`), args...)
+	steps, err := a.routingOf(ctx, cards)
 	if err != nil {
 		return fmt.Errorf("journal: history: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var c store.PushClaim
-		var at int64
-		if err := rows.Scan(&c.Card, &c.Kind, &at); err != nil {
-			return fmt.Errorf("journal: history: %w", err)
-		}
-		c.At = store.FromNanos(at)
-		for _, i := range idx[c.Card] {
-			entries[i].Routing = append(entries[i].Routing, c)
+	for _, s := range steps {
+		for _, i := range idx[s.Card] {
+			entries[i].Routing = append(entries[i].Routing, s)
 		}
 	}
-	return rows.Err()
+	return nil
 }
 
 // changes fills entries[i].Changes, the states of submission seqs[i].

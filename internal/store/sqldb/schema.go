@@ -1,6 +1,9 @@
 package sqldb
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // The journal's schema, written once for both backends: each backend's
 // migrations are its own numbered steps (a database records how many it
@@ -46,8 +49,8 @@ func (d Schema) sql(s string) string {
 }
 
 // SharedSteps are the migration steps both backends take, in this
-// order, after their own first ones: SQLite's steps 6 to 14,
-// PostgreSQL's 3 to 11. A step for both is appended here.
+// order, after their own first ones: SQLite's steps 6 to 15,
+// PostgreSQL's 3 to 12. A step for both is appended here.
 func (d Schema) SharedSteps() []string {
 	return []string{
 		d.Push(),
@@ -59,6 +62,7 @@ func (d Schema) SharedSteps() []string {
 		d.RuleLooks(),
 		d.Marks(),
 		d.RuleChanges(),
+		d.RoutingLog(),
 	}
 }
 
@@ -294,4 +298,33 @@ func (d Schema) RuleChanges() string {
 		at       {int64} NOT NULL -- unix nanoseconds
 	);
 	CREATE INDEX rule_changes_rule ON rule_changes (rule_id, id);`)
+}
+
+// RoutingLog keeps each question's routing history: the team a routes
+// file sent it to (kind 'team') and each reminder and escalation sent
+// (store.RoutingStep), kept as long as its card's answers are
+// (Answers.Prune), so History shows them and filters by them. A row is
+// also the claim of its step: of the replicas sharing the database, the
+// one whose insert lands sends it. The routing's push claims kept before
+// (push_claims, kinds routing:{team|reminded|escalated}:{team}) are
+// carried over; those of its chat messages (routing:new:{team}) stay
+// push claims, short-lived for their job.
+func (d Schema) RoutingLog() string {
+	move := func(prefix, kind string) string {
+		n := len(prefix)
+		return fmt.Sprintf(`INSERT INTO routing_steps (card_id, kind, team, at)
+		SELECT card_id, '%s', substr(kind, %d), claimed_at FROM push_claims WHERE substr(kind, 1, %d) = '%s' AND length(kind) > %d;
+	DELETE FROM push_claims WHERE substr(kind, 1, %d) = '%s';
+	`, kind, n+1, n, prefix, n, n, prefix)
+	}
+	return d.sql(`CREATE TABLE routing_steps (
+		card_id TEXT NOT NULL,
+		kind    TEXT NOT NULL, -- team, reminded, escalated
+		team    TEXT NOT NULL,
+		at      {int64} NOT NULL, -- unix nanoseconds
+		PRIMARY KEY (card_id, kind, team)
+	);
+	CREATE INDEX routing_steps_team ON routing_steps (kind, team);
+	CREATE INDEX routing_steps_at ON routing_steps (at);
+	` + move("routing:team:", "team") + move("routing:reminded:", "reminded") + move("routing:escalated:", "escalated"))
 }

@@ -90,11 +90,15 @@ const undoRuleLooks = undoMarks + `DROP TABLE rule_looks;
 `
 
 // undoMarks takes back step 13: the questions' claims and assignments,
-// and the rules' changes (14) after it.
+// and the rules' changes (14) and the routing history (15) after it.
 const undoMarks = undoRuleChanges + `DROP TABLE card_marks;
 `
 
 // undoRuleChanges takes back step 14: who paused, resumed or deleted a
-// rule.
-const undoRuleChanges = `DROP TABLE rule_changes;
+// rule, and the routing history (15) after it.
+const undoRuleChanges = undoRoutingLog + `DROP TABLE rule_changes;
+`
+
+// undoRoutingLog takes back step 15: the questions' routing history.
+const undoRoutingLog = `DROP TABLE routing_steps;
 `

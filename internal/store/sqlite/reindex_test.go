@@ -48,7 +48,9 @@ func TestOldRowsAreFoundByTheirLabels(t *testing.T) {
 		_, err := j.db.Exec(`UPDATE submissions SET search = ? WHERE command_id = ?`, old(s), s.CommandID)
 		require.NoError(t, err)
 	}
-	_, err := j.db.Exec(undoSearchVersion + `DELETE FROM schema_migrations WHERE version >= 9`)
+	// This build's History reads the routing history too: its table
+	// goes only once the old shape has been searched.
+	_, err := j.db.Exec(strings.Replace(undoSearchVersion, undoRoutingLog, "", 1) + `DELETE FROM schema_migrations WHERE version >= 9`)
 	require.NoError(t, err)
 	found := func(j *Journal, text string) []string {
 		page, err := j.History(context.Background(), store.HistoryQuery{Text: text})
@@ -61,6 +63,8 @@ func TestOldRowsAreFoundByTheirLabels(t *testing.T) {
 	}
 	require.Empty(t, found(j, "eu-west"), "the old shape is found by ids only")
 	require.Equal(t, []string{cmdID(1)}, found(j, "2200"))
+	_, err = j.db.Exec(undoRoutingLog)
+	require.NoError(t, err)
 	require.NoError(t, j.Close())
 
 	j = openAt(t, path, Options{})

@@ -17,6 +17,7 @@ import (
 	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/store"
+	"github.com/aepforms/aepforms/internal/store/storetest"
 )
 
 // shippedV12 is the schema version 12's migrations wrote, as shipped:
@@ -115,4 +116,22 @@ func schemaOf(t *testing.T, db *sql.DB) []string {
 	}
 	require.NoError(t, rows.Err())
 	return out
+}
+
+// A journal of version 14, the one before the routing history had its
+// own table, opens: the routing's push claims (a question's team, its
+// reminders and escalations) are carried over to it with their times.
+func TestOpensAJournalOfVersion14WithItsRouting(t *testing.T) {
+	t.Parallel()
+	path := tempPath(t)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	db := journalAt(t, path, strings.Join(migrations[:14], "\n"), 14)
+	_, err := db.Exec(storetest.RoutingClaimsBefore)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	require.NoError(t, os.Chmod(path, 0o600))
+
+	j := openAt(t, path, Options{Host: "h"})
+	assert.Equal(t, SchemaVersion, appliedMigrations(t, j))
+	storetest.CheckRoutingCarriedOver(t, j)
 }

@@ -43,6 +43,8 @@ type Backend interface {
 	PushStore
 	RuleStore
 	store.RuleLooks
+	KeepRoutingStep(ctx context.Context, s store.RoutingStep) (bool, error)
+	RoutingSteps(ctx context.Context, card string) ([]store.RoutingStep, error)
 }
 
 // PushStore is what Web Push keeps in the journal.
@@ -140,6 +142,8 @@ func Run(t *testing.T, fresh Fresh) {
 		{"ReplicasResendOnceAfterALapse", testReplicasReclaim},
 		{"PeersAreTheOthersQueuedAnswers", testPeers},
 		{"ClaimsKeptAndShared", testClaimsKeptAndShared},
+		{"RoutingStepsKeptOnce", testRoutingStepsKeptOnce},
+		{"RoutingAndMarksKeptWithTheirAnswer", testRoutingAndMarksKeptWithTheirAnswer},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
