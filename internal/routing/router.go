@@ -73,11 +73,15 @@ type Config struct {
 }
 
 // claimPrefix starts the kinds of the journal's push claims the router
-// makes: routing:new:{team}.
+// makes: routing:{new|answered}:{team}.
 const claimPrefix = store.RoutingPrefix
 
-// stepNew is the claim of a question's first chat message (no step).
-const stepNew = "new"
+// The router's push claims: a question's first chat message (no step),
+// and the count of its time to answer (one replica counts it).
+const (
+	stepNew       = "new"
+	claimAnswered = "answered"
+)
 
 // Router sends each question to its team.
 type Router struct {
@@ -297,7 +301,9 @@ func (r *Router) record(ctx context.Context, id inbox.CardID, team string) {
 }
 
 // settled stops looking at card c and counts its time to answer when a
-// person or a rule answered it.
+// person or a rule answered it: once, of every replica sharing the
+// journal (the one that claims the count), so /metrics summed across
+// replicas counts each answer once.
 func (r *Router) settled(ctx context.Context, c inbox.Card, vd inbox.Verdict, team string) {
 	r.mu.Lock()
 	asked := r.asked[c.ID]
@@ -307,7 +313,9 @@ func (r *Router) settled(ctx context.Context, c inbox.Card, vd inbox.Verdict, te
 	if vd.Answered == nil {
 		return
 	}
-	r.cfg.Metrics.answered(team, r.cfg.Now().Sub(asked))
+	if won, _ := r.claim(ctx, c.ID, claimAnswered, team); won {
+		r.cfg.Metrics.answered(team, r.cfg.Now().Sub(asked))
+	}
 }
 
 // announce posts new question c to its team's chat channel, once of
