@@ -372,3 +372,38 @@ func TestARuledQuestionIsNotPosted(t *testing.T) {
 	hooks.Wait()
 	oncall.none(t, "the ruled question is not posted")
 }
+
+// A question nobody here can answer (answered in the agent's own UI,
+// respond_via without control) is labelled with its team but posted to
+// no channel, reminded nor escalated: "Answer it here" would send people
+// to a card that takes no answer.
+func TestAQuestionAnsweredElsewhereIsNotAnnouncedRemindedNorEscalated(t *testing.T) {
+	t.Parallel()
+	oncall, leads := newHook(t), newHook(t)
+	f := loadRoutes(t, `{"teams": {"oncall": {"webhook": "`+oncall.url()+`", "remind": "2m", "escalate": "4m", "escalate_to": "leads"},
+		"leads": {"webhook": "`+leads.url()+`"}}, "routes": [{"team": "oncall"}]}`)
+	clk := &clock{t: time.Date(2026, 7, 3, 9, 10, 0, 0, time.UTC)}
+	rg := newRig(t, clk, f, openJournal(t, filepath.Join(t.TempDir(), "j.db")), quietLog())
+
+	e, err := aep.Build(aep.Envelope{ID: "elsewhere", Type: "attention.requested", Source: testSource, Agent: "claude-code",
+		Session: "s1", Seq: aep.Int64(1), Capture: "full", Time: "2026-07-03T09:10:00Z",
+		Data: map[string]any{"kind": "input", "prompt": "Which suites? (answered in the terminal)", "respond_via": []string{"terminal"}}})
+	require.NoError(t, err)
+	rg.in.Apply(e)
+	elsewhere := inbox.RequestKey{Source: testSource, Session: "s1", RequestID: "elsewhere"}.CardID()
+	rg.waitSteps(t, elsewhere, "oncall")
+	here := ask(t, rg.in, "s1", "r2", "form", 2)
+	rg.waitSteps(t, here, "oncall")
+	assert.Contains(t, oncall.next(t), "“Deploy?”")
+
+	clk.Add(4 * time.Minute)
+	rg.router.Sweep(context.Background(), rg.in)
+	rg.router.Sweep(context.Background(), rg.in)
+	rg.waitSteps(t, here, "oncall", "reminded oncall", "escalated leads")
+	rg.waitSteps(t, elsewhere, "oncall")
+	assert.Contains(t, oncall.next(t), "Reminder for oncall")
+	assert.Contains(t, leads.next(t), "Escalated to leads")
+	rg.hooks.Wait()
+	oncall.none(t, "nothing of the question answered elsewhere")
+	leads.none(t, "nothing of the question answered elsewhere")
+}

@@ -269,7 +269,7 @@ func (r *Router) Observe(ctx context.Context, cards Cards, c inbox.Card) {
 		cards.SetRouting(c.ID, rt)
 		r.record(ctx, c.ID, rt.Team)
 		if vd.Open && !tracked {
-			r.announce(ctx, c, rt.Team)
+			r.announce(ctx, c, vd, rt.Team)
 		}
 		return
 	}
@@ -280,7 +280,7 @@ func (r *Router) Observe(ctx context.Context, cards Cards, c inbox.Card) {
 	}
 	r.mu.Unlock()
 	if vd.Open && !tracked {
-		r.announce(ctx, c, rt.Team)
+		r.announce(ctx, c, vd, rt.Team)
 		return
 	}
 	if vd.Settled && tracked {
@@ -319,8 +319,13 @@ func (r *Router) settled(ctx context.Context, c inbox.Card, vd inbox.Verdict, te
 }
 
 // announce posts new question c to its team's chat channel, once of
-// every replica sharing the journal.
-func (r *Router) announce(ctx context.Context, c inbox.Card, team string) {
+// every replica sharing the journal. A question nobody here can answer
+// (vd.Closed: answered in the agent's own UI, malformed, over budget)
+// is posted nowhere: its link would lead to a card that takes no answer.
+func (r *Router) announce(ctx context.Context, c inbox.Card, vd inbox.Verdict, team string) {
+	if vd.Closed != nil {
+		return
+	}
 	tm, ok := r.cfg.Routes.Table().Team(team)
 	if !ok || tm.Webhook == "" || r.cfg.Hooks == nil {
 		return

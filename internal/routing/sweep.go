@@ -35,6 +35,11 @@ func (r *Router) Sweep(ctx context.Context, cards Cards) {
 			}
 			continue
 		}
+		if vd.Closed != nil {
+			// Nobody here can answer it (answered in the agent's own UI,
+			// malformed, over budget): no one is woken for it.
+			continue
+		}
 		if vd.Claim != nil || vd.Locked {
 			// Someone is on it (a claim), or an answer is on its way to
 			// the agent (held for Undo, queued, sending): neither is a
