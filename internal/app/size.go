@@ -42,4 +42,3 @@ func parseSize(v string) (int64, error) {
 	}
 	return n * mult, nil
 }
-
