@@ -75,6 +75,36 @@ type RuleMatch struct {
 	// "" when the roster named none: when set, a request's session must
 	// be claimed by a connection of the same instance.
 	Instance string `json:"instance,omitempty"`
+	// Carried are the other connections (instances) an operator let the
+	// rule answer too, oldest first (RuleBook.CarryRule): the agent's
+	// own connection after a restart, seen on a card the rule matched in
+	// all else. At most MaxCarried are kept.
+	Carried []string `json:"carried,omitempty"`
+}
+
+// MaxCarried is how many connections a rule is carried over to at most
+// (RuleMatch.Carried): past it the oldest carried one is forgotten.
+const MaxCarried = 16
+
+// Answers reports whether a rule matching m answers requests whose
+// session is claimed by a connection of instance: any when m names
+// none, else its own or one it was carried over to.
+func (m RuleMatch) Answers(instance string) bool {
+	if m.Instance == "" {
+		return true
+	}
+	if instance == "" {
+		return false
+	}
+	if instance == m.Instance {
+		return true
+	}
+	for _, c := range m.Carried {
+		if c == instance {
+			return true
+		}
+	}
+	return false
 }
 
 // Rule is a standing answer: requests that match Match are answered with
@@ -114,11 +144,16 @@ const (
 	RuleChangePaused  = "paused"
 	RuleChangeResumed = "resumed"
 	RuleChangeDeleted = "deleted"
+	// RuleChangeCarried let the rule answer another connection of its
+	// agent too (RuleChange.Instance).
+	RuleChangeCarried = "carried"
 )
 
-// RuleChange is one pause, resume or delete of a rule.
+// RuleChange is one pause, resume, delete or carry-over of a rule.
 type RuleChange struct {
-	// Change is RuleChangePaused, RuleChangeResumed or RuleChangeDeleted.
+	// Change is RuleChangePaused, RuleChangeResumed, RuleChangeDeleted
+	// or RuleChangeCarried (Reason is then the instance of the connection
+	// carried to).
 	Change string
 	// By is the operator who made it; "" for aepforms itself (a rule
 	// pausing itself at its rate) or an operator who gave no name.

@@ -34,7 +34,7 @@ type Dialect struct {
 	// that keeps one live submission per request.
 	IsLive func(error) bool
 	// LockRules, when set, is run first in the transaction that makes
-	// a rule: it holds off every other maker, on every replica, until
+	// or carries over a rule: it holds off every other maker, on every replica, until
 	// that transaction ends (PostgreSQL: a transaction-level advisory
 	// lock). "": the transaction alone serialises makers (SQLite's
 	// BEGIN IMMEDIATE).

@@ -252,6 +252,65 @@ func (r *RuleBook) SetRuleState(ctx context.Context, id, state, reason, by strin
 	return true, nil
 }
 
+// CarryRule lets rule id answer the connection instance too
+// (store.RuleMatch.Carried), as operator by, and reports whether it
+// changed the rule: not when it is deleted, names no connection of its
+// own, or answers instance already. The change is kept with who and when
+// (store.RuleChangeCarried, Reason the instance), in the same
+// transaction, which holds off every other maker's and carrier's
+// (Dialect.LockRules) so two carrying at once both count.
+func (r *RuleBook) CarryRule(ctx context.Context, id, instance, by string, at time.Time) (bool, error) {
+	if instance == "" {
+		return false, nil
+	}
+	ctx, cancel := r.bound(ctx)
+	defer cancel()
+	tx, err := r.Synced.BeginTx(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("journal: carry rule: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if r.Dialect.LockRules != "" {
+		if _, err := tx.ExecContext(ctx, r.Dialect.LockRules); err != nil {
+			return false, fmt.Errorf("journal: carry rule: %w", err)
+		}
+	}
+	var raw string
+	err = tx.QueryRowContext(ctx, r.Q(`SELECT match FROM rules WHERE id = ? AND state != ?`), id, store.RuleDeleted).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("journal: carry rule: %w", err)
+	}
+	var m store.RuleMatch
+	if err := json.Unmarshal([]byte(raw), &m); err != nil {
+		return false, fmt.Errorf("journal: carry rule: %w", err)
+	}
+	if m.Instance == "" || m.Answers(instance) {
+		return false, nil
+	}
+	m.Carried = append(m.Carried, instance)
+	if n := len(m.Carried); n > store.MaxCarried {
+		m.Carried = append([]string(nil), m.Carried[n-store.MaxCarried:]...)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return false, fmt.Errorf("journal: carry rule: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, r.Q(`UPDATE rules SET match = ? WHERE id = ?`), string(b), id); err != nil {
+		return false, fmt.Errorf("journal: carry rule: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, r.Q(`INSERT INTO rule_changes (rule_id, change, operator, reason, at) VALUES (?, ?, ?, ?, ?)`),
+		id, store.RuleChangeCarried, by, instance, store.Nanos(at)); err != nil {
+		return false, fmt.Errorf("journal: rule change: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("journal: carry rule: %w", err)
+	}
+	return true, nil
+}
+
 // DeleteRule deletes rule id as operator by: it is never listed or
 // applied again.
 func (r *RuleBook) DeleteRule(ctx context.Context, id, by string, at time.Time) (bool, error) {

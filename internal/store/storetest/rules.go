@@ -23,6 +23,7 @@ type RuleStore interface {
 	Rule(ctx context.Context, id string) (store.Rule, bool, error)
 	SetRuleState(ctx context.Context, id, state, reason, by string, at time.Time) (bool, error)
 	DeleteRule(ctx context.Context, id, by string, at time.Time) (bool, error)
+	CarryRule(ctx context.Context, id, instance, by string, at time.Time) (bool, error)
 	ClaimRuleUse(ctx context.Context, u store.RuleUse, now time.Time) (bool, error)
 	ReleaseRuleUse(ctx context.Context, u store.RuleUse) error
 	RuleUses(ctx context.Context, id string, since time.Time) (int, error)
@@ -417,4 +418,65 @@ func testRuleFromCardAndAnswered(t *testing.T, st Store) {
 	uses, err = j.RuleAnswered(ctx, "r1", 1)
 	require.NoError(t, err)
 	assert.Len(t, uses, 1, "at most n")
+}
+
+// A rule carried over to another connection of its agent answers that
+// connection too, its own still, and no third; the carry-over is kept
+// with who and when (once: carrying it again changes nothing), and a
+// process opening the journal again reads it so. A deleted rule is not
+// carried, nor one that names no connection.
+func testCarryRule(t *testing.T, st Store) {
+	ctx := context.Background()
+	j := st.Open()
+	r := rule("r1", T0)
+	require.NoError(t, j.CreateRule(ctx, r, 0))
+	ok, err := j.CarryRule(ctx, "r1", "host/5151", "alice", T0.Add(time.Minute))
+	require.NoError(t, err)
+	require.True(t, ok)
+	ok, err = j.CarryRule(ctx, "r1", "host/5151", "bob", T0.Add(2*time.Minute))
+	require.NoError(t, err)
+	assert.False(t, ok, "carried already")
+	ok, err = j.CarryRule(ctx, "r1", "host/4242", "bob", T0.Add(2*time.Minute))
+	require.NoError(t, err)
+	assert.False(t, ok, "its own connection")
+
+	check := func(j Backend) {
+		got, found, err := j.Rule(ctx, "r1")
+		require.NoError(t, err)
+		require.True(t, found)
+		assert.Equal(t, []string{"host/5151"}, got.Match.Carried)
+		assert.True(t, got.Match.Answers("host/4242"), "its own connection")
+		assert.True(t, got.Match.Answers("host/5151"), "the one carried to")
+		assert.False(t, got.Match.Answers("evil/1"))
+		assert.False(t, got.Match.Answers(""), "a connection the roster does not name")
+		require.Len(t, got.Changes, 1)
+		c := got.Changes[0]
+		assert.True(t, c.At.Equal(T0.Add(time.Minute)), "carried at %v", c.At)
+		c.At = T0.Add(time.Minute)
+		assert.Equal(t, store.RuleChange{Change: store.RuleChangeCarried, By: "alice", Reason: "host/5151", At: T0.Add(time.Minute)}, c)
+		active, err := j.ActiveRules(ctx, T0.Add(time.Hour))
+		require.NoError(t, err)
+		require.Len(t, active, 1)
+		assert.Equal(t, []string{"host/5151"}, active[0].Match.Carried, "what the Runner reads")
+	}
+	check(j)
+	require.NoError(t, j.Close())
+	j = st.Open()
+	check(j)
+
+	none := rule("r2", T0)
+	none.Match.Instance = ""
+	require.NoError(t, j.CreateRule(ctx, none, 0))
+	ok, err = j.CarryRule(ctx, "r2", "host/5151", "alice", T0)
+	require.NoError(t, err)
+	assert.False(t, ok, "a rule of no connection answers any already")
+	ok, err = j.DeleteRule(ctx, "r2", "alice", T0)
+	require.NoError(t, err)
+	require.True(t, ok)
+	ok, err = j.CarryRule(ctx, "r2", "host/5151", "alice", T0)
+	require.NoError(t, err)
+	assert.False(t, ok, "deleted")
+	ok, err = j.CarryRule(ctx, "missing", "host/5151", "alice", T0)
+	require.NoError(t, err)
+	assert.False(t, ok)
 }

@@ -131,6 +131,7 @@ func Run(t *testing.T, fresh Fresh) {
 		{"PushClaimedOnce", testPushClaims},
 		{"PageVisibility", testPageVisibility},
 		{"RulesKeptPausedDeleted", testRules},
+		{"RuleCarriedToAnotherConnection", testCarryRule},
 		{"PruneDeletedRules", testPruneDeletedRules},
 		{"RuleUsesCountedOncePerRequest", testRuleUses},
 		{"RuleCapHoldsUnderConcurrentMakers", testRuleCap},
