@@ -191,6 +191,15 @@ type agentOptions struct {
 // against the stack's relay until the test ends.
 func (s *stack) startAgent(t *testing.T, o agentOptions) *agent.Agent {
 	t.Helper()
+	ag, _ := s.startStoppableAgent(t, o)
+	return ag
+}
+
+// startStoppableAgent is startAgent with stop, which ends the agent's
+// run (its connection closes, as when its process exits) and returns
+// once it has.
+func (s *stack) startStoppableAgent(t *testing.T, o agentOptions) (ag *agent.Agent, stop func()) {
+	t.Helper()
 	cfg := agent.DefaultConfig()
 	cfg.RelayURL, cfg.Token = s.relayURL, s.token
 	if o.relayURL != "" {
@@ -222,12 +231,20 @@ func (s *stack) startAgent(t *testing.T, o agentOptions) *agent.Agent {
 	if o.instance != "" {
 		cfg.Instance = o.instance
 	}
-	return runAgent(t, s, "agent", cfg)
+	return runStoppableAgent(t, s, "agent", cfg)
 }
 
 // runAgent runs a demo agent with cfg against the stack until the test
 // ends; its log is shown when the test fails.
 func runAgent(t *testing.T, s *stack, name string, cfg agent.Config) *agent.Agent {
+	t.Helper()
+	ag, _ := runStoppableAgent(t, s, name, cfg)
+	return ag
+}
+
+// runStoppableAgent is runAgent with stop, which ends the run early
+// and returns once it has (at most once; the test's end calls it too).
+func runStoppableAgent(t *testing.T, s *stack, name string, cfg agent.Config) (*agent.Agent, func()) {
 	t.Helper()
 	logs := newStackLog(nil)
 	dumpOnFailure(t, name, logs)
@@ -236,18 +253,22 @@ func runAgent(t *testing.T, s *stack, name string, cfg agent.Config) *agent.Agen
 	ctx, cancel := context.WithCancel(s.ctx)
 	done := make(chan error, 1)
 	go func() { done <- ag.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("%s: Run returned %v, want nil", name, err)
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("%s: Run returned %v, want nil", name, err)
+				}
+			case <-time.After(stackWait):
+				t.Errorf("%s: Run did not return within %v", name, stackWait)
 			}
-		case <-time.After(stackWait):
-			t.Errorf("%s: Run did not return within %v", name, stackWait)
-		}
-	})
-	return ag
+		})
+	}
+	t.Cleanup(stop)
+	return ag, stop
 }
 
 // askedRequest waits until the agent's scenario has a request that

@@ -37,6 +37,13 @@ type Rules interface {
 	See(ctx context.Context, c inbox.Card) rules.Seen
 	// Version moves on after every rule change made through Store.
 	Version() uint64
+	// Carry lets a rule answer the connection of a card it matched in
+	// all but that (the card's notice), as an operator, and answers
+	// that card by it.
+	Carry(ctx context.Context, id string, card inbox.CardID, by string) (rules.Carried, error)
+	// Misses are the rules that matched requests only by their
+	// connection since they last answered, by rule id.
+	Misses() map[string]rules.Missed
 }
 
 // rulePages is the rules' concern: the Rules page and its changes, the
@@ -321,6 +328,7 @@ func (p *rulePages) rulesPage(w http.ResponseWriter, r *http.Request, status int
 		// What each rule answered: the newest few, read only for the
 		// rules that answered any.
 		opts.Answered, opts.NoHistory = map[string][]store.RuleUseRecord{}, p.noHistory
+		opts.Misses = p.rules.Misses()
 		for _, rule := range list {
 			if rule.Uses == 0 {
 				continue

@@ -31,6 +31,9 @@ func (x harnessInbox) Card(id inbox.CardID) (inbox.Card, bool) {
 	return (*x.h).in.Card(id)
 }
 func (x harnessInbox) Cards(q inbox.Query) []inbox.Card { return (*x.h).in.Cards(q) }
+func (x harnessInbox) SetRuleMiss(id inbox.CardID, m *inbox.RuleMiss) bool {
+	return (*x.h).in.SetRuleMiss(id, m)
+}
 func (x harnessInbox) BeginSubmissionWhile(id inbox.CardID, s inbox.Submission, while func(inbox.Submission)) (inbox.Submission, error) {
 	return (*x.h).in.BeginSubmissionWhile(id, s, while)
 }

@@ -462,7 +462,8 @@ func restoreSettled(kept int) int {
 // (SQLite), after --lease on one replicas share. A rule knows its
 // agent's connection by the instance the relay's roster names for the
 // request's session; a session the roster does not name yet (just
-// opened) is asked again, waiting up to the rules' retry interval.
+// opened) is asked again, waiting up to the rules' retry interval; a
+// rule's own connection is live when the roster names it on any session.
 func (g *serveGraph) rulesConfig(cfg serveConfig, logger *slog.Logger) rules.Config {
 	rc := rules.Config{MaxRate: cfg.ruleMaxRate, RateWindow: cfg.ruleRateWindow, MaxRules: cfg.ruleMax, RetryInterval: cfg.ruleRetry, Allowed: allowedOperators(cfg.operatorList),
 		ClaimLapse: cfg.lease, Exclusive: !isPostgresURL(cfg.db), PromptBytes: int(cfg.promptBytes),
@@ -471,6 +472,7 @@ func (g *serveGraph) rulesConfig(cfg serveConfig, logger *slog.Logger) rules.Con
 		rc.Claimant = func(ctx context.Context, session string) string {
 			return g.respond.Claimant(ctx, session, cmp.Or(cfg.ruleRetry, rules.DefaultRetryInterval))
 		}
+		rc.Connected = g.respond.InstanceLive
 	}
 	return rc
 }

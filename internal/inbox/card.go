@@ -310,6 +310,10 @@ type Card struct {
 	// there is no routes file or no route matched.
 	Routing Routing
 
+	// RuleMiss is the rule that matched the request in all but its
+	// connection (SetRuleMiss); nil when none did.
+	RuleMiss *RuleMiss
+
 	// Version counts changes to this card; it starts at 1.
 	Version uint64
 }

@@ -15,6 +15,7 @@ func cloneCard(c *Card) Card {
 	out.Routes = slices.Clone(c.Routes)
 	out.Responders = slices.Clone(c.Responders)
 	out.Routing.Steps = slices.Clone(c.Routing.Steps)
+	out.RuleMiss = cloneRuleMiss(c.RuleMiss)
 	out.LatencyMS = clonePtr(c.LatencyMS)
 	out.TimeoutMS = clonePtr(c.TimeoutMS)
 	if c.Recorded != nil {

@@ -196,6 +196,10 @@ type Verdict struct {
 	// and the reminders and escalations sent (Card.Routing). It informs
 	// and decides nothing.
 	Routing Routing
+	// RuleMiss is the rule that matched the request in all but the
+	// connection that claims its session (Card.RuleMiss), while the
+	// card is open; nil otherwise. It informs and decides nothing.
+	RuleMiss *RuleMiss
 	// Malformed is why the request is not a valid form ("" when it is).
 	Malformed string
 	// NoForm is true when the request offers no form to draw, not even
@@ -290,6 +294,9 @@ func (c *Card) Verdict(now time.Time, v Viewer) Verdict {
 		d.Route = &c.Routes[n-1]
 	}
 	d.Routing = c.Routing
+	if d.Open {
+		d.RuleMiss = cloneRuleMiss(c.RuleMiss)
+	}
 	d.Malformed, d.NoForm = c.Malformed, c.Malformed != "" || c.OverBudget
 	d.Resolution, d.TimeoutMS = c.Resolution, c.TimeoutMS
 	d.Line = c.line(now, d)

@@ -150,6 +150,25 @@ func (c *Client) Claimant(ctx context.Context, session string, wait time.Duratio
 	}
 }
 
+// InstanceLive reports whether the latest roster snapshot names a live
+// connection whose hello declared instance, on any session; false while
+// no snapshot is held.
+func (c *Client) InstanceLive(instance string) bool {
+	c.roster.mu.Lock()
+	defer c.roster.mu.Unlock()
+	if !c.roster.known || instance == "" {
+		return false
+	}
+	for _, es := range c.roster.entries {
+		for _, e := range es {
+			if e.Instance == instance {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Reach reports what the relay's roster says about session. It is
 // inbox.ReachUnknown while disconnected, when the relay does not advertise the
 // roster frame, or before its first reply.

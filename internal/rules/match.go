@@ -89,7 +89,7 @@ func Match(r store.Rule, c inbox.Card, s Seen, now time.Time) (bool, string) {
 	if why := Asks(m, req.Kind, req.Prompt, s.Question); why != "" {
 		return false, why
 	}
-	if m.Instance != "" && s.Instance != m.Instance {
+	if !m.Answers(s.Instance) {
 		// Last: the connection may take a roster read to know (the
 		// Runner reads it only for a request that matches in all else).
 		return false, whyInstance

@@ -57,6 +57,7 @@ type Store interface {
 	OrphanRuleUses(ctx context.Context, before time.Time) ([]store.RuleUse, error)
 	RuleFromCard(ctx context.Context, card string) (store.Rule, bool, error)
 	RuleAnswered(ctx context.Context, id string, n int) ([]store.RuleUseRecord, error)
+	CarryRule(ctx context.Context, id, instance, by string, at time.Time) (bool, error)
 }
 
 // Inbox is what the Runner reads of the inbox, and what the answer
@@ -66,6 +67,7 @@ type Inbox interface {
 	answer.Inbox
 	Subscribe(buf int) *inbox.Subscription
 	Cards(inbox.Query) []inbox.Card
+	SetRuleMiss(id inbox.CardID, m *inbox.RuleMiss) bool
 }
 
 // Submitter queues a journaled answer on the respond path.
@@ -107,8 +109,14 @@ type Config struct {
 	// one connection claiming session, "" when it names none (a rule
 	// made knowing its connection then answers nothing). nil: none.
 	Claimant func(ctx context.Context, session string) string
-	Now      func() time.Time
-	Logger   *slog.Logger
+	// Connected reports whether the relay's roster names a live
+	// connection of instance (any session): a request a rule matches in
+	// all but its connection then comes from a second connection
+	// claiming the agent's name at once, and its card says so. nil:
+	// never known.
+	Connected func(instance string) bool
+	Now       func() time.Time
+	Logger    *slog.Logger
 }
 
 // Runner answers each new request an active rule matches, through the
@@ -133,6 +141,9 @@ type Runner struct {
 	// orphans are the cut-off claims decided here (answered, or left for
 	// good: the request closed or was answered otherwise), by command id.
 	orphans map[string]bool
+	// misses are, by rule id, the requests each matched in all but
+	// their connection since it last answered one (Misses).
+	misses map[string]Missed
 
 	// version counts the rule changes made through this Runner's Store
 	// (see Version).
@@ -164,7 +175,7 @@ func New(cfg Config, st Store, in Inbox, sub Submitter) *Runner {
 		cfg.ClaimLapse = store.DefaultLease
 	}
 	r := &Runner{cfg: cfg, in: in, sub: sub, started: cfg.Now(), tried: map[inbox.CardID]bool{}, answered: map[string]int64{},
-		orphans: map[string]bool{}, answers: answer.New(answer.Config{Inbox: in, Submitter: sub, Now: cfg.Now, Logger: cfg.Logger})}
+		orphans: map[string]bool{}, misses: map[string]Missed{}, answers: answer.New(answer.Config{Inbox: in, Submitter: sub, Now: cfg.Now, Logger: cfg.Logger})}
 	r.store = counted{Store: st, version: &r.version}
 	return r
 }
@@ -179,7 +190,7 @@ func (r *Runner) Config() Config { return r.cfg }
 // moves Version on.
 func (r *Runner) Store() Store { return r.store }
 
-// Version moves on after every rule made, paused, resumed or deleted
+// Version moves on after every rule made, paused, resumed, carried over or deleted
 // through Store: what a page draws of a rule (its name on the cards it
 // answered or was made from, deleted since) is as new as the Version it
 // was drawn at, so the caches of drawn cards key on it. A change made by
@@ -200,6 +211,11 @@ func (c counted) CreateRule(ctx context.Context, r store.Rule, max int) error {
 func (c counted) SetRuleState(ctx context.Context, id, state, reason, by string, at time.Time) (bool, error) {
 	defer c.version.Add(1)
 	return c.Store.SetRuleState(ctx, id, state, reason, by, at)
+}
+
+func (c counted) CarryRule(ctx context.Context, id, instance, by string, at time.Time) (bool, error) {
+	defer c.version.Add(1)
+	return c.Store.CarryRule(ctx, id, instance, by, at)
 }
 
 func (c counted) DeleteRule(ctx context.Context, id, by string, at time.Time) (bool, error) {
@@ -387,25 +403,22 @@ func (r *Runner) find(ctx context.Context, c inbox.Card, act bool) (store.Rule, 
 		seen = r.see(c)
 	}
 	asked := false
+	var missed *store.Rule     // the oldest rule matching in all but the connection
 	for _, rule := range all { // oldest first
 		ok, why := Match(rule, c, seen, now)
 		if !ok && why == whyInstance && !asked {
 			// Only a request a rule matches in all else waits for the
 			// roster to name its connection.
 			seen.Instance, asked = r.claimant(ctx, c), true
-			ok, _ = Match(rule, c, seen, now)
+			ok, why = Match(rule, c, seen, now)
 		}
-		if !ok {
-			continue
-		}
-		since := rule.Created
-		if rule.StateAt.After(since) {
-			since = rule.StateAt // resumed (an active rule's last change)
-		}
-		if c.ReceivedAt.Before(since) {
-			// Asked before the rule was made, or while it was paused
-			// (looked at late: a catch-up, a busy Runner): it stays for
-			// the operators.
+		if !ok || c.ReceivedAt.Before(since(rule)) {
+			// Not matching, or asked before the rule was made or while
+			// it was paused (looked at late: a catch-up, a busy
+			// Runner): it stays for the operators.
+			if !ok && why == whyInstance && missed == nil && !c.ReceivedAt.Before(since(rule)) {
+				missed = &rule
+			}
 			continue
 		}
 		if r.cfg.Allowed != nil && !r.cfg.Allowed(rule.Maker) {
@@ -428,7 +441,19 @@ func (r *Runner) find(ctx context.Context, c inbox.Card, act bool) (store.Rule, 
 		}
 		return rule, true, nil
 	}
+	if act && missed != nil {
+		r.missed(c, *missed, seen.Instance)
+	}
 	return store.Rule{}, false, nil
+}
+
+// since is when rule last began answering: made, or resumed (an active
+// rule's last change).
+func since(rule store.Rule) time.Time {
+	if rule.StateAt.After(rule.Created) {
+		return rule.StateAt
+	}
+	return rule.Created
 }
 
 func (r *Runner) pause(ctx context.Context, rule store.Rule, why string, now time.Time) {
@@ -516,6 +541,7 @@ func (r *Runner) send(ctx context.Context, rule store.Rule, c inbox.Card, use st
 	}
 	r.mu.Lock()
 	r.answered[rule.ID]++
+	delete(r.misses, rule.ID)
 	r.mu.Unlock()
 	r.cfg.Logger.Info("rule answered a request", "rule", rule.ID, "name", rule.Name, "card", string(c.ID), "command", a.Submission.CommandID)
 	// One that cannot be queued is settled failed on its card, its

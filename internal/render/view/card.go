@@ -77,6 +77,9 @@ type CardView struct {
 	// Routing is the team the card is routed to and the reminders and
 	// escalations sent; nil when it is routed to none.
 	Routing *RoutingView
+	// RuleMiss is the rule that matched the request in all but its
+	// connection, nil when none did.
+	RuleMiss *RuleMissView
 
 	// Claim is who is on the open question ("ann is on it · 2 min"), nil
 	// when nobody is; ClaimControl the claim button, nil when the
@@ -296,6 +299,7 @@ func card(c inbox.Card, opts Options) CardView {
 	}
 	v.Form = f
 	v.Notes = cardNotes(c, vd, opts)
+	v.RuleMiss = ruleMiss(c, vd, base)
 	if vd.Batchable {
 		v.BatchShape = c.Shape.ID()
 	}

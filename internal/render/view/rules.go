@@ -55,7 +55,8 @@ func ruleOf(lookup RuleLookup, by string, at time.Time) *RuleRef {
 func resumedBefore(changes []store.RuleChange, at time.Time) string {
 	for i := len(changes) - 1; i >= 0; i-- {
 		c := changes[i]
-		if c.At.After(at) {
+		if c.At.After(at) || c.Change == store.RuleChangeCarried {
+			// Later, or a carry-over (it changes no state).
 			continue
 		}
 		if c.Change != store.RuleChangeResumed {

@@ -36,6 +36,18 @@ type RulesOptions struct {
 	// is linked.
 	Answered  map[string][]store.RuleUseRecord
 	NoHistory bool
+	// Misses are, by rule id, the requests each rule matched only by
+	// their connection since it last answered (rules.Runner.Misses).
+	Misses map[string]rules.Missed
+}
+
+// RuleFlag is a rule's "not answering" flag: since when, the connection
+// its agent's questions now come from ("" when the relay names none),
+// and how many it matched so.
+type RuleFlag struct {
+	SinceISO, SinceText, SinceTitle string
+	Instance                        string
+	Requests                        string
 }
 
 // RulesView is the Rules page.
@@ -83,6 +95,9 @@ type RuleRow struct {
 	// not shown ("" for none).
 	Changes     []RuleChangeRow
 	ChangesMore string
+	// NotAnswering flags an active rule that matched requests only by
+	// their connection since it last answered one; nil otherwise.
+	NotAnswering *RuleFlag
 	// PauseURL, ResumeURL, DeleteURL are the buttons' actions (only the
 	// ones that apply are set).
 	PauseURL, ResumeURL, DeleteURL string
@@ -185,7 +200,11 @@ func ruleRow(r store.Rule, base string, opts RulesOptions) RuleRow {
 	}
 	row.Match = append(row.Match, scope("Agent", rules.Cut(m.Agent, rules.LabelRunes)))
 	if m.Instance != "" {
-		row.Match = append(row.Match, "Connection: "+rules.Cut(m.Instance, rules.LabelRunes)+" (the agent's instance, as the relay names it)")
+		cs := make([]string, 0, 1+len(m.Carried))
+		for _, in := range append([]string{m.Instance}, m.Carried...) {
+			cs = append(cs, "“"+rules.Cut(in, rules.LabelRunes)+"”")
+		}
+		row.Match = append(row.Match, "Connection: "+strings.Join(cs, ", ")+" (the agent's instance, as the relay names it)")
 	}
 	if m.Scope != store.ScopeUnscoped {
 		tool := m.Tool
@@ -208,6 +227,7 @@ func ruleRow(r store.Rule, base string, opts RulesOptions) RuleRow {
 		row.LastUseISO = r.LastUse.UTC().Format(htmlTime)
 	}
 	row.Changes, row.ChangesMore = ruleChanges(r.Changes, opts.Now)
+	row.NotAnswering = notAnswering(r, opts)
 	rule := base + "/rules/" + url.PathEscape(r.ID)
 	switch {
 	case r.State == store.RulePaused:
@@ -264,6 +284,21 @@ func ruleAnswer(m store.RuleMatch, a aep.Answer) string {
 	return strings.Join(parts, "; ")
 }
 
+// notAnswering is r's flag when it is active and matched requests only
+// by their connection since it last answered one.
+func notAnswering(r store.Rule, opts RulesOptions) *RuleFlag {
+	ms, ok := opts.Misses[r.ID]
+	if !ok || r.State != store.RuleActive || !opts.Now.Before(r.Expires) || !ms.Last.After(r.LastUse) {
+		return nil
+	}
+	f := &RuleFlag{SinceISO: ms.Since.UTC().Format(htmlTime), SinceText: relTime(ms.Since, opts.Now), SinceTitle: exactTime(ms.Since),
+		Instance: Marked(rules.Cut(ms.Instance, rules.LabelRunes)), Requests: "1 question"}
+	if ms.Requests != 1 {
+		f.Requests = fmt.Sprintf("%d questions", ms.Requests)
+	}
+	return f
+}
+
 // untilText says when a rule expires, at now: "in 7 h 59 min (1 Mar
 // 2026 20:00:00 UTC)", or when it did.
 func untilText(t, now time.Time) string {
@@ -281,7 +316,8 @@ func untilText(t, now time.Time) string {
 // alice"; a pause by no one named with a reason is aepforms' own (its
 // rate).
 func ruleChangeText(c store.RuleChange) string {
-	what := map[string]string{store.RuleChangePaused: "Paused", store.RuleChangeResumed: "Resumed", store.RuleChangeDeleted: "Deleted"}[c.Change]
+	what := map[string]string{store.RuleChangePaused: "Paused", store.RuleChangeResumed: "Resumed", store.RuleChangeDeleted: "Deleted",
+		store.RuleChangeCarried: "Let answer connection “" + rules.Cut(c.Reason, rules.LabelRunes) + "” too"}[c.Change]
 	switch {
 	case c.By != "":
 		return what + " by " + c.By
