@@ -268,6 +268,10 @@ func TestTeamInboxRoutesRemindsAndEscalates(t *testing.T) {
 	msg := oncall.next(t, "new question")
 	assert.Contains(t, msg, "New question for oncall from aepforms-demo: “Configure the new service deployment” (form)")
 	assert.Contains(t, msg, s.uiURL+"cards/", "with the link to its own page")
+	// The link, opened where nobody is signed in (bo's phone), asks him
+	// to sign in and then shows him the card.
+	opened := s.openChatLink(t, chatLink(t, msg, s.uiURL), "bo", secrets["bo"])
+	assert.Equal(t, 1, cardsIn(opened.doc.Selection, sess.ID).Length(), "the chat link opens the card after sign-in: %s", opened.url)
 
 	// 2. A claim in the open: ann presses "I'm on it" on her page and bo's
 	// open page (its live updates, read as its script reads them) is sent
@@ -292,6 +296,7 @@ func TestTeamInboxRoutesRemindsAndEscalates(t *testing.T) {
 	card = nextCardPush(t, boPage, sess.ID)
 	assert.Empty(t, claimOf(card), "bo's page is told ann is not on it any more, in the next push")
 	ops["lee"].awaitMetric(t, "aepforms_time_to_first_claim_seconds_count", 1)
+	ops["lee"].awaitMetric(t, `aepforms_team_time_to_first_claim_seconds_count{team="oncall"}`, 1)
 
 	// 3. With nobody answering, oncall is reminded (its channel and
 	// devices again), then leads is notified (its channel, lee's device).
@@ -394,4 +399,42 @@ func (s *stack) postClaimForm(t *testing.T, session, button string) {
 	require.Equal(t, 1, fs.Length(), "the card's claim form")
 	f := readForm(p, fs)
 	s.follow(t, s.submit(t, f, f.button(t, button), ""))
+}
+
+// chatLink is the link to the UI (under uiURL) in a chat message.
+func chatLink(t *testing.T, msg, uiURL string) string {
+	t.Helper()
+	i := strings.Index(msg, uiURL)
+	require.GreaterOrEqual(t, i, 0, "a link to the UI in %q", msg)
+	link := msg[i:]
+	if j := strings.IndexFunc(link, func(r rune) bool { return r == ' ' || r == '\n' || r == '>' || r == '|' || r == ')' }); j >= 0 {
+		link = link[:j]
+	}
+	return link
+}
+
+// openChatLink opens link in a browser nobody is signed in on: the UI
+// sends it to sign in, name signs in with secret on the page it is
+// sent to, and the page the sign-in leads back to is returned.
+func (s *stack) openChatLink(t *testing.T, link, name, secret string) *uiPage {
+	t.Helper()
+	anon := *s
+	anon.cookie = ""
+	first := anon.getPage(t, link)
+	require.Equal(t, http.StatusSeeOther, first.status, "%s without a sign-in", link)
+	signin := anon.getPage(t, anon.resolve(t, first.url, first.header.Get("Location")).String())
+	require.Equal(t, http.StatusOK, signin.status)
+	fs := signin.doc.Find(`form[data-testid="signin-form"]`)
+	require.Equal(t, 1, fs.Length(), "the sign-in form")
+	f := readForm(signin, fs)
+	f.fill(t, form.NameOperator, name)
+	f.fill(t, form.NameSecret, secret)
+	in := anon.submit(t, f, f.button(t, ""), "")
+	require.Equal(t, http.StatusSeeOther, in.status, "signing in: %s", in.body)
+	var cookies []string
+	for _, c := range (&http.Response{Header: in.header}).Cookies() {
+		cookies = append(cookies, c.Name+"="+c.Value)
+	}
+	anon.cookie = strings.Join(cookies, "; ")
+	return anon.follow(t, in)
 }
