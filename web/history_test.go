@@ -477,3 +477,42 @@ func pairsOf(s *goquery.Selection) []string {
 	})
 	return out
 }
+
+// History says who assigned an answered question to whom and when, in
+// order with its team's reminders and escalations (the routing's claims
+// in the journal), and its filters by team and by escalated still hold;
+// a question assigned that no route matched says its assignment alone.
+func TestHistorySaysWhoAssignedIt(t *testing.T) {
+	t.Parallel()
+	j := openJournal(t)
+	ctx := t.Context()
+	record(t, j, sent{cmd: "cmd-1", by: "bo", answer: values("v1"), at: testNow.Add(5 * time.Minute), state: inbox.SubmissionAccepted})
+	record(t, j, sent{cmd: "cmd-2", by: "bo", answer: values("v2"), at: testNow.Add(6 * time.Minute), state: inbox.SubmissionAccepted})
+	steps := []store.RoutingStep{
+		{Card: "c-cmd-1", Kind: store.RoutedTo, Team: "oncall", At: testNow},
+		{Card: "c-cmd-1", Kind: store.Assigned, Team: store.AssignedTeam(inbox.Assignment{To: "db", Team: true, By: "ann", Rev: 1}), At: testNow.Add(time.Minute)},
+		{Card: "c-cmd-1", Kind: store.Assigned, Team: store.AssignedTeam(inbox.Assignment{To: "bo:o", By: "ann", Rev: 2}), At: testNow.Add(2 * time.Minute)},
+		{Card: "c-cmd-1", Kind: inbox.StepReminded, Team: "bo:o", At: testNow.Add(4 * time.Minute)},
+		{Card: "c-cmd-2", Kind: store.Assigned, Team: store.AssignedTeam(inbox.Assignment{To: "bo", By: "ann", Rev: 3}), At: testNow.Add(time.Minute)},
+	}
+	for _, st := range steps {
+		kept, err := j.KeepRoutingStep(ctx, st)
+		require.NoError(t, err)
+		require.True(t, kept)
+	}
+	h := newHarness(t, withHistory(j))
+	routing := func(q string) []string {
+		var out []string
+		h.getPage(nil, "history"+q).doc(t).Find(`[data-testid="history-row"]`).Each(func(_ int, s *goquery.Selection) {
+			out = append(out, s.Find(`[data-testid="history-routing"]`).Text())
+		})
+		return out
+	}
+	at := func(d time.Duration) string { return testNow.Add(d).UTC().Format("2 Jan 2006 15:04:05 MST") }
+	assert.Equal(t, []string{
+		"Assigned to bo by ann " + at(time.Minute),
+		"Routed to oncall; assigned to team db by ann " + at(time.Minute) + ", assigned to bo:o by ann " + at(2*time.Minute) + ", reminded bo:o " + at(4*time.Minute),
+	}, routing(""))
+	assert.Len(t, routing("?team=oncall"), 1)
+	assert.Empty(t, routing("?escalated=1"))
+}

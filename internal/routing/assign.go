@@ -2,22 +2,20 @@ package routing
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/routes"
+	"github.com/aepforms/aepforms/internal/store"
 )
-
-// stepAssigned is the claim of an assignment's notification:
-// routing:assigned:{the assignment's Rev}, one per assignment.
-const stepAssigned = "assigned"
 
 // assigned tells card c's assignee of its assignment (vd's): a person's
 // devices, or a team's members' devices and its chat channel with the
 // assigner's words and the card's link. Once per assignment of every
-// replica sharing the journal (claimed by the assignment's Rev); the
+// replica sharing the journal (claimed by keeping it in the question's
+// routing history, store.Assigned, which History reads: who assigned it
+// to whom, and when); the
 // assigner is not told of their own assignment; a question no longer
 // open, or an assignment ended, tells nobody.
 func (r *Router) assigned(ctx context.Context, c inbox.Card, vd inbox.Verdict) {
@@ -25,7 +23,7 @@ func (r *Router) assigned(ctx context.Context, c inbox.Card, vd inbox.Verdict) {
 	if a == nil || a.To == "" || !vd.Open {
 		return
 	}
-	if won, _ := r.claim(ctx, c.ID, stepAssigned, strconv.FormatInt(a.Rev, 10)); !won {
+	if won, _ := r.claim(ctx, c.ID, store.Assigned, store.AssignedTeam(*a)); !won {
 		return
 	}
 	r.cfg.Logger.Info("routing: assigned", "card", string(c.ID), "to", a.To, "team", a.Team, "by", a.By)

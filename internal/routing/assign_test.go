@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aepforms/aepforms/internal/inbox"
+	"github.com/aepforms/aepforms/internal/store"
 )
 
 // Ann assigns a question to the team db: db's chat channel is told in
@@ -59,6 +60,18 @@ func TestAssigningATeamTellsItsChannelOnce(t *testing.T) {
 		rg.hooks.Wait()
 	}
 	db.none(t, "db is told once, of both replicas, and not of the person's assignment after it")
+	kept, err := j.RoutingSteps(context.Background(), string(id))
+	require.NoError(t, err)
+	var told []string
+	for _, st := range kept {
+		if st.Kind != store.Assigned {
+			continue
+		}
+		a, ok := store.ParseAssigned(st.Team)
+		require.True(t, ok, "%s reads", st.Team)
+		told = append(told, a.To+" by "+a.By)
+	}
+	assert.ElementsMatch(t, []string{"db by ann", "bo by ann", "oncall by bo"}, told, "each assignment kept for History, once")
 	oncall.none(t, "oncall is told of its own assignment only")
 }
 

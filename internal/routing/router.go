@@ -210,6 +210,10 @@ func (r *Router) kept(ctx context.Context, id inbox.CardID) (string, []inbox.Rou
 			r.mu.Lock()
 			r.sent[string(id)+"\n"+s.Kind+":"+s.Team] = true
 			r.mu.Unlock()
+		case store.Assigned:
+			r.mu.Lock()
+			r.sent[string(id)+"\n"+s.Kind+":"+s.Team] = true // told already
+			r.mu.Unlock()
 		}
 	}
 	return team, steps
@@ -341,8 +345,9 @@ func (r *Router) announce(ctx context.Context, c inbox.Card, vd inbox.Verdict, t
 
 // claim claims step kind to team of card id: won is true for the one
 // caller of every replica that claimed it first; taken is true once it
-// is claimed, by anyone. A reminder or an escalation is claimed by
-// keeping it in the routing history, anything else as a push claim. A
+// is claimed, by anyone. A reminder, an escalation or an assignment's
+// notice is claimed by keeping it in the routing history, anything else
+// as a push claim. A
 // journal that fails is logged, and the step not taken (it is tried
 // again at the next Tick).
 func (r *Router) claim(ctx context.Context, id inbox.CardID, kind, team string) (won, taken bool) {
@@ -356,7 +361,7 @@ func (r *Router) claim(ctx context.Context, id inbox.CardID, kind, team string) 
 	won = true
 	if r.cfg.Journal != nil {
 		var err error
-		if kind == inbox.StepReminded || kind == inbox.StepEscalated {
+		if kind == inbox.StepReminded || kind == inbox.StepEscalated || kind == store.Assigned {
 			won, err = r.cfg.Journal.KeepRoutingStep(ctx, store.RoutingStep{Card: string(id), Kind: kind, Team: team, At: r.cfg.Now()})
 		} else {
 			won, err = r.cfg.Journal.ClaimPush(ctx, string(id), claimPrefix+key, r.cfg.Now())

@@ -77,8 +77,8 @@ type Entry struct {
 	inbox.Submission
 	Changes []Change
 	// Routing is the answered question's routing history, oldest
-	// first: its team and the reminders and escalations sent, kept as
-	// long as the entry.
+	// first: its team, its assignments (Assigned) and the reminders and
+	// escalations sent, kept as long as the entry.
 	Routing []RoutingStep
 }
 

@@ -121,9 +121,10 @@ type HistoryChoice struct {
 
 // HistoryRow is one answer sent.
 type HistoryRow struct {
-	// Routing says where the question was routed and what was sent:
-	// "Routed to oncall; reminded oncall 09:12 UTC, escalated to leads
-	// 09:22 UTC" ("" when it was routed to no team).
+	// Routing says where the question was routed, who assigned it to
+	// whom and what was sent: "Routed to oncall; assigned to bo by ann
+	// 09:10 UTC, reminded bo 09:12 UTC, escalated to leads 09:22 UTC"
+	// ("" when it was neither routed nor assigned).
 	Routing   string
 	Escalated bool
 	ID        string // "entry-{hash of the command id}": the row's element id
@@ -426,7 +427,8 @@ func safeHistory(v *HistoryView) {
 }
 
 // historyRouting words an answered question's routing history: its team,
-// then each reminder and escalation with its time.
+// then each assignment, reminder and escalation with its time, in the
+// order they came.
 func historyRouting(history []store.RoutingStep) (string, bool) {
 	var team string
 	var steps []string
@@ -440,17 +442,34 @@ func historyRouting(history []store.RoutingStep) (string, bool) {
 		case inbox.StepEscalated:
 			steps = append(steps, "escalated to "+s.Team+" "+exactTime(s.At))
 			escalated = true
+		case store.Assigned:
+			if a, ok := store.ParseAssigned(s.Team); ok {
+				steps = append(steps, historyAssigned(a)+" "+exactTime(s.At))
+			}
 		}
 	}
-	if team == "" && len(steps) == 0 {
+	line := strings.Join(steps, ", ")
+	switch {
+	case team == "" && line == "":
 		return "", false
+	case team == "":
+		return strings.ToUpper(line[:1]) + line[1:], escalated // assigned, no route matched it
+	case line == "":
+		return "Routed to " + team, escalated
 	}
-	out := "Routed to " + team
-	if team == "" {
-		out = "Routed"
+	return "Routed to " + team + "; " + line, escalated
+}
+
+// historyAssigned words assignment a: "assigned to bo by ann",
+// "assigned to team oncall by ann".
+func historyAssigned(a inbox.Assignment) string {
+	out := "assigned to "
+	if a.Team {
+		out += "team "
 	}
-	if len(steps) > 0 {
-		out += "; " + strings.Join(steps, ", ")
+	out += a.To
+	if a.By != "" {
+		out += " by " + a.By
 	}
-	return out, escalated
+	return out
 }
