@@ -162,7 +162,8 @@ func (in *Inbox) EndClaims(by string) int {
 }
 
 // Assign assigns card id to a (its To and Team; By who assigns), now,
-// journaled before it is shown; an empty a.To ends the assignment.
+// journaled before it is shown; an empty a.To ends the assignment. The
+// assignment in force (the same To and Team) is returned as it is.
 // ErrNotFound, ErrNotOpen; a journal's refusal is ErrNotRecorded.
 func (in *Inbox) Assign(id CardID, a Assignment) (Assignment, error) {
 	in.mu.Lock()
@@ -175,6 +176,12 @@ func (in *Inbox) Assign(id CardID, a Assignment) (Assignment, error) {
 	if !en.card.Open(now) {
 		in.mu.Unlock()
 		return Assignment{}, ErrNotOpen
+	}
+	if cur := en.card.Assigned; cur.To == a.To && cur.Team == a.Team {
+		// The assignment in force posted again (a double click, the page
+		// sent again): nothing changes, and its assignee is not told again.
+		in.mu.Unlock()
+		return cur, nil
 	}
 	a.At, a.Rev = now, in.rev(now)
 	if a.To == "" {

@@ -152,3 +152,33 @@ func TestAnAssignedQuestionIsRemindedToItsAssignee(t *testing.T) {
 	assert.Contains(t, m.String(), `aepforms_reminders_total{team="db"} 1`)
 	assert.Contains(t, m.String(), `aepforms_reminders_total{team="oncall"} 1`, "a person's reminder is counted for the team whose policy sent it")
 }
+
+// The same assignment posted again (a double click, the page sent
+// again) is the assignment in force, not a new one: the team's channel
+// is told once.
+func TestTheSameAssignmentAgainTellsNobodyAgain(t *testing.T) {
+	t.Parallel()
+	db, ops := newHook(t), newHook(t)
+	f := loadRoutes(t, `{"teams": {"oncall": {}, "db": {"webhook": "`+db.url()+`"}, "ops": {"webhook": "`+ops.url()+`"}},
+		"routes": [{"team": "oncall"}]}`)
+	clk := &clock{t: time.Date(2026, 7, 3, 9, 10, 0, 0, time.UTC)}
+	j := openJournal(t, filepath.Join(t.TempDir(), "journal.db"))
+	rg := newRigOn(t, clk, f, j, quietLog(), inbox.Options{Now: clk.Now, Journal: j})
+	id := ask(t, rg.in, "s1", "r1", "form", 1)
+	rg.waitSteps(t, id, "oncall")
+
+	first, err := rg.in.Assign(id, inbox.Assignment{To: "db", Team: true, By: "ann"})
+	require.NoError(t, err)
+	assert.Contains(t, db.next(t), "ann assigned you (db)")
+	clk.Add(time.Second)
+	again, err := rg.in.Assign(id, inbox.Assignment{To: "db", Team: true, By: "ann"})
+	require.NoError(t, err)
+	assert.Equal(t, first, again, "the assignment in force stays as it was")
+	// The router looks at the changes in order: once ops is told of the
+	// assignment after, it has looked at the one above.
+	_, err = rg.in.Assign(id, inbox.Assignment{To: "ops", Team: true, By: "ann"})
+	require.NoError(t, err)
+	assert.Contains(t, ops.next(t), "ann assigned you (ops)")
+	rg.hooks.Wait()
+	db.none(t, "db is told once of one assignment")
+}
