@@ -45,6 +45,10 @@ func TestAssigningATeamTellsItsChannelOnce(t *testing.T) {
 
 	_, err = a.in.Assign(id, inbox.Assignment{To: "bo", By: "ann"})
 	require.NoError(t, err)
+	// Looked at now, as Run does on its change: Run looks at the card as
+	// it is when it gets there, which may be after the assignment ended.
+	c, _ := a.in.Card(id)
+	a.router.Observe(context.Background(), a.in, c)
 	_, err = a.in.Assign(id, inbox.Assignment{By: "ann"})
 	require.NoError(t, err)
 	b.in.SeeClaims()
