@@ -32,8 +32,13 @@ type Claim struct {
 	// activity (inbox clock).
 	At, Until time.Time
 	// Rev orders the writes of one card's claim (unix nanoseconds of the
-	// write): of a journal replicas share, the latest write wins.
+	// write, after every write its inbox saw): of a journal replicas
+	// share, the latest write wins, except that a claim of a question
+	// nobody is on is kept (and ordered after the end it follows), and
+	// an end ends only the claim of the operator it names (Ends).
 	Rev int64
+	// Ends is, in an end (By ""), the operator whose claim it ends.
+	Ends string
 }
 
 // Live reports whether the claim holds at now.
@@ -228,6 +233,8 @@ func (in *Inbox) SeeClaims() {
 	defer in.commit()
 	held := make(map[CardID]bool, len(marks))
 	for _, m := range marks {
+		in.sawRev(m.Claim.Rev)
+		in.sawRev(m.Assigned.Rev)
 		en, ok := in.byID[m.Card]
 		if !ok {
 			continue
@@ -235,7 +242,10 @@ func (in *Inbox) SeeClaims() {
 		if m.Claim.By != "" {
 			held[m.Card] = true
 		}
-		if m.Claim.Rev > en.card.Claim.Rev {
+		// A later write wins; so does a claim an end here did not end
+		// (another operator's, which the journal kept over that end).
+		cur := en.card.Claim
+		if m.Claim.Rev > cur.Rev || (m.Claim.By != "" && cur.By == "" && cur.Ends != "" && m.Claim.By != cur.Ends) {
 			if m.Claim.By == "" {
 				in.setClaim(en, Claim{Rev: m.Claim.Rev})
 			} else {
@@ -273,7 +283,7 @@ func (in *Inbox) endClaim(en *entry) {
 	if en.card.Claim.By == "" {
 		return
 	}
-	c := Claim{Rev: in.rev(in.opts.Now())}
+	c := Claim{Rev: in.rev(in.opts.Now()), Ends: en.card.Claim.By}
 	in.setClaim(en, c)
 	id := en.card.ID
 	if err := in.journalQ.push(func(j Journal) error {
@@ -296,8 +306,9 @@ func (in *Inbox) setClaim(en *entry, c Claim) {
 }
 
 // rev is a write's order at now: unix nanoseconds, after every rev this
-// inbox gave before (a clock that stands still or steps back still
-// orders them).
+// inbox gave or saw before (a clock that stands still or steps back
+// still orders them, and so does a replica's clock behind another's: a
+// write made after seeing another's comes after it).
 func (in *Inbox) rev(now time.Time) int64 {
 	r := now.UnixNano()
 	for {
@@ -307,6 +318,17 @@ func (in *Inbox) rev(now time.Time) int64 {
 		}
 		if in.lastRev.CompareAndSwap(last, r) {
 			return r
+		}
+	}
+}
+
+// sawRev notes a write of order r made elsewhere (another replica, or
+// this process before a restart): every rev given after is later.
+func (in *Inbox) sawRev(r int64) {
+	for {
+		last := in.lastRev.Load()
+		if r <= last || in.lastRev.CompareAndSwap(last, r) {
+			return
 		}
 	}
 }

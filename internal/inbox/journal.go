@@ -175,14 +175,24 @@ func (j *MemoryJournal) LookupToken(card CardID, token string) (Submission, bool
 	return Submission{}, false, nil
 }
 
-// KeepClaim keeps card id's claim c unless a later one is kept.
+// KeepClaim keeps card id's claim c unless a later one is kept; a claim
+// of a card nobody is on is kept all the same, after the end kept; an
+// end ends only the claim of the operator it names (Claim.Ends).
 func (j *MemoryJournal) KeepClaim(id CardID, c Claim) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if m := j.marks[id]; c.Rev > m.Claim.Rev {
-		m.Card, m.Claim = id, c
-		j.marks[id] = m
+	m := j.marks[id]
+	switch {
+	case c.By != "" && m.Claim.By == "" && c.Rev <= m.Claim.Rev:
+		c.Rev = m.Claim.Rev + 1
+	case c.Rev <= m.Claim.Rev:
+		return nil
+	case c.By == "" && c.Ends != "" && m.Claim.By != "" && m.Claim.By != c.Ends:
+		return nil
 	}
+	c.Ends = ""
+	m.Card, m.Claim = id, c
+	j.marks[id] = m
 	return nil
 }
 

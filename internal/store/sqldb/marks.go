@@ -14,8 +14,10 @@ const (
 	assignTeam   = "team"
 )
 
-// KeepClaim keeps card id's claim c (c.By "" ends it), unless a later
-// write (a greater rev) is kept already: inbox.MarkJournal.
+// KeepClaim keeps card id's claim c (c.By "" ends c.Ends's), unless a
+// later write (a greater rev) is kept already: inbox.MarkJournal. A
+// claim of a card nobody is on is kept all the same, its rev after the
+// end's; an end ends only the claim of the operator it names.
 func (a *Answers) KeepClaim(id inbox.CardID, c inbox.Claim) error {
 	ctx, cancel := a.ctx()
 	defer cancel()
@@ -24,9 +26,11 @@ func (a *Answers) KeepClaim(id inbox.CardID, c inbox.Claim) error {
 			assignee, assignee_kind, assigned_by, assigned_at, assign_rev)
 		VALUES (?, ?, ?, ?, ?, '', '', '', 0, 0)
 		ON CONFLICT (card_id) DO UPDATE SET claimant = excluded.claimant, claimed_at = excluded.claimed_at,
-			claim_until = excluded.claim_until, claim_rev = excluded.claim_rev
-		WHERE excluded.claim_rev > card_marks.claim_rev`),
-		string(id), c.By, store.Nanos(c.At), store.Nanos(c.Until), c.Rev)
+			claim_until = excluded.claim_until,
+			claim_rev = CASE WHEN excluded.claim_rev > card_marks.claim_rev THEN excluded.claim_rev ELSE card_marks.claim_rev + 1 END
+		WHERE (excluded.claim_rev > card_marks.claim_rev AND (excluded.claimant != '' OR ? = '' OR card_marks.claimant IN ('', ?)))
+			OR (excluded.claimant != '' AND card_marks.claimant = '')`),
+		string(id), c.By, store.Nanos(c.At), store.Nanos(c.Until), c.Rev, c.Ends, c.Ends)
 	if err != nil {
 		return fmt.Errorf("journal: claim: %w", err)
 	}

@@ -143,6 +143,7 @@ func Run(t *testing.T, fresh Fresh) {
 		{"ReplicasResendOnceAfterALapse", testReplicasReclaim},
 		{"PeersAreTheOthersQueuedAnswers", testPeers},
 		{"ClaimsKeptAndShared", testClaimsKeptAndShared},
+		{"MarksOrderedAsSeenAcrossSkewedClocks", testMarksOrderedAsSeenAcrossSkewedClocks},
 		{"RoutingStepsKeptOnce", testRoutingStepsKeptOnce},
 		{"RoutingAndMarksKeptWithTheirAnswer", testRoutingAndMarksKeptWithTheirAnswer},
 	} {
