@@ -347,6 +347,31 @@ func TestAgentTextInAChatMessageIsText(t *testing.T) {
 	assert.Contains(t, msg, "https://evil.example/a", "the address is shown as it is")
 }
 
+// Nor do an agent's line breaks: a carriage return (a line break to
+// Markdown) in the prompt's first line, or any break in the agent's name,
+// would start a line of the agent's own in the message, where a
+// reference link's definition ([1]: https://…) makes "[Approve][1]" a
+// link that shows other words than its address, and a heading or a list
+// looks like this UI's words.
+func TestAgentLineBreaksInAChatMessageAreSpaces(t *testing.T) {
+	t.Parallel()
+	oncall := newHook(t)
+	f := loadRoutes(t, `{"teams": {"oncall": {"webhook": "`+oncall.url()+`"}}, "routes": [{"team": "oncall"}]}`)
+	clk := &clock{t: time.Date(2026, 7, 3, 9, 10, 0, 0, time.UTC)}
+	rg := newRig(t, clk, f, openJournal(t, filepath.Join(t.TempDir(), "j.db")), quietLog())
+
+	e, err := aep.Build(aep.Envelope{ID: "r1", Type: "attention.requested", Source: testSource, Agent: "builder\n# Approved by leads\u2028",
+		Session: "s1", Seq: aep.Int64(1), Capture: "full", Time: "2026-07-03T09:10:00Z",
+		Data: map[string]any{"kind": "form", "prompt": "Deploy? [Approve][1]\r[1]: https://evil.example/a\rthanks\nmore"}})
+	require.NoError(t, err)
+	rg.in.Apply(e)
+	msg := oncall.next(t)
+	assert.NotContains(t, msg, "\r")
+	assert.NotContains(t, msg, "\n")
+	assert.NotContains(t, msg, "\u2028")
+	assert.Contains(t, msg, "[1]: https://evil.example/a", "the words are kept, on the one line")
+}
+
 // A question a standing answer (a rule) answers is not posted to its
 // team's channel: nobody needs to come.
 func TestARuledQuestionIsNotPosted(t *testing.T) {

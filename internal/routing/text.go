@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/aepforms/aepforms/internal/inbox"
@@ -67,9 +68,19 @@ func withLink(link string) string {
 // Mattermost renders the text as Markdown, where @channel, @all, @here
 // and @name mention and [words](address) links (or, after !, shows an
 // image): a zero-width space after each @ and between ] and ( keeps them
-// the words they are, in either.
+// the words they are, in either. A line break (\r alone is one to
+// Markdown) or another control character is a space: the message is one
+// line, so no line of it is the agent's own (a heading, a list, a
+// reference link's definition that makes "[Approve][1]" a link).
 func chatEscape(s string) string {
-	return chatPlain.Replace(s)
+	return chatPlain.Replace(strings.Map(oneLine, s))
+}
+
+func oneLine(r rune) rune {
+	if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+		return ' '
+	}
+	return r
 }
 
 var chatPlain = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "@", "@\u200b", "](", "]\u200b(")
