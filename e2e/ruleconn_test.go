@@ -65,8 +65,9 @@ func hasRuleMiss(c *goquery.Selection) bool {
 // rule and both connections, reaching an open page by push; the Rules
 // page flags the rule. Carrying the rule over answers that card (one
 // command, by the rule), leaves the other question already waiting from
-// the new connection to the operator, and answers the next one asked
-// after; the Rules page names who carried it.
+// the new connection to the operator (its card now says the rule
+// answers its connection), and answers the next one asked after; the
+// Rules page names who carried it.
 func TestRuleCarriedOverToItsRestartedAgent(t *testing.T) {
 	t.Parallel()
 	s := startStack(t, stackOptions{uiEnv: map[string]string{"AEPFORMS_OPERATOR_TOKEN": recordedSecret}})
@@ -103,7 +104,9 @@ func TestRuleCarriedOverToItsRestartedAgent(t *testing.T) {
 	next, nextSessions := s.askAllWith(t, agentOptions{scenarios: permissions(1), instance: "e2e.test/200"})
 	got = awaitCommands(t, next, nextSessions[0], 1, nil)
 	assert.Equal(t, 1, got[0].Count, "the next question from the new connection is the rule's")
-	_, waitingCard, _ := s.openForm(t, waiting)
+	waitingCard := s.awaitCard(t, waiting, "the rule answering its connection now", func(c *goquery.Selection) bool {
+		return c.Find(`[data-testid="rule-miss-carried"]`).Length() == 1
+	})
 	assert.Equal(t, "true", waitingCard.AttrOr("data-open", ""), "the question already waiting stays for the operator")
 	assert.Empty(t, commandsTo(again, waiting))
 

@@ -54,6 +54,8 @@ func TestCarryingARuleOverToItsAgentsNewConnection(t *testing.T) {
 	id := rh.ask("s1", "r1", req)
 	ps := rh.openPush("", "Cookie", veraCookie)
 	rh.observe(id)
+	other := rh.ask("s0", "r0", req) // from host/2 too, waiting
+	rh.observe(other)
 	assert.Empty(t, rh.sub.all(), "another connection: nothing sent")
 	var pushed bool
 	for !pushed {
@@ -106,15 +108,28 @@ func TestCarryingARuleOverToItsAgentsNewConnection(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"host/2"}, r.Match.Carried)
 
+	otherCard := rh.getPage(bo, "").doc(t).Find("#" + domID(other))
+	assert.Equal(t, 1, otherCard.Find(`[data-testid="rule-miss-carried"]`).Length(), "the other question waiting says the rule answers its connection now")
+	assert.Len(t, rh.sub.all(), 1, "and is not answered unseen")
+	again := rh.postForm(bo, "cards/"+string(other)+"/carry", url.Values{"rule": {"R1"}})
+	require.Equal(t, http.StatusSeeOther, again.StatusCode, "%s", again.body)
+	require.Len(t, rh.sub.all(), 2, "its operator let the rule answer it")
+
 	next := rh.ask("s2", "r2", req)
 	rh.observe(next)
-	require.Len(t, rh.sub.all(), 2, "the next request from the new connection is the rule's")
+	require.Len(t, rh.sub.all(), 3, "the next request from the new connection is the rule's")
 	instance.Store("evil/3")
 	third := rh.ask("s3", "r3", req)
 	rh.observe(third)
-	assert.Len(t, rh.sub.all(), 2, "a third connection is not carried")
+	assert.Len(t, rh.sub.all(), 3, "a third connection is not carried")
+	require.Equal(t, 1, rh.getPage(bo, "").doc(t).Find("#"+domID(third)).Find(`[data-testid="rule-miss"]`).Length())
+	paused := rh.postForm(bo, "rules/R1/pause", nil)
+	require.Equal(t, http.StatusSeeOther, paused.StatusCode, "%s", paused.body)
+	assert.Zero(t, rh.getPage(bo, "").doc(t).Find("#"+domID(third)).Find(`[data-testid="rule-miss"]`).Length(), "a paused rule is no longer named as missing it")
 
 	rulesPage = rh.getPage(bo, "rules").doc(t)
-	assert.Contains(t, rulesPage.Find(`[data-testid="rule-change"]`).First().Text(), "Let answer connection “host/2” too by Bo")
-	assert.Contains(t, rulesPage.Find(`[data-testid="rule-match"]`).Text(), "“host/1”, “host/2”")
+	changes := rulesPage.Find(`[data-testid="rule-change"]`)
+	require.Equal(t, 2, changes.Length(), "newest first: the pause, the carry-over")
+	assert.Contains(t, changes.Eq(1).Text(), "Let answer connection “host/2” too by Bo")
+	assert.Contains(t, rulesPage.Find(`[data-testid="rule-match"]`).Text(), "Connections: “host/1”, “host/2”")
 }

@@ -21,6 +21,10 @@ type RuleMiss struct {
 	// when the request came: two connections claim the agent's name at
 	// once.
 	Live bool
+	// Carried is true when the rule was let answer Instance since (from
+	// another card): it answers the later requests from there, not this
+	// one, asked before.
+	Carried bool
 }
 
 // SetRuleMiss sets card id's rule miss (nil: none); a change is
@@ -46,7 +50,7 @@ func sameRuleMiss(a, b *RuleMiss) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.Rule == b.Rule && a.Name == b.Name && a.Instance == b.Instance && a.Live == b.Live && slices.Equal(a.Instances, b.Instances)
+	return a.Rule == b.Rule && a.Name == b.Name && a.Instance == b.Instance && a.Live == b.Live && a.Carried == b.Carried && slices.Equal(a.Instances, b.Instances)
 }
 
 func cloneRuleMiss(m *RuleMiss) *RuleMiss {

@@ -69,16 +69,21 @@ func (r *Runner) Carry(ctx context.Context, id string, card inbox.CardID, by str
 		return Carried{}, ErrCarryStale
 	}
 	// The rule as it is now must still match the card in all but its
-	// connection: a rule changed since the card was drawn is not
-	// carried on what the operator saw of it before.
-	if ok, why := Match(rule, c, Seen{Question: r.see(c).Question, Instance: miss.Instance}, now); ok || why != whyInstance {
+	// connection (or answer that connection already: carried over from
+	// another of its cards): a rule changed since the card was drawn is
+	// not carried on what the operator saw of it before.
+	ok, why := Match(rule, c, Seen{Question: r.see(c).Question, Instance: miss.Instance}, now)
+	if !ok && why != whyInstance {
 		r.in.SetRuleMiss(c.ID, nil)
 		return Carried{}, ErrCarryStale
 	}
-	if _, err := r.store.CarryRule(ctx, id, miss.Instance, by, now); err != nil {
-		return Carried{}, err
+	if !ok {
+		if _, err := r.store.CarryRule(ctx, id, miss.Instance, by, now); err != nil {
+			return Carried{}, err
+		}
+		r.cfg.Logger.Info("rule carried over to another connection", "rule", id, "name", rule.Name, "instance", miss.Instance, "operator", by, "card", string(c.ID))
+		r.carried(id, miss.Instance, c.ID)
 	}
-	r.cfg.Logger.Info("rule carried over to another connection", "rule", id, "name", rule.Name, "instance", miss.Instance, "operator", by, "card", string(c.ID))
 	r.in.SetRuleMiss(c.ID, nil)
 	r.mu.Lock()
 	delete(r.misses, id)
@@ -146,4 +151,40 @@ func (r *Runner) Misses() map[string]Missed {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return maps.Clone(r.misses)
+}
+
+// carried tells the other open cards rule id missed by connection
+// instance (asked before it was carried over there from card from) that
+// it answers that connection now: it still answers none of them unseen.
+func (r *Runner) carried(id, instance string, from inbox.CardID) {
+	r.eachMiss(func(c inbox.Card, m inbox.RuleMiss) {
+		if m.Rule == id && m.Instance == instance && c.ID != from {
+			m.Carried = true
+			r.in.SetRuleMiss(c.ID, &m)
+		}
+	})
+}
+
+// forgetMisses takes rule id, paused or deleted, off the cards that name
+// it as the rule that missed them by their connection.
+func (r *Runner) forgetMisses(id string) {
+	r.eachMiss(func(c inbox.Card, m inbox.RuleMiss) {
+		if m.Rule == id {
+			r.in.SetRuleMiss(c.ID, nil)
+		}
+	})
+	r.mu.Lock()
+	delete(r.misses, id)
+	r.mu.Unlock()
+}
+
+// eachMiss calls f with each open card that a rule missed by its
+// connection, and that miss.
+func (r *Runner) eachMiss(f func(inbox.Card, inbox.RuleMiss)) {
+	now := r.cfg.Now()
+	for _, c := range r.in.Cards(inbox.Query{}) {
+		if m := c.Verdict(now, inbox.Viewer{}).RuleMiss; m != nil {
+			f(c, *m)
+		}
+	}
 }

@@ -176,7 +176,7 @@ func New(cfg Config, st Store, in Inbox, sub Submitter) *Runner {
 	}
 	r := &Runner{cfg: cfg, in: in, sub: sub, started: cfg.Now(), tried: map[inbox.CardID]bool{}, answered: map[string]int64{},
 		orphans: map[string]bool{}, misses: map[string]Missed{}, answers: answer.New(answer.Config{Inbox: in, Submitter: sub, Now: cfg.Now, Logger: cfg.Logger})}
-	r.store = counted{Store: st, version: &r.version}
+	r.store = counted{Store: st, version: &r.version, stopped: r.forgetMisses}
 	return r
 }
 
@@ -201,6 +201,9 @@ func (r *Runner) Version() uint64 { return r.version.Load() }
 type counted struct {
 	Store
 	version *atomic.Uint64
+	// stopped is told of a rule paused or deleted: the cards naming it
+	// as the rule that missed them by their connection no longer do.
+	stopped func(id string)
 }
 
 func (c counted) CreateRule(ctx context.Context, r store.Rule, max int) error {
@@ -210,7 +213,11 @@ func (c counted) CreateRule(ctx context.Context, r store.Rule, max int) error {
 
 func (c counted) SetRuleState(ctx context.Context, id, state, reason, by string, at time.Time) (bool, error) {
 	defer c.version.Add(1)
-	return c.Store.SetRuleState(ctx, id, state, reason, by, at)
+	changed, err := c.Store.SetRuleState(ctx, id, state, reason, by, at)
+	if changed && state != store.RuleActive && c.stopped != nil {
+		c.stopped(id)
+	}
+	return changed, err
 }
 
 func (c counted) CarryRule(ctx context.Context, id, instance, by string, at time.Time) (bool, error) {
@@ -220,7 +227,11 @@ func (c counted) CarryRule(ctx context.Context, id, instance, by string, at time
 
 func (c counted) DeleteRule(ctx context.Context, id, by string, at time.Time) (bool, error) {
 	defer c.version.Add(1)
-	return c.Store.DeleteRule(ctx, id, by, at)
+	changed, err := c.Store.DeleteRule(ctx, id, by, at)
+	if changed && c.stopped != nil {
+		c.stopped(id)
+	}
+	return changed, err
 }
 
 // Answered returns how many requests each rule answered from this

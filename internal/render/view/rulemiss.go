@@ -27,6 +27,9 @@ type RuleMissView struct {
 	// Live: a connection the rule answers is connected as well, so two
 	// connections claim the agent's name at once.
 	Live bool
+	// Carried: the rule was let answer Instance since this question
+	// came (from another card); it answers the later ones from there.
+	Carried bool
 	// Action is the carry-over post's URL; "" when not offered (a
 	// viewer, a card that cannot be answered now, no connection named).
 	Action string
@@ -40,11 +43,11 @@ func ruleMiss(c inbox.Card, vd inbox.Verdict, base string) *RuleMissView {
 		return nil
 	}
 	v := &RuleMissView{Tone: "info", Rule: Marked(rules.Cut(m.Name, rules.LabelRunes)), RuleURL: base + "/rules#" + RuleAnchor(m.Rule), RuleID: m.Rule,
-		Agent: Marked(rules.Cut(c.Agent, rules.LabelRunes)), Instance: Marked(rules.Cut(m.Instance, rules.LabelRunes)), Live: m.Live}
+		Agent: Marked(rules.Cut(c.Agent, rules.LabelRunes)), Instance: Marked(rules.Cut(m.Instance, rules.LabelRunes)), Live: m.Live && !m.Carried, Carried: m.Carried}
 	for _, in := range m.Instances {
 		v.Instances = append(v.Instances, Marked(rules.Cut(in, rules.LabelRunes)))
 	}
-	if m.Live {
+	if v.Live {
 		v.Tone = "warning"
 	}
 	if vd.Answerable && m.Instance != "" {

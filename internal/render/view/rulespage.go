@@ -204,7 +204,11 @@ func ruleRow(r store.Rule, base string, opts RulesOptions) RuleRow {
 		for _, in := range append([]string{m.Instance}, m.Carried...) {
 			cs = append(cs, "“"+rules.Cut(in, rules.LabelRunes)+"”")
 		}
-		row.Match = append(row.Match, "Connection: "+strings.Join(cs, ", ")+" (the agent's instance, as the relay names it)")
+		what := "Connection: "
+		if len(cs) > 1 {
+			what = "Connections: "
+		}
+		row.Match = append(row.Match, what+strings.Join(cs, ", ")+" (the agent's instance, as the relay names it)")
 	}
 	if m.Scope != store.ScopeUnscoped {
 		tool := m.Tool
