@@ -73,6 +73,12 @@ func testClaimsKeptAndShared(t *testing.T, st Store) {
 	require.NoError(t, a.Flush(context.Background()))
 	b.SeeClaims()
 	assert.Empty(t, onIt(t, b, id, now), "signed out on the other replica")
+
+	_, err = a.Assign(id, inbox.Assignment{By: "ann"})
+	require.NoError(t, err)
+	b.SeeClaims()
+	c, _ = b.Card(id)
+	assert.Nil(t, c.Verdict(now, inbox.Viewer{}).Assigned, "an assignment ended on the other replica ends here")
 }
 
 // assignee is who card id's verdict says it is assigned to at now (""
