@@ -1836,13 +1836,15 @@
   }
 
   /* remember writes the selection into the URL and this browser, at most
-   * every 250 ms (the browser limits how often a page may rewrite its
-   * address; j held down moves faster), the last one always. */
+   * every data-url-every ms (--url-every, 250 by default: the browser
+   * limits how often a page may rewrite its address; j held down moves
+   * faster), the last one always. */
   var rememberAt = 0;
   var rememberTimer = 0;
+  var urlEvery = Number(document.body.dataset.urlEvery) > 0 ? Number(document.body.dataset.urlEvery) : 250;
   function remember() {
     if (rememberTimer) return;
-    var wait = rememberAt + 250 - Date.now();
+    var wait = rememberAt + urlEvery - Date.now();
     if (wait > 0) { rememberTimer = window.setTimeout(function () { rememberTimer = 0; remember(); }, wait); return; }
     rememberAt = Date.now();
     if (window.location.hash !== '#' + ql.sel) {

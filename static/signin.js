@@ -1,6 +1,10 @@
 /* aepforms: signing in the panel inside another site's frame, through a
  * window of its own (the server's side and why: web/handoff.go).
  *
+ * The waits are the server's flags: data-poll-ms on the frame (how often
+ * it checks whether the window closed), data-wait-ms on the window (how
+ * long it waits for its ticket).
+ *
  * In the frame ([data-testid="signin-window"]): the button opens the
  * window (at once, on the click, so the browser lets it open), starts a
  * hand-off (POST data-handoff: a partitioned cookie, and a ticket) and
@@ -125,7 +129,7 @@
           stopWatching();
           redeem(true);
         }
-      }, 400);
+      }, Number(root.dataset.pollMs) > 0 ? Number(root.dataset.pollMs) : 400);
     });
     root.querySelector('[data-testid="signin-popup-continue"]').addEventListener('click', function () {
       redeem(true);
@@ -151,7 +155,7 @@
     // A window that opener does not answer was not opened by a panel.
     window.setTimeout(function () {
       if (!sent) show(root, 'orphan');
-    }, 15000);
+    }, Number(root.dataset.waitMs) > 0 ? Number(root.dataset.waitMs) : 15000);
     try {
       opener.postMessage({ type: READY }, origin);
     } catch (err) {

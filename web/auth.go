@@ -43,11 +43,14 @@ type auth struct {
 	store     Sessions
 	idle      time.Duration
 	max       time.Duration
-	secure    bool
-	embed     bool
-	now       func() time.Time
-	base      string
-	log       *slog.Logger
+	// handoffMaxAge bounds a panel's sign-in hand-off (handoff.go):
+	// from the frame's start to its redeeming (Config.HandoffMaxAge).
+	handoffMaxAge time.Duration
+	secure        bool
+	embed         bool
+	now           func() time.Time
+	base          string
+	log           *slog.Logger
 	// oidc signs operators in with the identity provider (nil: not
 	// configured); their sessions keep the fingerprint of oidcKey, derived
 	// from the provider's issuer and this UI's client, so changing either
@@ -57,7 +60,7 @@ type auth struct {
 }
 
 func newAuth(cfg Config, store Sessions) *auth {
-	a := &auth{token: cfg.OperatorToken, store: store, idle: cfg.SessionIdle, max: cfg.SessionMax,
+	a := &auth{token: cfg.OperatorToken, store: store, idle: cfg.SessionIdle, max: cfg.SessionMax, handoffMaxAge: cfg.HandoffMaxAge,
 		secure: cfg.SecureCookies || len(cfg.EmbedOrigins) > 0, embed: len(cfg.EmbedOrigins) > 0, now: cfg.Now, base: cfg.BasePath, log: cfg.Logger}
 	switch {
 	case len(cfg.Operators) > 0:

@@ -22,7 +22,7 @@ import (
 // the console's site), so the window's sign-in is handed off to the frame:
 //
 //  1. The frame posts auth/handoff. It is given a hand-off cookie
-//     (partitioned, HttpOnly, handoffMaxAge) holding a random secret, and
+//     (partitioned, HttpOnly, Config.HandoffMaxAge) holding a random secret, and
 //     in the answer, readable by this UI's own script only, a ticket: the
 //     secret's hash (the hand-off's id) with its expiry, signed.
 //  2. The frame opens auth/popup, and gives the window the ticket by
@@ -44,9 +44,6 @@ import (
 
 // handoffCookie holds a panel frame's hand-off under way.
 const handoffCookie = "aepforms_handoff"
-
-// handoffMaxAge bounds a hand-off: from the frame's start to its redeeming.
-const handoffMaxAge = 10 * time.Minute
 
 // handoff is what the hand-off cookie holds: the frame's secret (the
 // session's cookie id the window's sign-in opens), where the frame goes
@@ -70,7 +67,7 @@ func (a *auth) handoffCookieFor(h *handoff) *http.Cookie {
 	if h != nil {
 		b, _ := json.Marshal(h)
 		payload := base64.RawURLEncoding.EncodeToString(b)
-		c.Value, c.MaxAge = payload+"."+a.sign("handoff "+payload), int(handoffMaxAge/time.Second)
+		c.Value, c.MaxAge = payload+"."+a.sign("handoff "+payload), int(a.handoffMaxAge/time.Second)
 	}
 	return c
 }
@@ -132,7 +129,7 @@ func sameOrigin(r *http.Request) bool {
 type handoffAnswer struct {
 	// State is "started" (Ticket is the window's), "pending" (no sign-in
 	// yet), "signed-in" (Next is where to go), "expired" (past
-	// handoffMaxAge) or "none" (the browser did not send the hand-off
+	// Config.HandoffMaxAge) or "none" (the browser did not send the hand-off
 	// cookie: it refused it, or never started one).
 	State  string `json:"state"`
 	Ticket string `json:"ticket,omitempty"`
@@ -160,7 +157,7 @@ func handleHandoffStart(a *auth) http.HandlerFunc {
 			refuseCrossSite(w)
 			return
 		}
-		h := handoff{Secret: randomText(32), Next: safeNext(r.URL.Query().Get("next")), Expires: a.now().Add(handoffMaxAge).Unix()}
+		h := handoff{Secret: randomText(32), Next: safeNext(r.URL.Query().Get("next")), Expires: a.now().Add(a.handoffMaxAge).Unix()}
 		http.SetCookie(w, a.handoffCookieFor(&h))
 		writeHandoff(w, http.StatusOK, handoffAnswer{State: "started", Ticket: a.ticket(h)})
 	}
@@ -173,6 +170,7 @@ func handleSignInPopup(a *auth, pg *pages) http.HandlerFunc {
 		v := view.SignIn(pg.base, pg.assets, "", "")
 		v.Page.Title = "Sign in to the panel · aepforms"
 		v.Provider = a.oidc.host()
+		v.PopupWaitMS = pg.signInWait.Milliseconds()
 		buf, err := render.SignInPopup(r.Context(), v, pg.base+"auth/popup")
 		if err != nil {
 			pg.internalError(w, r, err)
@@ -220,7 +218,7 @@ func handlePopupStart(a *auth, pg *pages) http.HandlerFunc {
 // signed in.
 func (a *auth) bindHandoff(w http.ResponseWriter, r *http.Request, pg *pages, f oidcFlow, name string, role Role) {
 	if a.now().Unix() > f.HandoffExpires {
-		pg.signIn(w, r, http.StatusBadRequest, "This sign-in took more than 10 minutes, and the panel no longer waits for it. Close this window and sign in from the panel again.", "")
+		pg.signIn(w, r, http.StatusBadRequest, "This sign-in took more than "+view.DurationWords(a.handoffMaxAge)+", and the panel no longer waits for it. Close this window and sign in from the panel again.", "")
 		return
 	}
 	// A window that signed in for this hand-off before is replaced.
@@ -232,9 +230,9 @@ func (a *auth) bindHandoff(w http.ResponseWriter, r *http.Request, pg *pages, f 
 		pg.internalError(w, r, fmt.Errorf("web: open a hand-off's session: %w", err))
 		return
 	}
-	// Not redeemed within handoffMaxAge, it is idle past its expiry, and
+	// Not redeemed within a.handoffMaxAge, it is idle past its expiry, and
 	// the next sign-in's clean-up ends it.
-	if err := a.store.TouchSession(r.Context(), f.Handoff, a.now().Add(handoffMaxAge-a.idle)); err != nil {
+	if err := a.store.TouchSession(r.Context(), f.Handoff, a.now().Add(a.handoffMaxAge-a.idle)); err != nil {
 		pg.internalError(w, r, fmt.Errorf("web: bound a hand-off's session: %w", err))
 		return
 	}

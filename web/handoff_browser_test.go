@@ -192,3 +192,37 @@ func TestPanelSignInThroughAWindowInChromium(t *testing.T) {
 	require.Len(t, got, 1, "answers sent")
 	assert.Equal(t, "ann", got[0].By, "the answer's operator")
 }
+
+// The sign-in window waits for the panel that opened it as long as the
+// server says (--panel-signin-wait, data-wait-ms), not a wait of the
+// script's own: opened by a page that never hands it a sign-in, it says
+// no panel did once that wait has passed.
+func TestSignInWindowWaitsAsConfiguredInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: starts Chromium")
+	}
+	h, _ := panelHarness(t, withConfig(func(c *Config) { c.SignInWindowWait = 200 * time.Millisecond }))
+	bctx := browsertest.NewAsShipped(t, chromedp.IgnoreCertErrors)
+	tab, cancel := chromedp.NewContext(bctx)
+	defer cancel()
+	require.NoError(t, chromedp.Do(tab, chromedp.Navigate(h.url("signin"))))
+	// A button of its own that opens the window on a click (a browser
+	// opens windows on a click only).
+	_, err := chromedp.Run(tab, chromedp.Evaluate[bool](`(() => {
+		const b = document.createElement('button');
+		b.id = 'open-window';
+		b.textContent = 'Open';
+		b.addEventListener('click', () => window.open(`+"`"+h.url("auth/popup")+"`"+`, 'w', 'popup'));
+		document.body.prepend(b);
+		return true;
+	})()`))
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(tab, chromedp.Click(`#open-window`)))
+	popup := pollTarget(t, tab, "page", h.url("auth/popup"))
+	// Far less than the script's own 15 s, far more than the 200 ms set.
+	ctx, stop := context.WithTimeout(popup, 8*time.Second)
+	defer stop()
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('[data-testid="signin-popup-window"]').dataset.state === 'orphan' &&
+		!document.querySelector('[data-testid="signin-popup-orphan"]').hidden`, chromedp.WithPollingInterval(20*time.Millisecond)))
+	require.NoError(t, err, "the window says no panel handed it a sign-in, after the configured wait")
+}

@@ -26,6 +26,9 @@ import (
 // panelConsole is the console that embeds the panel in these tests.
 const panelConsole = "https://mc.example"
 
+// panelHandoffMaxAge is the panel harness's --panel-signin-max-age.
+const panelHandoffMaxAge = 3 * time.Minute
+
 // panelHarness starts a UI served over TLS (its cookies are Secure) that
 // panelConsole may frame, signing in at the in-process provider, where
 // the group oncall makes an answerer; the harness clock is now, as the
@@ -40,6 +43,7 @@ func panelHarness(t *testing.T, opts ...option) (*harness, *oidctest.Provider) {
 		s.cfg.OIDC = &OIDC{Issuer: o.Issuer, ClientID: oidctest.ClientID, ClientSecret: oidctest.ClientSecret, PublicURL: public,
 			Roles: map[Role][]string{RoleAnswerer: {"oncall"}}}
 		s.cfg.EmbedOrigins = []string{panelConsole}
+		s.cfg.HandoffMaxAge, s.cfg.SignInWindowWait, s.cfg.SignInWindowPoll = panelHandoffMaxAge, 7*time.Second, 150*time.Millisecond
 		s.listener = ln
 		s.tls = true
 	}}, opts...)...)
@@ -134,6 +138,8 @@ func TestPanelSignInPageInAFrame(t *testing.T) {
 	assert.Equal(t, "/auth/handoff?"+next, win.AttrOr("data-handoff", ""), "the hand-off returns to the panel as asked for")
 	assert.Equal(t, "/auth/popup", win.AttrOr("data-popup", ""))
 	assert.Equal(t, "/auth/handoff/redeem", win.AttrOr("data-redeem", ""))
+	assert.Equal(t, "150", win.AttrOr("data-poll-ms", ""), "the frame looks whether its window closed as often as configured")
+	assert.Contains(t, win.Find(`[data-when="expired"]`).Text(), "took more than 3 min", "the hand-off's time as configured")
 	_, hidden := win.Attr("hidden")
 	assert.True(t, hidden, "without JavaScript the window's button is not offered")
 	assert.Contains(t, win.Find(`[data-testid="signin-popup"]`).Text(), "Sign in with localhost:")
@@ -168,7 +174,7 @@ func TestPanelSignsInThroughAWindow(t *testing.T) {
 	assert.True(t, hc.Partitioned && hc.Secure && hc.HttpOnly && hc.SameSite == http.SameSiteNoneMode,
 		"the hand-off cookie is the frame's: Partitioned, Secure, HttpOnly, SameSite=None (%+v)", hc)
 	assert.Equal(t, "/auth/handoff", hc.Path)
-	assert.Equal(t, int(handoffMaxAge/time.Second), hc.MaxAge)
+	assert.Equal(t, int(panelHandoffMaxAge/time.Second), hc.MaxAge)
 
 	r, a := h.redeem(frame)
 	assert.Equal(t, http.StatusAccepted, r.StatusCode, "before the window signed in")
@@ -177,6 +183,7 @@ func TestPanelSignsInThroughAWindow(t *testing.T) {
 
 	page := h.getPage(window, "auth/popup")
 	require.Equal(t, http.StatusOK, page.StatusCode)
+	assert.Equal(t, "7000", page.doc(t).Find(`[data-testid="signin-popup-window"]`).AttrOr("data-wait-ms", ""), "the window waits for its panel as long as configured")
 	assert.Equal(t, 1, page.doc(t).Find(`[data-testid="signin-popup-window"] form[method="post"][action="/auth/popup"]`).Length())
 	assert.Contains(t, page.Header.Get("Content-Security-Policy"), "form-action 'self' "+h.op()+";",
 		"the window's form, sent on to the provider, may go there")
@@ -232,7 +239,7 @@ func TestPanelHandoffIsRedeemedOnce(t *testing.T) {
 	assert.Nil(t, sessionCookie(again.Response), "no second session")
 }
 
-// A hand-off lasts handoffMaxAge: redeemed later, it opens no session
+// A hand-off lasts panelHandoffMaxAge: redeemed later, it opens no session
 // (410) and its cookie is cleared; a window whose ticket is past its time
 // is not taken to the provider.
 func TestPanelHandoffExpires(t *testing.T) {
@@ -241,7 +248,7 @@ func TestPanelHandoffExpires(t *testing.T) {
 	frame, window := h.client(), h.browser()
 	ticket := h.startHandoff(frame, "panel")
 	require.Equal(t, http.StatusOK, h.windowSignIn(window, ticket, "ann").StatusCode)
-	h.clk.Add(handoffMaxAge + time.Second)
+	h.clk.Add(panelHandoffMaxAge + time.Second)
 	r, a := h.redeem(frame)
 	assert.Equal(t, http.StatusGone, r.StatusCode, "redeemed too late: %s", r.body)
 	assert.Equal(t, "expired", a.State)
@@ -251,7 +258,7 @@ func TestPanelHandoffExpires(t *testing.T) {
 	}
 
 	late := h.startHandoff(frame, "panel")
-	h.clk.Add(handoffMaxAge + time.Second)
+	h.clk.Add(panelHandoffMaxAge + time.Second)
 	start := h.scriptPost(stay(window), "auth/popup", url.Values{"handoff": {late}})
 	assert.Equal(t, http.StatusBadRequest, start.StatusCode, "a window with an ended ticket")
 	assert.Contains(t, start.doc(t).Find(`[data-testid="error-summary"]`).Text(), "has ended")
@@ -335,14 +342,14 @@ func TestPanelHandoffEndsWhileAtTheProvider(t *testing.T) {
 	h, _ := panelHarness(t)
 	frame, window := h.client(), h.browser()
 	ticket := h.startHandoff(frame, "panel")
-	h.clk.Add(handoffMaxAge - time.Second)
+	h.clk.Add(panelHandoffMaxAge - time.Second)
 	start := h.scriptPost(stay(window), "auth/popup", url.Values{"handoff": {ticket}})
 	require.Equal(t, http.StatusSeeOther, start.StatusCode, "the ticket is still good: %s", start.body)
 	back := oidctest.Login(t, window, start.Header.Get("Location"), "ann")
 	h.clk.Add(2 * time.Second)
 	done := h.callback(window, back)
 	assert.Equal(t, http.StatusBadRequest, done.StatusCode, "the callback past the hand-off's time: %s", done.body)
-	assert.Contains(t, done.doc(t).Find(`[data-testid="error-summary"]`).Text(), "took more than 10 minutes")
+	assert.Contains(t, done.doc(t).Find(`[data-testid="error-summary"]`).Text(), "took more than 3 min", "the hand-off's time as configured")
 	assert.Nil(t, sessionCookie(done.Response))
 	r, a := h.redeem(frame)
 	assert.Equal(t, "expired", a.State, "the frame's hand-off has ended: %s", r.body)
@@ -350,7 +357,7 @@ func TestPanelHandoffEndsWhileAtTheProvider(t *testing.T) {
 }
 
 // The session a window opens for a frame that never redeems it (the
-// console closed, the operator gone) lasts handoffMaxAge, not a session's
+// console closed, the operator gone) lasts panelHandoffMaxAge, not a session's
 // idle expiry: after it, the next sign-in's clean-up ends it.
 func TestPanelUnredeemedHandoffSessionEnds(t *testing.T) {
 	t.Parallel()
@@ -363,11 +370,11 @@ func TestPanelUnredeemedHandoffSessionEnds(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok, "the window opened the frame's session")
 
-	h.clk.Add(handoffMaxAge + time.Second)
+	h.clk.Add(panelHandoffMaxAge + time.Second)
 	h.signInAtOP(h.browser(), "ada")
 	_, ok, err = sessions.LookupSession(context.Background(), id)
 	require.NoError(t, err)
-	assert.False(t, ok, "the unredeemed hand-off's session is gone %v after it was opened", handoffMaxAge)
+	assert.False(t, ok, "the unredeemed hand-off's session is gone %v after it was opened", panelHandoffMaxAge)
 }
 
 // A hand-off is redeemed once even when its redeemings race (a double

@@ -65,8 +65,12 @@ type site struct {
 	// routes is true when serve has a routes file: an admin's pages link
 	// to the Routes page.
 	routes bool
-	now    func() time.Time
-	log    *slog.Logger
+	// handoffMaxAge, signInWait and signInPoll are the panel's sign-in
+	// through a window of its own (Config.HandoffMaxAge,
+	// SignInWindowWait, SignInWindowPoll).
+	handoffMaxAge, signInWait, signInPoll time.Duration
+	now                                   func() time.Time
+	log                                   *slog.Logger
 }
 
 // pages answers requests about the cards with rendered HTML: the inbox
@@ -87,6 +91,7 @@ type pages struct {
 	prompt    int           // Config.PromptBytes
 	noHistory bool          // no journal to read History from: cards link to no entry
 	relEvery  time.Duration // Config.RelativeEvery
+	urlEvery  time.Duration // Config.URLEvery
 	pushSub   time.Duration // Config.PushSubscribeTimeout
 	pageCards int           // Config.PageCards
 	pageRows  int           // Config.PageRows
@@ -118,6 +123,9 @@ func newPages(cfg Config, deps Deps) *pages {
 		signedIn:       cfg.secured(),
 		namedOperators: len(cfg.Operators) > 0,
 		routes:         deps.Routes != nil,
+		handoffMaxAge:  cfg.HandoffMaxAge,
+		signInWait:     cfg.SignInWindowWait,
+		signInPoll:     cfg.SignInWindowPoll,
 		now:            cfg.Now,
 		log:            cfg.Logger,
 	}
@@ -131,6 +139,7 @@ func newPages(cfg Config, deps Deps) *pages {
 		frags:     render.NewFragments(),
 		prompt:    cfg.PromptBytes,
 		relEvery:  cfg.RelativeEvery,
+		urlEvery:  cfg.URLEvery,
 		pushSub:   cfg.PushSubscribeTimeout,
 		prompts:   markdown.NewCache(promptCacheSize),
 		connect:   cfg.Connect,
@@ -193,6 +202,7 @@ func (p *pages) options(r *http.Request, panel bool) view.PageOptions {
 		PromptBytes:          p.prompt,
 		NoHistory:            p.noHistory,
 		RelEvery:             p.relEvery,
+		URLEvery:             p.urlEvery,
 		PushSubscribeTimeout: p.pushSub,
 		Prompts:              p.prompts,
 		Connect:              p.connect,
@@ -312,7 +322,8 @@ func (p *site) signInWindow(next string) *view.SignInWindow {
 		handoff += "?" + url.Values{"next": {next}}.Encode()
 	}
 	return &view.SignInWindow{HandoffURL: handoff, PopupURL: p.base + "auth/popup",
-		RedeemURL: p.base + "auth/handoff/redeem", OpenURL: p.base + open}
+		RedeemURL: p.base + "auth/handoff/redeem", OpenURL: p.base + open,
+		PollMS: p.signInPoll.Milliseconds(), MaxAge: view.DurationWords(p.handoffMaxAge)}
 }
 
 // themeOf is the theme (?theme=light|dark) of next, a page to return to

@@ -221,6 +221,19 @@ type Config struct {
 	// Bearer script's operator name) holds open, 8 by default; the next
 	// is refused with 429.
 	MaxStreamsPerSession int
+	// HandoffMaxAge bounds a panel's sign-in through a window of its own
+	// (handoff.go), from the frame's start to its picking the sign-in up,
+	// 10 min by default.
+	HandoffMaxAge time.Duration
+	// SignInWindowWait is how long the sign-in window a panel opened
+	// waits for the panel to give it its hand-off before it says no panel
+	// did, 15 s by default; SignInWindowPoll how often the panel checks
+	// whether that window closed, 400 ms by default.
+	SignInWindowWait, SignInWindowPoll time.Duration
+	// URLEvery is the least time between two rewrites of the page's
+	// address by its script as the selection moves (browsers limit how
+	// often a page may rewrite it), 250 ms by default.
+	URLEvery time.Duration
 	// RelativeEvery is how often an open page's script rewrites its
 	// relative times ("2 min ago"), 30 s by default.
 	RelativeEvery time.Duration
@@ -305,6 +318,18 @@ func (c *Config) defaults() {
 	}
 	if c.RelativeEvery <= 0 {
 		c.RelativeEvery = 30 * time.Second
+	}
+	if c.HandoffMaxAge <= 0 {
+		c.HandoffMaxAge = 10 * time.Minute
+	}
+	if c.SignInWindowWait <= 0 {
+		c.SignInWindowWait = 15 * time.Second
+	}
+	if c.SignInWindowPoll <= 0 {
+		c.SignInWindowPoll = 400 * time.Millisecond
+	}
+	if c.URLEvery <= 0 {
+		c.URLEvery = 250 * time.Millisecond
 	}
 	if c.PushSubscribeTimeout <= 0 {
 		c.PushSubscribeTimeout = 15 * time.Second

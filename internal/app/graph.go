@@ -282,7 +282,8 @@ func webConfig(cfg serveConfig, relayURL string, viewer inbox.Viewer, logger *sl
 		PromptBytes: int(cfg.promptBytes), PageCards: cfg.pageCards, PageRows: cfg.pageRows, SessionIdle: cfg.sessionIdle, SessionMax: cfg.sessionMax,
 		Connect: connectInfo(relayURL, cfg.tokenPath), MaxPushDevices: cfg.pushMaxDevices, TrustedProxies: cfg.trustedProxy,
 		PushSubscribeTimeout: cfg.pushSubTimeout, SessionRecheck: cfg.sessionCheck, MaxStreamsPerSession: cfg.maxStreams,
-		OIDC: cfg.oidcConfig.oidc(), UndoWindow: cfg.undoWindow,
+		OIDC: cfg.oidcConfig.oidc(), UndoWindow: cfg.undoWindow, URLEvery: cfg.urlEvery,
+		HandoffMaxAge: cfg.panelSignInMaxAge, SignInWindowWait: cfg.panelSignInWait, SignInWindowPoll: cfg.panelSignInPoll,
 	}
 }
 

@@ -2,14 +2,17 @@ package app
 
 import (
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/web"
 )
 
@@ -67,5 +70,40 @@ func TestOIDCFlags(t *testing.T) {
 	} {
 		_, err := parseServe(bad, envMap(nil), io.Discard)
 		assert.ErrorIs(t, err, ErrUsage, "%v", bad)
+	}
+}
+
+// The panel's sign-in through a window of its own takes its times from
+// flags (and env), handed to the UI; each must be positive, and each
+// needs --oidc-issuer.
+func TestPanelSignInFlags(t *testing.T) {
+	t.Parallel()
+	secretFile := filepath.Join(t.TempDir(), "client-secret")
+	require.NoError(t, os.WriteFile(secretFile, []byte("s3cret\n"), 0o600))
+	good := []string{"--oidc-issuer", "https://login.example.com/realms/ops", "--oidc-client-id", "aepforms",
+		"--oidc-client-secret-file", secretFile, "--public-url", "https://forms.example.com"}
+
+	c, err := parseServe(good, envMap(nil), io.Discard)
+	require.NoError(t, err)
+	wc := webConfig(c, "", inbox.Viewer{}, slog.New(slog.DiscardHandler))
+	assert.Equal(t, []time.Duration{10 * time.Minute, 15 * time.Second, 400 * time.Millisecond, 250 * time.Millisecond},
+		[]time.Duration{wc.HandoffMaxAge, wc.SignInWindowWait, wc.SignInWindowPoll, wc.URLEvery}, "the defaults")
+
+	c, err = parseServe(append(good, "--panel-signin-max-age", "3m", "--panel-signin-poll", "1s", "--url-every", "1s"),
+		envMap(map[string]string{"AEPFORMS_PANEL_SIGNIN_WAIT": "30s"}), io.Discard)
+	require.NoError(t, err)
+	wc = webConfig(c, "", inbox.Viewer{}, slog.New(slog.DiscardHandler))
+	assert.Equal(t, []time.Duration{3 * time.Minute, 30 * time.Second, time.Second, time.Second},
+		[]time.Duration{wc.HandoffMaxAge, wc.SignInWindowWait, wc.SignInWindowPoll, wc.URLEvery}, "as given")
+
+	for _, args := range [][]string{
+		append(slices.Clone(good), "--panel-signin-max-age", "0s"),
+		append(slices.Clone(good), "--panel-signin-wait", "-1s"),
+		append(slices.Clone(good), "--panel-signin-poll", "0s"),
+		{"--url-every", "0s"},
+		{"--panel-signin-wait", "30s"},
+	} {
+		_, err := parseServe(args, envMap(map[string]string{"HOME": t.TempDir()}), io.Discard)
+		assert.ErrorIs(t, err, ErrUsage, "%v", args)
 	}
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"flag"
 	"fmt"
+	"time"
 )
 
 // limitsConfig is what the inbox keeps and a page shows: the inbox's
@@ -14,6 +15,7 @@ type limitsConfig struct {
 	promptBytes sizeFlag
 	pageCards   int // waiting requests a page renders in full; the rest are rows
 	pageRows    int // rows on a page; the rest are on the next pages
+	urlEvery    time.Duration
 }
 
 func (c *limitsConfig) register(fs *flag.FlagSet, e envDefaults) {
@@ -25,6 +27,7 @@ func (c *limitsConfig) register(fs *flag.FlagSet, e envDefaults) {
 	fs.Var(&c.promptBytes, "prompt-bytes", "how much of a prompt a card shows, e.g. 16KiB; Show all fetches the rest (env AEPFORMS_PROMPT_BYTES)")
 	fs.IntVar(&c.pageCards, "page-cards", e.integer("AEPFORMS_PAGE_CARDS", 50), "waiting questions the page shows in full, the most urgent; the rest are one-line rows that open in place (env AEPFORMS_PAGE_CARDS)")
 	fs.IntVar(&c.pageRows, "page-rows", e.integer("AEPFORMS_PAGE_ROWS", 500), "one-line rows on a page; the rest are on the next pages (env AEPFORMS_PAGE_ROWS)")
+	fs.DurationVar(&c.urlEvery, "url-every", e.dur("AEPFORMS_URL_EVERY", 250*time.Millisecond), "the page's script writes the selected question into the page's address at most this often as the selection moves (browsers refuse a page that rewrites it too often); the last one always (env AEPFORMS_URL_EVERY)")
 }
 
 func (c *limitsConfig) check(*flag.FlagSet, envDefaults) error {
@@ -33,6 +36,9 @@ func (c *limitsConfig) check(*flag.FlagSet, envDefaults) error {
 	}
 	if c.pageCards <= 0 || c.pageRows <= 0 {
 		return fmt.Errorf("%w: --page-cards and --page-rows must be positive", ErrUsage)
+	}
+	if err := positive("--url-every", c.urlEvery); err != nil {
+		return err
 	}
 	if c.promptBytes > 1<<30 {
 		return fmt.Errorf("%w: --prompt-bytes %d: at most 1GiB", ErrUsage, c.promptBytes)

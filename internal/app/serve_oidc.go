@@ -27,6 +27,10 @@ type oidcConfig struct {
 	oidcRolesClaim string
 	oidcRoles      listFlag // --oidc-role ROLE=VALUE as given
 	roles          map[web.Role][]string
+	// The panel's sign-in through a window of its own: how long it may
+	// take, how long the window waits for the panel, how often the panel
+	// looks whether the window closed.
+	panelSignInMaxAge, panelSignInWait, panelSignInPoll time.Duration
 }
 
 func (c *oidcConfig) register(fs *flag.FlagSet, e envDefaults) {
@@ -38,20 +42,29 @@ func (c *oidcConfig) register(fs *flag.FlagSet, e envDefaults) {
 	fs.StringVar(&c.oidcRolesClaim, "oidc-roles-claim", e.str("AEPFORMS_OIDC_ROLES_CLAIM", "groups"), "the ID token (or userinfo) claim holding the operator's groups, mapped to a role by --oidc-role (env AEPFORMS_OIDC_ROLES_CLAIM)")
 	c.oidcRoles = e.list("AEPFORMS_OIDC_ROLES")
 	fs.Var(&c.oidcRoles, "oidc-role", "ROLE=VALUE: an operator whose --oidc-roles-claim holds VALUE has ROLE (viewer, answerer or admin; the most allowed one wins), repeatable, e.g. --oidc-role admin=aepforms-admins --oidc-role answerer=oncall; with no match an operator is a viewer (env AEPFORMS_OIDC_ROLES, comma-separated)")
+	fs.DurationVar(&c.panelSignInMaxAge, "panel-signin-max-age", e.dur("AEPFORMS_PANEL_SIGNIN_MAX_AGE", 10*time.Minute), "the panel inside a console's frame signs in with the provider in a window of its own: the window's sign-in must be done, and the panel pick it up, within this long (env AEPFORMS_PANEL_SIGNIN_MAX_AGE)")
+	fs.DurationVar(&c.panelSignInWait, "panel-signin-wait", e.dur("AEPFORMS_PANEL_SIGNIN_WAIT", 15*time.Second), "the panel's sign-in window waits this long for the panel that opened it to hand it its sign-in, then says no panel did (env AEPFORMS_PANEL_SIGNIN_WAIT)")
+	fs.DurationVar(&c.panelSignInPoll, "panel-signin-poll", e.dur("AEPFORMS_PANEL_SIGNIN_POLL", 400*time.Millisecond), "the panel looks this often whether its sign-in window was closed, to pick the sign-in up or say it did not happen (env AEPFORMS_PANEL_SIGNIN_POLL)")
 	fs.DurationVar(&c.oidcTimeout, "oidc-timeout", e.dur("AEPFORMS_OIDC_TIMEOUT", 10*time.Second), "how long each call to the identity provider may take before the sign-in says it did not answer (env AEPFORMS_OIDC_TIMEOUT)")
 }
 
 func (c *oidcConfig) check(fs *flag.FlagSet, e envDefaults) error {
 	if c.oidcIssuer == "" {
-		for _, name := range []string{"oidc-client-id", "oidc-client-secret-file", "public-url", "oidc-role"} {
+		for _, name := range []string{"oidc-client-id", "oidc-client-secret-file", "public-url", "oidc-role", "panel-signin-max-age", "panel-signin-wait", "panel-signin-poll"} {
 			if given(fs, name) {
 				return fmt.Errorf("%w: --%s needs --oidc-issuer", ErrUsage, name)
 			}
 		}
 		return nil
 	}
-	if err := positive("--oidc-timeout", c.oidcTimeout); err != nil {
-		return err
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{{"--oidc-timeout", c.oidcTimeout}, {"--panel-signin-max-age", c.panelSignInMaxAge},
+		{"--panel-signin-wait", c.panelSignInWait}, {"--panel-signin-poll", c.panelSignInPoll}} {
+		if err := positive(f.name, f.d); err != nil {
+			return err
+		}
 	}
 	c.roles = map[web.Role][]string{}
 	for _, m := range c.oidcRoles {

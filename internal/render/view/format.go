@@ -103,6 +103,10 @@ func relTime(t, now time.Time) string {
 // formatDuration says a duration in words: "45 s", "1 min 30 s", "5 min",
 // "1 h 30 min". Under ten minutes the seconds are kept, so a 90 s
 // deadline does not read as 2 min.
+// DurationWords is d as the pages say a length of time: "15 s",
+// "2 min 5 s", "10 min", "1 h 30 min".
+func DurationWords(d time.Duration) string { return formatDuration(d) }
+
 func formatDuration(d time.Duration) string {
 	switch {
 	case d < time.Minute:

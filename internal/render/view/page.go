@@ -78,6 +78,9 @@ type PageOptions struct {
 	// RelEvery is how often the page's script rewrites relative times
 	// (data-rel-every); 0 leaves the script's default.
 	RelEvery time.Duration
+	// URLEvery is the least time between two rewrites of the page's
+	// address by its script as the selection moves; 0 = its default.
+	URLEvery time.Duration
 	// PushSubscribeTimeout is how long the page's script waits for the
 	// browser's push service to subscribe (data-push-subscribe-timeout);
 	// 0 leaves the script's default.
@@ -202,6 +205,9 @@ type PageView struct {
 	// RelEveryMS is data-rel-every: how often, in ms, the script
 	// rewrites relative times; 0 = its default.
 	RelEveryMS int64
+	// URLEveryMS is data-url-every: the least time, in ms, between two
+	// rewrites of the page's address by its script; 0 = its default.
+	URLEveryMS int64
 	// PushSubscribeMS is data-push-subscribe-timeout, in ms
 	// (PageOptions.PushSubscribeTimeout); 0 = the script's default.
 	PushSubscribeMS int64
@@ -281,6 +287,7 @@ func Page(cards []inbox.Card, status inbox.Status, opts PageOptions) PageView {
 		SignOutOthersURL: base + "/signout/others",
 		IconURL:          opts.Assets.Icon,
 		RelEveryMS:       opts.RelEvery.Milliseconds(),
+		URLEveryMS:       opts.URLEvery.Milliseconds(),
 		PushSubscribeMS:  opts.PushSubscribeTimeout.Milliseconds(),
 	}
 	v.Empty = EmptyView{

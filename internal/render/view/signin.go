@@ -18,6 +18,10 @@ type SignInView struct {
 	// be framed, so the sign-in opens in a window of its own and the frame
 	// picks the session up from it (nil otherwise).
 	Window *SignInWindow
+	// PopupWaitMS is how long, in ms, the sign-in window a panel opened
+	// waits for the panel to give it its hand-off before it says no panel
+	// did (data-wait-ms; Config.SignInWindowWait).
+	PopupWaitMS int64
 }
 
 // SignInWindow is the frame's way to sign in through a window of its
@@ -27,6 +31,10 @@ type SignInView struct {
 // or with the window blocked.
 type SignInWindow struct {
 	HandoffURL, PopupURL, RedeemURL, OpenURL string
+	// PollMS is how often, in ms, the frame checks whether the window
+	// closed (data-poll-ms); MaxAge how long a hand-off lasts, in words.
+	PollMS int64
+	MaxAge string
 }
 
 // Sign-in form control names and ids.
