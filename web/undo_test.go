@@ -245,12 +245,17 @@ func TestUndoTakesBackTheRuleMadeWithTheAnswer(t *testing.T) {
 func TestUndoOfABatchOverTheFormLimit(t *testing.T) {
 	t.Parallel()
 	const n = 10_001
-	h := newHarness(t, withConfig(func(c *Config) { c.UndoWindow = time.Hour }), withInbox(func(o *inbox.Options) { o.MaxPending = 2 * n }))
+	h := newHarness(t, withConfig(func(c *Config) { c.UndoWindow, c.ResponseTimeout = time.Hour, 5*time.Minute }),
+		withInbox(func(o *inbox.Options) { o.MaxPending = 2 * n }))
 	ids := askPermissions(h, n)
 	post := batchPost(inbox.ShapeOf(deployPermission("x")).ID(), "tok-all", "0")
 	post.Set("all", h.clk.Now().Add(time.Second).UTC().Format(time.RFC3339Nano))
 	post.Set("confirm", strconv.Itoa(n))
-	r := h.postForm(nil, "batch/answer", post)
+	// Each post answers or takes back 10 001 questions: minutes under
+	// -race on a loaded machine, not the harness's usual 10 s.
+	c := h.client()
+	c.Timeout = 5 * time.Minute
+	r := h.postForm(c, "batch/answer", post)
 	require.Equal(t, http.StatusOK, r.StatusCode, "answer all")
 	undo := r.doc(t).Find(`form[data-testid="batch-undo"]`)
 	require.Equal(t, 1, undo.Length(), "the batch's result offers Undo")
@@ -258,7 +263,7 @@ func TestUndoOfABatchOverTheFormLimit(t *testing.T) {
 	values := formValues(undo)
 	assert.Less(t, len(values[form.NameUndo])+len(values["undo-batch"]), 100, "the Undo's form names the batch, not each answer")
 
-	res := h.postForm(nil, h.relative(undo.AttrOr("action", "")), values)
+	res := h.postForm(c, h.relative(undo.AttrOr("action", "")), values)
 	require.Equal(t, http.StatusSeeOther, res.StatusCode, "%.300s", res.body)
 	undone := 0
 	for _, id := range ids {
