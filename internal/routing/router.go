@@ -230,6 +230,10 @@ func (r *Router) follow(ctx context.Context, cards Cards, sub *inbox.Subscriptio
 			if !ok {
 				return
 			}
+			if ch.Kind == inbox.ChangeRemoved {
+				r.forget(ch.Card)
+				continue
+			}
 			if ch.Kind != inbox.ChangeAdded && ch.Kind != inbox.ChangeUpdated {
 				continue
 			}
@@ -314,11 +318,26 @@ func (r *Router) settled(ctx context.Context, c inbox.Card, vd inbox.Verdict, te
 	delete(r.open, c.ID)
 	delete(r.asked, c.ID)
 	r.mu.Unlock()
+	defer r.forgetSent(c.ID)
 	if vd.Answered == nil {
 		return
 	}
 	if won, _ := r.claim(ctx, c.ID, claimAnswered, team); won {
 		r.cfg.Metrics.answered(team, r.cfg.Now().Sub(asked))
+	}
+}
+
+// forgetSent forgets the claims made or seen of card id, once it takes
+// no more steps (settled, or gone from the inbox): the process keeps
+// only those of the questions still open.
+func (r *Router) forgetSent(id inbox.CardID) {
+	prefix := string(id) + "\n"
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k := range r.sent {
+		if strings.HasPrefix(k, prefix) {
+			delete(r.sent, k)
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/aepforms/aepforms/internal/aep"
@@ -106,4 +107,38 @@ func TestQuestionsOfADroppedSubscriptionAreRouted(t *testing.T) {
 	for _, id := range ids {
 		waitTeam(t, in, watch, id, "oncall")
 	}
+}
+
+// A long-running process keeps what it sent only of the questions still
+// open: an answered question's claims (its chat message, its count) are
+// let go, or its memory would grow with every question ever asked.
+func TestAnAnsweredQuestionsClaimsAreLetGo(t *testing.T) {
+	t.Parallel()
+	oncall := newHook(t)
+	f := loadRoutes(t, `{"teams": {"oncall": {"webhook": "`+oncall.url()+`"}}, "routes": [{"team": "oncall"}]}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	hooks := NewWebhooks(ctx, WebhookConfig{Logger: quietLog()})
+	t.Cleanup(hooks.Wait)
+	in := inbox.New(inbox.Options{})
+	r := New(Config{Routes: f, Hooks: hooks, Logger: quietLog()})
+	id := ask(t, in, "s1", "r1", "form", 1)
+	c, _ := in.Card(id)
+	r.Observe(ctx, in, c)
+	assert.Contains(t, oncall.next(t), "New question for oncall")
+	r.mu.Lock()
+	require.NotEmpty(t, r.sent, "the chat message is claimed")
+	r.mu.Unlock()
+
+	e, err := aep.Build(aep.Envelope{ID: "ans-1", Type: "attention.answered", Source: testSource, Agent: "claude-code",
+		Session: "s1", Seq: aep.Int64(2), Capture: "full", Time: "2026-07-03T10:05:00Z", Subject: "r1", Cause: "r1",
+		Data: aep.Answered{Answer: aep.Answer{Option: "allow"}, By: "lee"}})
+	require.NoError(t, err)
+	in.Apply(e)
+	c, _ = in.Card(id)
+	require.True(t, c.Verdict(time.Now(), inbox.Viewer{}).Settled)
+	r.Observe(ctx, in, c)
+	r.mu.Lock()
+	assert.Empty(t, r.sent, "nothing kept of an answered question")
+	r.mu.Unlock()
 }

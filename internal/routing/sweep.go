@@ -77,6 +77,7 @@ func (r *Router) forget(id inbox.CardID) {
 	delete(r.open, id)
 	delete(r.asked, id)
 	r.mu.Unlock()
+	r.forgetSent(id)
 }
 
 // step takes step kind of card c (from team from) toward to (a team, or
