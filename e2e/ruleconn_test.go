@@ -111,7 +111,7 @@ func TestRuleCarriedOverToItsRestartedAgent(t *testing.T) {
 	assert.Empty(t, commandsTo(again, waiting))
 
 	rows := s.rulesPage(t)
-	assert.Contains(t, rows.Find(`[data-testid="rule-change"]`).First().Text(), "Let answer connection “e2e.test/200” too by alice")
+	assert.Contains(t, rows.Find(`[data-testid="rule-change"]`).First().Text(), "Set to answer connection “e2e.test/200” too by alice")
 	assert.Zero(t, rows.Find(`[data-testid="rule-not-answering"]`).Length(), "answering again")
 	assert.Equal(t, "2 times", strings.TrimSpace(rows.Find(`[data-testid="rule-uses-count"]`).Text()))
 }

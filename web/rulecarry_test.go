@@ -130,6 +130,6 @@ func TestCarryingARuleOverToItsAgentsNewConnection(t *testing.T) {
 	rulesPage = rh.getPage(bo, "rules").doc(t)
 	changes := rulesPage.Find(`[data-testid="rule-change"]`)
 	require.Equal(t, 2, changes.Length(), "newest first: the pause, the carry-over")
-	assert.Contains(t, changes.Eq(1).Text(), "Let answer connection “host/2” too by Bo")
+	assert.Contains(t, changes.Eq(1).Text(), "Set to answer connection “host/2” too by Bo")
 	assert.Contains(t, rulesPage.Find(`[data-testid="rule-match"]`).Text(), "Connections: “host/1”, “host/2”")
 }

@@ -21,7 +21,7 @@ type RuleMiss struct {
 	// when the request came: two connections claim the agent's name at
 	// once.
 	Live bool
-	// Carried is true when the rule was let answer Instance since (from
+	// Carried is true when the rule was set to answer Instance since (from
 	// another card): it answers the later requests from there, not this
 	// one, asked before.
 	Carried bool

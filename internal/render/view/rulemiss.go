@@ -27,7 +27,7 @@ type RuleMissView struct {
 	// Live: a connection the rule answers is connected as well, so two
 	// connections claim the agent's name at once.
 	Live bool
-	// Carried: the rule was let answer Instance since this question
+	// Carried: the rule was set to answer Instance since this question
 	// came (from another card); it answers the later ones from there.
 	Carried bool
 	// Action is the carry-over post's URL; "" when not offered (a

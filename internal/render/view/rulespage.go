@@ -321,7 +321,7 @@ func untilText(t, now time.Time) string {
 // rate).
 func ruleChangeText(c store.RuleChange) string {
 	what := map[string]string{store.RuleChangePaused: "Paused", store.RuleChangeResumed: "Resumed", store.RuleChangeDeleted: "Deleted",
-		store.RuleChangeCarried: "Let answer connection “" + rules.Cut(c.Reason, rules.LabelRunes) + "” too"}[c.Change]
+		store.RuleChangeCarried: "Set to answer connection “" + rules.Cut(c.Reason, rules.LabelRunes) + "” too"}[c.Change]
 	switch {
 	case c.By != "":
 		return what + " by " + c.By
