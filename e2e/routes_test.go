@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -379,6 +380,43 @@ func TestTeamInboxRoutesRemindsAndEscalates(t *testing.T) {
 	assert.Equal(t, 1, history("?team=oncall").Length())
 	assert.Equal(t, 0, history("?team=leads").Length(), "routed to oncall, escalated to leads")
 	assert.Equal(t, 1, history("?escalated=1").Length())
+
+	// The exports keep it too: the JSON lines name the team and each step
+	// with its time, the CSV the team and History's words.
+	jsonl := ops["lee"].getPage(t, "history.jsonl")
+	require.Equal(t, http.StatusOK, jsonl.status)
+	var exported struct {
+		CommandID string `json:"command_id"`
+		Operator  string `json:"operator"`
+		Routing   struct {
+			Team  string `json:"team"`
+			Steps []struct {
+				Kind, Team string
+				At         time.Time
+			} `json:"steps"`
+			Escalated bool `json:"escalated"`
+		} `json:"routing"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(jsonl.body)), &exported), "one line: %s", jsonl.body)
+	assert.Equal(t, got.ID, exported.CommandID)
+	assert.Equal(t, "lee", exported.Operator)
+	assert.Equal(t, "oncall", exported.Routing.Team)
+	assert.True(t, exported.Routing.Escalated)
+	require.Len(t, exported.Routing.Steps, 2, "the reminder and the escalation")
+	assert.Equal(t, []string{"reminded oncall", "escalated leads"},
+		[]string{exported.Routing.Steps[0].Kind + " " + exported.Routing.Steps[0].Team, exported.Routing.Steps[1].Kind + " " + exported.Routing.Steps[1].Team})
+	assert.False(t, exported.Routing.Steps[1].At.Before(exported.Routing.Steps[0].At), "oldest first")
+	csvPage := ops["lee"].getPage(t, "history.csv")
+	require.Equal(t, http.StatusOK, csvPage.status)
+	table, err := csv.NewReader(strings.NewReader(csvPage.body)).ReadAll()
+	require.NoError(t, err)
+	require.Len(t, table, 2, "the header and the one answer")
+	col := map[string]string{}
+	for i, name := range table[0] {
+		col[name] = table[1][i]
+	}
+	assert.Equal(t, "oncall", col["routed_to"])
+	assert.Equal(t, rows.Find(`[data-testid="history-routing"]`).Text(), col["routing"], "the CSV words the steps as History does")
 
 	select {
 	case m := <-oncall.msgs:

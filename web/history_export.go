@@ -143,6 +143,43 @@ type exportEntry struct {
 	// Rule is the rule that sent the answer (Operator is "rule:{id}"),
 	// by its words and maker; absent for an operator's answer.
 	Rule *exportRule `json:"rule,omitempty"`
+	// Routing is where the question was routed and each reminder and
+	// escalation sent, absent for a question no route matched.
+	Routing *exportRouting `json:"routing,omitempty"`
+}
+
+// exportRouting is an answered question's routing: the team its route
+// named, and each step after, oldest first.
+type exportRouting struct {
+	Team      string       `json:"team"`
+	Steps     []exportStep `json:"steps"`
+	Escalated bool         `json:"escalated"`
+}
+
+// exportStep is one reminder ("reminded") or escalation ("escalated")
+// of a routed question: the team told and when.
+type exportStep struct {
+	Kind string    `json:"kind"`
+	Team string    `json:"team"`
+	At   time.Time `json:"at"`
+}
+
+// routingOf is e's routing for the export, nil when it was not routed.
+func routingOf(history []store.RoutingStep) *exportRouting {
+	if len(history) == 0 {
+		return nil
+	}
+	r := &exportRouting{Steps: []exportStep{}}
+	for _, s := range history {
+		switch s.Kind {
+		case store.RoutedTo:
+			r.Team = s.Team
+		case inbox.StepReminded, inbox.StepEscalated:
+			r.Steps = append(r.Steps, exportStep{Kind: s.Kind, Team: s.Team, At: s.At.UTC()})
+			r.Escalated = r.Escalated || s.Kind == inbox.StepEscalated
+		}
+	}
+	return r
 }
 
 // exportRule names the rule that sent an answer: its id, its name as
@@ -193,7 +230,7 @@ func exportOf(e store.Entry, rule view.RuleLookup) exportEntry {
 		RequestID: s.Key.RequestID, Question: s.Question, QuestionText: view.QuestionText(s.Question), Operator: s.By,
 		Answer: s.Answer, AnswerWords: view.AnswerWords(s, s.Answer),
 		State: string(s.State), Reason: s.Reason, Detail: s.Detail, Changes: []exportChange{},
-		Rule: ruleOf(s, rule),
+		Rule: ruleOf(s, rule), Routing: routingOf(e.Routing),
 	}
 	if !s.SettledAt.IsZero() {
 		t := s.SettledAt.UTC()
@@ -212,12 +249,13 @@ func exportOf(e store.Entry, rule view.RuleLookup) exportEntry {
 // first (as before), then the same answer in the words its card showed
 // (question_text, answer_words, recorded_answer_words), then the rule
 // that sent it, when one did (rule_id, rule_name, rule_maker; operator
-// holds "rule:{id}").
+// holds "rule:{id}"), then where the question was routed (routed_to, the
+// team; routing, its steps as History words them).
 var csvHeader = []string{"posted_at", "agent", "session", "request_id", "operator", "question",
 	"option", "text", "values", "state", "reason", "detail", "settled_at", "command_id", "source",
 	"recorded_option", "recorded_text", "recorded_values", "recorded_at",
 	"question_text", "answer_words", "recorded_answer_words",
-	"rule_id", "rule_name", "rule_maker"}
+	"rule_id", "rule_name", "rule_maker", "routed_to", "routing"}
 
 // csvRecord is one answer sent as a CSV row, every cell escaped against
 // spreadsheet formulas (csvCell); rule names the rule behind an answer
@@ -238,9 +276,12 @@ func csvRecord(e store.Entry, rule view.RuleLookup) []string {
 	rec := []string{s.At.UTC().Format(time.RFC3339Nano), s.Agent, s.Key.Session, s.Key.RequestID, s.By, s.Question,
 		option, text, values, string(s.State), s.Reason, s.Detail, settled, s.CommandID, s.Key.Source,
 		recOption, recText, recValues, recAt,
-		view.QuestionText(s.Question), view.AnswerWords(s, s.Answer), recWords, "", "", ""}
+		view.QuestionText(s.Question), view.AnswerWords(s, s.Answer), recWords, "", "", "", "", view.RoutingWords(e.Routing)}
 	if r := ruleOf(s, rule); r != nil {
-		rec[len(rec)-3], rec[len(rec)-2], rec[len(rec)-1] = r.ID, r.Name, r.Maker
+		rec[len(rec)-5], rec[len(rec)-4], rec[len(rec)-3] = r.ID, r.Name, r.Maker
+	}
+	if r := routingOf(e.Routing); r != nil {
+		rec[len(rec)-2] = r.Team
 	}
 	for i := range rec {
 		rec[i] = csvCell(rec[i])

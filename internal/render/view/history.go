@@ -426,6 +426,14 @@ func safeHistory(v *HistoryView) {
 	}
 }
 
+// RoutingWords is an answered question's routing history as History
+// shows it ("Routed to oncall; reminded oncall 09:12 UTC, escalated to
+// leads 09:22 UTC"), "" when it was not routed.
+func RoutingWords(history []store.RoutingStep) string {
+	s, _ := historyRouting(history)
+	return s
+}
+
 // historyRouting words an answered question's routing history: its team,
 // then each assignment, reminder and escalation with its time, in the
 // order they came.
