@@ -156,13 +156,20 @@ type exportRouting struct {
 	Escalated bool         `json:"escalated"`
 }
 
-// exportStep is one reminder ("reminded") or escalation ("escalated")
-// of a routed question: the team told and when.
+// exportStep is one step of a question's routing and when: a reminder
+// ("reminded") or an escalation ("escalated") names the team told; an
+// assignment ("assigned") the operator or the team it went to and who
+// assigned it.
 type exportStep struct {
-	Kind string    `json:"kind"`
-	Team string    `json:"team"`
-	At   time.Time `json:"at"`
+	Kind     string    `json:"kind"`
+	Team     string    `json:"team,omitempty"`
+	Operator string    `json:"operator,omitempty"`
+	By       string    `json:"by,omitempty"`
+	At       time.Time `json:"at"`
 }
+
+// exportAssigned is an assignment's step kind in the export.
+const exportAssigned = "assigned"
 
 // routingOf is e's routing for the export, nil when it was not routed.
 func routingOf(history []store.RoutingStep) *exportRouting {
@@ -177,6 +184,14 @@ func routingOf(history []store.RoutingStep) *exportRouting {
 		case inbox.StepReminded, inbox.StepEscalated:
 			r.Steps = append(r.Steps, exportStep{Kind: s.Kind, Team: s.Team, At: s.At.UTC()})
 			r.Escalated = r.Escalated || s.Kind == inbox.StepEscalated
+		case store.Assigned:
+			if a, ok := store.ParseAssigned(s.Team); ok {
+				st := exportStep{Kind: exportAssigned, Operator: a.To, By: a.By, At: s.At.UTC()}
+				if a.Team {
+					st.Team, st.Operator = a.To, ""
+				}
+				r.Steps = append(r.Steps, st)
+			}
 		}
 	}
 	return r

@@ -516,3 +516,78 @@ func TestHistorySaysWhoAssignedIt(t *testing.T) {
 	assert.Len(t, routing("?team=oncall"), 1)
 	assert.Empty(t, routing("?escalated=1"))
 }
+
+// History's exports carry each answered question's routing as its page
+// says it: the JSON lines its team and every step (an assignment with
+// who it went to and who made it, a reminder, an escalation) with its
+// time, oldest first; the CSV its team and History's words; a question
+// no route matched and nobody assigned has none.
+func TestHistoryExportSaysWhereItWasRouted(t *testing.T) {
+	t.Parallel()
+	j := openJournal(t)
+	ctx := t.Context()
+	record(t, j, sent{cmd: "cmd-1", by: "bo", answer: values("v1"), at: testNow.Add(5 * time.Minute), state: inbox.SubmissionAccepted})
+	record(t, j, sent{cmd: "cmd-2", by: "bo", answer: values("v2"), at: testNow.Add(6 * time.Minute), state: inbox.SubmissionAccepted})
+	for _, st := range []store.RoutingStep{
+		{Card: "c-cmd-1", Kind: store.RoutedTo, Team: "oncall", At: testNow},
+		{Card: "c-cmd-1", Kind: store.Assigned, Team: store.AssignedTeam(inbox.Assignment{To: "db", Team: true, By: "ann", Rev: 1}), At: testNow.Add(time.Minute)},
+		{Card: "c-cmd-1", Kind: store.Assigned, Team: store.AssignedTeam(inbox.Assignment{To: "bo", By: "ann", Rev: 2}), At: testNow.Add(2 * time.Minute)},
+		{Card: "c-cmd-1", Kind: inbox.StepReminded, Team: "oncall", At: testNow.Add(3 * time.Minute)},
+		{Card: "c-cmd-1", Kind: inbox.StepEscalated, Team: "leads", At: testNow.Add(4 * time.Minute)},
+	} {
+		kept, err := j.KeepRoutingStep(ctx, st)
+		require.NoError(t, err)
+		require.True(t, kept)
+	}
+	h := newHarness(t, withHistory(j))
+	words := h.getPage(nil, "history").doc(t).Find(`[data-command="cmd-1"] [data-testid="history-routing"]`).Text()
+	require.NotEmpty(t, words, "History's page says where cmd-1 went")
+
+	exp := h.do(nil, h.request(http.MethodGet, h.url("history.jsonl"), nil))
+	require.Equal(t, http.StatusOK, exp.StatusCode)
+	type step struct {
+		Kind, Team, Operator, By string
+		At                       time.Time
+	}
+	type line struct {
+		CommandID string `json:"command_id"`
+		Routing   *struct {
+			Team      string
+			Steps     []step
+			Escalated bool
+		}
+	}
+	got := map[string]line{}
+	for _, l := range strings.Split(strings.TrimSpace(exp.body), "\n") {
+		var x line
+		require.NoError(t, json.Unmarshal([]byte(l), &x), l)
+		got[x.CommandID] = x
+	}
+	require.NotNil(t, got["cmd-1"].Routing, "cmd-1 was routed")
+	assert.Equal(t, "oncall", got["cmd-1"].Routing.Team)
+	assert.True(t, got["cmd-1"].Routing.Escalated)
+	assert.Equal(t, []step{
+		{Kind: "assigned", Team: "db", By: "ann", At: testNow.Add(time.Minute).UTC()},
+		{Kind: "assigned", Operator: "bo", By: "ann", At: testNow.Add(2 * time.Minute).UTC()},
+		{Kind: "reminded", Team: "oncall", At: testNow.Add(3 * time.Minute).UTC()},
+		{Kind: "escalated", Team: "leads", At: testNow.Add(4 * time.Minute).UTC()},
+	}, got["cmd-1"].Routing.Steps)
+	assert.Nil(t, got["cmd-2"].Routing, "cmd-2 went nowhere in particular")
+
+	c := h.do(nil, h.request(http.MethodGet, h.url("history.csv"), nil))
+	require.Equal(t, http.StatusOK, c.StatusCode)
+	table, err := csv.NewReader(strings.NewReader(c.body)).ReadAll()
+	require.NoError(t, err)
+	cells := map[string]map[string]string{}
+	for _, row := range table[1:] {
+		m := map[string]string{}
+		for i, name := range table[0] {
+			m[name] = row[i]
+		}
+		cells[m["command_id"]] = m
+	}
+	assert.Equal(t, "oncall", cells["cmd-1"]["routed_to"])
+	assert.Equal(t, words, cells["cmd-1"]["routing"], "the CSV words it as History's page does")
+	assert.Empty(t, cells["cmd-2"]["routed_to"])
+	assert.Empty(t, cells["cmd-2"]["routing"])
+}
