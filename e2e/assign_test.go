@@ -112,3 +112,36 @@ func TestAssigningTellsTheAssignee(t *testing.T) {
 	default:
 	}
 }
+
+// Without a routes file every operator is notified of a new question,
+// and an assignee of their assignment: ann assigns the question to bo,
+// and only bo's device is pushed again.
+func TestAssigningWithoutRoutesPushesTheAssignee(t *testing.T) {
+	t.Parallel()
+	opsFile := filepath.Join(t.TempDir(), "operators")
+	secrets := map[string]string{
+		"ann": addOperator(t, opsFile, "ann", "answerer", "oncall"),
+		"bo":  addOperator(t, opsFile, "bo", "answerer", "oncall"),
+	}
+	devs := newDevices(t)
+	s := startStack(t, stackOptions{uiEnv: map[string]string{
+		"AEPFORMS_OPERATORS_FILE": opsFile, "AEPFORMS_VAPID_SUBJECT": "mailto:ops@example.com",
+		"AEPFORMS_PUSH_ALLOW_LOOPBACK": "1", "AEPFORMS_PUSH_EVERY": "50ms"}})
+	ops := map[string]*stack{}
+	for name, secret := range secrets {
+		ops[name] = s.as(t, name, secret)
+		ops[name].subscribeDevice(t, devs.srv.URL+"/"+name)
+	}
+	ag := s.startAgent(t, agentOptions{scenarios: []string{agent.ScenarioDeploy}})
+	sess, _ := askedRequest(t, ag, agent.ScenarioDeploy)
+	assert.Equal(t, map[string]int{"ann": 1, "bo": 1}, devs.pushed(t, 2, "the new question"), "everyone")
+
+	f := ops["ann"].assignForm(t, sess.ID, "bo")
+	ops["ann"].follow(t, ops["ann"].submit(t, f, f.button(t, "Assign"), ""))
+	assert.Equal(t, map[string]int{"bo": 1}, devs.pushed(t, 1, "the assignment to bo"))
+	select {
+	case p := <-devs.got:
+		t.Fatalf("a device was pushed more: %s", p)
+	default:
+	}
+}

@@ -147,6 +147,11 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 		g.newRouter(cfg, &deps)
 	}
 	g.newPusher(cfg, viewer, &deps)
+	if g.router == nil && g.pusher != nil {
+		// No routes file: every operator is notified of every question,
+		// and an assignee of their assignment.
+		g.router = routing.New(routing.Config{Journal: g.journal, Tick: cfg.routesTick, Logger: logger.With("part", "routing")})
+	}
 	if cfg.operatorList != nil {
 		g.operators = newOperatorsWatch(cfg.operatorsFile, cfg.operatorsReload, cfg.operatorList, jr, logger.With("part", "operators"))
 	}
@@ -269,7 +274,9 @@ func (g *serveGraph) startRouting(ctx context.Context, goRun func(name string, f
 		g.wire.Wait()
 		return nil
 	})
-	goRun("routes file", func() error { g.routes.Watch(ctx, g.routesReload); return nil })
+	if g.routes != nil {
+		goRun("routes file", func() error { g.routes.Watch(ctx, g.routesReload); return nil })
+	}
 }
 
 // webConfig is the UI's HTTP settings.

@@ -30,6 +30,11 @@ type Table interface {
 	Table() *routes.Table
 }
 
+// noRoutes is the Table of no routes file: no team, no route.
+type noRoutes struct{}
+
+func (noRoutes) Table() *routes.Table { return nil }
+
 // Journal is where each question's routing history is kept (its team,
 // each reminder and escalation), as long as its answer is in History, so
 // a restart and every replica sharing it show the steps; keeping a step
@@ -48,7 +53,7 @@ type Pusher interface {
 	Renotify(ctx context.Context, c inbox.Card, audience func(operator string) bool) int
 }
 
-// Config configures a Router. Routes is required; a nil part is off.
+// Config configures a Router. A nil part is off.
 type Config struct {
 	Routes Table
 	// Journal claims each step (nil: this process alone, kept in memory).
@@ -93,8 +98,12 @@ type Router struct {
 	asked map[inbox.CardID]time.Time // when each open question arrived (for the time to answer)
 }
 
-// New returns a router; cfg.Routes must be set.
+// New returns a router. Without cfg.Routes it routes no question and
+// only tells each assignee of their assignment (Web Push).
 func New(cfg Config) *Router {
+	if cfg.Routes == nil {
+		cfg.Routes = noRoutes{}
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
