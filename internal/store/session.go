@@ -20,4 +20,26 @@ type Session struct {
 	// was last used, written at most once a minute.
 	Created  time.Time
 	LastSeen time.Time
+	// Subject is the identity provider's subject of a sign-in there (""
+	// for a sign-in with a secret).
+	Subject string
+	// Refresh is that sign-in's refresh token sealed with a key of this
+	// UI's client registration, never the token itself; empty when the
+	// provider issued none.
+	Refresh []byte
+	// Checked is when the sign-in's role and teams were last read from
+	// the provider (its sign-in, then each recheck); zero for a sign-in
+	// with a secret.
+	Checked time.Time
+}
+
+// Person is one person the identity provider signed in, as the journal
+// keeps them between their sign-ins: the name the UI shows, the role
+// and teams their groups gave at their last sign-in or recheck, and
+// when that was.
+type Person struct {
+	Name     string
+	Role     string
+	Teams    []string
+	LastSeen time.Time
 }

@@ -31,7 +31,7 @@ var migrations = append([]string{
 	dialect.Submissions() + dialect.Command() + sqldb.Live + dialect.Sessions(),
 	// 2: what the agent recorded for each answer (SQLite's step 4).
 	dialect.Recorded(),
-	// 3 to 11: SQLite's steps 6 to 14 (sqldb.Schema.SharedSteps).
+	// 3 to 13: SQLite's steps 6 to 16 (sqldb.Schema.SharedSteps).
 }, dialect.SharedSteps()...)
 
 // dialect is the schema in PostgreSQL's types, its migrations under

@@ -133,3 +133,32 @@ func TestOpensADatabaseOfVersion11WithItsRouting(t *testing.T) {
 
 	storetest.CheckRoutingCarriedOver(t, openURL(t, dbURL, Options{Host: "h"}))
 }
+
+// A database of version 12, the one before the people the identity
+// provider signed in were kept, opens and is migrated: its sessions
+// still count (no subject, no refresh token, never checked), and the
+// people are kept from then on.
+func TestOpensADatabaseMadeByVersion12(t *testing.T) {
+	t.Parallel()
+	c := pgtest.Need(t)
+	ctx := context.Background()
+	dbURL := c.NewDatabase(t)
+	old := databaseAt(t, dbURL, strings.Join(migrations[:12], "\n"), 12)
+	_, err := old.Exec(ctx, `INSERT INTO sessions (id_hash, operator, secret, user_agent, created_at, last_seen) VALUES ('h1', 'ann', 'fp', 'Firefox', 5, 6)`)
+	require.NoError(t, err)
+	require.NoError(t, old.Close(ctx))
+
+	j := openURL(t, dbURL, Options{Host: "h"})
+	s, ok, err := j.LookupSession(ctx, "h1")
+	require.NoError(t, err)
+	require.True(t, ok, "the session of version 12 is kept")
+	assert.Equal(t, "ann", s.Operator)
+	assert.Empty(t, s.Subject)
+	assert.Nil(t, s.Refresh)
+	assert.True(t, s.Checked.IsZero())
+	require.NoError(t, j.SeePerson(ctx, store.Person{Name: "ann", Role: "answerer", Teams: []string{"oncall"}, LastSeen: storetest.T0}), "the people's table is there")
+	people, err := j.People(ctx, time.Time{})
+	require.NoError(t, err)
+	require.Len(t, people, 1)
+	assert.Equal(t, []string{"oncall"}, people[0].Teams)
+}

@@ -49,8 +49,8 @@ func (d Schema) sql(s string) string {
 }
 
 // SharedSteps are the migration steps both backends take, in this
-// order, after their own first ones: SQLite's steps 6 to 15,
-// PostgreSQL's 3 to 12. A step for both is appended here.
+// order, after their own first ones: SQLite's steps 6 to 16,
+// PostgreSQL's 3 to 13. A step for both is appended here.
 func (d Schema) SharedSteps() []string {
 	return []string{
 		d.Push(),
@@ -63,6 +63,7 @@ func (d Schema) SharedSteps() []string {
 		d.Marks(),
 		d.RuleChanges(),
 		d.RoutingLog(),
+		d.People(),
 	}
 }
 
@@ -327,4 +328,23 @@ func (d Schema) RoutingLog() string {
 	CREATE INDEX routing_steps_team ON routing_steps (kind, team);
 	CREATE INDEX routing_steps_at ON routing_steps (at);
 	` + move("routing:team:", "team") + move("routing:reminded:", "reminded") + move("routing:escalated:", "escalated"))
+}
+
+// People keeps the people the identity provider signed in (store.Person:
+// their name, role and teams from their groups, when last seen), so
+// team routing, the assign list and the admin's page know them between
+// their sign-ins; and, on each sign-in there, its subject, its refresh
+// token sealed, and when its role and teams were last read from the
+// provider (a session of a secret keeps none of these).
+func (d Schema) People() string {
+	return d.sql(`CREATE TABLE people (
+		name      TEXT PRIMARY KEY, -- as the UI shows it
+		role      TEXT NOT NULL,
+		teams     TEXT NOT NULL, -- comma-separated
+		last_seen {int64} NOT NULL -- unix nanoseconds
+	);
+	CREATE INDEX people_seen ON people (last_seen);
+	ALTER TABLE sessions ADD COLUMN subject TEXT NOT NULL DEFAULT '';
+	ALTER TABLE sessions ADD COLUMN refresh {bytes} NOT NULL DEFAULT {empty_bytes}; -- sealed, never the token itself
+	ALTER TABLE sessions ADD COLUMN checked_at {int64} NOT NULL DEFAULT 0;`)
 }

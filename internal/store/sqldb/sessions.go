@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aepforms/aepforms/internal/store"
@@ -12,8 +13,9 @@ import (
 
 // CreateSession keeps a new operator session.
 func (x *Sessions) CreateSession(ctx context.Context, s store.Session) error {
-	if _, err := x.Synced.ExecContext(ctx, x.Q(`INSERT INTO sessions (id_hash, operator, secret, user_agent, created_at, last_seen) VALUES (?, ?, ?, ?, ?, ?)`),
-		s.IDHash, s.Operator, s.Secret, s.UserAgent, store.Nanos(s.Created), store.Nanos(s.LastSeen)); err != nil {
+	if _, err := x.Synced.ExecContext(ctx, x.Q(`INSERT INTO sessions (id_hash, operator, secret, user_agent, created_at, last_seen, subject, refresh, checked_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		s.IDHash, s.Operator, s.Secret, s.UserAgent, store.Nanos(s.Created), store.Nanos(s.LastSeen), s.Subject, nonNil(s.Refresh), store.Nanos(s.Checked)); err != nil {
 		return fmt.Errorf("journal: create session: %w", err)
 	}
 	return nil
@@ -23,17 +25,100 @@ func (x *Sessions) CreateSession(ctx context.Context, s store.Session) error {
 // there is none.
 func (x *Sessions) LookupSession(ctx context.Context, idHash string) (store.Session, bool, error) {
 	s := store.Session{IDHash: idHash}
-	var created, seen int64
-	err := x.Synced.QueryRowContext(ctx, x.Q(`SELECT operator, secret, user_agent, created_at, last_seen FROM sessions WHERE id_hash = ?`), idHash).
-		Scan(&s.Operator, &s.Secret, &s.UserAgent, &created, &seen)
+	var created, seen, checked int64
+	err := x.Synced.QueryRowContext(ctx, x.Q(`SELECT operator, secret, user_agent, created_at, last_seen, subject, refresh, checked_at FROM sessions WHERE id_hash = ?`), idHash).
+		Scan(&s.Operator, &s.Secret, &s.UserAgent, &created, &seen, &s.Subject, &s.Refresh, &checked)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Session{}, false, nil
 	}
 	if err != nil {
 		return store.Session{}, false, fmt.Errorf("journal: session: %w", err)
 	}
-	s.Created, s.LastSeen = store.FromNanos(created), store.FromNanos(seen)
+	s.Created, s.LastSeen, s.Checked = store.FromNanos(created), store.FromNanos(seen), store.FromNanos(checked)
+	if len(s.Refresh) == 0 {
+		s.Refresh = nil
+	}
 	return s, true, nil
+}
+
+// nonNil is b, or an empty byte string for nil (the column is NOT NULL).
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// ClaimSessionCheck makes at the time session idHash's role and teams
+// were last read from the identity provider, if that was still was:
+// true for the one caller (of every replica's) whose claim took, which
+// then asks the provider.
+func (x *Sessions) ClaimSessionCheck(ctx context.Context, idHash string, was, at time.Time) (bool, error) {
+	res, err := x.Synced.ExecContext(ctx, x.Q(`UPDATE sessions SET checked_at = ? WHERE id_hash = ? AND checked_at = ?`), store.Nanos(at), idHash, store.Nanos(was))
+	if err != nil {
+		return false, fmt.Errorf("journal: claim a session's check: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// SetSessionRefresh keeps session idHash's new sealed refresh token (a
+// provider may issue a new one at each use).
+func (x *Sessions) SetSessionRefresh(ctx context.Context, idHash string, sealed []byte) error {
+	if _, err := x.Synced.ExecContext(ctx, x.Q(`UPDATE sessions SET refresh = ? WHERE id_hash = ?`), nonNil(sealed), idHash); err != nil {
+		return fmt.Errorf("journal: a session's refresh token: %w", err)
+	}
+	return nil
+}
+
+// SeePerson keeps p as the identity provider's person p.Name is now:
+// their role, teams and when seen.
+func (x *Sessions) SeePerson(ctx context.Context, p store.Person) error {
+	if _, err := x.Synced.ExecContext(ctx, x.Q(`INSERT INTO people (name, role, teams, last_seen) VALUES (?, ?, ?, ?)
+		ON CONFLICT (name) DO UPDATE SET role = excluded.role, teams = excluded.teams, last_seen = excluded.last_seen`),
+		p.Name, p.Role, strings.Join(p.Teams, ","), store.Nanos(p.LastSeen)); err != nil {
+		return fmt.Errorf("journal: keep a person: %w", err)
+	}
+	return nil
+}
+
+// People lists the identity provider's people seen at since or later,
+// by name.
+func (x *Sessions) People(ctx context.Context, since time.Time) ([]store.Person, error) {
+	rows, err := x.Synced.QueryContext(ctx, x.Q(`SELECT name, role, teams, last_seen FROM people WHERE last_seen >= ? ORDER BY name`), store.Nanos(since))
+	if err != nil {
+		return nil, fmt.Errorf("journal: people: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Person
+	for rows.Next() {
+		var p store.Person
+		var teams string
+		var seen int64
+		if err := rows.Scan(&p.Name, &p.Role, &teams, &seen); err != nil {
+			return nil, fmt.Errorf("journal: people: %w", err)
+		}
+		if teams != "" {
+			p.Teams = strings.Split(teams, ",")
+		}
+		p.LastSeen = store.FromNanos(seen)
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("journal: people: %w", err)
+	}
+	return out, nil
+}
+
+// ForgetPeople forgets the people last seen before before, and returns
+// how many.
+func (x *Sessions) ForgetPeople(ctx context.Context, before time.Time) (int, error) {
+	res, err := x.Synced.ExecContext(ctx, x.Q(`DELETE FROM people WHERE last_seen < ?`), store.Nanos(before))
+	if err != nil {
+		return 0, fmt.Errorf("journal: forget people: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
 }
 
 // TouchSession sets a session's last use to at.

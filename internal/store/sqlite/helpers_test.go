@@ -95,10 +95,19 @@ const undoMarks = undoRuleChanges + `DROP TABLE card_marks;
 `
 
 // undoRuleChanges takes back step 14: who paused, resumed or deleted a
-// rule, and the routing history (15) after it.
+// rule, and the routing history (15) and the people (16) after it.
 const undoRuleChanges = undoRoutingLog + `DROP TABLE rule_changes;
 `
 
-// undoRoutingLog takes back step 15: the questions' routing history.
-const undoRoutingLog = `DROP TABLE routing_steps;
+// undoRoutingLog takes back step 15: the questions' routing history,
+// and the people (16) after it.
+const undoRoutingLog = undoPeople + `DROP TABLE routing_steps;
+`
+
+// undoPeople takes back step 16: the people the identity provider
+// signed in, and what their sessions keep of it.
+const undoPeople = `DROP TABLE people;
+	ALTER TABLE sessions DROP COLUMN subject;
+	ALTER TABLE sessions DROP COLUMN refresh;
+	ALTER TABLE sessions DROP COLUMN checked_at;
 `

@@ -38,10 +38,11 @@ var migrations = append([]string{
 			WHERE n.source = submissions.source AND n.session = submissions.session AND n.request_id = submissions.request_id
 			AND n.state IN ('queued', 'sending', 'accepted') AND n.seq > submissions.seq);
 	` + sqldb.Live,
-	// 6 to 14: Web Push, the resend lease, "Answer differently", the
+	// 6 to 16: Web Push, the resend lease, "Answer differently", the
 	// search text's version, rules, rules scoped to the question, when
 	// operators last looked at what rules answered, claims and
-	// assignments, and who paused, resumed or deleted a rule.
+	// assignments, who paused, resumed or deleted a rule, the questions'
+	// routing history, and the people the identity provider signed in.
 }, dialect.SharedSteps()...)
 
 // dialect is the schema in SQLite's types.

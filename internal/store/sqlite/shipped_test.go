@@ -135,3 +135,34 @@ func TestOpensAJournalOfVersion14WithItsRouting(t *testing.T) {
 	assert.Equal(t, SchemaVersion, appliedMigrations(t, j))
 	storetest.CheckRoutingCarriedOver(t, j)
 }
+
+// A journal of version 15, the one before the people the identity
+// provider signed in were kept, opens and is migrated: its sessions
+// still count (no subject, no refresh token, never checked), and the
+// people are kept from then on.
+func TestOpensAJournalMadeByVersion15(t *testing.T) {
+	t.Parallel()
+	path := tempPath(t)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	old := journalAt(t, path, strings.Join(migrations[:15], "\n"), 15)
+	_, err := old.Exec(`INSERT INTO sessions (id_hash, operator, secret, user_agent, created_at, last_seen) VALUES ('h1', 'ann', 'fp', 'Firefox', 5, 6)`)
+	require.NoError(t, err)
+	require.NoError(t, old.Close())
+	require.NoError(t, os.Chmod(path, 0o600))
+
+	j := openAt(t, path, Options{Host: "h"})
+	assert.Equal(t, SchemaVersion, appliedMigrations(t, j))
+	ctx := context.Background()
+	s, ok, err := j.LookupSession(ctx, "h1")
+	require.NoError(t, err)
+	require.True(t, ok, "the session of version 15 is kept")
+	assert.Equal(t, "ann", s.Operator)
+	assert.Empty(t, s.Subject)
+	assert.Nil(t, s.Refresh)
+	assert.True(t, s.Checked.IsZero())
+	require.NoError(t, j.SeePerson(ctx, store.Person{Name: "ann", Role: "answerer", Teams: []string{"oncall"}, LastSeen: t0}), "the people's table is there")
+	people, err := j.People(ctx, time.Time{})
+	require.NoError(t, err)
+	require.Len(t, people, 1)
+	assert.Equal(t, []string{"oncall"}, people[0].Teams)
+}

@@ -38,6 +38,11 @@ type Backend interface {
 	TakeSession(ctx context.Context, idHash string) (bool, error)
 	DeleteOtherSessions(ctx context.Context, operator, keepHash string) (int, error)
 	DeleteExpiredSessions(ctx context.Context, idleBefore, createdBefore time.Time) (int, error)
+	ClaimSessionCheck(ctx context.Context, idHash string, was, at time.Time) (bool, error)
+	SetSessionRefresh(ctx context.Context, idHash string, sealed []byte) error
+	SeePerson(ctx context.Context, p store.Person) error
+	People(ctx context.Context, since time.Time) ([]store.Person, error)
+	ForgetPeople(ctx context.Context, before time.Time) (int, error)
 	Identity() store.Identity
 	Close() error
 	PushStore
@@ -122,6 +127,8 @@ func Run(t *testing.T, fresh Fresh) {
 		{"Prune", testPrune},
 		{"Sessions", testSessions},
 		{"SessionTakenOnce", testSessionTakenOnce},
+		{"ProviderSessionsAreCheckedOnce", testSessionChecks},
+		{"PeopleSurviveARestartAndAreForgotten", testPeople},
 		{"TheInboxWritesAhead", testInboxWritesAhead},
 		{"ResumeScanAcrossProcesses", testResumeScan},
 		{"LookupKeepRecordedRecent", testRecorded},
@@ -574,7 +581,81 @@ func testSessionTakenOnce(t *testing.T, st Store) {
 // normal makes a session's times comparable with ==.
 func normal(s store.Session) store.Session {
 	s.Created, s.LastSeen = s.Created.UTC(), s.LastSeen.UTC()
+	if !s.Checked.IsZero() {
+		s.Checked = s.Checked.UTC()
+	}
 	return s
+}
+
+// A sign-in at the identity provider keeps its subject and sealed
+// refresh token across a restart; of two replicas claiming its recheck
+// from the same last check, one wins; its new refresh token is kept.
+func testSessionChecks(t *testing.T, st Store) {
+	ctx := context.Background()
+	j := st.Open()
+	s := session("p1", "ann", T0)
+	s.Subject, s.Refresh, s.Checked = "sub-ann", []byte("sealed-1"), T0
+	require.NoError(t, j.CreateSession(ctx, s))
+	require.NoError(t, j.Close())
+
+	j = st.Open()
+	got, ok, err := j.LookupSession(ctx, "p1")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, s, normal(got), "subject, refresh token and last check survive a restart")
+
+	won, err := j.ClaimSessionCheck(ctx, "p1", T0, T0.Add(time.Minute))
+	require.NoError(t, err)
+	assert.True(t, won, "the first claim from the last check takes")
+	won, err = j.ClaimSessionCheck(ctx, "p1", T0, T0.Add(time.Minute+time.Second))
+	require.NoError(t, err)
+	assert.False(t, won, "a second claim from the same last check does not")
+	require.NoError(t, j.SetSessionRefresh(ctx, "p1", []byte("sealed-2")))
+	got, _, err = j.LookupSession(ctx, "p1")
+	require.NoError(t, err)
+	assert.Equal(t, "sealed-2", string(got.Refresh))
+	assert.True(t, got.Checked.Equal(T0.Add(time.Minute)), "checked at the winning claim: got %v", got.Checked)
+
+	plain := session("s1", "bo", T0)
+	require.NoError(t, j.CreateSession(ctx, plain))
+	got, _, err = j.LookupSession(ctx, "s1")
+	require.NoError(t, err)
+	assert.Equal(t, plain, normal(got), "a sign-in with a secret has no subject, token or check")
+}
+
+// The people the identity provider signed in are kept with their role
+// and teams, each sign-in replacing what the last one said, across a
+// restart; those unseen since a time are forgotten.
+func testPeople(t *testing.T, st Store) {
+	ctx := context.Background()
+	j := st.Open()
+	require.NoError(t, j.SeePerson(ctx, store.Person{Name: "ann", Role: "answerer", Teams: []string{"oncall", "leads"}, LastSeen: T0}))
+	require.NoError(t, j.SeePerson(ctx, store.Person{Name: "vera", Role: "viewer", LastSeen: T0}))
+	require.NoError(t, j.SeePerson(ctx, store.Person{Name: "ann", Role: "viewer", Teams: []string{"leads"}, LastSeen: T0.Add(time.Hour)}))
+	require.NoError(t, j.Close())
+
+	j = st.Open()
+	people, err := j.People(ctx, time.Time{})
+	require.NoError(t, err)
+	for i := range people {
+		people[i].LastSeen = people[i].LastSeen.UTC()
+	}
+	assert.Equal(t, []store.Person{
+		{Name: "ann", Role: "viewer", Teams: []string{"leads"}, LastSeen: T0.Add(time.Hour)},
+		{Name: "vera", Role: "viewer", LastSeen: T0},
+	}, people, "the latest of each, after a restart")
+	seen, err := j.People(ctx, T0.Add(time.Minute))
+	require.NoError(t, err)
+	require.Len(t, seen, 1)
+	assert.Equal(t, "ann", seen[0].Name, "seen since a time")
+
+	n, err := j.ForgetPeople(ctx, T0.Add(time.Minute))
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "vera, unseen since, is forgotten")
+	people, err = j.People(ctx, time.Time{})
+	require.NoError(t, err)
+	require.Len(t, people, 1)
+	assert.Equal(t, "ann", people[0].Name)
 }
 
 // Behind the inbox, the journal keeps a post before BeginSubmission
