@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,13 +43,18 @@ const (
 )
 
 // Groups are the provider's users (each user's name is its id) and the
-// groups claim each one's ID token carries: vera is an auditor only (a
-// viewer under any mapping of the tests), ann is on call (an answerer
-// under answerer=oncall), ada an admin (admin=aepforms-admins).
+// groups claim each one's ID token carries as a provider starts
+// (Provider.SetGroups changes one's): vera is an auditor only (a viewer
+// under any mapping of the tests), ann is on call (an answerer under
+// answerer=oncall), ada an admin (admin=aepforms-admins); olga is on
+// call in a group named otherwise than the team (/eng/oncall), otto is
+// staff only, in no team.
 var Groups = map[string][]string{
 	"vera": {"auditors"},
 	"ann":  {"oncall", "staff"},
 	"ada":  {"aepforms-admins", "staff"},
+	"olga": {"/eng/oncall", "staff"},
+	"otto": {"staff"},
 }
 
 // users are the provider's users, by id.
@@ -64,15 +70,16 @@ type opStorage struct {
 	*storage.Storage
 
 	mu       sync.Mutex
-	nonce    string          // when set, the ID token's nonce instead of the sign-in's
-	otherKey *rsa.PrivateKey // when set, ID tokens are signed with it, not the published key
+	nonce    string              // when set, the ID token's nonce instead of the sign-in's
+	otherKey *rsa.PrivateKey     // when set, ID tokens are signed with it, not the published key
+	groups   map[string][]string // each user's groups now
 }
 
 func (s *opStorage) SetUserinfoFromRequest(ctx context.Context, ui *oidc.UserInfo, token op.IDTokenRequest, scopes []string) error {
 	if err := s.Storage.SetUserinfoFromRequest(ctx, ui, token, scopes); err != nil {
 		return err
 	}
-	addGroups(ui, token.GetSubject())
+	s.addGroups(ui, token.GetSubject())
 	return nil
 }
 
@@ -80,12 +87,15 @@ func (s *opStorage) SetUserinfoFromToken(ctx context.Context, ui *oidc.UserInfo,
 	if err := s.Storage.SetUserinfoFromToken(ctx, ui, tokenID, subject, origin); err != nil {
 		return err
 	}
-	addGroups(ui, ui.Subject)
+	s.addGroups(ui, ui.Subject)
 	return nil
 }
 
-func addGroups(ui *oidc.UserInfo, subject string) {
-	if g, ok := Groups[subject]; ok {
+func (s *opStorage) addGroups(ui *oidc.UserInfo, subject string) {
+	s.mu.Lock()
+	g, ok := s.groups[subject]
+	s.mu.Unlock()
+	if ok {
 		ui.AppendClaims("groups", g)
 	}
 }
@@ -97,6 +107,11 @@ func (s *opStorage) AuthRequestByCode(ctx context.Context, code string) (op.Auth
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.nonce == "" {
+		// The example storage's own type: its refresh tokens are issued
+		// to the client it names.
+		return req, nil
+	}
 	return tamperedRequest{AuthRequest: req, nonce: s.nonce}, nil
 }
 
@@ -171,7 +186,10 @@ func Start(t testing.TB, redirect string) *Provider {
 			Email: name + "@example.com", EmailVerified: true, PreferredLanguage: language.English}
 	}
 	client := storage.WebClient(ClientID, ClientSecret, redirect)
-	st := &opStorage{Storage: storage.NewStorageWithClients(us, map[string]*storage.Client{ClientID: client})}
+	st := &opStorage{Storage: storage.NewStorageWithClients(us, map[string]*storage.Client{ClientID: client}), groups: map[string][]string{}}
+	for name, g := range Groups {
+		st.groups[name] = slices.Clone(g)
+	}
 	p := &Provider{t: t, Issuer: issuer, st: st}
 	router := exampleop.SetupServer(issuer, st, nil, false)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -194,6 +212,15 @@ func Start(t testing.TB, redirect string) *Provider {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return p
+}
+
+// SetGroups makes user's groups claim groups from now on: the next
+// token or userinfo answer about them carries it (a group change at the
+// provider).
+func (p *Provider) SetGroups(user string, groups ...string) {
+	p.st.mu.Lock()
+	defer p.st.mu.Unlock()
+	p.st.groups[user] = groups
 }
 
 // Down makes the provider drop every connection unanswered (true), or
