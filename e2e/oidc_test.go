@@ -40,6 +40,13 @@ type oidcStack struct {
 // discovery document as it starts. args come after the OIDC flags.
 func startOIDCStack(t *testing.T, args ...string) *oidcStack {
 	t.Helper()
+	return startOIDCStackEnv(t, nil, args...)
+}
+
+// startOIDCStackEnv is startOIDCStack with env added to the UI's
+// environment.
+func startOIDCStackEnv(t *testing.T, env map[string]string, args ...string) *oidcStack {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	host := ln.Addr().String()
@@ -56,7 +63,11 @@ func startOIDCStack(t *testing.T, args ...string) *oidcStack {
 		"--public-url", public, "--oidc-issuer", o.Issuer, "--oidc-client-id", oidctest.ClientID,
 		"--oidc-client-secret-file", secretFile,
 		"--oidc-role", "admin=aepforms-admins", "--oidc-role", "answerer=oncall"}, args...)
-	s.uiURL, s.ctx, _ = runApp(t, "ui", argv, map[string]string{"AEP_TOKEN": s.token, "HOME": t.TempDir()}, uiReady)
+	uiEnv := map[string]string{"AEP_TOKEN": s.token, "HOME": t.TempDir()}
+	for k, v := range env {
+		uiEnv[k] = v
+	}
+	s.uiURL, s.ctx, _ = runApp(t, "ui", argv, uiEnv, uiReady)
 	s.origin = originOf(t, s.uiURL)
 	return &oidcStack{stack: s, provider: o, host: host}
 }

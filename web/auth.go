@@ -57,6 +57,8 @@ type auth struct {
 	// ends them.
 	oidc    *oidcSignIn
 	oidcKey []byte
+	// people are those the provider signed in (nil without one).
+	people *PeopleList
 }
 
 func newAuth(cfg Config, store Sessions) *auth {
@@ -79,6 +81,7 @@ func newAuth(cfg Config, store Sessions) *auth {
 	if o := cfg.OIDC; o != nil {
 		a.oidc = newOIDCSignIn(*o, cfg.BasePath, cfg.Now)
 		a.oidcKey = sessionKey("oidc\n" + o.Issuer + "\n" + o.ClientID + "\n" + o.ClientSecret + "\n" + roleMapping(o))
+		a.people = cfg.People
 		if a.key == nil {
 			a.key = a.oidcKey
 		}
@@ -162,23 +165,23 @@ func (a *auth) checkToken(got string) bool {
 // the store holds only live ones (and the abandoned of the last 7 days
 // at most, by default).
 func (a *auth) issue(ctx context.Context, name, userAgent string) (string, error) {
-	return a.issueWith(ctx, a.keyFor(name), name, a.configuredRole(name), userAgent)
+	return a.issueWith(ctx, a.keyFor(name), name, a.configuredRole(name), userAgent, atProvider{})
 }
 
 // issueWith opens a session for name in role, opened with the secret
 // behind key (keyFor's, or oidcKey for a sign-in at the identity
-// provider).
-func (a *auth) issueWith(ctx context.Context, key []byte, name string, role Role, userAgent string) (string, error) {
+// provider, with what it told: at).
+func (a *auth) issueWith(ctx context.Context, key []byte, name string, role Role, userAgent string, at atProvider) (string, error) {
 	id, hash, err := newSessionID()
 	if err != nil {
 		return "", err
 	}
-	return id, a.issueAt(ctx, hash, key, name, role, userAgent)
+	return id, a.issueAt(ctx, hash, key, name, role, userAgent, at)
 }
 
 // issueAt opens the session whose cookie id hashes to hash (issueWith's
 // fresh one, or a panel's hand-off, handoff.go).
-func (a *auth) issueAt(ctx context.Context, hash string, key []byte, name string, role Role, userAgent string) error {
+func (a *auth) issueAt(ctx context.Context, hash string, key []byte, name string, role Role, userAgent string, at atProvider) error {
 	if key == nil {
 		return errors.New("web: no secret for operator " + strconv.Quote(name))
 	}
@@ -189,8 +192,11 @@ func (a *auth) issueAt(ctx context.Context, hash string, key []byte, name string
 	if len(userAgent) > maxUserAgent {
 		userAgent = strings.ToValidUTF8(userAgent[:maxUserAgent], "")
 	}
-	return a.store.CreateSession(ctx, store.Session{IDHash: hash, Operator: name, Secret: roleFingerprint(key, role),
-		UserAgent: userAgent, Created: now, LastSeen: now})
+	s := store.Session{IDHash: hash, Operator: name, Secret: roleFingerprint(key, role), UserAgent: userAgent, Created: now, LastSeen: now}
+	if at.subject != "" {
+		s.Subject, s.Refresh, s.Checked = at.subject, at.refresh, now
+	}
+	return a.store.CreateSession(ctx, s)
 }
 
 // session reads the session of a cookie's id. It counts when it exists,
@@ -210,6 +216,9 @@ func (a *auth) session(ctx context.Context, id string) (store.Session, bool, err
 	now := a.now()
 	if _, ok := a.counts(s, now); !ok {
 		return s, false, a.store.DeleteSession(ctx, hash)
+	}
+	if ok, err := a.recheck(ctx, s); !ok || err != nil {
+		return s, false, err
 	}
 	if now.Sub(s.LastSeen) >= touchEvery {
 		if err := a.store.TouchSession(ctx, hash, now); err != nil {
@@ -267,7 +276,7 @@ func (a *auth) stillLive(ctx context.Context, idHash string) (bool, error) {
 	if _, ok := a.counts(s, a.now()); !ok {
 		return false, a.store.DeleteSession(ctx, idHash)
 	}
-	return true, nil
+	return a.recheck(ctx, s)
 }
 
 // signOut deletes the session of the request's cookie, if any, and

@@ -85,15 +85,17 @@ func afterMark(w http.ResponseWriter, r *http.Request, pg *pages, post url.Value
 const assignTo = "to"
 
 // assignees are the operators a question may be assigned to: the named
-// operators (--operators-file) whose role answers, by name. Empty with
-// one shared secret or sign-in through a provider (no list of people).
+// operators (--operators-file) and the people the identity provider
+// signed in (PeopleList) whose role answers, by name. Empty with one
+// shared secret (no list of people).
 func (a *auth) assignees() []string {
-	if a.operators == nil {
-		return nil
+	var ops []Operator
+	if a.operators != nil {
+		ops = a.operators.Get()
 	}
 	var out []string
-	for _, op := range a.operators.Get() {
-		if op.role().answers() {
+	for _, op := range append(ops, a.people.Operators()...) {
+		if op.role().answers() && !slices.ContainsFunc(out, func(n string) bool { return strings.EqualFold(n, op.Name) }) {
 			out = append(out, op.Name)
 		}
 	}

@@ -216,7 +216,7 @@ func handlePopupStart(a *auth, pg *pages) http.HandlerFunc {
 // operator's session is opened under the hand-off's id, for the frame to
 // redeem, and the window says who signed in. The window itself is not
 // signed in.
-func (a *auth) bindHandoff(w http.ResponseWriter, r *http.Request, pg *pages, f oidcFlow, name string, role Role) {
+func (a *auth) bindHandoff(w http.ResponseWriter, r *http.Request, pg *pages, f oidcFlow, name string, role Role, at atProvider) {
 	if a.now().Unix() > f.HandoffExpires {
 		pg.signIn(w, r, http.StatusBadRequest, "This sign-in took more than "+view.DurationWords(a.handoffMaxAge)+", and the panel no longer waits for it. Close this window and sign in from the panel again.", "")
 		return
@@ -226,7 +226,7 @@ func (a *auth) bindHandoff(w http.ResponseWriter, r *http.Request, pg *pages, f 
 		pg.internalError(w, r, fmt.Errorf("web: replace a hand-off's session: %w", err))
 		return
 	}
-	if err := a.issueAt(r.Context(), f.Handoff, a.oidcKey, name, role, r.UserAgent()); err != nil {
+	if err := a.issueAt(r.Context(), f.Handoff, a.oidcKey, name, role, r.UserAgent(), at); err != nil {
 		pg.internalError(w, r, fmt.Errorf("web: open a hand-off's session: %w", err))
 		return
 	}
@@ -294,7 +294,7 @@ func handleHandoffRedeem(a *auth) http.HandlerFunc {
 			writeHandoff(w, http.StatusAccepted, handoffAnswer{State: "pending"})
 			return
 		}
-		id, err := a.issueWith(r.Context(), a.oidcKey, s.Operator, role, r.UserAgent())
+		id, err := a.issueWith(r.Context(), a.oidcKey, s.Operator, role, r.UserAgent(), atProvider{subject: s.Subject, refresh: s.Refresh})
 		if err != nil {
 			handoffFailed(a, w, fmt.Errorf("web: open a session: %w", err))
 			return

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +40,16 @@ type OIDC struct {
 	// holds the most allowed role any of their values gives, viewer when
 	// none does.
 	Roles map[Role][]string
+	// Teams maps a RolesClaim value (a group at the provider) to the team
+	// it puts the operator in, for a group named otherwise than its team
+	// ("/eng/oncall" to oncall); a value named like a team of the routes
+	// file is that team without it.
+	Teams map[string]string
+	// Recheck is how often a signed-in operator's role and teams are read
+	// again from the provider (with the sign-in's refresh token), 5 min by
+	// default: a role changed there ends the session, to sign in again in
+	// the new one, and their teams follow.
+	Recheck time.Duration
 	// Timeout bounds each call to the provider, 10 s by default.
 	Timeout time.Duration
 	// HTTPClient calls the provider; nil: one bounded by Timeout.
@@ -59,6 +70,9 @@ type oidcSignIn struct {
 	after    string // where the provider's sign-out sends the browser back: the sign-in page
 	now      func() time.Time
 	client   *http.Client
+
+	// teamNames are the routes file's teams as they are now (nil: none).
+	teamNames func() []string
 
 	mu sync.Mutex
 	p  *oidcProvider // nil until discovered
@@ -83,6 +97,9 @@ func newOIDCSignIn(cfg OIDC, base string, now func() time.Time) *oidcSignIn {
 	}
 	if cfg.RolesClaim == "" {
 		cfg.RolesClaim = "groups"
+	}
+	if cfg.Recheck <= 0 {
+		cfg.Recheck = 5 * time.Minute
 	}
 	client := cfg.HTTPClient
 	if client == nil {
@@ -115,16 +132,24 @@ func (o *oidcSignIn) provider(ctx context.Context) (*oidcProvider, error) {
 		return nil, fmt.Errorf("%w: discovery at %s: %w", errProvider, o.cfg.Issuer, err)
 	}
 	var extra struct {
-		EndSession string `json:"end_session_endpoint"`
-		UserInfo   string `json:"userinfo_endpoint"`
+		EndSession string   `json:"end_session_endpoint"`
+		UserInfo   string   `json:"userinfo_endpoint"`
+		Scopes     []string `json:"scopes_supported"`
 	}
 	if err := p.Claims(&extra); err != nil {
 		return nil, fmt.Errorf("%w: discovery at %s: %w", errProvider, o.cfg.Issuer, err)
 	}
+	scopes := []string{oidc.ScopeOpenID, "profile", "email"}
+	if slices.Contains(extra.Scopes, oidc.ScopeOfflineAccess) {
+		// A refresh token, to read the role and teams again at each
+		// recheck; asked only of a provider that says it issues them
+		// (some refuse a scope they do not know).
+		scopes = append(scopes, oidc.ScopeOfflineAccess)
+	}
 	o.p = &oidcProvider{
 		p: p, userInfo: extra.UserInfo != "",
 		verifier:   p.VerifierContext(oidc.ClientContext(context.Background(), o.client), &oidc.Config{ClientID: o.cfg.ClientID, Now: o.now}),
-		oauth:      oauth2.Config{ClientID: o.cfg.ClientID, ClientSecret: o.cfg.ClientSecret, Endpoint: p.Endpoint(), RedirectURL: o.redirect, Scopes: []string{oidc.ScopeOpenID, "profile", "email"}},
+		oauth:      oauth2.Config{ClientID: o.cfg.ClientID, ClientSecret: o.cfg.ClientSecret, Endpoint: p.Endpoint(), RedirectURL: o.redirect, Scopes: scopes},
 		endSession: extra.EndSession,
 		host:       o.host(),
 	}
@@ -173,14 +198,32 @@ func (o *oidcSignIn) start(ctx context.Context, f oidcFlow) (string, error) {
 // refused, the code was not taken, or the ID token did not verify.
 var errSignInRefused = errors.New("web: the sign-in was refused")
 
+// signedIn is what a sign-in at the provider told: the ID token's
+// claims (with the userinfo answer's), its subject, and the refresh
+// token ("" when the provider issued none).
+type signedIn struct {
+	claims  map[string]any
+	subject string
+	refresh string
+}
+
 // finish exchanges the callback's code (with the flow's PKCE verifier)
 // and verifies the ID token, its nonce the flow's; it returns the
-// token's claims.
-func (o *oidcSignIn) finish(ctx context.Context, f oidcFlow, code string) (map[string]any, error) {
+// token's claims, its subject and the refresh token.
+func (o *oidcSignIn) finish(ctx context.Context, f oidcFlow, code string) (signedIn, error) {
 	p, err := o.provider(ctx)
 	if err != nil {
-		return nil, err
+		return signedIn{}, err
 	}
+	claims, subject, tok, err := o.exchange(ctx, p, f, code)
+	if err != nil {
+		return signedIn{}, err
+	}
+	return signedIn{claims: claims, subject: subject, refresh: tok.RefreshToken}, nil
+}
+
+// exchange is finish's exchange of the code and check of the ID token.
+func (o *oidcSignIn) exchange(ctx context.Context, p *oidcProvider, f oidcFlow, code string) (map[string]any, string, *oauth2.Token, error) {
 	ctx, cancel := context.WithTimeout(oidc.ClientContext(ctx, o.client), o.cfg.Timeout)
 	defer cancel()
 	tok, err := p.oauth.Exchange(ctx, code, oauth2.VerifierOption(f.Verifier))
@@ -188,32 +231,82 @@ func (o *oidcSignIn) finish(ctx context.Context, f oidcFlow, code string) (map[s
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) {
 			// The provider answered, and refused: a used or expired code.
-			return nil, fmt.Errorf("%w: the provider did not take the code: %s %s", errSignInRefused, re.ErrorCode, re.ErrorDescription)
+			return nil, "", nil, fmt.Errorf("%w: the provider did not take the code: %s %s", errSignInRefused, re.ErrorCode, re.ErrorDescription)
 		}
-		return nil, fmt.Errorf("%w: token endpoint: %w", errProvider, err)
+		return nil, "", nil, fmt.Errorf("%w: token endpoint: %w", errProvider, err)
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
-		return nil, fmt.Errorf("%w: the provider's answer held no ID token", errSignInRefused)
+		return nil, "", nil, fmt.Errorf("%w: the provider's answer held no ID token", errSignInRefused)
 	}
 	idt, err := p.verifier.Verify(ctx, raw)
 	if err != nil {
 		// go-oidc's errors name the failed check, never the token.
-		return nil, fmt.Errorf("%w: the ID token did not verify: %w", errSignInRefused, err)
+		return nil, "", nil, fmt.Errorf("%w: the ID token did not verify: %w", errSignInRefused, err)
 	}
 	if !equalSecret(idt.Nonce, f.Nonce) {
-		return nil, fmt.Errorf("%w: the ID token's nonce is not this sign-in's", errSignInRefused)
+		return nil, "", nil, fmt.Errorf("%w: the ID token's nonce is not this sign-in's", errSignInRefused)
 	}
 	var claims map[string]any
 	if err := idt.Claims(&claims); err != nil {
-		return nil, fmt.Errorf("%w: the ID token's claims: %w", errSignInRefused, err)
+		return nil, "", nil, fmt.Errorf("%w: the ID token's claims: %w", errSignInRefused, err)
 	}
 	if p.userInfo && !o.hasClaims(claims) {
 		if err := o.addUserInfo(ctx, p, tok, idt.Subject, claims); err != nil {
-			return nil, err
+			return nil, "", nil, err
 		}
 	}
-	return claims, nil
+	return claims, idt.Subject, tok, nil
+}
+
+// errNoClaims is a recheck whose answer held none of the claims a role
+// is read from (no ID token, no userinfo endpoint): the session keeps
+// the role it has.
+var errNoClaims = errors.New("web: the identity provider's refreshed tokens hold no claims to read the role from")
+
+// refresh reads subject's claims again with the refresh token of their
+// sign-in: the refreshed ID token's (verified, and about subject) and the
+// userinfo answer's. It returns the claims and the refresh token to keep
+// (the provider may issue a new one at each use). A provider that
+// refuses the token (revoked, the person disabled) is errSignInRefused;
+// one that does not answer, errProvider.
+func (o *oidcSignIn) refresh(ctx context.Context, token, subject string) (map[string]any, string, error) {
+	p, err := o.provider(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	ctx, cancel := context.WithTimeout(oidc.ClientContext(ctx, o.client), o.cfg.Timeout)
+	defer cancel()
+	tok, err := p.oauth.TokenSource(ctx, &oauth2.Token{RefreshToken: token}).Token()
+	if err != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode < 500 {
+			return nil, "", fmt.Errorf("%w: the provider did not take the refresh token: %s %s", errSignInRefused, re.ErrorCode, re.ErrorDescription)
+		}
+		return nil, "", fmt.Errorf("%w: token endpoint: %w", errProvider, err)
+	}
+	claims := map[string]any{}
+	if raw, _ := tok.Extra("id_token").(string); raw != "" {
+		idt, err := p.verifier.Verify(ctx, raw)
+		if err != nil {
+			return nil, "", fmt.Errorf("%w: the refreshed ID token did not verify: %w", errSignInRefused, err)
+		}
+		if idt.Subject != subject {
+			return nil, "", fmt.Errorf("%w: the refreshed ID token is about another subject", errSignInRefused)
+		}
+		if err := idt.Claims(&claims); err != nil {
+			return nil, "", fmt.Errorf("%w: the refreshed ID token's claims: %w", errSignInRefused, err)
+		}
+	}
+	if p.userInfo && !o.hasClaims(claims) {
+		if err := o.addUserInfo(ctx, p, tok, subject, claims); err != nil {
+			return nil, "", err
+		}
+	}
+	if len(claims) == 0 {
+		return nil, "", errNoClaims
+	}
+	return claims, tok.RefreshToken, nil
 }
 
 // hasClaims reports whether the ID token holds a name claim and the
@@ -267,9 +360,9 @@ func (o *oidcSignIn) name(claims map[string]any) string {
 	return ""
 }
 
-// role is the most allowed role the claims' groups (RolesClaim: a
-// string or a list of strings) are mapped to; viewer when none is.
-func (o *oidcSignIn) role(claims map[string]any) Role {
+// groups are the claims' groups: RolesClaim, a string or a list of
+// strings.
+func (o *oidcSignIn) groups(claims map[string]any) []string {
 	var groups []string
 	switch v := claims[o.cfg.RolesClaim].(type) {
 	case string:
@@ -281,6 +374,34 @@ func (o *oidcSignIn) role(claims map[string]any) Role {
 			}
 		}
 	}
+	return groups
+}
+
+// teams are the teams the claims' groups put the operator in: a group
+// Teams maps is its team, and a group named like a team of the routes
+// file is that team; each once, in the groups' order.
+func (o *oidcSignIn) teams(claims map[string]any) []string {
+	var known []string
+	if o.teamNames != nil {
+		known = o.teamNames()
+	}
+	var teams []string
+	for _, g := range o.groups(claims) {
+		t, ok := o.cfg.Teams[g]
+		if !ok && slices.Contains(known, g) {
+			t, ok = g, true
+		}
+		if ok && !slices.Contains(teams, t) {
+			teams = append(teams, t)
+		}
+	}
+	return teams
+}
+
+// role is the most allowed role the claims' groups (RolesClaim: a
+// string or a list of strings) are mapped to; viewer when none is.
+func (o *oidcSignIn) role(claims map[string]any) Role {
+	groups := o.groups(claims)
 	best := RoleViewer
 	for _, role := range Roles {
 		for _, want := range o.cfg.Roles[role] {

@@ -133,33 +133,34 @@ func handleOIDCCallback(a *auth, pg *pages) http.HandlerFunc {
 			pg.signIn(w, r, http.StatusUnauthorized, "The identity provider did not sign you in ("+truncate(e, 60)+"). Sign in again, or ask whoever runs it.", "")
 			return
 		}
-		claims, err := a.oidc.finish(r.Context(), f, q.Get("code"))
+		in, err := a.oidc.finish(r.Context(), f, q.Get("code"))
 		if err != nil {
 			a.oidcProblem(w, r, pg, err)
 			return
 		}
-		name := a.oidc.name(claims)
+		name := a.oidc.name(in.claims)
 		if name == "" {
 			a.log.Warn("web: the identity provider's ID token names no operator", "claims", strings.Join(a.oidc.cfg.NameClaims, ","))
 			pg.signIn(w, r, http.StatusForbidden, "The identity provider signed you in but gave no name this UI can record ("+strings.Join(a.oidc.cfg.NameClaims, " or ")+"). Ask whoever runs this UI.", "")
 			return
 		}
-		role := a.oidc.role(claims)
+		role := a.oidc.role(in.claims)
 		if b := a.operatorBook(); b != nil && b.holds(name) {
 			a.log.Warn("web: the identity provider names a named operator; not signed in", "operator", name)
 			pg.signIn(w, r, http.StatusForbidden, "The identity provider names you “"+truncate(name, 60)+"”, an operator who signs in here with a secret: one name is one person here. Ask whoever runs this UI.", "")
 			return
 		}
+		at := a.atProvider(r.Context(), name, role, in)
 		if f.Handoff != "" {
-			a.bindHandoff(w, r, pg, f, name, role)
+			a.bindHandoff(w, r, pg, f, name, role, at)
 			return
 		}
-		id, err := a.issueWith(r.Context(), a.oidcKey, name, role, r.UserAgent())
+		id, err := a.issueWith(r.Context(), a.oidcKey, name, role, r.UserAgent(), at)
 		if err != nil {
 			pg.internalError(w, r, fmt.Errorf("web: open a session: %w", err))
 			return
 		}
-		a.log.Info("web: signed in with the identity provider", "operator", name, "role", role)
+		a.log.Info("web: signed in with the identity provider", "operator", name, "role", role, "teams", strings.Join(a.oidc.teams(in.claims), ","))
 		http.SetCookie(w, a.cookie(id))
 		http.Redirect(w, r, a.base+f.Next, http.StatusSeeOther)
 	}

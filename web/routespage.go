@@ -3,6 +3,7 @@ package web
 import (
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/aepforms/aepforms/internal/render"
@@ -32,13 +33,18 @@ type routePages struct {
 	// operators are the named operators as they are now (the operators
 	// file, read again as it changes).
 	operators func() []Operator
+	// people are those the identity provider signed in (nil: none).
+	people *PeopleList
+	// provider is the identity provider's host ("" without one).
+	provider string
 	// roleMap is, in words, how the provider's sign-ins get their roles.
 	roleMap []string
 }
 
 func newRoutePages(st *site, deps Deps, cfg Config) *routePages {
-	rp := &routePages{site: st, routes: deps.Routes, operators: func() []Operator { return cfg.Operators }}
+	rp := &routePages{site: st, routes: deps.Routes, operators: func() []Operator { return cfg.Operators }, people: cfg.People}
 	if o := cfg.OIDC; o != nil {
+		rp.provider = newOIDCSignIn(*o, cfg.BasePath, cfg.Now).host()
 		for _, r := range Roles {
 			for _, v := range o.Roles[r] {
 				rp.roleMap = append(rp.roleMap, string(r)+": "+o.RolesClaim+" holds "+v)
@@ -60,22 +66,34 @@ func (p *routePages) teams() []string {
 	return p.routes.Table().TeamNames()
 }
 
-// members are, by team, the named operators in it.
+// members are, by team, the named operators and the people the
+// provider signed in who are in it.
 func (p *routePages) members() map[string][]string {
 	m := map[string][]string{}
-	for _, op := range p.operators() {
+	for _, op := range append(p.operators(), p.people.Operators()...) {
 		for _, t := range op.Teams {
-			m[t] = append(m[t], op.Name)
+			if !slices.Contains(m[t], op.Name) {
+				m[t] = append(m[t], op.Name)
+			}
 		}
 	}
 	return m
 }
 
-// operatorRows are the named operators with their roles and teams.
+// operatorRows are the named operators with their roles and teams, then
+// the people the provider signed in, with when they were last seen.
 func (p *routePages) operatorRows() []view.OperatorRow {
 	var out []view.OperatorRow
 	for _, op := range p.operators() {
-		out = append(out, view.OperatorRow{Name: op.Name, Role: string(op.role()), Teams: strings.Join(op.Teams, ", ")})
+		out = append(out, view.OperatorRow{Name: op.Name, Role: string(op.role()), Teams: strings.Join(op.Teams, ", "), SignsIn: "with their own secret"})
+	}
+	for _, person := range p.people.Get() {
+		role, ok := ParseRole(person.Role)
+		if !ok {
+			role = RoleViewer
+		}
+		out = append(out, view.OperatorRow{Name: person.Name, Role: string(role), Teams: strings.Join(person.Teams, ", "),
+			SignsIn: "at " + p.provider + ", last seen " + person.LastSeen.UTC().Format("2 Jan 15:04 UTC")})
 	}
 	return out
 }
@@ -101,7 +119,7 @@ func (p *site) routesURL(r *http.Request) string {
 func handleRoutes(p *routePages) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		opts := view.RoutesOptions{BasePath: p.base, Assets: p.assets, Theme: r.URL.Query().Get("theme"), SignedIn: p.signedIn,
-			Operator: operatorFrom(r.Context()), Members: p.members(), Operators: p.operatorRows(), RoleMap: p.roleMap}
+			Operator: operatorFrom(r.Context()), Members: p.members(), Operators: p.operatorRows(), RoleMap: p.roleMap, Provider: p.provider != ""}
 		var t *routes.Table
 		if p.routes != nil {
 			t, opts.Path = p.routes.Table(), p.routes.Path()

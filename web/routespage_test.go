@@ -132,7 +132,7 @@ func TestAdminSeesTheOperatorsAndTheirRoles(t *testing.T) {
 		s.Find("td").Each(func(_ int, c *goquery.Selection) { cells = append(cells, strings.TrimSpace(c.Text())) })
 		rows[strings.TrimSpace(s.Find("th").Text())] = strings.Join(cells, " ")
 	})
-	assert.Equal(t, map[string]string{"Ann": "admin leads", "Bo": "answerer oncall, leads", "Cy": "viewer none"}, rows)
+	assert.Equal(t, map[string]string{"Ann": "admin leads with their own secret", "Bo": "answerer oncall, leads with their own secret", "Cy": "viewer none with their own secret"}, rows)
 	assert.Equal(t, http.StatusForbidden, h.getPage(bo, "routes").StatusCode, "an answerer may not view who may do what")
 	assert.Zero(t, h.getPage(bo, "").doc(t).Find(`[data-testid="routes-link"]`).Length(), "nor is linked to it")
 }

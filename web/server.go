@@ -212,6 +212,9 @@ type Config struct {
 	SessionMax time.Duration
 	// OIDC signs operators in with the identity provider; nil: not.
 	OIDC *OIDC
+	// People are the people the identity provider signed in, kept in the
+	// journal (NewPeopleList); nil with OIDC: kept in memory only.
+	People *PeopleList
 	// SessionRecheck is how often the session of each open push stream is
 	// looked up again, 15 s by default: an expired session, a changed
 	// secret or a sign-out on another replica ends its streams within it
@@ -373,6 +376,9 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 	if deps.Streams == nil {
 		deps.Streams = &Streams{}
 	}
+	if cfg.OIDC != nil && cfg.People == nil {
+		cfg.People = NewPeopleList(nil, 0, cfg.Now)
+	}
 	s := &server{cfg: cfg, deps: deps, auth: newAuth(cfg, deps.Sessions), guard: newGuard(cfg, deps.Metrics), pages: newPages(cfg, deps), metrics: deps.Metrics,
 		push: pushSettings{Buffer: cfg.PushBuffer, WriteTimeout: cfg.WriteTimeout, Heartbeat: cfg.Heartbeat, BatchEvery: cfg.BatchPushEvery}}
 	maxStreams := cfg.MaxStreamsPerSession
@@ -381,6 +387,9 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 	}
 	if s.auth.oidc != nil {
 		s.pages.provider = s.auth.oidc.host()
+		if deps.Routes != nil {
+			s.auth.oidc.teamNames = func() []string { return deps.Routes.Table().TeamNames() }
+		}
 	}
 	s.pages.assignees = s.auth.assignees
 	s.live = newLiveStreams(maxStreams, cfg.SessionRecheck, s.auth.stillLive, cfg.Logger)

@@ -33,6 +33,12 @@ type Sessions interface {
 	// DeleteExpiredSessions ends those last used before idleBefore or
 	// created before createdBefore.
 	DeleteExpiredSessions(ctx context.Context, idleBefore, createdBefore time.Time) (int, error)
+	// ClaimSessionCheck sets when a sign-in at the identity provider was
+	// last read from it to at, if that was still was: true for the one
+	// caller, of every replica's, that is then to ask the provider.
+	ClaimSessionCheck(ctx context.Context, idHash string, was, at time.Time) (bool, error)
+	// SetSessionRefresh keeps a sign-in's new sealed refresh token.
+	SetSessionRefresh(ctx context.Context, idHash string, sealed []byte) error
 }
 
 // touchEvery is how often a session's last use is written, at most.
@@ -134,6 +140,28 @@ func (s *memorySessions) DeleteExpiredSessions(_ context.Context, idleBefore, cr
 	return s.deleteWhere(func(ss store.Session) bool {
 		return ss.LastSeen.Before(idleBefore) || ss.Created.Before(createdBefore)
 	}), nil
+}
+
+func (s *memorySessions) ClaimSessionCheck(_ context.Context, idHash string, was, at time.Time) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss, ok := s.m[idHash]
+	if !ok || !ss.Checked.Equal(was) {
+		return false, nil
+	}
+	ss.Checked = at
+	s.m[idHash] = ss
+	return true, nil
+}
+
+func (s *memorySessions) SetSessionRefresh(_ context.Context, idHash string, sealed []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ss, ok := s.m[idHash]; ok {
+		ss.Refresh = sealed
+		s.m[idHash] = ss
+	}
+	return nil
 }
 
 func (s *memorySessions) deleteWhere(match func(store.Session) bool) int {

@@ -98,6 +98,10 @@ type serveGraph struct {
 	// none).
 	operators *operatorsWatch
 	claimSync time.Duration // --claim-sync
+	// people are those the identity provider signed in, read again from
+	// the journal every peopleEvery (nil without a provider).
+	people      *web.PeopleList
+	peopleEvery time.Duration
 }
 
 // newServeGraph builds the parts against the relay at relayURL, keeping
@@ -143,6 +147,9 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 	// (inbox.Viewer), handed unchanged to the web and Web Push, whose
 	// page, push and notifications all read the verdict.
 	viewer := inbox.Viewer{WatchOnly: token == ""}
+	if cfg.oidcIssuer != "" {
+		g.people, g.peopleEvery = web.NewPeopleList(jr, cfg.oidcForget, nil), cfg.sessionCheck
+	}
 	if cfg.routes != nil {
 		g.newRouter(cfg, &deps)
 	}
@@ -156,7 +163,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 		g.operators = newOperatorsWatch(cfg.operatorsFile, cfg.operatorsReload, cfg.operatorList, jr, logger.With("part", "operators"))
 	}
 	wc := webConfig(cfg, relayURL, viewer, logger)
-	wc.Stopping = g.reporter.stopping
+	wc.Stopping, wc.People = g.reporter.stopping, g.people
 	g.handler = web.NewServer(wc, deps)
 	if cfg.demo {
 		g.demo = newDemo(cfg, relayURL, token, logger)
@@ -232,7 +239,7 @@ func (g *serveGraph) newPusher(cfg serveConfig, viewer inbox.Viewer, deps *web.D
 // chat channel, its reminders and escalations.
 func (g *serveGraph) newRouter(cfg serveConfig, deps *web.Deps) {
 	g.routes, g.routesReload, deps.Routes = cfg.routes, cfg.routesReload, cfg.routes
-	g.router = routing.New(routing.Config{Routes: cfg.routes, Journal: g.journal, Members: teamMembers(operatorsNow(cfg)),
+	g.router = routing.New(routing.Config{Routes: cfg.routes, Journal: g.journal, Members: teamMembers(g.everyone(cfg)),
 		Tick: cfg.routesTick, Logger: g.logger.With("part", "routing"), Ruled: g.rules.Answers,
 		Link: func(c inbox.Card) string { return cardLink(g.linkBase)(c) }})
 	deps.RoutingMetrics = g.router.Metrics()
@@ -245,6 +252,36 @@ func operatorsNow(cfg serveConfig) func() []web.Operator {
 		return func() []web.Operator { return cfg.operators }
 	}
 	return cfg.operatorList.Get
+}
+
+// everyone is the operators as they are now: the operators file's and
+// the people the identity provider signed in (a person named like an
+// operator of the file is that operator).
+func (g *serveGraph) everyone(cfg serveConfig) func() []web.Operator {
+	named := operatorsNow(cfg)
+	return func() []web.Operator {
+		ops := named()
+		for _, p := range g.people.Operators() {
+			if !slices.ContainsFunc(ops, func(o web.Operator) bool { return strings.EqualFold(o.Name, p.Name) }) {
+				ops = append(ops, p)
+			}
+		}
+		return ops
+	}
+}
+
+// keepPeople reads the people the identity provider signed in from the
+// journal, at start (a restart knows them) and every peopleEvery (a
+// sign-in on another replica), forgetting those unseen past
+// --oidc-forget.
+func (g *serveGraph) keepPeople(ctx context.Context) {
+	refresh := func() {
+		if err := g.people.Refresh(ctx); err != nil && ctx.Err() == nil {
+			g.logger.Warn("answer journal: the people signed in at the identity provider could not be read", "part", "web", "err", err)
+		}
+	}
+	refresh()
+	every(ctx, g.peopleEvery, refresh)
 }
 
 // routed emits attention.routed for c's delivery to surface (once the
@@ -318,6 +355,9 @@ func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func()
 	}
 	if g.router != nil {
 		g.startRouting(ctx, goRun)
+	}
+	if g.people != nil {
+		goRun("people", func() error { g.keepPeople(ctx); return nil })
 	}
 	if g.operators != nil {
 		goRun("operators file", func() error { every(ctx, g.operators.every, func() { g.operators.reload(ctx) }); return nil })

@@ -26,6 +26,7 @@ type journalStore interface {
 	inbox.Journal
 	web.History
 	web.Sessions
+	web.People
 	web.Database
 	store.Pruner
 	inbox.Leases

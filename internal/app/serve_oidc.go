@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aepforms/aepforms/internal/routes"
 	"github.com/aepforms/aepforms/web"
 )
 
@@ -31,6 +32,10 @@ type oidcConfig struct {
 	// take, how long the window waits for the panel, how often the panel
 	// looks whether the window closed.
 	panelSignInMaxAge, panelSignInWait, panelSignInPoll time.Duration
+	oidcTeams                                           listFlag // --oidc-team GROUP=TEAM as given
+	teams                                               map[string]string
+	oidcRecheck                                         time.Duration
+	oidcForget                                          time.Duration
 }
 
 func (c *oidcConfig) register(fs *flag.FlagSet, e envDefaults) {
@@ -45,12 +50,16 @@ func (c *oidcConfig) register(fs *flag.FlagSet, e envDefaults) {
 	fs.DurationVar(&c.panelSignInMaxAge, "panel-signin-max-age", e.dur("AEPFORMS_PANEL_SIGNIN_MAX_AGE", 10*time.Minute), "the panel inside a console's frame signs in with the provider in a window of its own: the window's sign-in must be done, and the panel pick it up, within this long (env AEPFORMS_PANEL_SIGNIN_MAX_AGE)")
 	fs.DurationVar(&c.panelSignInWait, "panel-signin-wait", e.dur("AEPFORMS_PANEL_SIGNIN_WAIT", 15*time.Second), "the panel's sign-in window waits this long for the panel that opened it to hand it its sign-in, then says no panel did (env AEPFORMS_PANEL_SIGNIN_WAIT)")
 	fs.DurationVar(&c.panelSignInPoll, "panel-signin-poll", e.dur("AEPFORMS_PANEL_SIGNIN_POLL", 400*time.Millisecond), "the panel looks this often whether its sign-in window was closed, to pick the sign-in up or say it did not happen (env AEPFORMS_PANEL_SIGNIN_POLL)")
+	c.oidcTeams = e.list("AEPFORMS_OIDC_TEAMS")
+	fs.Var(&c.oidcTeams, "oidc-team", "GROUP=TEAM: an operator whose --oidc-roles-claim holds GROUP is in TEAM, for a group named otherwise than its team, repeatable, e.g. --oidc-team /eng/oncall=oncall; a group named like a team of --routes is that team without it (env AEPFORMS_OIDC_TEAMS, comma-separated)")
+	fs.DurationVar(&c.oidcRecheck, "oidc-recheck", e.dur("AEPFORMS_OIDC_RECHECK", 5*time.Minute), "how often a signed-in operator's role and teams are read again from the identity provider (with their sign-in's refresh token): a role changed there ends the session, to sign in again in the new one (env AEPFORMS_OIDC_RECHECK)")
+	fs.DurationVar(&c.oidcForget, "oidc-forget", e.dur("AEPFORMS_OIDC_FORGET", web.DefaultForgetPeople), "how long a person the identity provider signed in stays listed (teams, the assign list, the Operators and routes page) without signing in or being rechecked (env AEPFORMS_OIDC_FORGET)")
 	fs.DurationVar(&c.oidcTimeout, "oidc-timeout", e.dur("AEPFORMS_OIDC_TIMEOUT", 10*time.Second), "how long each call to the identity provider may take before the sign-in says it did not answer (env AEPFORMS_OIDC_TIMEOUT)")
 }
 
 func (c *oidcConfig) check(fs *flag.FlagSet, e envDefaults) error {
 	if c.oidcIssuer == "" {
-		for _, name := range []string{"oidc-client-id", "oidc-client-secret-file", "public-url", "oidc-role", "panel-signin-max-age", "panel-signin-wait", "panel-signin-poll"} {
+		for _, name := range []string{"oidc-client-id", "oidc-client-secret-file", "public-url", "oidc-role", "panel-signin-max-age", "panel-signin-wait", "panel-signin-poll", "oidc-team"} {
 			if given(fs, name) {
 				return fmt.Errorf("%w: --%s needs --oidc-issuer", ErrUsage, name)
 			}
@@ -61,10 +70,14 @@ func (c *oidcConfig) check(fs *flag.FlagSet, e envDefaults) error {
 		name string
 		d    time.Duration
 	}{{"--oidc-timeout", c.oidcTimeout}, {"--panel-signin-max-age", c.panelSignInMaxAge},
-		{"--panel-signin-wait", c.panelSignInWait}, {"--panel-signin-poll", c.panelSignInPoll}} {
+		{"--panel-signin-wait", c.panelSignInWait}, {"--panel-signin-poll", c.panelSignInPoll},
+		{"--oidc-recheck", c.oidcRecheck}, {"--oidc-forget", c.oidcForget}} {
 		if err := positive(f.name, f.d); err != nil {
 			return err
 		}
+	}
+	if err := c.readTeams(); err != nil {
+		return err
 	}
 	c.roles = map[web.Role][]string{}
 	for _, m := range c.oidcRoles {
@@ -89,6 +102,26 @@ func (c *oidcConfig) check(fs *flag.FlagSet, e envDefaults) error {
 	}
 	if err := checkPublicURL(c.publicURL); err != nil {
 		return fmt.Errorf("%w: --public-url %q: %v", ErrUsage, c.publicURL, err)
+	}
+	return nil
+}
+
+// readTeams reads --oidc-team GROUP=TEAM into teams.
+func (c *oidcConfig) readTeams() error {
+	c.teams = map[string]string{}
+	for _, m := range c.oidcTeams {
+		i := strings.LastIndex(m, "=")
+		if i < 0 {
+			return fmt.Errorf("%w: --oidc-team %q: want GROUP=TEAM (e.g. /eng/oncall=oncall)", ErrUsage, m)
+		}
+		group, team := strings.TrimSpace(m[:i]), strings.TrimSpace(m[i+1:])
+		switch {
+		case group == "":
+			return fmt.Errorf("%w: --oidc-team %q: want GROUP=TEAM, the group as the provider names it (e.g. /eng/oncall=oncall)", ErrUsage, m)
+		case !routes.ValidTeamName(team):
+			return fmt.Errorf("%w: --oidc-team %q: the team %q is not a team's name (1 to 64 letters, digits, '-', '_' or '.')", ErrUsage, m, team)
+		}
+		c.teams[group] = team
 	}
 	return nil
 }
@@ -178,5 +211,6 @@ func (c *oidcConfig) oidc() *web.OIDC {
 		claims = append(claims, "email")
 	}
 	return &web.OIDC{Issuer: c.oidcIssuer, ClientID: c.oidcClientID, ClientSecret: c.oidcSecret,
-		PublicURL: c.publicURL, NameClaims: claims, Timeout: c.oidcTimeout, RolesClaim: c.oidcRolesClaim, Roles: c.roles}
+		PublicURL: c.publicURL, NameClaims: claims, Timeout: c.oidcTimeout, RolesClaim: c.oidcRolesClaim, Roles: c.roles,
+		Teams: c.teams, Recheck: c.oidcRecheck}
 }

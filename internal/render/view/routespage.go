@@ -24,16 +24,23 @@ type RoutesOptions struct {
 	// Members are, by team, the operators the operators file puts in it.
 	Members map[string][]string
 	// Operators are the named operators as they are now (the operators
-	// file), with their roles and teams.
+	// file) and the people the identity provider signed in, with their
+	// roles and teams.
 	Operators []OperatorRow
 	// RoleMap is, in words, how the identity provider's sign-ins get
 	// their roles ("admin: group aepforms-admins"); none without OIDC.
 	RoleMap []string
+	// Provider is true when operators sign in at an identity provider.
+	Provider bool
 }
 
-// OperatorRow is one named operator as the Operators page lists them.
+// OperatorRow is one operator as the Operators page lists them: a
+// named one or a person the identity provider signed in.
 type OperatorRow struct {
 	Name, Role, Teams string
+	// SignsIn says how, in words: "with their own secret", or "at
+	// login.example.com, last seen 7 Dec 19:40 UTC".
+	SignsIn string
 }
 
 // RoutesView is the Routes page: the teams and the routes in force.
@@ -45,6 +52,8 @@ type RoutesView struct {
 	// Operators and RoleMap are who may do what (RoutesOptions').
 	Operators []OperatorRow
 	RoleMap   []string
+	// Provider is RoutesOptions'.
+	Provider bool
 	// Off is true when serve has no routes file.
 	Off    bool
 	Teams  []TeamRow
@@ -78,6 +87,7 @@ func Routes(t *routes.Table, opts RoutesOptions) RoutesView {
 		Problem:   Marked(opts.Problem),
 		Off:       opts.Path == "",
 		Operators: opts.Operators,
+		Provider:  opts.Provider,
 		RoleMap:   opts.RoleMap,
 	}
 	for i := range v.Operators {
