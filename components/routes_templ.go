@@ -203,7 +203,7 @@ func Routes(v view.RoutesView) templ.Component {
 				}
 			}
 			if len(v.RoleMap) > 0 {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "<p data-testid=\"role-map-intro\">Sign-ins through the identity provider get their role from its groups; anyone matching none is a viewer:</p><ul data-testid=\"role-map\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "<p class=\"routes__note\" data-testid=\"role-map-intro\">Sign-ins through the identity provider get their role and teams from its groups (a group named like a team is in that team); anyone matching no role is a viewer:</p><ul class=\"routes__list\" data-testid=\"role-map\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -85,7 +85,9 @@ func TestOIDCGroupsGiveTeamsAndPeopleAreAssignable(t *testing.T) {
 		"otto": {"answerer", "none", seen},
 		"vera": {"viewer", "none", seen},
 	}, operatorsListed(t, h, ada), "every person seen, with the teams their groups give")
-	teams := h.getPage(ada, "routes").doc(t).Find(`[data-testid="teams"]`).Text()
+	page := h.getPage(ada, "routes").doc(t)
+	assert.Contains(t, page.Find(`[data-testid="role-map"]`).Text(), "team oncall: groups holds /eng/oncall", "the admin sees how groups map to teams")
+	teams := page.Find(`[data-testid="teams"]`).Text()
 	assert.Contains(t, teams, "ann", "the oncall team lists its members")
 	assert.Contains(t, teams, "olga")
 

@@ -2,6 +2,7 @@ package web
 
 import (
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -44,11 +45,16 @@ type routePages struct {
 func newRoutePages(st *site, deps Deps, cfg Config) *routePages {
 	rp := &routePages{site: st, routes: deps.Routes, operators: func() []Operator { return cfg.Operators }, people: cfg.People}
 	if o := cfg.OIDC; o != nil {
-		rp.provider = newOIDCSignIn(*o, cfg.BasePath, cfg.Now).host()
+		signIn := newOIDCSignIn(*o, cfg.BasePath, cfg.Now) // with its defaults
+		rp.provider, o = signIn.host(), &signIn.cfg
 		for _, r := range Roles {
 			for _, v := range o.Roles[r] {
 				rp.roleMap = append(rp.roleMap, string(r)+": "+o.RolesClaim+" holds "+v)
 			}
+		}
+		groups := slices.Sorted(maps.Keys(o.Teams))
+		for _, g := range groups {
+			rp.roleMap = append(rp.roleMap, "team "+o.Teams[g]+": "+o.RolesClaim+" holds "+g)
 		}
 	}
 	if cfg.OperatorList != nil {
