@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aepforms/aepforms/internal/backoff"
@@ -19,18 +20,20 @@ import (
 // Webhooks posts messages to the teams' chat channels: a Slack- and
 // Mattermost-compatible incoming webhook, {"text": ...}. Each post runs
 // on its own, retried with backoff, so a slow or failing channel holds
-// up nothing else; at most MaxInFlight run at once, and more are dropped
-// (logged). A webhook is logged by its origin only: its path holds its
-// secret.
+// up nothing else; at most MaxInFlight run at once, the next ones wait
+// their turn, and past MaxQueued more are dropped (logged). A webhook is
+// logged by its origin only: its path holds its secret.
 type Webhooks struct {
 	client   *http.Client
 	log      *slog.Logger
 	attempts int
 	policy   backoff.Policy
 
-	ctx context.Context
-	wg  sync.WaitGroup
-	sem chan struct{}
+	ctx       context.Context
+	wg        sync.WaitGroup
+	sem       chan struct{}
+	queued    atomic.Int64 // posts running or waiting for their turn
+	maxQueued int64
 }
 
 // WebhookConfig configures Webhooks. Zero values are the defaults.
@@ -44,7 +47,12 @@ type WebhookConfig struct {
 	Backoff backoff.Policy
 	// MaxInFlight bounds the posts running at once, 64 by default.
 	MaxInFlight int
-	Logger      *slog.Logger
+	// MaxQueued bounds the posts running or waiting for their turn,
+	// 1024 by default (at least MaxInFlight): a chat service that hangs
+	// through a burst of questions delays their messages, it does not
+	// lose them.
+	MaxQueued int
+	Logger    *slog.Logger
 }
 
 // NewWebhooks returns the sender; its posts run until ctx ends (Wait
@@ -62,11 +70,15 @@ func NewWebhooks(ctx context.Context, cfg WebhookConfig) *Webhooks {
 	if cfg.MaxInFlight <= 0 {
 		cfg.MaxInFlight = 64
 	}
+	if cfg.MaxQueued <= 0 {
+		cfg.MaxQueued = 1024
+	}
+	cfg.MaxQueued = max(cfg.MaxQueued, cfg.MaxInFlight)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Webhooks{client: &http.Client{Timeout: cfg.Timeout}, log: cfg.Logger, attempts: cfg.Attempts, policy: cfg.Backoff,
-		ctx: ctx, sem: make(chan struct{}, cfg.MaxInFlight)}
+		ctx: ctx, sem: make(chan struct{}, cfg.MaxInFlight), maxQueued: int64(cfg.MaxQueued)}
 }
 
 // Origin is a webhook URL as it may be logged: its scheme and host.
@@ -79,20 +91,26 @@ func Origin(hook string) string {
 }
 
 // Post posts text to hook in the background and returns at once; done,
-// when set, is told whether it was delivered. False when too many posts
-// are running already (the post is dropped and logged).
+// when set, is told whether it was delivered. A post past MaxInFlight
+// waits for its turn. False when MaxQueued posts are running or waiting
+// already (the post is dropped and logged).
 func (w *Webhooks) Post(team, hook, text string, done func(delivered bool)) bool {
-	select {
-	case w.sem <- struct{}{}:
-	default:
-		w.log.Warn("routing: too many webhook posts at once; one is dropped", "team", team, "webhook", Origin(hook))
+	if w.queued.Add(1) > w.maxQueued {
+		w.queued.Add(-1)
+		w.log.Warn("routing: too many webhook posts waiting; one is dropped", "team", team, "webhook", Origin(hook))
 		return false
 	}
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
-		defer func() { <-w.sem }()
-		ok := w.post(team, hook, text)
+		defer w.queued.Add(-1)
+		ok := false
+		select {
+		case w.sem <- struct{}{}:
+			ok = w.post(team, hook, text)
+			<-w.sem
+		case <-w.ctx.Done():
+		}
 		if done != nil {
 			done(ok)
 		}
