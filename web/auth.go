@@ -279,6 +279,16 @@ func (a *auth) stillLive(ctx context.Context, idHash string) (bool, error) {
 	return a.recheck(ctx, s)
 }
 
+// deviceLive reports whether a device subscribed under the session
+// idHash (deviceSession) may be notified: its sign-in still counts, or a
+// script subscribed it with the operator secret.
+func (a *auth) deviceLive(ctx context.Context, idHash string) (bool, error) {
+	if idHash == bearerDevice {
+		return true, nil
+	}
+	return a.stillLive(ctx, idHash)
+}
+
 // signOut deletes the session of the request's cookie, if any, and
 // returns its id hash ("" for none).
 func (a *auth) signOut(r *http.Request) (string, error) {

@@ -44,6 +44,23 @@ type Notifier interface {
 	WatchSessions(live func(ctx context.Context, idHash string) (bool, error))
 }
 
+// bearerDevice is the session a device subscribed by a script with the
+// operator secret (Bearer) is kept under: it has no sign-in session, and
+// is notified while sign-in is on. A device subscribed while sign-in was
+// off is kept under none (""), and is notified only while it stays off.
+const bearerDevice = "bearer"
+
+// deviceSession is the session a device subscribed by the request is
+// kept under: its sign-in's id hash, bearerDevice for a script's, none
+// with sign-in off.
+func deviceSession(ctx context.Context) string {
+	h, signedIn := ctx.Value(sessionKeyCtx).(string)
+	if signedIn && h == "" {
+		return bearerDevice
+	}
+	return h
+}
+
 // PushDevices is where the operators' devices and their pages'
 // visibility are kept (the answer journal).
 type PushDevices interface {
@@ -171,7 +188,7 @@ func handleSubscribe(n Notifier, devs PushDevices, ui inbox.Viewer, now func() t
 			return
 		}
 		s := store.PushSubscription{Endpoint: b.Endpoint, P256dh: b.Keys.P256dh, Auth: b.Keys.Auth,
-			Operator: operatorFrom(r.Context()), Session: sessionFrom(r.Context()), Actions: b.Actions && viewerFor(ui, r).Answers(), Created: now()}
+			Operator: operatorFrom(r.Context()), Session: deviceSession(r.Context()), Actions: b.Actions && viewerFor(ui, r).Answers(), Created: now()}
 		if err := devs.SavePushSubscription(r.Context(), s); err != nil {
 			http.Error(w, "The subscription could not be kept: the answer journal could not be written.", http.StatusServiceUnavailable)
 			return

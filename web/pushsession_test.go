@@ -143,3 +143,33 @@ func TestSignOutOnAnotherReplicaEndsTheDevicesNotifications(t *testing.T) {
 	assert.Equal(t, map[string]int{"/bob-desk": 1}, r.askAndPush("q2"), "the phone signed out on the other replica is told nothing more")
 	assert.Equal(t, map[string]string{"/bob-desk": "bob"}, r.devices())
 }
+
+// A device subscribed while sign-in was off (anyone who reached the UI
+// could subscribe) is told nothing once sign-in is on, and its
+// subscription is removed: it belongs to no sign-in that counts. A
+// script's device, subscribed with the operator secret (Bearer), and a
+// signed-in browser's are notified.
+func TestADeviceSubscribedBeforeSignInIsNotNotifiedOnceSignInIsOn(t *testing.T) {
+	t.Parallel()
+	j := openJournal(t)
+	r := newPushRig(t, j)
+	open := newHarness(t, func(s *setup) { // the same journal, sign-in off
+		p, err := webpush.New(webpush.Config{Subject: "mailto:ops@example.com", AllowLoopback: true, Now: s.cfg.Now}, j)
+		require.NoError(t, err)
+		s.deps.Notifier, s.deps.PushDevices, s.deps.Sessions = p, j, j
+	})
+	res := open.sendJSON(open.client(), http.MethodPost, "subscriptions", subscription(t, r.ps.URL+"/before-sign-in"))
+	require.Equal(t, http.StatusCreated, res.StatusCode, res.body)
+
+	phone := r.h.client()
+	r.h.signIn(phone, "alice")
+	r.subscribe(phone, "/alice-phone")
+	res = r.h.sendJSON(nil, http.MethodPost, "subscriptions", subscription(t, r.ps.URL+"/script"), "Authorization", "Bearer "+secret)
+	require.Equal(t, http.StatusCreated, res.StatusCode, res.body)
+
+	assert.Equal(t, map[string]int{"/alice-phone": 1, "/script": 1}, r.askAndPush("q1"), "the device subscribed before sign-in is told nothing")
+	devices := r.devices()
+	assert.NotContains(t, devices, "/before-sign-in", "its subscription is removed")
+	assert.Contains(t, devices, "/alice-phone")
+	assert.Contains(t, devices, "/script")
+}

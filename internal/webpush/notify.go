@@ -174,8 +174,9 @@ func (p *Pusher) devicesFor(ctx context.Context, audience func(string) bool, now
 // WatchSessions has every push go only to the devices whose sign-in
 // session live still reports counting, asked at each send: a device whose
 // session ended (expired, signed out from another browser, or on another
-// replica) is told nothing more, and its subscription is removed. A
-// subscription made with no session (a Bearer script) is kept.
+// replica) is told nothing more, and its subscription is removed. So is
+// one made with no session (while sign-in was off): sign-in is on now,
+// and it belongs to no sign-in.
 func (p *Pusher) WatchSessions(live func(ctx context.Context, idHash string) (bool, error)) {
 	p.live.Store(&live)
 }
@@ -199,11 +200,10 @@ func (p *Pusher) subscriptions(ctx context.Context) ([]store.PushSubscription, e
 	seen := map[string]state{}
 	out := subs[:0]
 	for _, s := range subs {
-		if s.Session == "" {
-			out = append(out, s)
-			continue
-		}
 		st := seen[s.Session]
+		if s.Session == "" {
+			st = ended
+		}
 		if st == 0 {
 			ok, err := (*live)(ctx, s.Session)
 			switch {

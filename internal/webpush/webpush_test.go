@@ -554,8 +554,10 @@ func TestActionsForAPermission(t *testing.T) {
 // counts, checked when it is sent: a device whose sign-in ended is told
 // nothing and its subscription removed (also one whose push waited for
 // its turn while the sign-in ended); one whose sign-in could not be
-// checked is kept but not pushed to; one made with no sign-in (a Bearer
-// script) is pushed to.
+// checked is kept but not pushed to; one live reports counting that is
+// no sign-in of a browser (a Bearer script's) is pushed to; one made
+// with no sign-in at all (while sign-in was off) is told nothing, and
+// removed.
 func TestPushesGoOnlyToLiveSignIns(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
@@ -563,8 +565,11 @@ func TestPushesGoOnlyToLiveSignIns(t *testing.T) {
 	f.subscribe(t, "/bob", "bob")
 	f.subscribe(t, "/carol", "carol")
 	script := newDevice(t, f.ps, "/script", "ci")
-	script.sub.Session = ""
+	script.sub.Session = "bearer"
 	require.NoError(t, f.store.SavePushSubscription(ctx, script.sub))
+	open := newDevice(t, f.ps, "/open", "")
+	open.sub.Session = ""
+	require.NoError(t, f.store.SavePushSubscription(ctx, open.sub))
 	var mu sync.Mutex
 	ended := map[string]bool{"s-bob": true}
 	f.pusher.WatchSessions(func(_ context.Context, h string) (bool, error) {
@@ -589,7 +594,7 @@ func TestPushesGoOnlyToLiveSignIns(t *testing.T) {
 	assert.Equal(t, map[string]bool{"/alice": true, "/script": true}, got)
 	subs, err := f.store.PushSubscriptions(ctx)
 	require.NoError(t, err)
-	assert.ElementsMatch(t, []string{"/alice", "/carol", "/script"}, paths(subs), "the ended sign-in's device is removed, the unchecked one kept")
+	assert.ElementsMatch(t, []string{"/alice", "/carol", "/script"}, paths(subs), "the ended sign-in's device and the one of no sign-in are removed, the unchecked one kept")
 
 	// A question queued for alice's turn is not sent once her sign-in ended.
 	f.clock.add(time.Second)
