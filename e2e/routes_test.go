@@ -219,7 +219,7 @@ const (
 	teamEscalate = 4 * time.Second
 )
 
-// The team inbox, end to end: issue 36's "Done when", clause by clause.
+// The team inbox, end to end, each thing it promises checked as a user would.
 // Three operators in two teams (answerers ann and bo in oncall, the admin
 // lee in leads), a routes file sending the demo agent's deploy questions
 // to oncall with remind 2s and escalate 4s, a chat webhook receiver per
