@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -35,7 +36,8 @@ const Via = inbox.SurfaceVia
 // the relay's HTTP emit endpoint (AEP-0003 §3.2), which never makes this
 // UI a session's owner; a failed post is tried again with the same id
 // (the relay dedupes on source and id). Posts run on their own: a relay
-// away holds up no delivery.
+// away holds up no delivery. At most 64 run at once; the next ones wait
+// their turn, and past 1024 waiting more are dropped (logged).
 type Wire struct {
 	url, token    string
 	source, agent string
@@ -47,7 +49,11 @@ type Wire struct {
 	ctx           context.Context
 	wg            sync.WaitGroup
 	sem           chan struct{}
+	queued        atomic.Int64 // posts running or waiting for their turn
 }
+
+// wireQueued bounds the attention.routed posts running or waiting.
+const wireQueued = 1024
 
 // WireConfig configures a Wire.
 type WireConfig struct {
@@ -100,17 +106,21 @@ func (w *Wire) Routed(c inbox.Card, to string) {
 		w.log.Error("routing: attention.routed could not be built", "err", err)
 		return
 	}
-	select {
-	case w.sem <- struct{}{}:
-	default:
-		w.log.Warn("routing: too many attention.routed posts at once; one is dropped", "card", string(c.ID))
+	if w.queued.Add(1) > wireQueued {
+		w.queued.Add(-1)
+		w.log.Warn("routing: too many attention.routed posts waiting; one is dropped", "card", string(c.ID))
 		return
 	}
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
-		defer func() { <-w.sem }()
-		w.emit(e)
+		defer w.queued.Add(-1)
+		select {
+		case w.sem <- struct{}{}:
+			w.emit(e)
+			<-w.sem
+		case <-w.ctx.Done():
+		}
 	}()
 }
 

@@ -3,9 +3,13 @@ package routing
 import (
 	"bufio"
 	"context"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -90,4 +94,46 @@ func TestDeliveryIsRoutedOnTheWire(t *testing.T) {
 		to = append(to, d.To)
 	}
 	assert.ElementsMatch(t, []string{SurfaceWebPush, SurfaceWebhook}, to)
+}
+
+// A relay that hangs through a burst of deliveries (more than the 64
+// posts that run at once) gets each attention.routed once it answers
+// again: the posts past the limit wait their turn, none is dropped.
+func TestRoutedPastTheLimitWaitsItsTurn(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	got := make(chan string, 128)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		<-release
+		e, err := aep.Decode(b)
+		if err != nil {
+			http.Error(w, "bad", http.StatusBadRequest)
+			return
+		}
+		got <- e.ID()
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	t.Cleanup(srv.Close)
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w := NewWire(ctx, WireConfig{RelayURL: srv.URL, Source: "aep://ui.example/aepforms", Agent: "aepforms-ui", Logger: quietLog()})
+	const n = 70
+	for i := range n {
+		c := inbox.Card{ID: inbox.CardID("c" + strconv.Itoa(i)), Key: inbox.RequestKey{Source: testSource, Session: "deploy-1", RequestID: "req-" + strconv.Itoa(i)}, EventID: "req-" + strconv.Itoa(i)}
+		w.Routed(c, SurfaceWebhook)
+	}
+	once.Do(func() { close(release) })
+	ids := map[string]bool{}
+	for len(ids) < n {
+		select {
+		case id := <-got:
+			ids[id] = true
+		case <-time.After(30 * time.Second):
+			require.FailNow(t, "not every attention.routed reached the relay", "got %d of %d", len(ids), n)
+		}
+	}
+	w.Wait()
 }
