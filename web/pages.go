@@ -446,10 +446,14 @@ func (p *site) unread(w http.ResponseWriter, r *http.Request, status int, panel,
 	writeHTML(w, status, buf)
 }
 
-// status is the banners fragment (relay lost, notices, watch-only): it
-// depends on the inbox status only, so no card is read or rendered.
+// status is the banners fragment (relay lost, notices, watch-only) and
+// the header's count of what rules answered (the page the stream is
+// for, r's referrer, may be the panel): no card is read or rendered.
 func (p *pages) status(r *http.Request) (string, error) {
-	return render.Status(r.Context(), view.Page(nil, p.in.Status(), p.options(r, false)))
+	panel := cameFromPanel(r, p.base)
+	v := view.Page(nil, p.in.Status(), p.options(r, panel))
+	v.RuleAnswers = p.rules.ruleAnswers(r)
+	return render.Status(r.Context(), v, panel)
 }
 
 // internalError logs the detail and answers with a generic message.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/render/view"
+	"github.com/aepforms/aepforms/internal/rules"
 	"github.com/aepforms/aepforms/internal/sse"
 )
 
@@ -581,6 +582,9 @@ type pusher struct {
 	sums     *batchSums
 	sumEvery time.Duration
 	lastSum  []byte
+	// ruled are the answers rules sent that this stream brought the
+	// header's count for, by command id (ruleAnswered).
+	ruled map[string]bool
 }
 
 // elsewhere reports whether c is a waiting request of another page than
@@ -622,8 +626,32 @@ func (p *pusher) add(c inbox.Change) error {
 		return err
 	}
 	p.share.appendCopy(p.buffer(), parts)
+	if p.ruleAnswered(card) {
+		// The header's count of what rules answered moves on with it.
+		return p.addStatus("")
+	}
 	return nil
 }
+
+// ruleAnswered reports whether card c holds an answer a rule sent that
+// this stream has not brought the header's count for yet.
+func (p *pusher) ruleAnswered(c inbox.Card) bool {
+	s := c.Verdict(p.pg.now(), p.pg.viewer).Submission
+	if s == nil {
+		return false
+	}
+	if _, ok := rules.RuleOf(s.By); !ok || p.ruled[s.CommandID] {
+		return false
+	}
+	if p.ruled == nil || len(p.ruled) >= maxRuled {
+		p.ruled = map[string]bool{} // bounded: one more count at worst
+	}
+	p.ruled[s.CommandID] = true
+	return true
+}
+
+// maxRuled bounds a stream's memory of the rule answers it counted.
+const maxRuled = 1024
 
 // addStatus appends the status fragment (banners, relay state); id is ""
 // for the one sent on connect, which is not a change.

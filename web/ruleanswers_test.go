@@ -194,3 +194,33 @@ func TestPanelAndHeaderReachTheRules(t *testing.T) {
 	require.Equal(t, 1, page.Length())
 	assert.False(t, page.HasClass("nav__wide"), "not left off on a phone")
 }
+
+// An open page's header count of what rules answered follows by push:
+// a rule answering a request while the page is open brings the count
+// with the card (the page read it when loaded, and showed none).
+func TestHeaderCountOfRuleAnswersIsPushed(t *testing.T) {
+	t.Parallel()
+	rh := newRulesHarness(t)
+	rh.keepRule("R1", "Allow once to permission requests", "alice")
+	page := rh.getPage(nil, "").doc(t)
+	slot := page.Find(`[data-testid="header"] #rule-answers`)
+	require.Equal(t, 1, slot.Length(), "the header holds the count's place")
+	assert.Zero(t, slot.Find(`[data-testid="rule-answers"]`).Length(), "none answered yet")
+
+	ps := rh.openPush("")
+	rh.observe(rh.ask("s1", "r1", permissionReq()))
+	require.Len(t, rh.sub.all(), 1, "the rule answered")
+	for {
+		m := ps.next()
+		if m.Event != "status" {
+			continue
+		}
+		d, err := goquery.NewDocumentFromReader(strings.NewReader(m.Data))
+		require.NoError(t, err)
+		if a := d.Find(`#rule-answers [data-testid="rule-answers"]`); a.Length() == 1 {
+			assert.Equal(t, "1 answered by a rule", strings.TrimSpace(a.Text()))
+			assert.Equal(t, "1", a.AttrOr("data-n", ""))
+			return
+		}
+	}
+}

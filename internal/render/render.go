@@ -100,10 +100,11 @@ func SignInNotKept(ctx context.Context, v view.PageView, here, again string) (*b
 	return Buffer(ctx, components.SignInNotKept(v, here, again), 4<<10)
 }
 
-// Status renders the status fragment (banners, relay state) the push
-// stream sends; it needs no card.
-func Status(ctx context.Context, v view.PageView) (string, error) {
-	buf, err := Buffer(ctx, components.StatusFragment(v), 1<<10)
+// Status renders the status fragment (banners, relay state, the count
+// of what rules answered) the push stream sends, for the panel when
+// panel; it needs no card.
+func Status(ctx context.Context, v view.PageView, panel bool) (string, error) {
+	buf, err := Buffer(ctx, components.StatusPush(v, panel), 1<<10)
 	if err != nil {
 		return "", err
 	}
