@@ -60,3 +60,57 @@ func TestRoutingHistoryIsKeptWithItsAnswer(t *testing.T) {
 		assert.True(t, v.Rows[0].Escalated)
 	}
 }
+
+// The router's push claims (a chat message sent, an answer counted) are
+// pruned after store.PushClaimsKept with Web Push off too, and a settled
+// question's claims are let go here; its routing history stays.
+func TestRouterPrunesItsPushClaims(t *testing.T) {
+	t.Parallel()
+	oncall := newHook(t)
+	f := loadRoutes(t, `{"teams": {"oncall": {"webhook": "`+oncall.url()+`"}}, "routes": [{"team": "oncall"}]}`)
+	clk := &clock{t: time.Date(2026, 7, 3, 9, 10, 0, 0, time.UTC)}
+	j := openJournal(t, filepath.Join(t.TempDir(), "journal.db"))
+	ctx, cancel := context.WithCancel(context.Background())
+	hooks := NewWebhooks(ctx, WebhookConfig{Logger: quietLog()})
+	t.Cleanup(func() { cancel(); hooks.Wait() })
+	in := inbox.New(inbox.Options{Now: clk.Now})
+	// Driven here, one look at a time, as Run does on each change.
+	r := New(Config{Routes: f, Journal: j, Now: clk.Now, Logger: quietLog()})
+	r.Attach(nil, hooks, nil)
+	look := func(id inbox.CardID) {
+		c, ok := in.Card(id)
+		require.True(t, ok)
+		r.Observe(ctx, in, c)
+	}
+
+	id := ask(t, in, "deploy-1", "r1", "form", 1)
+	look(id)
+	assert.Contains(t, oncall.next(t), "New question for oncall")
+	text := "go"
+	e, err := aep.Build(aep.Envelope{ID: "ans-1", Type: "attention.answered", Source: testSource, Agent: "claude-code",
+		Session: "deploy-1", Seq: aep.Int64(2), Capture: "full", Time: "2026-07-03T09:15:00Z", Subject: "r1", Cause: "r1",
+		Data: aep.Answered{Answer: aep.Answer{Text: &text}, By: "lee"}})
+	require.NoError(t, err)
+	in.Apply(e)
+	look(id)
+	claims := func() []string {
+		all, err := j.PushClaimsOf(ctx, store.RoutingPrefix)
+		require.NoError(t, err)
+		var kinds []string
+		for _, c := range all {
+			kinds = append(kinds, c.Kind)
+		}
+		return kinds
+	}
+	assert.ElementsMatch(t, []string{"routing:new:oncall", "routing:answered:oncall"}, claims())
+	r.mu.Lock()
+	assert.Empty(t, r.sent, "a settled question's claims are let go here")
+	r.mu.Unlock()
+
+	clk.Add(store.PushClaimsKept + time.Minute)
+	r.pruneClaims(ctx)
+	assert.Empty(t, claims(), "pruned after their week")
+	steps, err := j.RoutingSteps(ctx, string(id))
+	require.NoError(t, err)
+	assert.Len(t, steps, 1, "its routing history (its team) stays")
+}

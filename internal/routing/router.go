@@ -43,6 +43,7 @@ func (noRoutes) Table() *routes.Table { return nil }
 // short-lived for their job.
 type Journal interface {
 	ClaimPush(ctx context.Context, card, kind string, at time.Time) (bool, error)
+	PrunePushClaims(ctx context.Context, before time.Time) (int64, error)
 	KeepRoutingStep(ctx context.Context, s store.RoutingStep) (bool, error)
 	RoutingSteps(ctx context.Context, card string) ([]store.RoutingStep, error)
 }
@@ -92,10 +93,11 @@ const (
 type Router struct {
 	cfg Config
 
-	mu    sync.Mutex
-	open  map[inbox.CardID]bool      // the open questions with a team
-	sent  map[string]bool            // claims this process made or saw made (card + kind)
-	asked map[inbox.CardID]time.Time // when each open question arrived (for the time to answer)
+	mu     sync.Mutex
+	pruned time.Time                  // when the push claims were last pruned
+	open   map[inbox.CardID]bool      // the open questions with a team
+	sent   map[string]bool            // claims this process made or saw made (card + kind)
+	asked  map[inbox.CardID]time.Time // when each open question arrived (for the time to answer)
 }
 
 // New returns a router. Without cfg.Routes it routes no question and
@@ -235,6 +237,7 @@ func (r *Router) follow(ctx context.Context, cards Cards, sub *inbox.Subscriptio
 			return
 		case <-tick:
 			r.Sweep(ctx, cards)
+			r.pruneClaims(ctx)
 		case ch, ok := <-sub.C():
 			if !ok {
 				return
@@ -423,4 +426,26 @@ func (r *Router) link(c inbox.Card) string {
 		return ""
 	}
 	return r.cfg.Link(c)
+}
+
+// pruneClaims forgets the journal's push claims older than
+// store.PushClaimsKept, at most once an hour: the router's (a chat
+// message sent, an answer counted) are pruned with Web Push off too.
+func (r *Router) pruneClaims(ctx context.Context) {
+	if r.cfg.Journal == nil {
+		return
+	}
+	now := r.cfg.Now()
+	r.mu.Lock()
+	due := now.Sub(r.pruned) >= time.Hour
+	if due {
+		r.pruned = now
+	}
+	r.mu.Unlock()
+	if !due {
+		return
+	}
+	if _, err := r.cfg.Journal.PrunePushClaims(ctx, now.Add(-store.PushClaimsKept)); err != nil {
+		r.cfg.Logger.Warn("routing: pruning the journal's push claims", "err", err)
+	}
 }

@@ -34,6 +34,12 @@ type PushSubscription struct {
 	LastFailureAt time.Time
 }
 
+// PushClaimsKept is how long a card's push claims are kept: long after
+// any card settles, so no replica sends an old question's push or
+// message again. Web Push and the routing each prune them, so they are
+// pruned with either on.
+const PushClaimsKept = 7 * 24 * time.Hour
+
 // PushClaim kinds: what a claimed push was for.
 const (
 	ClaimNew     = "new"     // the card's request arrived

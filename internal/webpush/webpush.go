@@ -43,7 +43,7 @@ type Store interface {
 
 // ClaimsKept is how long a card's push claims are kept: long after any
 // card settles, so no replica pushes an old question again.
-const ClaimsKept = 7 * 24 * time.Hour
+const ClaimsKept = store.PushClaimsKept
 
 // ErrNoSubject and ErrBadSubject say why push is off.
 var (
