@@ -1245,7 +1245,13 @@
   function refresh() {
     // What counts as waiting is the server's verdict (data-pending): an
     // informational or malformed card is shown, never counted.
-    var pending = cards('#open [data-pending="true"]').length + inbox.offPage;
+    var shown = cards('#open [data-pending="true"]').length;
+    var pending = shown + inbox.offPage;
+    // "Showing 550 of 2 000 pending" counts as the header does.
+    var pager = doc.querySelector('[data-testid="pager-text"][data-template]');
+    if (pager) {
+      pager.textContent = pager.dataset.template.replace('{shown}', groupDigits(shown)).replace('{total}', groupDigits(pending));
+    }
     var pc = byId('pending-count');
     if (pc) {
       pc.textContent = groupDigits(pending) + ' pending';

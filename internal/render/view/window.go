@@ -231,7 +231,11 @@ type FacetTerm struct {
 
 // Pager is a windowed page's navigation and the line saying what it shows.
 type Pager struct {
-	Text      string
+	Text string
+	// Template is Text with {shown} and {total} in place of its counts
+	// (data-template): the page's script writes them again as the push
+	// changes what the page shows and what waits in all.
+	Template  string
 	NextURL   string // "" on the last page
 	NextText  string
 	FirstURL  string // "" on the first page
@@ -309,12 +313,13 @@ func windowPage(v *PageView, w *Window, opts PageOptions) {
 	// an informational card is shown, never counted), so the two agree.
 	shown := w.onPage
 	p := &Pager{Until: w.next, After: w.opts.After, OffPage: w.pending - w.onPage, FirstText: words.page["first-page"]}
-	if w.opts.After == "" {
-		p.Text = sprintf3(words.page["window"], formatCount(uint64(shown)), formatCount(uint64(w.pending)), formatCount(uint64(len(w.Full))))
-	} else {
-		p.Text = sprintf3(words.page["window-later"], formatCount(uint64(shown)), formatCount(uint64(w.pending)), "")
+	format, full := words.page["window"], formatCount(uint64(len(w.Full)))
+	if w.opts.After != "" {
+		format, full = words.page["window-later"], ""
 		p.FirstURL = link()
 	}
+	p.Text = sprintf3(format, formatCount(uint64(shown)), formatCount(uint64(w.pending)), full)
+	p.Template = sprintf3(format, "{shown}", "{total}", full)
 	if w.next != "" {
 		p.NextURL = link("after", w.next)
 		p.NextText = strings.Replace(words.page["next-page"], "%s", formatCount(uint64(w.opts.Rows)), 1)
