@@ -22,7 +22,8 @@ import (
 // team of the routes file), olga in /eng/oncall (--oidc-team maps it to
 // oncall), otto in staff only. A new deploy question notifies ann's and
 // olga's devices and not otto's; the assign list offers the people who
-// answer, and olga, assigned the question, finds it under her Mine.
+// answer, and olga, assigned the question, is told on her device and
+// finds it under her Mine.
 func TestTeamsFromTheProviderGetTheirQuestions(t *testing.T) {
 	t.Parallel()
 	routesFile := filepath.Join(t.TempDir(), "routes.json")
@@ -54,6 +55,7 @@ func TestTeamsFromTheProviderGetTheirQuestions(t *testing.T) {
 	action, ok := card.Find(`[data-testid="assign-form"]`).Attr("action")
 	require.True(t, ok, "the card offers the assign form")
 	assert.Equal(t, http.StatusSeeOther, ops["otto"].postValues(t, action, url.Values{"to": {"olga"}}), "otto assigns it to olga")
+	assert.Equal(t, map[string]int{"olga": 1}, devs.pushed(t, 1, "the assignment"), "the assignee signed in at the provider is told, on her devices")
 	mine := ops["olga"].getPage(t, "?claim=mine")
 	require.Equal(t, http.StatusOK, mine.status)
 	assigned := mine.cardOf(t, sess.ID).Find(`[data-testid="assigned"]`).Text()
@@ -128,4 +130,26 @@ func (p *pushStream) endsSignedOutWithin(t *testing.T, limit time.Duration) {
 			t.Fatalf("the stream of a demoted session still runs %v later", limit)
 		}
 	}
+}
+
+// With an operators file beside the provider, a rule made by an admin
+// signed in at the provider answers the next match: it was paused at
+// once, "ada, who made it, no longer has access", as her name is in no
+// operators file; a person the provider signed in has access while she
+// is listed (--oidc-forget).
+func TestRuleOfAProviderAdminBesideAnOperatorsFile(t *testing.T) {
+	t.Parallel()
+	opsFile := filepath.Join(t.TempDir(), "operators")
+	addOperator(t, opsFile, "bo", "answerer", "oncall")
+	o := startOIDCStack(t, "--operators-file", opsFile)
+	ada := o.signInAtOP(t, "ada", 0)
+	first := ada.startAgent(t, agentOptions{scenarios: []string{agent.ScenarioPermission}})
+	sess, _ := askedRequest(t, first, agent.ScenarioPermission)
+	ada.makeRuleFromCard(t, first, sess.ID)
+
+	ag, sessions := ada.askAll(t, agent.ScenarioPermission)
+	got := awaitCommands(t, ag, sessions[0], 1, nil)
+	require.Len(t, got, 1, "the rule answers the next match")
+	assert.Equal(t, agent.OutcomeAccepted, got[0].Decision.Outcome)
+	assert.Equal(t, "active", ada.rulesPage(t).AttrOr("data-state", ""), "the rule stays active")
 }

@@ -137,6 +137,9 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 	if g.respond != nil {
 		ruleSub = g.respond
 	}
+	if cfg.oidcIssuer != "" {
+		g.people, g.peopleEvery = web.NewPeopleList(jr, cfg.oidcForget, nil), cfg.sessionCheck
+	}
 	g.rules = rules.New(g.rulesConfig(cfg, logger), jr, g.in, ruleSub)
 	deps.Rules = g.rules
 	g.feed = feed.New(feedCfg)
@@ -147,9 +150,6 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 	// (inbox.Viewer), handed unchanged to the web and Web Push, whose
 	// page, push and notifications all read the verdict.
 	viewer := inbox.Viewer{WatchOnly: token == ""}
-	if cfg.oidcIssuer != "" {
-		g.people, g.peopleEvery = web.NewPeopleList(jr, cfg.oidcForget, nil), cfg.sessionCheck
-	}
 	if cfg.routes != nil {
 		g.newRouter(cfg, &deps)
 	}
@@ -270,18 +270,17 @@ func (g *serveGraph) everyone(cfg serveConfig) func() []web.Operator {
 	}
 }
 
-// keepPeople reads the people the identity provider signed in from the
-// journal, at start (a restart knows them) and every peopleEvery (a
-// sign-in on another replica), forgetting those unseen past
-// --oidc-forget.
-func (g *serveGraph) keepPeople(ctx context.Context) {
-	refresh := func() {
-		if err := g.people.Refresh(ctx); err != nil && ctx.Err() == nil {
-			g.logger.Warn("answer journal: the people signed in at the identity provider could not be read", "part", "web", "err", err)
-		}
+// refreshPeople reads the people the identity provider signed in from
+// the journal, forgetting those unseen past --oidc-forget: at start,
+// before the parts that ask who is in a team or who may make rules (a
+// restart knows them), then every peopleEvery (a sign-in on another
+// replica).
+func (g *serveGraph) refreshPeople(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(ctx, journalCheckTimeout)
+	defer cancel()
+	if err := g.people.Refresh(rctx); err != nil && ctx.Err() == nil {
+		g.logger.Warn("answer journal: the people signed in at the identity provider could not be read", "part", "web", "err", err)
 	}
-	refresh()
-	every(ctx, g.peopleEvery, refresh)
 }
 
 // routed emits attention.routed for c's delivery to surface (once the
@@ -345,6 +344,10 @@ func newDemo(cfg serveConfig, relayURL, token string, logger *slog.Logger) *agen
 // and waits for them.
 func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func() error)) {
 	g.reporter.ctx = ctx
+	if g.people != nil {
+		g.refreshPeople(ctx)
+		goRun("people", func() error { every(ctx, g.peopleEvery, func() { g.refreshPeople(ctx) }); return nil })
+	}
 	if g.respond != nil {
 		g.startResume(ctx, goRun)
 	}
@@ -355,9 +358,6 @@ func (g *serveGraph) start(ctx context.Context, goRun func(name string, f func()
 	}
 	if g.router != nil {
 		g.startRouting(ctx, goRun)
-	}
-	if g.people != nil {
-		goRun("people", func() error { g.keepPeople(ctx); return nil })
 	}
 	if g.operators != nil {
 		goRun("operators file", func() error { every(ctx, g.operators.every, func() { g.operators.reload(ctx) }); return nil })
@@ -474,14 +474,16 @@ func shellQuote(s string) string {
 }
 
 // allowedOperators is rules.Config.Allowed for named operators: a name
-// in the operators file as it is now. nil (everyone) without named
-// operators.
-func allowedOperators(list *web.OperatorList) func(string) bool {
+// in the operators file as it is now, or of a person the identity
+// provider signed in who is still listed (people; nil: none). nil
+// (everyone) without named operators.
+func allowedOperators(list *web.OperatorList, people *web.PeopleList) func(string) bool {
 	if list == nil {
 		return nil
 	}
 	return func(name string) bool {
-		return slices.ContainsFunc(list.Get(), func(o web.Operator) bool { return o.Name == name })
+		return slices.ContainsFunc(list.Get(), func(o web.Operator) bool { return o.Name == name }) ||
+			slices.ContainsFunc(people.Get(), func(p store.Person) bool { return p.Name == name })
 	}
 }
 
@@ -513,7 +515,7 @@ func restoreSettled(kept int) int {
 // opened) is asked again, waiting up to the rules' retry interval; a
 // rule's own connection is live when the roster names it on any session.
 func (g *serveGraph) rulesConfig(cfg serveConfig, logger *slog.Logger) rules.Config {
-	rc := rules.Config{MaxRate: cfg.ruleMaxRate, RateWindow: cfg.ruleRateWindow, MaxRules: cfg.ruleMax, RetryInterval: cfg.ruleRetry, Allowed: allowedOperators(cfg.operatorList),
+	rc := rules.Config{MaxRate: cfg.ruleMaxRate, RateWindow: cfg.ruleRateWindow, MaxRules: cfg.ruleMax, RetryInterval: cfg.ruleRetry, Allowed: allowedOperators(cfg.operatorList, g.people),
 		ClaimLapse: cfg.lease, Exclusive: !isPostgresURL(cfg.db), PromptBytes: int(cfg.promptBytes),
 		Logger: logger.With("part", "rules")}
 	if g.respond != nil {
