@@ -723,7 +723,8 @@
     card.dataset.claimRenewed = String(Date.now());
     var form = card.querySelector('form[data-claim="true"]');
     if (!form || !window.fetch) return;
-    var body = new URLSearchParams();
+    // A renewal: it never takes back a claim another operator took over.
+    var body = new URLSearchParams({ renew: '1' });
     window.fetch(form.action, { method: 'POST', credentials: 'same-origin', headers: { 'X-Aepforms-Fragment': 'card' }, body: body })
       .catch(function () {});
   });

@@ -17,6 +17,7 @@ import (
 // a question ("I'm on it") and who it is assigned to (*inbox.Inbox).
 type Claims interface {
 	Claim(id inbox.CardID, by string) (inbox.ClaimOutcome, error)
+	Renew(id inbox.CardID, by string) (inbox.ClaimOutcome, error)
 	Release(id inbox.CardID, by string) error
 	EndClaims(by string) int
 	Assign(id inbox.CardID, a inbox.Assignment) (inbox.Assignment, error)
@@ -25,6 +26,12 @@ type Claims interface {
 // claimRelease is the claim post's field that ends the operator's own
 // claim ("Not on it any more") instead of making or renewing it.
 const claimRelease = "release"
+
+// claimRenewField is the claim post's field of a renewal (the page script
+// posts it as the operator types on a card they are on): it renews their
+// own claim, or claims a question nobody is on, but never takes over
+// another operator's.
+const claimRenewField = "renew"
 
 // handleClaim takes a card's "I'm on it" (or, with claimRelease, "Not on
 // it any more") from the signed-in operator: every open page is sent the
@@ -46,8 +53,12 @@ func handleClaim(cl Claims, pg *pages, m *Metrics) http.HandlerFunc {
 		if post.Get(claimRelease) != "" {
 			err = cl.Release(id, by)
 		} else {
+			claim := cl.Claim
+			if post.Get(claimRenewField) != "" {
+				claim = cl.Renew
+			}
 			var out inbox.ClaimOutcome
-			if out, err = cl.Claim(id, by); err == nil && out.FirstClaim {
+			if out, err = claim(id, by); err == nil && out.FirstClaim {
 				m.FirstClaim(out.Team, out.SinceAsked)
 			}
 		}

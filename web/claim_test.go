@@ -308,3 +308,24 @@ func TestTimeToFirstClaimByTeam(t *testing.T) {
 	assert.Contains(t, metrics, `aepforms_team_time_to_first_claim_seconds_sum{team="oncall"} 90`)
 	assert.Equal(t, 1, strings.Count(metrics, "aepforms_team_time_to_first_claim_seconds_count{"), "one team: %s", metrics)
 }
+
+// Ann's typing renews her claim, never takes one back: once Bo has
+// taken the question over, the renewal her page script posts as she
+// types (before the push tells her page, or from a page that lost its
+// push stream) leaves Bo on it.
+func TestARenewalDoesNotTakeTheClaimBack(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withTeam(t))
+	id := h.ask("s1", "r1", nameForm())
+	ann, _ := h.signInAs("Ann", annSecret)
+	bo, _ := h.signInAs("Bo", boSecret)
+	claim := "cards/" + string(id) + "/claim"
+	renew := url.Values{claimRenewField: {"1"}}
+	require.Equal(t, http.StatusSeeOther, h.postForm(ann, claim, nil).StatusCode)
+	require.Equal(t, http.StatusOK, h.postForm(ann, claim, renew, HeaderFragment, "card").StatusCode, "her own claim is renewed")
+	assert.Equal(t, "Ann", h.claimOn(bo, id))
+
+	require.Equal(t, http.StatusSeeOther, h.postForm(bo, claim, nil).StatusCode, "Take it over")
+	require.Equal(t, http.StatusOK, h.postForm(ann, claim, renew, HeaderFragment, "card").StatusCode)
+	assert.Equal(t, "Bo", h.claimOn(ann, id), "Bo is still on it")
+}

@@ -95,6 +95,18 @@ type ClaimOutcome struct {
 // The claim is journaled before it is shown. ErrNotFound, ErrNotOpen,
 // ErrNoClaimant; a journal's refusal is ErrNotRecorded.
 func (in *Inbox) Claim(id CardID, by string) (ClaimOutcome, error) {
+	return in.claimAs(id, by, false)
+}
+
+// Renew is Claim of operator by's activity on card id (typing an answer
+// on it): it renews their claim, or claims a question nobody is on, but
+// leaves another operator's live claim as it is (their page may not show
+// yet that it was taken over): the outcome's Claim is then the other's.
+func (in *Inbox) Renew(id CardID, by string) (ClaimOutcome, error) {
+	return in.claimAs(id, by, true)
+}
+
+func (in *Inbox) claimAs(id CardID, by string, renew bool) (ClaimOutcome, error) {
 	if by == "" {
 		return ClaimOutcome{}, ErrNoClaimant
 	}
@@ -108,6 +120,10 @@ func (in *Inbox) Claim(id CardID, by string) (ClaimOutcome, error) {
 	if !en.card.Open(now) {
 		in.mu.Unlock()
 		return ClaimOutcome{}, ErrNotOpen
+	}
+	if cur := en.card.Claim; renew && cur.Live(now) && cur.By != by {
+		in.mu.Unlock()
+		return ClaimOutcome{Claim: cur}, nil
 	}
 	c := Claim{By: by, At: now, Until: now.Add(in.opts.ClaimIdle), Rev: in.rev(now)}
 	if cur := en.card.Claim; cur.Live(now) && cur.By == by {
