@@ -87,6 +87,7 @@ func TestCarryingARuleOverToItsAgentsNewConnection(t *testing.T) {
 	flag := rulesPage.Find(`[data-testid="rule-not-answering"]`)
 	require.Equal(t, 1, flag.Length(), "the Rules page flags the rule")
 	assert.Contains(t, flag.Find(`[data-testid="rule-not-answering-connection"]`).Text(), "host/2")
+	assert.Equal(t, "/?agent="+testAgent, flag.Find(`[data-testid="rule-not-answering-questions"]`).AttrOr("href", ""), "it links to where those questions wait")
 
 	refused := rh.postForm(vera, carryPath, url.Values{"rule": {"R1"}})
 	assert.Equal(t, http.StatusForbidden, refused.StatusCode, "%s", refused.body)

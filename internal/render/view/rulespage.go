@@ -48,6 +48,9 @@ type RuleFlag struct {
 	SinceISO, SinceText, SinceTitle string
 	Instance                        string
 	Requests                        string
+	// URL is the inbox narrowed to the rule's agent: where those
+	// questions wait.
+	URL string
 }
 
 // RulesView is the Rules page.
@@ -296,7 +299,8 @@ func notAnswering(r store.Rule, opts RulesOptions) *RuleFlag {
 		return nil
 	}
 	f := &RuleFlag{SinceISO: ms.Since.UTC().Format(htmlTime), SinceText: relTime(ms.Since, opts.Now), SinceTitle: exactTime(ms.Since),
-		Instance: Marked(rules.Cut(ms.Instance, rules.LabelRunes)), Requests: "1 question"}
+		Instance: Marked(rules.Cut(ms.Instance, rules.LabelRunes)), Requests: "1 question",
+		URL: withQuery(root(opts.BasePath)+"/", url.Values{"agent": {r.Match.Agent}})}
 	if ms.Requests != 1 {
 		f.Requests = fmt.Sprintf("%d questions", ms.Requests)
 	}
