@@ -78,6 +78,15 @@ type MarkJournal interface {
 	Marks(now time.Time) ([]Mark, error)
 }
 
+// FirstClaims is a journal that says which claim of a card is its first
+// of every replica sharing it and of every restart, so the time to first
+// claim is counted once.
+type FirstClaims interface {
+	// FirstClaim claims card id's first claim, made at: true for the
+	// one caller that claimed it first.
+	FirstClaim(id CardID, at time.Time) (bool, error)
+}
+
 // ClaimOutcome is what a claim did: FirstClaim is true for the card's
 // first claim (SinceAsked is then the time from its arrival to it, the
 // time to first claim); Team is the team the question is routed to (""
@@ -135,6 +144,15 @@ func (in *Inbox) claimAs(id CardID, by string, renew bool) (ClaimOutcome, error)
 		if err := mj.KeepClaim(id, c); err != nil {
 			return ClaimOutcome{}, errors.Join(ErrNotRecorded, err)
 		}
+	}
+	if fc, ok := in.opts.Journal.(FirstClaims); ok && out.FirstClaim {
+		// Another replica, or this one before a restart, may have had
+		// the card's first claim: the journal says.
+		first, err := fc.FirstClaim(id, now)
+		if err != nil {
+			in.opts.Logger.Warn("inbox: a card's first claim could not be told from the journal", "card", string(id), "err", err)
+		}
+		out.FirstClaim = first || err != nil
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()

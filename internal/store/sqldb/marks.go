@@ -37,6 +37,21 @@ func (a *Answers) KeepClaim(id inbox.CardID, c inbox.Claim) error {
 	return nil
 }
 
+// FirstClaim claims card id's first claim (a push claim, kind
+// store.ClaimFirst): inbox.FirstClaims.
+func (a *Answers) FirstClaim(id inbox.CardID, at time.Time) (bool, error) {
+	ctx, cancel := a.ctx()
+	defer cancel()
+	defer a.lockWrites()()
+	res, err := a.Synced.ExecContext(ctx, a.Q(`INSERT INTO push_claims (card_id, kind, claimed_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`),
+		string(id), store.ClaimFirst, store.Nanos(at))
+	if err != nil {
+		return false, fmt.Errorf("journal: first claim: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
 // KeepAssignment keeps card id's assignment as (as.To "" ends it), unless
 // a later write is kept already: inbox.MarkJournal.
 func (a *Answers) KeepAssignment(id inbox.CardID, as inbox.Assignment) error {

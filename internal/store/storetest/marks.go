@@ -175,3 +175,36 @@ func testMarksOrderedAsSeenAcrossSkewedClocks(t *testing.T, st Store) {
 	assert.Empty(t, assignee(t, a, id, ahead), "bo ended the assignment he saw, on the replica ahead")
 	assert.Empty(t, assignee(t, b, id, behind), "bo ended the assignment he saw, on the replica behind")
 }
+
+// A question's first claim is counted (time to first claim) once, of
+// every replica sharing the journal and every restart: ann's claim on
+// one replica is its first; bo's on another that has not yet seen it is
+// not, nor is cy's on a restarted process once ann's claim has lapsed.
+func testFirstClaimCountedOnce(t *testing.T, st Store) {
+	now := T0
+	clock := func() time.Time { return now }
+	ja := st.Open()
+	jb := ja
+	if st.Shared {
+		jb = st.Open()
+	}
+	a := inbox.New(inbox.Options{Journal: ja, Now: clock})
+	b := inbox.New(inbox.Options{Journal: jb, Now: clock})
+	id := askOn(t, a)
+	askOn(t, b)
+	out, err := a.Claim(id, "ann")
+	require.NoError(t, err)
+	assert.True(t, out.FirstClaim, "ann's is the first")
+	out, err = b.Claim(id, "bo")
+	require.NoError(t, err)
+	assert.False(t, out.FirstClaim, "bo's, on a replica that had not seen ann's, is not")
+
+	now = now.Add(inbox.DefaultClaimIdle + time.Minute)
+	c := inbox.New(inbox.Options{Journal: jb, Now: clock})
+	askOn(t, c)
+	c.SeeClaims()
+	require.Empty(t, onIt(t, c, id, now), "the claims lapsed")
+	out, err = c.Claim(id, "cy")
+	require.NoError(t, err)
+	assert.False(t, out.FirstClaim, "a restarted process knows it was claimed before")
+}

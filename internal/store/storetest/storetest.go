@@ -29,6 +29,7 @@ type Backend interface {
 	inbox.Leases
 	inbox.PeerJournal
 	inbox.MarkJournal
+	inbox.FirstClaims
 	store.Pruner
 	History(ctx context.Context, q store.HistoryQuery) (store.HistoryPage, error)
 	CreateSession(ctx context.Context, s store.Session) error
@@ -151,6 +152,7 @@ func Run(t *testing.T, fresh Fresh) {
 		{"PeersAreTheOthersQueuedAnswers", testPeers},
 		{"ClaimsKeptAndShared", testClaimsKeptAndShared},
 		{"MarksOrderedAsSeenAcrossSkewedClocks", testMarksOrderedAsSeenAcrossSkewedClocks},
+		{"FirstClaimCountedOnce", testFirstClaimCountedOnce},
 		{"RoutingStepsKeptOnce", testRoutingStepsKeptOnce},
 		{"RoutingAndMarksKeptWithTheirAnswer", testRoutingAndMarksKeptWithTheirAnswer},
 	} {
