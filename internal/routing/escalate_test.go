@@ -432,3 +432,32 @@ func TestAQuestionAnsweredElsewhereIsNotAnnouncedRemindedNorEscalated(t *testing
 	oncall.none(t, "nothing of the question answered elsewhere")
 	leads.none(t, "nothing of the question answered elsewhere")
 }
+
+// A restart does not put a question's reminder or escalation off: their
+// clocks run from when the question was first routed (kept in the
+// journal), not from when the restarted process saw it again.
+func TestARestartKeepsTheRemindAndEscalateClocks(t *testing.T) {
+	t.Parallel()
+	oncall, leads := newHook(t), newHook(t)
+	f := loadRoutes(t, `{"teams": {"oncall": {"webhook": "`+oncall.url()+`", "remind": "5m", "escalate": "10m", "escalate_to": "leads"},
+		"leads": {"webhook": "`+leads.url()+`"}}, "routes": [{"team": "oncall"}]}`)
+	clk := &clock{t: time.Date(2026, 7, 3, 9, 10, 0, 0, time.UTC)}
+	j := openJournal(t, filepath.Join(t.TempDir(), "journal.db"))
+	before := newRig(t, clk, f, j, quietLog())
+	id := ask(t, before.in, "s1", "r1", "form", 1)
+	before.waitSteps(t, id, "oncall")
+	assert.Contains(t, oncall.next(t), "New question for oncall")
+
+	clk.Add(4 * time.Minute) // restarted 4 min after the question came
+	restarted := newRig(t, clk, f, j, quietLog())
+	ask(t, restarted.in, "s1", "r1", "form", 1)
+	restarted.waitSteps(t, id, "oncall")
+	clk.Add(time.Minute)
+	restarted.router.Sweep(context.Background(), restarted.in)
+	restarted.waitSteps(t, id, "oncall", "reminded oncall")
+	assert.Contains(t, oncall.next(t), "Reminder for oncall: unanswered for 5 min")
+	clk.Add(5 * time.Minute)
+	restarted.router.Sweep(context.Background(), restarted.in)
+	restarted.waitSteps(t, id, "oncall", "reminded oncall", "escalated leads")
+	assert.Contains(t, leads.next(t), "oncall has not answered for 10 min")
+}

@@ -197,24 +197,25 @@ func (r *Router) Run(ctx context.Context, cards Cards, sub *inbox.Subscription) 
 }
 
 // kept reads card id's routing history from the journal: the team it
-// was routed to ("" when none is kept) and the steps any replica took,
-// before this process started or since.
-func (r *Router) kept(ctx context.Context, id inbox.CardID) (string, []inbox.RoutingStep) {
+// was routed to ("" when none is kept) and when (zero when none), and the
+// steps any replica took, before this process started or since.
+func (r *Router) kept(ctx context.Context, id inbox.CardID) (string, time.Time, []inbox.RoutingStep) {
 	if r.cfg.Journal == nil {
-		return "", nil
+		return "", time.Time{}, nil
 	}
 	history, err := r.cfg.Journal.RoutingSteps(ctx, string(id))
 	if err != nil {
 		r.cfg.Logger.Warn("routing: a question's reminders and escalations sent could not be read", "card", string(id), "err", err)
-		return "", nil
+		return "", time.Time{}, nil
 	}
 	var team string
+	var routedAt time.Time
 	var steps []inbox.RoutingStep
 	for _, s := range history {
 		switch s.Kind {
 		case store.RoutedTo:
 			if team == "" {
-				team = s.Team
+				team, routedAt = s.Team, s.At
 			}
 		case inbox.StepReminded, inbox.StepEscalated:
 			steps = append(steps, inbox.RoutingStep{Kind: s.Kind, Team: s.Team, At: s.At})
@@ -227,7 +228,22 @@ func (r *Router) kept(ctx context.Context, id inbox.CardID) (string, []inbox.Rou
 			r.mu.Unlock()
 		}
 	}
-	return team, steps
+	return team, routedAt, steps
+}
+
+// arrival is when card c's question arrived, as the remind and escalate
+// clocks and the time to answer run from: when it was first routed, by
+// any replica, before this process started or since (the journal's), or
+// when this inbox first saw it if that is earlier. The inbox's own time
+// starts again at each restart, which would put a question's reminder
+// and escalation off by as much.
+func (r *Router) arrival(c inbox.Card) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if at, ok := r.asked[c.ID]; ok {
+		return at
+	}
+	return c.ReceivedAt
 }
 
 func (r *Router) follow(ctx context.Context, cards Cards, sub *inbox.Subscription, tick <-chan time.Time) {
@@ -273,9 +289,13 @@ func (r *Router) Observe(ctx context.Context, cards Cards, c inbox.Card) {
 			return
 		}
 		// The team kept first, by any replica, stays the card's.
-		kept, steps := r.kept(ctx, c.ID)
+		kept, routedAt, steps := r.kept(ctx, c.ID)
 		if kept != "" {
 			team = kept
+		}
+		arrived := c.ReceivedAt
+		if !routedAt.IsZero() && routedAt.Before(arrived) {
+			arrived = routedAt
 		}
 		rt.Team, rt.Steps = team, append(rt.Steps, steps...)
 		// Looked at by Sweep before its team shows: a step never waits
@@ -283,7 +303,7 @@ func (r *Router) Observe(ctx context.Context, cards Cards, c inbox.Card) {
 		r.mu.Lock()
 		_, tracked := r.asked[c.ID]
 		if vd.Open && !tracked {
-			r.open[c.ID], r.asked[c.ID] = true, c.ReceivedAt
+			r.open[c.ID], r.asked[c.ID] = true, arrived
 		}
 		r.mu.Unlock()
 		cards.SetRouting(c.ID, rt)

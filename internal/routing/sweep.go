@@ -50,13 +50,14 @@ func (r *Router) Sweep(ctx context.Context, cards Cards) {
 		if !ok {
 			continue
 		}
-		age := now.Sub(c.ReceivedAt)
-		if to, since := r.reminder(vd, tm, c.ReceivedAt); tm.Remind > 0 && now.Sub(since) >= tm.Remind && !vd.Routing.Has(inbox.StepReminded, to.name) {
+		arrived := r.arrival(c)
+		age := now.Sub(arrived)
+		if to, since := r.reminder(vd, tm, arrived); tm.Remind > 0 && now.Sub(since) >= tm.Remind && !vd.Routing.Has(inbox.StepReminded, to.name) {
 			r.step(ctx, cards, c, vd.Routing, inbox.StepReminded, tm, to)
 			continue // one step a look: the card's routing is read again next time
 		}
 		if to, ok := table.Team(tm.EscalateTo); ok && !vd.Routing.Has(inbox.StepEscalated, to.Name) &&
-			(age >= tm.Escalate || nearDeadline(vd, c.ReceivedAt, now)) {
+			(age >= tm.Escalate || nearDeadline(vd, arrived, now)) {
 			r.step(ctx, cards, c, vd.Routing, inbox.StepEscalated, tm, r.teamTarget(to))
 		}
 	}
@@ -109,7 +110,7 @@ func (r *Router) step(ctx context.Context, cards Cards, c inbox.Card, rt inbox.R
 		// The pusher says each delivery on the wire (webpush.Config.Delivered).
 		r.cfg.Push.Renotify(ctx, c, to.audience)
 	}
-	waited := now.Sub(c.ReceivedAt)
+	waited := now.Sub(r.arrival(c))
 	text := reminderText(c, to.name, waited, r.link(c))
 	if kind == inbox.StepEscalated {
 		text = escalationText(c, from.Name, to.name, waited, r.link(c))
