@@ -279,14 +279,40 @@ func (a *auth) stillLive(ctx context.Context, idHash string) (bool, error) {
 	return a.recheck(ctx, s)
 }
 
-// deviceLive reports whether a device subscribed under the session
-// idHash (deviceSession) may be notified: its sign-in still counts, or a
-// script subscribed it with the operator secret.
-func (a *auth) deviceLive(ctx context.Context, idHash string) (bool, error) {
-	if idHash == bearerDevice {
-		return true, nil
+// devicesLive reports, for each session devices were subscribed under
+// (deviceSession), whether they may be notified: its sign-in still
+// counts, or a script subscribed them with the operator secret. The
+// sign-ins are read in one lookup; one that no longer counts is ended.
+func (a *auth) devicesLive(ctx context.Context, idHashes []string) (map[string]bool, error) {
+	live := make(map[string]bool, len(idHashes))
+	var look []string
+	for _, h := range idHashes {
+		if h == bearerDevice {
+			live[h] = true
+		} else {
+			look = append(look, h)
+		}
 	}
-	return a.stillLive(ctx, idHash)
+	if len(look) == 0 {
+		return live, nil
+	}
+	found, err := a.store.LookupSessions(ctx, look)
+	if err != nil {
+		return nil, err
+	}
+	now := a.now()
+	for _, h := range look {
+		s, ok := found[h]
+		if ok {
+			if _, ok = a.counts(s, now); !ok {
+				if err := a.store.DeleteSession(ctx, h); err != nil {
+					a.log.Warn("web: an ended session could not be removed", "err", err)
+				}
+			}
+		}
+		live[h] = ok
+	}
+	return live, nil
 }
 
 // signOut deletes the session of the request's cookie, if any, and

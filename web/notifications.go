@@ -38,10 +38,10 @@ type Notifier interface {
 	// CheckAnswerToken accepts a notification's answer token for card
 	// from the sign-in session idHash, while it is good.
 	CheckAnswerToken(ctx context.Context, token, card, idHash string) error
-	// WatchSessions is told how to check that a device's sign-in
-	// session still counts: a device whose session ended (expired,
-	// signed out anywhere) is pushed nothing more.
-	WatchSessions(live func(ctx context.Context, idHash string) (bool, error))
+	// WatchSessions is told how to check that devices' sign-in sessions
+	// still count, all of a push's at once: a device whose session ended
+	// (expired, signed out anywhere) is pushed nothing more.
+	WatchSessions(live func(ctx context.Context, idHashes []string) (map[string]bool, error))
 }
 
 // bearerDevice is the session a device subscribed by a script with the

@@ -34,7 +34,7 @@ func (fakeNotifier) Accept(endpoint string) error {
 }
 func (fakeNotifier) PushCounts() (int64, int64, int64) { return 4, 2, 1 }
 
-func (fakeNotifier) WatchSessions(func(context.Context, string) (bool, error)) {}
+func (fakeNotifier) WatchSessions(func(context.Context, []string) (map[string]bool, error)) {}
 
 // CheckAnswerToken accepts "ok:{card}:{session}".
 func (fakeNotifier) CheckAnswerToken(_ context.Context, tok, card, session string) error {

@@ -5,12 +5,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aepforms/aepforms/internal/store"
 	"github.com/aepforms/aepforms/internal/store/sqlite"
 	"github.com/aepforms/aepforms/internal/webpush"
 )
@@ -172,4 +174,42 @@ func TestADeviceSubscribedBeforeSignInIsNotNotifiedOnceSignInIsOn(t *testing.T) 
 	assert.NotContains(t, devices, "/before-sign-in", "its subscription is removed")
 	assert.Contains(t, devices, "/alice-phone")
 	assert.Contains(t, devices, "/script")
+}
+
+// lookupCountingSessions is the journal's sessions, counting how often they
+// are looked up.
+type lookupCountingSessions struct {
+	*sqlite.Journal
+	one, many atomic.Int64
+}
+
+func (c *lookupCountingSessions) LookupSession(ctx context.Context, idHash string) (store.Session, bool, error) {
+	c.one.Add(1)
+	return c.Journal.LookupSession(ctx, idHash)
+}
+
+func (c *lookupCountingSessions) LookupSessions(ctx context.Context, idHashes []string) (map[string]store.Session, error) {
+	c.many.Add(1)
+	return c.Journal.LookupSessions(ctx, idHashes)
+}
+
+// A push looks the devices' sign-ins up once, however many devices
+// there are, not once a device: a question to a team of many operators
+// is one read of the journal's sessions.
+func TestAPushLooksTheSignInsUpOnce(t *testing.T) {
+	t.Parallel()
+	j := openJournal(t)
+	counted := &lookupCountingSessions{Journal: j}
+	r := newPushRig(t, j, func(s *setup) { s.deps.Sessions = counted })
+	want := map[string]int{}
+	for _, name := range []string{"alice", "bob", "carol", "dave", "erin"} {
+		c := r.h.client()
+		r.h.signIn(c, name)
+		r.subscribe(c, "/"+name)
+		want["/"+name] = 1
+	}
+	one, many := counted.one.Load(), counted.many.Load()
+	assert.Equal(t, want, r.askAndPush("q1"), "every signed-in device is notified")
+	assert.Equal(t, int64(0), counted.one.Load()-one, "no sign-in looked up one by one")
+	assert.Equal(t, int64(1), counted.many.Load()-many, "the sign-ins looked up once for the push")
 }

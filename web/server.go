@@ -396,7 +396,7 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 	if deps.Notifier != nil && s.auth.enabled() {
 		// A device is notified only while the sign-in that subscribed it
 		// counts, as a page's push stream is.
-		deps.Notifier.WatchSessions(s.auth.deviceLive)
+		deps.Notifier.WatchSessions(s.auth.devicesLive)
 	}
 	if !cfg.Viewer.Answers() {
 		s.deps.Submitter = nil

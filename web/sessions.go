@@ -20,6 +20,9 @@ type Sessions interface {
 	CreateSession(ctx context.Context, s store.Session) error
 	// LookupSession reads a session; false when there is none.
 	LookupSession(ctx context.Context, idHash string) (store.Session, bool, error)
+	// LookupSessions reads several sessions at once: those there are, by
+	// id hash.
+	LookupSessions(ctx context.Context, idHashes []string) (map[string]store.Session, error)
 	// TouchSession sets a session's last use.
 	TouchSession(ctx context.Context, idHash string, at time.Time) error
 	// DeleteSession ends a session; one that is gone is not an error.
@@ -105,6 +108,18 @@ func (s *memorySessions) LookupSession(_ context.Context, idHash string) (store.
 	defer s.mu.Unlock()
 	ss, ok := s.m[idHash]
 	return ss, ok, nil
+}
+
+func (s *memorySessions) LookupSessions(_ context.Context, idHashes []string) (map[string]store.Session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]store.Session, len(idHashes))
+	for _, h := range idHashes {
+		if ss, ok := s.m[h]; ok {
+			out[h] = ss
+		}
+	}
+	return out, nil
 }
 
 func (s *memorySessions) TouchSession(_ context.Context, idHash string, at time.Time) error {

@@ -2,6 +2,7 @@ package webpush
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -137,7 +138,7 @@ func (p *Pusher) announce(ctx context.Context, c inbox.Card, vd inbox.Verdict, n
 	if p.cfg.Audience != nil {
 		audience = p.cfg.Audience(c)
 	}
-	to := p.devicesFor(ctx, audience, now)
+	to, subs := p.devicesFor(ctx, audience, now)
 	if len(to) == 0 {
 		return
 	}
@@ -151,81 +152,73 @@ func (p *Pusher) announce(ctx context.Context, c inbox.Card, vd inbox.Verdict, n
 		return
 	}
 	p.cfg.Logger.Debug("push: this replica pushes this question", "card", id, "devices", len(to))
-	p.deliver(ctx, c, vd, to, now)
+	p.deliver(ctx, c, vd, to, subs, now)
 }
 
 // devicesFor lists the devices of the operators audience reports true
-// for (nil: every operator) who have no page in view.
-func (p *Pusher) devicesFor(ctx context.Context, audience func(string) bool, now time.Time) []store.PushSubscription {
+// for (nil: every operator) who have no page in view, and every device
+// that may be pushed to now (subscriptions), for deliver's sending.
+func (p *Pusher) devicesFor(ctx context.Context, audience func(string) bool, now time.Time) (to, subs []store.PushSubscription) {
 	subs, err := p.subscriptions(ctx)
 	if err != nil || len(subs) == 0 {
-		return nil
+		return nil, nil
 	}
 	looking := p.looking(ctx, now)
-	var to []store.PushSubscription
 	for _, s := range subs {
 		if !looking[s.Operator] && (audience == nil || audience(s.Operator)) {
 			to = append(to, s)
 		}
 	}
-	return to
+	return to, subs
 }
 
 // WatchSessions has every push go only to the devices whose sign-in
-// session live still reports counting, asked at each send: a device whose
-// session ended (expired, signed out from another browser, or on another
-// replica) is told nothing more, and its subscription is removed. So is
-// one made with no session (while sign-in was off): sign-in is on now,
-// and it belongs to no sign-in.
-func (p *Pusher) WatchSessions(live func(ctx context.Context, idHash string) (bool, error)) {
+// session live still reports counting, asked at each send, for all of
+// the push's devices at once: a device whose session ended (expired,
+// signed out from another browser, or on another replica) is told
+// nothing more, and its subscription is removed. So is one made with no
+// session (while sign-in was off): sign-in is on now, and it belongs to
+// no sign-in.
+func (p *Pusher) WatchSessions(live func(ctx context.Context, idHashes []string) (map[string]bool, error)) {
 	p.live.Store(&live)
 }
 
 // subscriptions lists the devices that may be pushed to: every
-// subscription whose session still counts (WatchSessions). Those whose
-// session ended are removed; one whose session could not be checked is
-// kept, and not pushed to this time.
+// subscription whose session still counts (WatchSessions), looked up
+// once for all of them. Those whose session ended are removed; when the
+// sessions could not be checked, it fails: every device is kept, and
+// none pushed to this time.
 func (p *Pusher) subscriptions(ctx context.Context) ([]store.PushSubscription, error) {
 	subs, err := p.store.PushSubscriptions(ctx)
 	live := p.live.Load()
 	if err != nil || live == nil {
 		return subs, err
 	}
-	type state int
-	const (
-		alive state = iota + 1
-		ended
-		unknown
-	)
-	seen := map[string]state{}
+	var hashes []string
+	asked := map[string]bool{}
+	for _, s := range subs {
+		if s.Session != "" && !asked[s.Session] {
+			asked[s.Session] = true
+			hashes = append(hashes, s.Session)
+		}
+	}
+	alive := map[string]bool{}
+	if len(hashes) > 0 {
+		if alive, err = (*live)(ctx, hashes); err != nil {
+			p.cfg.Logger.Warn("push: the devices' sign-ins could not be checked", "err", err)
+			return nil, fmt.Errorf("push: check the devices' sign-ins: %w", err)
+		}
+	}
 	out := subs[:0]
 	for _, s := range subs {
-		st := seen[s.Session]
-		if s.Session == "" {
-			st = ended
-		}
-		if st == 0 {
-			ok, err := (*live)(ctx, s.Session)
-			switch {
-			case err != nil:
-				st = unknown
-				p.cfg.Logger.Warn("push: a device's sign-in could not be checked", "err", err)
-			case ok:
-				st = alive
-			default:
-				st = ended
-			}
-			seen[s.Session] = st
-		}
-		switch st {
-		case alive:
+		if s.Session != "" && alive[s.Session] {
 			out = append(out, s)
-		case ended:
-			if _, err := p.store.DeletePushSubscription(ctx, s.Operator, s.Endpoint); err != nil {
-				p.cfg.Logger.Warn("push: removing the subscription of an ended sign-in", "endpoint", Origin(s.Endpoint), "err", redactEndpoint(err, s.Endpoint))
-			}
-			p.forget(s.Endpoint)
+			continue
 		}
+		if _, err := p.store.DeletePushSubscription(ctx, s.Operator, s.Endpoint); err != nil {
+			p.cfg.Logger.Warn("push: removing the subscription of an ended sign-in", "endpoint", Origin(s.Endpoint), "err", redactEndpoint(err, s.Endpoint))
+		}
+		p.forget(s.Endpoint)
 	}
 	return out, nil
 }
@@ -240,17 +233,18 @@ func (p *Pusher) Renotify(ctx context.Context, c inbox.Card, audience func(strin
 	if vd.Closed != nil {
 		return 0
 	}
-	to := p.devicesFor(ctx, audience, now)
+	to, subs := p.devicesFor(ctx, audience, now)
 	if len(to) == 0 {
 		return 0
 	}
-	p.deliver(ctx, c, vd, to, now)
+	p.deliver(ctx, c, vd, to, subs, now)
 	return len(to)
 }
 
 // deliver queues card c's push on each device of to and sends what is
-// due.
-func (p *Pusher) deliver(ctx context.Context, c inbox.Card, vd inbox.Verdict, to []store.PushSubscription, now time.Time) {
+// due, to the devices of subs: those found live for this push (their
+// sign-ins are not looked up again).
+func (p *Pusher) deliver(ctx context.Context, c inbox.Card, vd inbox.Verdict, to, subs []store.PushSubscription, now time.Time) {
 	id := string(c.ID)
 	msg, ttl, urgent := p.newMessage(c, vd)
 	msgs := make([]Message, len(to))
@@ -274,7 +268,7 @@ func (p *Pusher) deliver(ctx context.Context, c inbox.Card, vd inbox.Verdict, to
 	if p.cfg.Delivered != nil {
 		p.cfg.Delivered(c)
 	}
-	p.Flush(ctx)
+	p.flush(ctx, subs)
 }
 
 func (p *Pusher) settle(ctx context.Context, c inbox.Card, vd inbox.Verdict, now time.Time) {
@@ -331,7 +325,11 @@ func (p *Pusher) looking(ctx context.Context, now time.Time) map[string]bool {
 // Flush sends, to each device whose turn it is, what waits for it: one
 // push, or for several new questions one "N new questions" summary. New
 // questions for an operator who is now looking are dropped.
-func (p *Pusher) Flush(ctx context.Context) {
+func (p *Pusher) Flush(ctx context.Context) { p.flush(ctx, nil) }
+
+// flush is Flush, with live the devices that may be pushed to when the
+// caller just found them (nil: flush looks them up).
+func (p *Pusher) flush(ctx context.Context, live []store.PushSubscription) {
 	now := p.cfg.Now()
 	type send struct {
 		sub    store.PushSubscription
@@ -354,20 +352,26 @@ func (p *Pusher) Flush(ctx context.Context) {
 	// Who is looking, read once (outside the lock: it is the journal),
 	// and which devices are still subscribed: one removed (its owner
 	// stopped it, or signed out) or whose sign-in ended gets nothing more.
+	// Not known (the journal unreachable): nothing is sent this time, and
+	// what waits, waits for the next.
 	looking := p.looking(ctx, now)
-	if subs, err := p.subscriptions(ctx); err == nil {
-		live := make(map[string]bool, len(subs))
-		for _, s := range subs {
-			live[s.Endpoint] = true
+	if live == nil {
+		var err error
+		if live, err = p.subscriptions(ctx); err != nil {
+			return
 		}
-		p.mu.Lock()
-		for endpoint := range p.devices {
-			if !live[endpoint] {
-				delete(p.devices, endpoint)
-			}
-		}
-		p.mu.Unlock()
 	}
+	subscribed := make(map[string]bool, len(live))
+	for _, s := range live {
+		subscribed[s.Endpoint] = true
+	}
+	p.mu.Lock()
+	for endpoint := range p.devices {
+		if !subscribed[endpoint] {
+			delete(p.devices, endpoint)
+		}
+	}
+	p.mu.Unlock()
 	var sends []send
 	p.mu.Lock()
 	for _, d := range p.devices {

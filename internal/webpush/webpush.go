@@ -176,7 +176,7 @@ type Pusher struct {
 
 	// live, once WatchSessions set it, reports whether a sign-in
 	// session still counts.
-	live atomic.Pointer[func(ctx context.Context, idHash string) (bool, error)]
+	live atomic.Pointer[func(ctx context.Context, idHashes []string) (map[string]bool, error)]
 }
 
 // New returns a Pusher, or why push is off (CheckSubject's error).

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -551,19 +552,19 @@ func TestActionsForAPermission(t *testing.T) {
 }
 
 // With WatchSessions, a push goes only to devices whose sign-in still
-// counts, checked when it is sent: a device whose sign-in ended is told
-// nothing and its subscription removed (also one whose push waited for
-// its turn while the sign-in ended); one whose sign-in could not be
-// checked is kept but not pushed to; one live reports counting that is
-// no sign-in of a browser (a Bearer script's) is pushed to; one made
-// with no sign-in at all (while sign-in was off) is told nothing, and
-// removed.
+// counts, checked when it is sent, all of its devices' sign-ins in one
+// call: a device whose sign-in ended is told nothing and its
+// subscription removed (also one whose push waited for its turn while
+// the sign-in ended); one live reports counting that is no sign-in of a
+// browser (a Bearer script's) is pushed to; one made with no sign-in at
+// all (while sign-in was off) is told nothing, and removed. When the
+// sign-ins cannot be checked, nothing is pushed and every device kept.
 func TestPushesGoOnlyToLiveSignIns(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	alice := f.subscribe(t, "/alice", "alice")
 	f.subscribe(t, "/bob", "bob")
-	f.subscribe(t, "/carol", "carol")
+	carol := f.subscribe(t, "/carol", "carol")
 	script := newDevice(t, f.ps, "/script", "ci")
 	script.sub.Session = "bearer"
 	require.NoError(t, f.store.SavePushSubscription(ctx, script.sub))
@@ -572,13 +573,20 @@ func TestPushesGoOnlyToLiveSignIns(t *testing.T) {
 	require.NoError(t, f.store.SavePushSubscription(ctx, open.sub))
 	var mu sync.Mutex
 	ended := map[string]bool{"s-bob": true}
-	f.pusher.WatchSessions(func(_ context.Context, h string) (bool, error) {
+	unreachable := false
+	var asked [][]string
+	f.pusher.WatchSessions(func(_ context.Context, hs []string) (map[string]bool, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		if h == "s-carol" {
-			return false, errors.New("journal unreachable")
+		asked = append(asked, slices.Sorted(slices.Values(hs)))
+		if unreachable {
+			return nil, errors.New("journal unreachable")
 		}
-		return !ended[h], nil
+		live := map[string]bool{}
+		for _, h := range hs {
+			live[h] = !ended[h]
+		}
+		return live, nil
 	})
 	paths := func(ds []store.PushSubscription) []string {
 		var out []string
@@ -589,25 +597,45 @@ func TestPushesGoOnlyToLiveSignIns(t *testing.T) {
 	}
 
 	f.pusher.Observe(ctx, card("c1", "Deploy?", time.Time{}))
-	got := map[string]bool{f.ps.next(t, alice, script).path: true, f.ps.next(t, alice, script).path: true}
+	got := map[string]bool{}
+	for range 3 {
+		got[f.ps.next(t, alice, carol, script).path] = true
+	}
 	f.ps.none(t)
-	assert.Equal(t, map[string]bool{"/alice": true, "/script": true}, got)
+	assert.Equal(t, map[string]bool{"/alice": true, "/carol": true, "/script": true}, got)
+	assert.Equal(t, [][]string{{"bearer", "s-alice", "s-bob", "s-carol"}}, asked, "the sign-ins asked about once, together")
 	subs, err := f.store.PushSubscriptions(ctx)
 	require.NoError(t, err)
-	assert.ElementsMatch(t, []string{"/alice", "/carol", "/script"}, paths(subs), "the ended sign-in's device and the one of no sign-in are removed, the unchecked one kept")
+	assert.ElementsMatch(t, []string{"/alice", "/carol", "/script"}, paths(subs), "the ended sign-in's device and the one of no sign-in are removed")
 
 	// A question queued for alice's turn is not sent once her sign-in ended.
 	f.clock.add(time.Second)
 	f.pusher.Observe(ctx, card("c2", "Roll back?", time.Time{}))
-	f.ps.none(t) // both wait for their turn
+	f.ps.none(t) // all wait for their turn
 	mu.Lock()
 	ended["s-alice"] = true
 	mu.Unlock()
 	f.clock.add(time.Minute)
 	f.pusher.Flush(ctx)
-	assert.Equal(t, "/script", f.ps.next(t, alice, script).path)
+	got = map[string]bool{}
+	for range 2 {
+		got[f.ps.next(t, alice, carol, script).path] = true
+	}
 	f.ps.none(t)
+	assert.Equal(t, map[string]bool{"/carol": true, "/script": true}, got)
 	subs, err = f.store.PushSubscriptions(ctx)
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{"/carol", "/script"}, paths(subs))
+
+	// The sign-ins cannot be checked: nothing is pushed, nothing removed.
+	mu.Lock()
+	unreachable = true
+	mu.Unlock()
+	f.clock.add(time.Minute)
+	f.pusher.Observe(ctx, card("c3", "Scale up?", time.Time{}))
+	f.pusher.Flush(ctx)
+	f.ps.none(t)
+	subs, err = f.store.PushSubscriptions(ctx)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"/carol", "/script"}, paths(subs), "every device is kept")
 }

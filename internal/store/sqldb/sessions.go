@@ -121,6 +121,50 @@ func (x *Sessions) ForgetPeople(ctx context.Context, before time.Time) (int, err
 	return int(n), err
 }
 
+// lookupChunk bounds the ids one LookupSessions query names (SQLite's
+// and PostgreSQL's limits on a statement's parameters are far above it).
+const lookupChunk = 500
+
+// LookupSessions reads the sessions whose ids hash to idHashes, in one
+// query (one a lookupChunk): those there are, by id hash.
+func (x *Sessions) LookupSessions(ctx context.Context, idHashes []string) (map[string]store.Session, error) {
+	out := make(map[string]store.Session, len(idHashes))
+	for len(idHashes) > 0 {
+		n := min(len(idHashes), lookupChunk)
+		if err := x.lookupSessions(ctx, idHashes[:n], out); err != nil {
+			return nil, err
+		}
+		idHashes = idHashes[n:]
+	}
+	return out, nil
+}
+
+func (x *Sessions) lookupSessions(ctx context.Context, idHashes []string, out map[string]store.Session) error {
+	args := make([]any, len(idHashes))
+	for i, h := range idHashes {
+		args[i] = h
+	}
+	marks := strings.TrimSuffix(strings.Repeat("?, ", len(idHashes)), ", ")
+	rows, err := x.Synced.QueryContext(ctx, x.Q(`SELECT id_hash, operator, secret, user_agent, created_at, last_seen FROM sessions WHERE id_hash IN (`+marks+`)`), args...)
+	if err != nil {
+		return fmt.Errorf("journal: sessions: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var s store.Session
+		var created, seen int64
+		if err := rows.Scan(&s.IDHash, &s.Operator, &s.Secret, &s.UserAgent, &created, &seen); err != nil {
+			return fmt.Errorf("journal: sessions: %w", err)
+		}
+		s.Created, s.LastSeen = store.FromNanos(created), store.FromNanos(seen)
+		out[s.IDHash] = s
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("journal: sessions: %w", err)
+	}
+	return nil
+}
+
 // TouchSession sets a session's last use to at.
 func (x *Sessions) TouchSession(ctx context.Context, idHash string, at time.Time) error {
 	if _, err := x.Synced.ExecContext(ctx, x.Q(`UPDATE sessions SET last_seen = ? WHERE id_hash = ?`), store.Nanos(at), idHash); err != nil {

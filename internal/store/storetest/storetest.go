@@ -9,7 +9,9 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/url"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -34,6 +36,7 @@ type Backend interface {
 	History(ctx context.Context, q store.HistoryQuery) (store.HistoryPage, error)
 	CreateSession(ctx context.Context, s store.Session) error
 	LookupSession(ctx context.Context, idHash string) (store.Session, bool, error)
+	LookupSessions(ctx context.Context, idHashes []string) (map[string]store.Session, error)
 	TouchSession(ctx context.Context, idHash string, at time.Time) error
 	DeleteSession(ctx context.Context, idHash string) error
 	TakeSession(ctx context.Context, idHash string) (bool, error)
@@ -514,6 +517,19 @@ func testSessions(t *testing.T, st Store) {
 	require.True(t, ok, "a session survives a restart")
 	assert.Equal(t, store.Session{IDHash: "a1", Operator: "ann", Secret: "fp-ann", UserAgent: "Firefox",
 		Created: T0, LastSeen: T0.Add(30 * time.Minute)}, normal(got))
+
+	many, err := j.LookupSessions(ctx, []string{"a1", "b1", "none"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a1", "b1"}, slices.Sorted(maps.Keys(many)), "the sessions there are, in one lookup")
+	assert.Equal(t, normal(got), normal(many["a1"]))
+	ids := make([]string, 1200) // more than one query's worth
+	for i := range ids {
+		ids[i] = "x" + strconv.Itoa(i)
+	}
+	ids[1100] = "b1"
+	many, err = j.LookupSessions(ctx, ids)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"b1"}, slices.Sorted(maps.Keys(many)))
 
 	n, err := j.DeleteOtherSessions(ctx, "ann", "a1")
 	require.NoError(t, err)
