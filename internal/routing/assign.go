@@ -12,12 +12,12 @@ import (
 
 // assigned tells card c's assignee of its assignment (vd's): a person's
 // devices, or a team's members' devices and its chat channel with the
-// assigner's words and the card's link. Once per assignment of every
+// assigner's words and the card's link (devices with a page in view
+// are not pushed: the page shows it). Once per assignment of every
 // replica sharing the journal (claimed by keeping it in the question's
 // routing history, store.Assigned, which History reads: who assigned it
-// to whom, and when); the
-// assigner is not told of their own assignment; a question no longer
-// open, or an assignment ended, tells nobody.
+// to whom, and when); the assigner is not told of their own assignment;
+// a question no longer open, or an assignment ended, tells nobody.
 func (r *Router) assigned(ctx context.Context, c inbox.Card, vd inbox.Verdict) {
 	a := vd.Assigned
 	if a == nil || a.To == "" || !vd.Open {
