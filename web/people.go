@@ -89,6 +89,24 @@ func (l *PeopleList) Operators() []Operator {
 	return out
 }
 
+// Holds reports whether a person named name is listed; one not listed
+// here is looked for in the journal once more (a sign-in on another
+// replica since the last Refresh), for at most timeout.
+func (l *PeopleList) Holds(name string, timeout time.Duration) bool {
+	if l == nil {
+		return false
+	}
+	listed := func() bool {
+		return slices.ContainsFunc(l.Get(), func(p store.Person) bool { return p.Name == name })
+	}
+	if listed() {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return l.Refresh(ctx) == nil && listed()
+}
+
 // Refresh forgets those unseen for too long and reads the rest from the
 // journal.
 func (l *PeopleList) Refresh(ctx context.Context) error {

@@ -475,15 +475,15 @@ func shellQuote(s string) string {
 
 // allowedOperators is rules.Config.Allowed for named operators: a name
 // in the operators file as it is now, or of a person the identity
-// provider signed in who is still listed (people; nil: none). nil
-// (everyone) without named operators.
+// provider signed in who is still listed (people, the journal's as it
+// is now; nil: none). nil (everyone) without named operators.
 func allowedOperators(list *web.OperatorList, people *web.PeopleList) func(string) bool {
 	if list == nil {
 		return nil
 	}
 	return func(name string) bool {
 		return slices.ContainsFunc(list.Get(), func(o web.Operator) bool { return o.Name == name }) ||
-			slices.ContainsFunc(people.Get(), func(p store.Person) bool { return p.Name == name })
+			people.Holds(name, journalCheckTimeout)
 	}
 }
 
