@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -144,8 +145,10 @@ func TestAnAssignedQuestionIsRemindedToItsAssignee(t *testing.T) {
 	}
 	rg.waitSteps(t, toTeam, "oncall", "reminded db", "escalated leads")
 	rg.waitSteps(t, toBo, "oncall", "reminded bo", "escalated leads")
-	assert.Contains(t, leads.next(t), "Escalated to leads")
-	assert.Contains(t, leads.next(t), "Escalated to leads")
+	escalations := []string{leads.next(t), leads.next(t)}
+	slices.Sort(escalations)
+	assert.Contains(t, escalations[0], "Escalated to leads: bo has not answered for 10 min", "it names who was given it")
+	assert.Contains(t, escalations[1], "Escalated to leads: db has not answered for 10 min")
 	rg.hooks.Wait()
 	oncall.none(t, "oncall is not reminded of a question assigned away")
 	db.none(t, "one reminder")

@@ -113,7 +113,11 @@ func (r *Router) step(ctx context.Context, cards Cards, c inbox.Card, rt inbox.R
 	waited := now.Sub(r.arrival(c))
 	text := reminderText(c, to.name, waited, r.link(c))
 	if kind == inbox.StepEscalated {
-		text = escalationText(c, from.Name, to.name, waited, r.link(c))
+		held := from.Name
+		if a := c.Verdict(now, inbox.Viewer{}).Assigned; a != nil {
+			held = chatEscape(a.To) // who was given it has not answered
+		}
+		text = escalationText(c, held, to.name, waited, r.link(c))
 	}
 	r.post(c, to.team, text)
 }

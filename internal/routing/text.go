@@ -25,8 +25,8 @@ func reminderText(c inbox.Card, team string, waited time.Duration, link string) 
 	return "Reminder for " + team + ": unanswered for " + words(waited) + ", " + chatEscape(c.Agent) + " still waits: " + quoted(c) + withLink(link)
 }
 
-// escalationText is the message to team to of a question team from has
-// not answered for waited.
+// escalationText is the message to team to of a question team from (or
+// the operator or team it was assigned to) has not answered for waited.
 func escalationText(c inbox.Card, from, to string, waited time.Duration, link string) string {
 	return "Escalated to " + to + ": " + from + " has not answered for " + words(waited) + ", " + chatEscape(c.Agent) + " still waits: " + quoted(c) + withLink(link)
 }
