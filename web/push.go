@@ -500,7 +500,13 @@ func (p *pusher) batch(changes []inbox.Change, flush bool) error {
 		}
 	}
 	if !flush {
-		return nil
+		return nil // the caller adds the status (the catch-up's)
+	}
+	if p.statusDue {
+		if err := p.addStatus(""); err != nil {
+			p.release()
+			return err
+		}
 	}
 	return p.flush()
 }
@@ -585,6 +591,9 @@ type pusher struct {
 	// ruled are the answers rules sent that this stream brought the
 	// header's count for, by command id (ruleAnswered).
 	ruled map[string]bool
+	// statusDue is set when a change of the batch being written moves
+	// the header's count on: the status follows the batch's changes.
+	statusDue bool
 }
 
 // elsewhere reports whether c is a waiting request of another page than
@@ -627,8 +636,9 @@ func (p *pusher) add(c inbox.Change) error {
 	}
 	p.share.appendCopy(p.buffer(), parts)
 	if p.ruleAnswered(card) {
-		// The header's count of what rules answered moves on with it.
-		return p.addStatus("")
+		// The header's count of what rules answered moves on with it,
+		// once at the batch's end (each count is a journal read).
+		p.statusDue = true
 	}
 	return nil
 }
@@ -656,6 +666,7 @@ const maxRuled = 1024
 // addStatus appends the status fragment (banners, relay state); id is ""
 // for the one sent on connect, which is not a change.
 func (p *pusher) addStatus(id string) error {
+	p.statusDue = false
 	html, err := p.pg.status(p.r)
 	if err != nil {
 		return err

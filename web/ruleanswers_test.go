@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -223,4 +225,34 @@ func TestHeaderCountOfRuleAnswersIsPushed(t *testing.T) {
 			return
 		}
 	}
+}
+
+// A page catching up on many questions rules answered reads the
+// header's count once, not once per answer: each read is the journal's,
+// for every open page at once.
+func TestHeaderCountIsReadOncePerPush(t *testing.T) {
+	t.Parallel()
+	rh := newRulesHarness(t)
+	rh.keepRule("R1", "Allow once to permission requests", "alice")
+	push, err := url.Parse(attr(rh.getPage(nil, "").doc(t).Find("body"), "data-push"))
+	require.NoError(t, err)
+	const n = 6
+	for i := range n {
+		rh.observe(rh.ask("s1", fmt.Sprintf("r%d", i), permissionReq()))
+	}
+	require.Len(t, rh.sub.all(), n, "the rule answered each")
+
+	ps := rh.openPush("?" + push.RawQuery)
+	last := rh.ask("s2", "after", nameForm())
+	statuses := 0
+	for {
+		m := ps.next()
+		if m.Event == "status" {
+			statuses++
+		}
+		if m.Event == "card" && attr(cardMsg(t, m), "id") == domID(last) {
+			break
+		}
+	}
+	assert.Equal(t, 1, statuses, "one status for the catch-up of %d rule answers", n)
 }
