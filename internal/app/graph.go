@@ -115,6 +115,7 @@ func newServeGraph(cfg serveConfig, relayURL, token string, jr journalStore, log
 	// the host name does).
 	source := jr.Identity().Source
 	g.in = inbox.New(g.inboxOptions(cfg, source, token))
+	jr.KeepLiveCards(func(id string) bool { _, ok := g.in.Card(inbox.CardID(id)); return ok })
 	g.catch = newCatchUp(g.in, nil)
 	g.reporter = &liveReporter{in: g.in}
 	feedCfg := feed.Config{RelayURL: relayURL, Token: token, SilenceTimeout: cfg.feedSilence, Logger: logger.With("part", "feed")}

@@ -38,6 +38,9 @@ type journalStore interface {
 	rules.Store
 	web.RuleLooks
 	routing.Journal
+	// KeepLiveCards has retention keep the routing history and the
+	// claims and assignments of the questions the inbox still shows.
+	KeepLiveCards(live func(card string) bool)
 }
 
 var (

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aepforms/aepforms/internal/inbox"
@@ -298,20 +299,65 @@ func (a *Answers) Prune(ctx context.Context, before time.Time) (int64, error) {
 	return n, nil
 }
 
+// KeepLiveCards has Prune keep the routing history and the marks of the
+// cards live reports (those this process still shows: a question open
+// longer than the retention keeps its steps, claim and assignment).
+func (a *Answers) KeepLiveCards(live func(card string) bool) { a.live.Store(&live) }
+
 // pruneCards removes the routing history and the marks (claim and
 // assignment) of the cards with no answer left in History, written
-// before before.
+// before before, but those KeepLiveCards keeps.
 func (a *Answers) pruneCards(ctx context.Context, before time.Time) error {
 	const unanswered = ` AND NOT EXISTS (SELECT 1 FROM submissions s WHERE s.card_id = %s.card_id)`
+	b := before.UnixNano()
 	// A card's history goes whole, once its latest step is that old.
-	if _, err := a.Synced.ExecContext(ctx, a.Q(`DELETE FROM routing_steps WHERE card_id IN (SELECT card_id FROM routing_steps GROUP BY card_id HAVING max(at) < ?)`+
-		fmt.Sprintf(unanswered, "routing_steps")),
-		before.UnixNano()); err != nil {
+	if err := a.pruneCardsOf(ctx, "routing_steps", "at < ?", []any{b},
+		`SELECT card_id FROM routing_steps GROUP BY card_id HAVING max(at) < ?`+fmt.Sprintf(unanswered, "routing_steps"), b); err != nil {
 		return fmt.Errorf("journal: prune routing history: %w", err)
 	}
-	if _, err := a.Synced.ExecContext(ctx, a.Q(`DELETE FROM card_marks WHERE claimed_at < ? AND claim_until < ? AND assigned_at < ?`+
-		fmt.Sprintf(unanswered, "card_marks")), before.UnixNano(), before.UnixNano(), before.UnixNano()); err != nil {
+	const old = "claimed_at < ? AND claim_until < ? AND assigned_at < ?"
+	if err := a.pruneCardsOf(ctx, "card_marks", old, []any{b, b, b},
+		`SELECT card_id FROM card_marks WHERE `+old+fmt.Sprintf(unanswered, "card_marks"), b, b, b); err != nil {
 		return fmt.Errorf("journal: prune claims and assignments: %w", err)
+	}
+	return nil
+}
+
+// pruneCardsOf deletes from table the rows (still where, with whereArgs:
+// a row written since the query stays) of the cards query selects, but
+// the live ones, some hundred cards a statement.
+func (a *Answers) pruneCardsOf(ctx context.Context, table, where string, whereArgs []any, query string, args ...any) error {
+	rows, err := a.Synced.QueryContext(ctx, a.Q(query), args...)
+	if err != nil {
+		return err
+	}
+	var gone []any
+	live := func(string) bool { return false }
+	if f := a.live.Load(); f != nil {
+		live = *f
+	}
+	for rows.Next() {
+		var card string
+		if err := rows.Scan(&card); err != nil {
+			rows.Close()
+			return err
+		}
+		if !live(card) {
+			gone = append(gone, card)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	const batch = 500
+	for len(gone) > 0 {
+		n := min(len(gone), batch)
+		del := append(append([]any{}, whereArgs...), gone[:n]...)
+		if _, err := a.Synced.ExecContext(ctx, a.Q(`DELETE FROM `+table+` WHERE `+where+` AND card_id IN (?`+strings.Repeat(", ?", n-1)+`)`), del...); err != nil {
+			return err
+		}
+		gone = gone[n:]
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aepforms/aepforms/internal/store"
@@ -76,6 +77,9 @@ type DB struct {
 	// stmts are the answer path's statements, prepared on their pools
 	// at open (Prepare).
 	stmts map[stmtKey]*sql.Stmt
+
+	// live reports a card this process still shows (Answers.KeepLiveCards).
+	live atomic.Pointer[func(card string) bool]
 }
 
 // stmtKey names a statement prepared on a pool.

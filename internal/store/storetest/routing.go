@@ -68,7 +68,8 @@ func testRoutingStepsKeptOnce(t *testing.T, st Store) {
 // History, past the push claims' week: an answer kept 30 days shows its
 // steps and the team and escalated filters find it. Once its answers
 // are pruned they go with them; those of a question never answered go
-// once as old as the answers pruned; newer ones stay.
+// once as old as the answers pruned; newer ones stay, and so do those of
+// a question still shown (open longer than the retention).
 func testRoutingAndMarksKeptWithTheirAnswer(t *testing.T, st Store) {
 	ctx := context.Background()
 	j := st.Open()
@@ -83,11 +84,12 @@ func testRoutingAndMarksKeptWithTheirAnswer(t *testing.T, st Store) {
 			{Card: string(card), Kind: inbox.StepReminded, Team: "oncall", At: at.Add(2 * time.Minute)},
 			{Card: string(card), Kind: inbox.StepEscalated, Team: "leads", At: at.Add(4 * time.Minute)}}
 	}
-	unanswered, recent := inbox.CardID("card-unanswered"), inbox.CardID("card-recent")
+	unanswered, recent, open := inbox.CardID("card-unanswered"), inbox.CardID("card-recent"), inbox.CardID("card-open")
+	j.KeepLiveCards(func(card string) bool { return card == string(open) })
 	for _, c := range []struct {
 		card inbox.CardID
 		at   time.Time
-	}{{old.Card, asked}, {gone.Card, asked.Add(-2 * time.Hour)}, {unanswered, asked.Add(-2 * time.Hour)}, {recent, T0}} {
+	}{{old.Card, asked}, {gone.Card, asked.Add(-2 * time.Hour)}, {unanswered, asked.Add(-2 * time.Hour)}, {recent, T0}, {open, asked.Add(-2 * time.Hour)}} {
 		for _, s := range steps(c.card, c.at) {
 			ok, err := j.KeepRoutingStep(ctx, s)
 			require.NoError(t, err)
@@ -115,7 +117,7 @@ func testRoutingAndMarksKeptWithTheirAnswer(t *testing.T, st Store) {
 	require.NoError(t, err)
 	assert.Empty(t, page.Entries, "routed to oncall, escalated to leads: its team is oncall")
 
-	for card, want := range map[inbox.CardID]int{old.Card: 3, gone.Card: 0, unanswered: 0, recent: 3} {
+	for card, want := range map[inbox.CardID]int{old.Card: 3, gone.Card: 0, unanswered: 0, recent: 3, open: 3} {
 		got, err := j.RoutingSteps(ctx, string(card))
 		require.NoError(t, err)
 		assert.Len(t, got, want, "%s's routing history", card)
@@ -126,7 +128,7 @@ func testRoutingAndMarksKeptWithTheirAnswer(t *testing.T, st Store) {
 	for _, m := range marks {
 		kept = append(kept, m.Card)
 	}
-	assert.ElementsMatch(t, []inbox.CardID{old.Card, recent}, kept, "the marks of the cards with an answer kept, and the recent")
+	assert.ElementsMatch(t, []inbox.CardID{old.Card, recent, open}, kept, "the marks of the cards with an answer kept, the recent and the open")
 }
 
 // RoutingClaimsBefore are the push claims a journal kept of a question's

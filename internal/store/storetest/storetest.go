@@ -54,6 +54,7 @@ type Backend interface {
 	store.RuleLooks
 	KeepRoutingStep(ctx context.Context, s store.RoutingStep) (bool, error)
 	RoutingSteps(ctx context.Context, card string) ([]store.RoutingStep, error)
+	KeepLiveCards(live func(card string) bool)
 }
 
 // PushStore is what Web Push keeps in the journal.
