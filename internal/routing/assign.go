@@ -20,7 +20,9 @@ import (
 // a question no longer open, or an assignment ended, tells nobody.
 func (r *Router) assigned(ctx context.Context, c inbox.Card, vd inbox.Verdict) {
 	a := vd.Assigned
-	if a == nil || a.To == "" || !vd.Open {
+	if a == nil || a.To == "" || !vd.Open || vd.Closed != nil {
+		// Nothing to answer here (no longer open, or answered in the
+		// agent's own UI, malformed, over budget): nobody is sent to it.
 		return
 	}
 	if won, _ := r.claim(ctx, c.ID, store.Assigned, store.AssignedTeam(*a)); !won {

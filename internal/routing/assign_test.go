@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aepforms/aepforms/internal/aep"
 	"github.com/aepforms/aepforms/internal/inbox"
 	"github.com/aepforms/aepforms/internal/store"
 )
@@ -188,4 +189,35 @@ func TestTheSameAssignmentAgainTellsNobodyAgain(t *testing.T) {
 	assert.Contains(t, ops.next(t), "ann assigned you (ops)")
 	rg.hooks.Wait()
 	db.none(t, "db is told once of one assignment")
+}
+
+// A question nobody here can answer (answered in the agent's own UI)
+// assigned by a hand-made post tells nobody: "Answer it here" would send
+// the assignee to a card that takes no answer.
+func TestAssigningAQuestionAnsweredElsewhereTellsNobody(t *testing.T) {
+	t.Parallel()
+	db, ops := newHook(t), newHook(t)
+	f := loadRoutes(t, `{"teams": {"oncall": {}, "db": {"webhook": "`+db.url()+`"}, "ops": {"webhook": "`+ops.url()+`"}},
+		"routes": [{"team": "oncall"}]}`)
+	clk := &clock{t: time.Date(2026, 7, 3, 9, 10, 0, 0, time.UTC)}
+	j := openJournal(t, filepath.Join(t.TempDir(), "journal.db"))
+	rg := newRigOn(t, clk, f, j, quietLog(), inbox.Options{Now: clk.Now, Journal: j})
+	e, err := aep.Build(aep.Envelope{ID: "elsewhere", Type: "attention.requested", Source: testSource, Agent: "claude-code",
+		Session: "s1", Seq: aep.Int64(1), Capture: "full", Time: "2026-07-03T09:10:00Z",
+		Data: map[string]any{"kind": "input", "prompt": "Which suites?", "respond_via": []string{"terminal"}}})
+	require.NoError(t, err)
+	rg.in.Apply(e)
+	elsewhere := inbox.RequestKey{Source: testSource, Session: "s1", RequestID: "elsewhere"}.CardID()
+	here := ask(t, rg.in, "s1", "r2", "form", 2)
+	rg.waitSteps(t, here, "oncall")
+
+	_, err = rg.in.Assign(elsewhere, inbox.Assignment{To: "db", Team: true, By: "ann"})
+	require.NoError(t, err)
+	// The router looks at the changes in order: once ops is told of the
+	// assignment after, it has looked at the one above.
+	_, err = rg.in.Assign(here, inbox.Assignment{To: "ops", Team: true, By: "ann"})
+	require.NoError(t, err)
+	assert.Contains(t, ops.next(t), "ann assigned you (ops)")
+	rg.hooks.Wait()
+	db.none(t, "nobody is told of a question answered elsewhere")
 }
