@@ -2023,7 +2023,14 @@
       edge(false);
       return;
     }
-    if (to < 0) { edge(true); return; }
+    if (to < 0) {
+      // On a page after the first, k goes on to the previous page's last
+      // question (as j goes on to the next page's first).
+      var box = byId('inbox');
+      if (box && box.dataset.prevLast) { window.location.assign(box.dataset.prevLast); return; }
+      edge(true);
+      return;
+    }
     edgeClear();
     if (extend) pickSel();
     openItem(byId(ids[to]));

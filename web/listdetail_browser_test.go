@@ -267,3 +267,47 @@ func chooseOrder(t *testing.T, ctx context.Context, value string) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.SetValue(`#qlist-order`, value)))
 	eval[bool](t, ctx, `document.getElementById('qlist-order').dispatchEvent(new Event('change', {bubbles: true}))`)
 }
+
+// On a page after the first, k before its first question goes on to the
+// previous page's last question, as j past the last goes on to the next
+// page's first: it does not say "This is the first question waiting"
+// while earlier questions wait on the page before.
+func TestKGoesBackToThePreviousPageInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: starts Chromium")
+	}
+	h := newHarness(t, withConfig(func(c *Config) { c.PageCards = 5; c.PageRows = 10 }))
+	askMany(h, 40, 2) // pages: 0–14 (5 cards, 10 rows), 15–24, 25–34, 35–39
+	ctx, console := listTab(t, h, 1440, 900, "")
+	next := func() string {
+		t.Helper()
+		return eval[string](t, ctx, `document.querySelector('[data-testid="pager"] a[data-testid="next-page"]').href`)
+	}
+	goPage := func(u string) {
+		t.Helper()
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(u), chromedp.WaitVisible(`#connection[data-state="live"]`), chromedp.WaitVisible(`#qlist .qline`)))
+	}
+	second := next()
+	goPage(second)
+	third := next()
+	goPage(third)
+
+	press(t, ctx, "k")
+	waitFor(t, ctx, selectedGist+` === '`+gist(25)+`'`, "k to select the third page's first question")
+	press(t, ctx, "k")
+	// A page load: waits that outlive it (inFrame).
+	inFrame(t, ctx, `location.href.startsWith('`+second+`') && document.getElementById('connection') && document.getElementById('connection').dataset.state === 'live' && !!document.querySelector('#qlist .qline')`,
+		"k before the first to go on to the second page, live")
+	waitFor(t, ctx, selectedGist+` === '`+gist(24)+`'`, "the second page's last question selected")
+	assert.Empty(t, eval[string](t, ctx, `document.getElementById('qlist-edge').textContent`), "no 'first question' said")
+
+	pressN(t, ctx, "k", 9)
+	waitFor(t, ctx, selectedGist+` === '`+gist(15)+`'`, "k up the second page")
+	press(t, ctx, "k")
+	inFrame(t, ctx, `!location.search.includes('after=') && document.getElementById('connection') && document.getElementById('connection').dataset.state === 'live' && !!document.querySelector('#qlist .qline')`,
+		"k before the second page's first to go on to the first page, live")
+	waitFor(t, ctx, selectedGist+` === '`+gist(14)+`'`, "the first page's last question selected")
+	press(t, ctx, "k")
+	waitFor(t, ctx, selectedGist+` === '`+gist(13)+`'`, "k goes on up the first page")
+	stopTab(t, ctx, console)
+}

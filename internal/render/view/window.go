@@ -51,12 +51,16 @@ type Window struct {
 	// these cards whole and hands them to Page.
 	Full, Settled []inbox.CardID
 
-	rows     []inbox.Card // heads shown as rows, most urgent first
-	opts     WindowOptions
-	pending  int // open requests the filter matches, on every page
-	waiting  int // requests not settled the filter matches, on every page
-	onPage   int // open requests on this page (full and rows)
-	next     string
+	rows    []inbox.Card // heads shown as rows, most urgent first
+	opts    WindowOptions
+	pending int // open requests the filter matches, on every page
+	waiting int // requests not settled the filter matches, on every page
+	onPage  int // open requests on this page (full and rows)
+	next    string
+	// prev is the previous page's cursor ("" for the first page) and
+	// prevLast its last waiting request, on a page after the first.
+	prev     string
+	prevLast inbox.CardID
 	groups   map[string]int // group id -> requests waiting in it, on every page
 	agents   []FacetTerm
 	kinds    []FacetTerm
@@ -72,12 +76,7 @@ func ChooseWindow(heads []inbox.Card, o WindowOptions) Window {
 	o.Rows = cmp.Or(o.Rows, DefaultPageRows)
 	o.Settled = cmp.Or(o.Settled, DefaultPageSettled)
 	w := Window{opts: o, groups: map[string]int{}}
-	type keyed struct {
-		key     string
-		c       *inbox.Card
-		pending bool
-	}
-	var open []keyed
+	var open, before []keyed
 	agents, kinds := map[string]int{}, map[string]int{}
 	for i := range heads {
 		c := &heads[i]
@@ -100,8 +99,11 @@ func ChooseWindow(heads []inbox.Card, o WindowOptions) Window {
 		kinds[c.Request.Kind]++
 		if k := sortKey(*c, vd); o.After == "" || k > o.After {
 			open = append(open, keyed{k, c, vd.Pending})
+		} else {
+			before = append(before, keyed{k, c, vd.Pending})
 		}
 	}
+	w.prevPage(before)
 	slices.SortFunc(open, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
 	full := o.Cards
 	if o.After != "" {
@@ -125,6 +127,29 @@ func ChooseWindow(heads []inbox.Card, o WindowOptions) Window {
 	w.agents = facet(agents)
 	w.kinds = facet(kinds)
 	return w
+}
+
+// prevPage sets the previous page of a page after the first, from the
+// waiting requests before its cursor: the first page when they fit on
+// it, else the page of the last o.Rows of them (a page after the first
+// is rows only).
+func (w *Window) prevPage(before []keyed) {
+	if len(before) == 0 {
+		return
+	}
+	slices.SortFunc(before, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
+	n := len(before)
+	w.prevLast = before[n-1].c.ID
+	if n > w.opts.Cards+w.opts.Rows {
+		w.prev = before[n-w.opts.Rows-1].key
+	}
+}
+
+// keyed is a waiting request with its sort key, as a page is chosen.
+type keyed struct {
+	key     string
+	c       *inbox.Card
+	pending bool
 }
 
 // SortKey is a request's place among the waiting ones (ascending = more
@@ -250,6 +275,10 @@ type Pager struct {
 	// OffPage is how many open requests are on other pages, for the
 	// script's pending count (it counts the ones on the page itself).
 	OffPage int
+	// PrevLast is, on a page after the first, the previous page at its
+	// last waiting request (its address and #card-id): where k goes
+	// from this page's first ("" on the first page, or none before).
+	PrevLast string
 }
 
 // windowPage puts w's rows, counts and navigation into v (Page).
@@ -317,6 +346,13 @@ func windowPage(v *PageView, w *Window, opts PageOptions) {
 	if w.opts.After != "" {
 		format, full = words.page["window-later"], ""
 		p.FirstURL = link()
+		if w.prevLast != "" {
+			prev := link()
+			if w.prev != "" {
+				prev = link("after", w.prev)
+			}
+			p.PrevLast = prev + "#card-" + string(w.prevLast)
+		}
 	}
 	p.Text = sprintf3(format, formatCount(uint64(shown)), formatCount(uint64(w.pending)), full)
 	p.Template = sprintf3(format, "{shown}", "{total}", full)
