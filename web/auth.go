@@ -279,6 +279,28 @@ func (a *auth) stillLive(ctx context.Context, idHash string) (bool, error) {
 	return a.recheck(ctx, s)
 }
 
+// bearerDeviceOf is the session a device a script subscribes with the
+// secret of operator name (holding role) is kept under.
+func (a *auth) bearerDeviceOf(name string, role Role) string {
+	return bearerDevice + roleFingerprint(a.keyFor(name), role) + ":" + name
+}
+
+// bearerDeviceLive reports whether the script's device kept under h
+// (bearerDeviceOf) may be notified: its operator's secret and role are
+// still those it subscribed with. A changed or removed secret, or a
+// changed role, ends it, as it ends a browser's sign-in.
+func (a *auth) bearerDeviceLive(h string) bool {
+	fp, name, ok := strings.Cut(strings.TrimPrefix(h, bearerDevice), ":")
+	if !ok {
+		return false // kept before devices named their secret
+	}
+	key := a.keyFor(name)
+	if len(key) == 0 {
+		return false
+	}
+	return hmac.Equal([]byte(fp), []byte(roleFingerprint(key, a.configuredRole(name))))
+}
+
 // devicesLive reports, for each session devices were subscribed under
 // (deviceSession), whether they may be notified: its sign-in still
 // counts, or a script subscribed them with the operator secret. The
@@ -287,8 +309,8 @@ func (a *auth) devicesLive(ctx context.Context, idHashes []string) (map[string]b
 	live := make(map[string]bool, len(idHashes))
 	var look []string
 	for _, h := range idHashes {
-		if h == bearerDevice {
-			live[h] = true
+		if strings.HasPrefix(h, bearerDevice) {
+			live[h] = a.bearerDeviceLive(h)
 		} else {
 			look = append(look, h)
 		}
@@ -462,6 +484,9 @@ func (s *server) requireOperator(next http.Handler) http.Handler {
 			return
 		}
 		ctx := withRole(context.WithValue(r.Context(), operatorKey, name), role)
+		if idHash == "" {
+			ctx = context.WithValue(ctx, bearerDeviceKey, s.auth.bearerDeviceOf(name, role))
+		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, sessionKeyCtx, idHash)))
 	})
 }

@@ -17,6 +17,7 @@ const (
 	operatorKey   ctxKey = iota
 	sessionKeyCtx        // the signed-in session's id hash ("" for Bearer)
 	roleKey              // the signed-in operator's Role
+	bearerDeviceKey      // a Bearer request's device session (bearerDeviceOf)
 )
 
 // operatorFrom returns the signed-in operator's name ("" when unknown).

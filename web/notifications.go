@@ -44,19 +44,22 @@ type Notifier interface {
 	WatchSessions(live func(ctx context.Context, idHashes []string) (map[string]bool, error))
 }
 
-// bearerDevice is the session a device subscribed by a script with the
-// operator secret (Bearer) is kept under: it has no sign-in session, and
-// is notified while sign-in is on. A device subscribed while sign-in was
-// off is kept under none (""), and is notified only while it stays off.
-const bearerDevice = "bearer"
+// bearerDevice starts the session a device subscribed by a script with
+// the operator secret (Bearer) is kept under: it has no sign-in session,
+// so it is kept under its operator and a fingerprint of their secret and
+// role (bearerDeviceOf), and is notified while that secret still opens
+// the UI with that role. A device subscribed while sign-in was off is
+// kept under none (""), and is notified only while it stays off.
+const bearerDevice = "bearer:"
 
 // deviceSession is the session a device subscribed by the request is
-// kept under: its sign-in's id hash, bearerDevice for a script's, none
+// kept under: its sign-in's id hash, a script's bearer session, none
 // with sign-in off.
 func deviceSession(ctx context.Context) string {
 	h, signedIn := ctx.Value(sessionKeyCtx).(string)
 	if signedIn && h == "" {
-		return bearerDevice
+		b, _ := ctx.Value(bearerDeviceKey).(string)
+		return b
 	}
 	return h
 }

@@ -213,3 +213,27 @@ func TestAPushLooksTheSignInsUpOnce(t *testing.T) {
 	assert.Equal(t, int64(0), counted.one.Load()-one, "no sign-in looked up one by one")
 	assert.Equal(t, int64(1), counted.many.Load()-many, "the sign-ins looked up once for the push")
 }
+
+// A script's device (subscribed with the operator secret, Bearer) is
+// notified only while that secret still opens the UI: once the secret
+// is changed, it is told nothing, as a browser signed in with the old
+// secret is signed out.
+func TestAScriptsDeviceIsNotNotifiedOnceItsSecretChanges(t *testing.T) {
+	t.Parallel()
+	j := openJournal(t)
+	const rotated = "a-new-operator-secret-after-rotation"
+	before, after := newPushRig(t, j), newPushRig(t, j, withToken(rotated)) // one journal, the secret changed
+	res := before.h.sendJSON(nil, http.MethodPost, "subscriptions", subscription(t, before.ps.URL+"/script"), "Authorization", "Bearer "+secret)
+	require.Equal(t, http.StatusCreated, res.StatusCode, res.body)
+	assert.Equal(t, map[string]int{"/script": 1}, before.askAndPush("q1"), "notified while its secret holds")
+
+	phone := after.h.client()
+	after.h.signIn(phone, "alice")
+	after.subscribe(phone, "/alice-phone")
+	assert.Equal(t, map[string]int{"/alice-phone": 1}, after.askAndPush("q2"), "a signed-in device is notified")
+	select {
+	case p := <-before.got:
+		t.Fatalf("the script's device %s was notified after its secret changed", p)
+	default:
+	}
+}
