@@ -154,6 +154,18 @@ func (a *auth) configuredRole(name string) Role {
 	return RoleAdmin
 }
 
+// operatorTeams are the teams operator name is in: the operators file's
+// line for a named operator, else the teams the identity provider last
+// gave the person (none with one shared secret).
+func (a *auth) operatorTeams(name string) []string {
+	if b := a.operatorBook(); b != nil {
+		if op, ok := b.ops[name]; ok {
+			return op.Teams
+		}
+	}
+	return a.teamsOf(name)
+}
+
 // checkToken compares a presented secret in constant time; with no
 // shared secret (an identity provider alone) none is right.
 func (a *auth) checkToken(got string) bool {
@@ -487,6 +499,7 @@ func (s *server) requireOperator(next http.Handler) http.Handler {
 		if idHash == "" {
 			ctx = context.WithValue(ctx, bearerDeviceKey, s.auth.bearerDeviceOf(name, role))
 		}
+		ctx = context.WithValue(ctx, teamsKey, strings.Join(s.auth.operatorTeams(name), ","))
 		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, sessionKeyCtx, idHash)))
 	})
 }

@@ -329,3 +329,51 @@ func TestARenewalDoesNotTakeTheClaimBack(t *testing.T) {
 	require.Equal(t, http.StatusOK, h.postForm(ann, claim, renew, HeaderFragment, "card").StatusCode)
 	assert.Equal(t, "Bo", h.claimOn(ann, id), "Bo is still on it")
 }
+
+// Ann is in oncall, Bo in leads. A question assigned to team oncall is
+// under Ann's "Mine", pushed to her open "Mine" page and counted there,
+// and not under Bo's; reassigned to leads, it leaves Ann's page by push
+// and arrives on Bo's.
+func TestMineHoldsTheQuestionsAssignedToMyTeam(t *testing.T) {
+	t.Parallel()
+	f, _ := writeRoutes(t, routesFile)
+	h := newHarness(t, func(s *setup) {
+		s.cfg.Operators = []Operator{{Name: "Ann", Hash: bcryptHash(t, annSecret), Teams: []string{"oncall"}},
+			{Name: "Bo", Hash: bcryptHash(t, boSecret), Teams: []string{"leads"}}}
+		s.deps.Routes = f
+	})
+	id := h.ask("s1", "r1", nameForm())
+	ann, annCookie := h.signInAs("Ann", annSecret)
+	bo, boCookie := h.signInAs("Bo", boSecret)
+	mine := func(c *http.Client) []string {
+		var out []string
+		h.getPage(c, "?claim=mine").doc(t).Find(`#open [data-testid="card"]`).Each(func(_ int, s *goquery.Selection) {
+			out = append(out, s.AttrOr("data-card", ""))
+		})
+		return out
+	}
+	require.Empty(t, mine(ann), "assigned to nobody: under nobody's Mine")
+	annPush := h.openPush("?claim=mine&since="+seqID(h.in), "Cookie", cookieName+"="+annCookie)
+	boPush := h.openPush("?claim=mine&since="+seqID(h.in), "Cookie", cookieName+"="+boCookie)
+	require.Equal(t, "status", annPush.next().Event)
+	require.Equal(t, "status", boPush.next().Event)
+
+	require.Equal(t, http.StatusSeeOther, h.postForm(bo, "cards/"+string(id)+"/assign", url.Values{"to": {"team:oncall"}}).StatusCode)
+	m := annPush.nextBut("batches", "status")
+	require.Equal(t, "card", m.Event, "pushed to Ann's Mine: got %q", m.Event)
+	assert.Equal(t, domID(id), attr(cardMsg(t, m), "id"))
+	m = boPush.nextBut("batches", "status")
+	assert.Equal(t, "remove", m.Event, "not on Bo's Mine: got %q", m.Event)
+	assert.Equal(t, []string{string(id)}, mine(ann), "under Ann's Mine: her team's")
+	assert.Empty(t, mine(bo), "not under Bo's: not his team's")
+
+	require.Equal(t, http.StatusSeeOther, h.postForm(ann, "cards/"+string(id)+"/assign", url.Values{"to": {"team:leads"}}).StatusCode)
+	m = annPush.nextBut("batches", "status")
+	assert.Equal(t, "remove", m.Event, "reassigned: it leaves Ann's Mine: got %q", m.Event)
+	assert.Equal(t, domID(id), m.Data)
+	m = boPush.nextBut("batches", "status")
+	require.Equal(t, "card", m.Event, "and arrives on Bo's: got %q", m.Event)
+	assert.Equal(t, domID(id), attr(cardMsg(t, m), "id"))
+	assert.Empty(t, mine(ann))
+	assert.Equal(t, []string{string(id)}, mine(bo))
+}

@@ -14,16 +14,24 @@ import (
 type ctxKey int
 
 const (
-	operatorKey   ctxKey = iota
-	sessionKeyCtx        // the signed-in session's id hash ("" for Bearer)
-	roleKey              // the signed-in operator's Role
-	bearerDeviceKey      // a Bearer request's device session (bearerDeviceOf)
+	operatorKey     ctxKey = iota
+	sessionKeyCtx          // the signed-in session's id hash ("" for Bearer)
+	roleKey                // the signed-in operator's Role
+	bearerDeviceKey        // a Bearer request's device session (bearerDeviceOf)
+	teamsKey               // the signed-in operator's teams, comma-separated
 )
 
 // operatorFrom returns the signed-in operator's name ("" when unknown).
 func operatorFrom(ctx context.Context) string {
 	name, _ := ctx.Value(operatorKey).(string)
 	return name
+}
+
+// teamsFrom returns the signed-in operator's teams, comma-separated (""
+// when none or unknown).
+func teamsFrom(ctx context.Context) string {
+	teams, _ := ctx.Value(teamsKey).(string)
+	return teams
 }
 
 // sessionFrom returns the signed-in session's id hash ("" for Bearer or

@@ -193,7 +193,7 @@ func (p *pages) options(r *http.Request, panel bool) view.PageOptions {
 		Routes:               p.routes.linked(r),
 		Token:                func(inbox.CardID) string { return render.NewToken() },
 		Reachable:            p.reach,
-		Filter:               narrowing(q, operatorFrom(r.Context())),
+		Filter:               narrowing(q, operatorFrom(r.Context()), teamsFrom(r.Context())),
 		Panel:                panel,
 		Theme:                q.Get("theme"),
 		EmbedOrigins:         p.embed,
@@ -514,16 +514,20 @@ func writeHTML(w http.ResponseWriter, status int, buf *bytes.Buffer) {
 
 // queryOf reads the page's narrowing from the URL.
 func queryOf(r *http.Request) inbox.Query {
-	return narrowing(r.URL.Query(), operatorFrom(r.Context()))
+	return narrowing(r.URL.Query(), operatorFrom(r.Context()), teamsFrom(r.Context()))
 }
 
-// narrowing is the narrowing q names for operator: ?agent=, ?session=,
-// ?kind=, and ?claim= (mine: claimed by or assigned to them; unclaimed).
-func narrowing(q url.Values, operator string) inbox.Query {
+// narrowing is the narrowing q names for operator, in teams (comma-
+// separated): ?agent=, ?session=, ?kind=, and ?claim= (mine: claimed by
+// or assigned to them or to one of their teams; unclaimed).
+func narrowing(q url.Values, operator, teams string) inbox.Query {
 	f := inbox.Query{Agent: q.Get("agent"), Session: q.Get("session"), Kind: q.Get("kind")}
 	switch c := q.Get("claim"); c {
 	case inbox.ClaimMine, inbox.ClaimNone:
 		f.Claim, f.Operator = c, operator
+		if c == inbox.ClaimMine {
+			f.Teams = teams
+		}
 	}
 	return f
 }

@@ -150,4 +150,10 @@ func TestClaimFilters(t *testing.T) {
 	assert.ElementsMatch(t, []CardID{cardIDOf("r1"), cardIDOf("r2")}, ids(Query{Claim: ClaimMine, Operator: "ann"}))
 	assert.ElementsMatch(t, []CardID{cardIDOf("r2"), cardIDOf("r3")}, ids(Query{Claim: ClaimNone}))
 	assert.Empty(t, ids(Query{Claim: ClaimMine, Operator: "bob"}))
+
+	_, err = in.Assign(cardIDOf("r3"), Assignment{To: "oncall", Team: true, By: "bob"})
+	require.NoError(t, err)
+	assert.Equal(t, []CardID{cardIDOf("r3")}, ids(Query{Claim: ClaimMine, Operator: "bob", Teams: "leads,oncall"}), "assigned to a team of bob's")
+	assert.Empty(t, ids(Query{Claim: ClaimMine, Operator: "bob", Teams: "leads,oncall-2"}), "a team's name is matched whole")
+	assert.ElementsMatch(t, []CardID{cardIDOf("r1"), cardIDOf("r2")}, ids(Query{Claim: ClaimMine, Operator: "ann"}), "ann is in no team")
 }

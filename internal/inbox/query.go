@@ -3,6 +3,7 @@ package inbox
 import (
 	"slices"
 	"sort"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/aepforms/aepforms/internal/aep"
@@ -14,9 +15,13 @@ type Query struct {
 	Session string // the session name
 	Kind    string // the request's kind (form, permission, ...)
 	// Claim narrows to the open questions claimed by or assigned to
-	// Operator (ClaimMine) or claimed by nobody (ClaimNone); "" is all.
+	// Operator, or assigned to one of Operator's Teams (ClaimMine), or
+	// claimed by nobody (ClaimNone); "" is all.
 	Claim    string
 	Operator string
+	// Teams are Operator's teams, comma-separated ("oncall,leads"; a
+	// team's name holds no comma): a string, so a Query stays a map key.
+	Teams string
 }
 
 // Claim filters (Query.Claim).
@@ -42,11 +47,24 @@ func (q Query) matchClaim(c *Card) bool {
 	switch q.Claim {
 	case ClaimMine:
 		return c.State.Open() && q.Operator != "" &&
-			(c.Claim.By == q.Operator || (!c.Assigned.Team && c.Assigned.To == q.Operator))
+			(c.Claim.By == q.Operator || (!c.Assigned.Team && c.Assigned.To == q.Operator) || q.inTeam(c.Assigned))
 	case ClaimNone:
 		return c.State.Open() && c.Claim.By == ""
 	}
 	return true
+}
+
+// inTeam reports whether a is to one of q's Teams.
+func (q Query) inTeam(a Assignment) bool {
+	if !a.Team || a.To == "" {
+		return false
+	}
+	for t := range strings.SplitSeq(q.Teams, ",") {
+		if t == a.To {
+			return true
+		}
+	}
+	return false
 }
 
 // Cards returns copies of the cards q matches: open ones first, by soonest
