@@ -493,7 +493,7 @@ func TestHistorySaysWhoAssignedIt(t *testing.T) {
 		{Card: "c-cmd-1", Kind: store.Assigned, Team: store.AssignedTeam(inbox.Assignment{To: "db", Team: true, By: "ann", Rev: 1}), At: testNow.Add(time.Minute)},
 		{Card: "c-cmd-1", Kind: store.Assigned, Team: store.AssignedTeam(inbox.Assignment{To: "bo:o", By: "ann", Rev: 2}), At: testNow.Add(2 * time.Minute)},
 		{Card: "c-cmd-1", Kind: inbox.StepReminded, Team: "bo:o", At: testNow.Add(4 * time.Minute)},
-		{Card: "c-cmd-2", Kind: store.Assigned, Team: store.AssignedTeam(inbox.Assignment{To: "bo", By: "ann", Rev: 3}), At: testNow.Add(time.Minute)},
+		{Card: "c-cmd-2", Kind: store.Assigned, Team: store.AssignedTeam(inbox.Assignment{To: "bo", By: "ann", Rev: 3}), At: testNow.Add(-36 * time.Hour)},
 	}
 	for _, st := range steps {
 		kept, err := j.KeepRoutingStep(ctx, st)
@@ -504,15 +504,20 @@ func TestHistorySaysWhoAssignedIt(t *testing.T) {
 	routing := func(q string) []string {
 		var out []string
 		h.getPage(nil, "history"+q).doc(t).Find(`[data-testid="history-row"]`).Each(func(_ int, s *goquery.Selection) {
-			out = append(out, s.Find(`[data-testid="history-routing"]`).Text())
+			out = append(out, strings.Join(strings.Fields(s.Find(`[data-testid="history-routing"]`).Text()), " "))
 		})
 		return out
 	}
-	at := func(d time.Duration) string { return testNow.Add(d).UTC().Format("2 Jan 2006 15:04:05 MST") }
+	// Each time reads as the card's ("12:01 UTC"), with the date only
+	// when it is not the answer's own day; the exact instant is the
+	// time's datetime and title.
 	assert.Equal(t, []string{
-		"Assigned to bo by ann " + at(time.Minute),
-		"Routed to oncall; assigned to team db by ann " + at(time.Minute) + ", assigned to bo:o by ann " + at(2*time.Minute) + ", reminded bo:o " + at(4*time.Minute),
+		"Assigned to bo by ann 28 Feb 00:00 UTC",
+		"Routed to oncall; assigned to team db by ann 12:01 UTC, assigned to bo:o by ann 12:02 UTC, reminded bo:o 12:04 UTC",
 	}, routing(""))
+	reminded := h.getPage(nil, "history").doc(t).Find(`[data-command="cmd-1"] [data-testid="history-routing-at"]`).Last()
+	assert.Equal(t, "2026-03-01T12:04:00Z", reminded.AttrOr("datetime", ""))
+	assert.Equal(t, "1 Mar 2026 12:04:00 UTC", reminded.AttrOr("title", ""))
 	assert.Len(t, routing("?team=oncall"), 1)
 	assert.Empty(t, routing("?escalated=1"))
 }
@@ -587,7 +592,10 @@ func TestHistoryExportSaysWhereItWasRouted(t *testing.T) {
 		cells[m["command_id"]] = m
 	}
 	assert.Equal(t, "oncall", cells["cmd-1"]["routed_to"])
-	assert.Equal(t, words, cells["cmd-1"]["routing"], "the CSV words it as History's page does")
+	assert.Equal(t, "Routed to oncall; assigned to team db by ann 1 Mar 2026 12:01:00 UTC, assigned to bo by ann 1 Mar 2026 12:02:00 UTC, "+
+		"reminded oncall 1 Mar 2026 12:03:00 UTC, escalated to leads 1 Mar 2026 12:04:00 UTC", cells["cmd-1"]["routing"], "the CSV words it as History's page does, each time exact")
+	assert.Equal(t, "Routed to oncall; assigned to team db by ann 12:01 UTC, assigned to bo by ann 12:02 UTC, reminded oncall 12:03 UTC, escalated to leads 12:04 UTC",
+		strings.Join(strings.Fields(words), " "), "the page says each time as the card does")
 	assert.Empty(t, cells["cmd-2"]["routed_to"])
 	assert.Empty(t, cells["cmd-2"]["routing"])
 }

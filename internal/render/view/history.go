@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/aepforms/aepforms/internal/aep"
@@ -121,14 +122,16 @@ type HistoryChoice struct {
 
 // HistoryRow is one answer sent.
 type HistoryRow struct {
-	// Routing says where the question was routed, who assigned it to
-	// whom and what was sent: "Routed to oncall; assigned to bo by ann
-	// 09:10 UTC, reminded bo 09:12 UTC, escalated to leads 09:22 UTC"
-	// ("" when it was neither routed nor assigned).
-	Routing   string
-	Escalated bool
-	ID        string // "entry-{hash of the command id}": the row's element id
-	Question  string
+	// Routing says where the question was routed ("Routed to oncall",
+	// "Routed to oncall;" when steps follow; "" when no route matched
+	// it) and RoutingSteps who assigned it to
+	// whom and what was sent, oldest first: "assigned to bo by ann 09:10
+	// UTC, reminded bo 09:12 UTC, escalated to leads 09:22 UTC".
+	Routing      string
+	RoutingSteps []HistoryStep
+	Escalated    bool
+	ID           string // "entry-{hash of the command id}": the row's element id
+	Question     string
 	// QuestionCut is set when the question is shown in part.
 	QuestionCut                  string
 	Agent, Session, SessionShort string
@@ -293,7 +296,7 @@ func historyRow(e store.Entry, rule *RuleRef) HistoryRow {
 		Outcome:      historyOutcome(s.State, s.Reason, s.Detail),
 		Rule:         rule,
 	}
-	r.Routing, r.Escalated = historyRouting(e.Routing)
+	historyRoutingRow(&r, e.Routing, s.At)
 	if r.Question == "" {
 		r.Question = words.history["no-question"]
 	}
@@ -434,38 +437,86 @@ func RoutingWords(history []store.RoutingStep) string {
 	return s
 }
 
-// historyRouting words an answered question's routing history: its team,
-// then each assignment, reminder and escalation with its time, in the
-// order they came.
+// historyRouting words an answered question's routing history for the
+// exports: its team, then each assignment, reminder and escalation with
+// its exact time, in the order they came.
 func historyRouting(history []store.RoutingStep) (string, bool) {
+	lead, steps, escalated := routingSteps(history)
+	parts := make([]string, len(steps))
+	for i, st := range steps {
+		parts[i] = st.Words + " " + exactTime(st.At)
+	}
+	line := strings.Join(parts, ", ")
+	switch {
+	case lead == "":
+		return line, escalated
+	case line == "":
+		return lead, escalated
+	}
+	return lead + "; " + line, escalated
+}
+
+// HistoryStep is one step of History's routing line: its words
+// ("reminded oncall") and when, as the card says it (AtText "20:04 UTC",
+// with the date only when it is not the answer's own day) with the exact
+// instant in AtISO and AtTitle; After is the punctuation after it.
+type HistoryStep struct {
+	Words, AtISO, AtText, AtTitle, After string
+}
+
+// routingStep is one step of a routing history in words, and when.
+type routingStep struct {
+	Words string
+	At    time.Time
+}
+
+// routingSteps reads a routing history: its lead ("Routed to oncall";
+// "" when no route matched it), each assignment, reminder and escalation
+// in the order they came (the first capitalised when there is no lead),
+// and whether it was escalated.
+func routingSteps(history []store.RoutingStep) (string, []routingStep, bool) {
 	var team string
-	var steps []string
+	var steps []routingStep
 	escalated := false
 	for _, s := range history {
 		switch s.Kind {
 		case store.RoutedTo:
 			team = s.Team
 		case inbox.StepReminded:
-			steps = append(steps, "reminded "+s.Team+" "+exactTime(s.At))
+			steps = append(steps, routingStep{"reminded " + s.Team, s.At})
 		case inbox.StepEscalated:
-			steps = append(steps, "escalated to "+s.Team+" "+exactTime(s.At))
+			steps = append(steps, routingStep{"escalated to " + s.Team, s.At})
 			escalated = true
 		case store.Assigned:
 			if a, ok := store.ParseAssigned(s.Team); ok {
-				steps = append(steps, historyAssigned(a)+" "+exactTime(s.At))
+				steps = append(steps, routingStep{historyAssigned(a), s.At})
 			}
 		}
 	}
-	line := strings.Join(steps, ", ")
-	switch {
-	case team == "" && line == "":
-		return "", false
-	case team == "":
-		return strings.ToUpper(line[:1]) + line[1:], escalated // assigned, no route matched it
-	case line == "":
-		return "Routed to " + team, escalated
+	if team != "" {
+		return "Routed to " + team, steps, escalated
 	}
-	return "Routed to " + team + "; " + line, escalated
+	if len(steps) > 0 {
+		steps[0].Words = strings.ToUpper(steps[0].Words[:1]) + steps[0].Words[1:] // assigned, no route matched it
+	}
+	return "", steps, escalated
+}
+
+// historyRoutingRow sets row r's routing line from history, its times
+// read against at, when the answer was posted.
+func historyRoutingRow(r *HistoryRow, history []store.RoutingStep, at time.Time) {
+	lead, steps, escalated := routingSteps(history)
+	r.Routing, r.Escalated = lead, escalated
+	if lead != "" && len(steps) > 0 {
+		r.Routing += ";"
+	}
+	for i, st := range steps {
+		hs := HistoryStep{Words: st.Words, AtISO: st.At.UTC().Format(htmlTime), AtText: deadlineTime(st.At, at), AtTitle: exactTime(st.At)}
+		if i < len(steps)-1 {
+			hs.After = ", "
+		}
+		r.RoutingSteps = append(r.RoutingSteps, hs)
+	}
 }
 
 // historyAssigned words assignment a: "assigned to bo by ann",
