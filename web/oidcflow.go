@@ -150,7 +150,11 @@ func handleOIDCCallback(a *auth, pg *pages) http.HandlerFunc {
 			pg.signIn(w, r, http.StatusForbidden, "The identity provider names you “"+truncate(name, 60)+"”, an operator who signs in here with a secret: one name is one person here. Ask whoever runs this UI.", "")
 			return
 		}
-		at := a.atProvider(r.Context(), name, role, in)
+		at, err := a.atProvider(r.Context(), name, role, in)
+		if err != nil {
+			pg.signIn(w, r, http.StatusForbidden, "The identity provider names you “"+truncate(name, 60)+"”, a name another of its accounts already goes by here: one name is one person here. Ask whoever runs this UI.", "")
+			return
+		}
 		if f.Handoff != "" {
 			a.bindHandoff(w, r, pg, f, name, role, at)
 			return

@@ -24,23 +24,33 @@ type atProvider struct {
 // atProvider keeps what a sign-in at the provider told: the person
 // (their role and teams, seen now) and, for the session, the subject
 // and the refresh token sealed.
-func (a *auth) atProvider(ctx context.Context, name string, role Role, in signedIn) atProvider {
-	a.see(ctx, name, role, a.oidc.teams(in.claims))
+func (a *auth) atProvider(ctx context.Context, name string, role Role, in signedIn) (atProvider, error) {
+	if err := a.see(ctx, name, in.subject, role, a.oidc.teams(in.claims)); err != nil {
+		return atProvider{}, err
+	}
 	at := atProvider{subject: in.subject}
 	if in.refresh != "" {
 		at.refresh = a.sealRefresh(in.refresh, in.subject)
 	} else {
 		a.log.Info("web: the identity provider issued no refresh token: this operator's role and teams are read again only at their next sign-in", "operator", name)
 	}
-	return at
+	return at, nil
 }
 
-// see keeps person name's role and teams as seen now; a journal that
-// refuses is logged, and the sign-in or recheck goes on.
-func (a *auth) see(ctx context.Context, name string, role Role, teams []string) {
-	if err := a.people.see(ctx, store.Person{Name: name, Role: string(role), Teams: teams, LastSeen: a.now()}); err != nil {
+// see keeps person name's role and teams as seen now, the name being
+// the account subject's: store.ErrNameTaken when it is another
+// account's (the sign-in or session is refused). A journal that
+// refuses otherwise is logged, and the sign-in or recheck goes on.
+func (a *auth) see(ctx context.Context, name, subject string, role Role, teams []string) error {
+	err := a.people.see(ctx, store.Person{Name: name, Subject: subject, Role: string(role), Teams: teams, LastSeen: a.now()})
+	if errors.Is(err, store.ErrNameTaken) {
+		a.log.Warn("web: the identity provider gave an operator's name to another of its accounts: refused", "operator", name)
+		return err
+	}
+	if err != nil {
 		a.log.Warn("web: the person signed in at the identity provider could not be kept", "operator", name, "err", err)
 	}
+	return nil
 }
 
 // refreshKey is the key refresh tokens are sealed with, derived from
@@ -103,7 +113,9 @@ func (a *auth) recheck(ctx context.Context, s store.Session) (bool, error) {
 	role, _ := a.sessionRole(s)
 	token, ok := a.openRefresh(s.Refresh, s.Subject)
 	if !ok {
-		a.see(ctx, s.Operator, role, a.teamsOf(s.Operator))
+		if err := a.see(ctx, s.Operator, s.Subject, role, a.teamsOf(s.Operator)); err != nil {
+			return false, a.store.DeleteSession(ctx, s.IDHash)
+		}
 		return true, nil
 	}
 	claims, next, err := a.oidc.refresh(ctx, token, s.Subject)
@@ -121,7 +133,9 @@ func (a *auth) recheck(ctx context.Context, s store.Session) (bool, error) {
 		}
 	}
 	got, teams := a.oidc.role(claims), a.oidc.teams(claims)
-	a.see(ctx, s.Operator, got, teams)
+	if err := a.see(ctx, s.Operator, s.Subject, got, teams); err != nil {
+		return false, a.store.DeleteSession(ctx, s.IDHash)
+	}
 	if got != role {
 		a.log.Info("web: the identity provider changed an operator's role: their session ends, to sign in again in the new one",
 			"operator", s.Operator, "was", role, "now", got, "teams", strings.Join(teams, ","))

@@ -16,7 +16,8 @@ import (
 // team routing, the assign list and the Operators and routes page know
 // them between their sign-ins.
 type People interface {
-	// SeePerson keeps p as what their last sign-in or recheck said.
+	// SeePerson keeps p as what their last sign-in or recheck said;
+	// store.ErrNameTaken when the name is another account's (subject).
 	SeePerson(ctx context.Context, p store.Person) error
 	// People lists those seen at since or later, by name.
 	People(ctx context.Context, since time.Time) ([]store.Person, error)
@@ -148,6 +149,13 @@ type memoryPeople struct {
 func (s *memoryPeople) SeePerson(_ context.Context, p store.Person) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	was, ok := s.m[p.Name]
+	switch {
+	case ok && was.Subject != "" && p.Subject != "" && was.Subject != p.Subject:
+		return store.ErrNameTaken
+	case ok && p.Subject == "":
+		p.Subject = was.Subject
+	}
 	s.m[p.Name] = p
 	return nil
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
@@ -30,4 +31,25 @@ func TestPeopleListHoldsWhoAnotherReplicaSaw(t *testing.T) {
 	now = now.Add(2 * time.Hour)
 	assert.False(t, here.Holds("ada", time.Second), "unseen past the forget time")
 	assert.Empty(t, here.Operators())
+}
+
+// A name is one account of the identity provider: another account the
+// provider gives the same name (a name claim its users may edit, or one
+// two users share) is refused at sign-in, so it neither answers as the
+// other person nor takes their teams, assignments or devices.
+func TestAnotherAccountOfTheSameNameIsRefused(t *testing.T) {
+	t.Parallel()
+	op, _ := withOP(t, func(o *OIDC) { o.NameClaims = []string{"family_name"} }) // every test user's is "Test"
+	h := newHarness(t, op)
+	ck := h.signInAtOP(h.browser(), "ann")
+	require.NotNil(t, ck)
+
+	c := h.browser()
+	r := h.callback(c, h.loginAtOP(c, "ada"))
+	assert.Equal(t, http.StatusForbidden, r.StatusCode, "ada's account named like ann's: %s", r.body)
+	assert.Contains(t, r.body, "a name another of its accounts already goes by here")
+	assert.Nil(t, sessionCookie(r.Response), "no session")
+
+	again := h.browser()
+	assert.NotNil(t, h.signInAtOP(again, "ann"), "the account the name is stays able to sign in")
 }

@@ -1,6 +1,9 @@
 package store
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // Session is one operator's signed-in browser, as the journal keeps it.
 // The browser's cookie carries a random id; the journal keeps only its
@@ -33,12 +36,20 @@ type Session struct {
 	Checked time.Time
 }
 
+// ErrNameTaken is a person's sign-in refused because their name is
+// another account's of the identity provider (another subject).
+var ErrNameTaken = errors.New("journal: the name is another account's of the identity provider")
+
 // Person is one person the identity provider signed in, as the journal
 // keeps them between their sign-ins: the name the UI shows, the role
 // and teams their groups gave at their last sign-in or recheck, and
 // when that was.
 type Person struct {
-	Name     string
+	Name string
+	// Subject is the provider's own id of the account behind the name
+	// (the ID token's sub): a name is one account's, so another account
+	// the provider gives the same name is refused (ErrNameTaken).
+	Subject  string
 	Role     string
 	Teams    []string
 	LastSeen time.Time

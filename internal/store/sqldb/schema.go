@@ -339,6 +339,7 @@ func (d Schema) RoutingLog() string {
 func (d Schema) People() string {
 	return d.sql(`CREATE TABLE people (
 		name      TEXT PRIMARY KEY, -- as the UI shows it
+		subject   TEXT NOT NULL, -- the provider's id of the account the name is
 		role      TEXT NOT NULL,
 		teams     TEXT NOT NULL, -- comma-separated
 		last_seen {int64} NOT NULL -- unix nanoseconds

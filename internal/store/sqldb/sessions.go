@@ -72,12 +72,23 @@ func (x *Sessions) SetSessionRefresh(ctx context.Context, idHash string, sealed 
 }
 
 // SeePerson keeps p as the identity provider's person p.Name is now:
-// their role, teams and when seen.
+// their role, teams and when seen. The name is the account's first
+// seen under it (p.Subject): another account's is store.ErrNameTaken,
+// and nothing changes. A p without a subject (a sign-in before subjects
+// were kept) changes the person's role, teams and sight only.
 func (x *Sessions) SeePerson(ctx context.Context, p store.Person) error {
-	if _, err := x.Synced.ExecContext(ctx, x.Q(`INSERT INTO people (name, role, teams, last_seen) VALUES (?, ?, ?, ?)
-		ON CONFLICT (name) DO UPDATE SET role = excluded.role, teams = excluded.teams, last_seen = excluded.last_seen`),
-		p.Name, p.Role, strings.Join(p.Teams, ","), store.Nanos(p.LastSeen)); err != nil {
+	res, err := x.Synced.ExecContext(ctx, x.Q(`INSERT INTO people (name, subject, role, teams, last_seen) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (name) DO UPDATE SET role = excluded.role, teams = excluded.teams, last_seen = excluded.last_seen,
+			subject = CASE WHEN people.subject = '' THEN excluded.subject ELSE people.subject END
+		WHERE people.subject IN ('', excluded.subject) OR excluded.subject = ''`),
+		p.Name, p.Subject, p.Role, strings.Join(p.Teams, ","), store.Nanos(p.LastSeen))
+	if err != nil {
 		return fmt.Errorf("journal: keep a person: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("journal: keep a person: %w", err)
+	} else if n == 0 {
+		return store.ErrNameTaken
 	}
 	return nil
 }
@@ -85,7 +96,7 @@ func (x *Sessions) SeePerson(ctx context.Context, p store.Person) error {
 // People lists the identity provider's people seen at since or later,
 // by name.
 func (x *Sessions) People(ctx context.Context, since time.Time) ([]store.Person, error) {
-	rows, err := x.Synced.QueryContext(ctx, x.Q(`SELECT name, role, teams, last_seen FROM people WHERE last_seen >= ? ORDER BY name`), store.Nanos(since))
+	rows, err := x.Synced.QueryContext(ctx, x.Q(`SELECT name, subject, role, teams, last_seen FROM people WHERE last_seen >= ? ORDER BY name`), store.Nanos(since))
 	if err != nil {
 		return nil, fmt.Errorf("journal: people: %w", err)
 	}
@@ -95,7 +106,7 @@ func (x *Sessions) People(ctx context.Context, since time.Time) ([]store.Person,
 		var p store.Person
 		var teams string
 		var seen int64
-		if err := rows.Scan(&p.Name, &p.Role, &teams, &seen); err != nil {
+		if err := rows.Scan(&p.Name, &p.Subject, &p.Role, &teams, &seen); err != nil {
 			return nil, fmt.Errorf("journal: people: %w", err)
 		}
 		if teams != "" {

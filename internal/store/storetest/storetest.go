@@ -648,9 +648,11 @@ func testSessionChecks(t *testing.T, st Store) {
 func testPeople(t *testing.T, st Store) {
 	ctx := context.Background()
 	j := st.Open()
-	require.NoError(t, j.SeePerson(ctx, store.Person{Name: "ann", Role: "answerer", Teams: []string{"oncall", "leads"}, LastSeen: T0}))
-	require.NoError(t, j.SeePerson(ctx, store.Person{Name: "vera", Role: "viewer", LastSeen: T0}))
-	require.NoError(t, j.SeePerson(ctx, store.Person{Name: "ann", Role: "viewer", Teams: []string{"leads"}, LastSeen: T0.Add(time.Hour)}))
+	require.NoError(t, j.SeePerson(ctx, store.Person{Name: "ann", Subject: "sub-ann", Role: "answerer", Teams: []string{"oncall", "leads"}, LastSeen: T0}))
+	require.NoError(t, j.SeePerson(ctx, store.Person{Name: "vera", Subject: "sub-vera", Role: "viewer", LastSeen: T0}))
+	require.NoError(t, j.SeePerson(ctx, store.Person{Name: "ann", Subject: "sub-ann", Role: "viewer", Teams: []string{"leads"}, LastSeen: T0.Add(time.Hour)}))
+	err := j.SeePerson(ctx, store.Person{Name: "ann", Subject: "sub-mallory", Role: "admin", Teams: []string{"oncall"}, LastSeen: T0.Add(2 * time.Hour)})
+	require.ErrorIs(t, err, store.ErrNameTaken, "another account of the provider giving itself ann's name")
 	require.NoError(t, j.Close())
 
 	j = st.Open()
@@ -660,9 +662,9 @@ func testPeople(t *testing.T, st Store) {
 		people[i].LastSeen = people[i].LastSeen.UTC()
 	}
 	assert.Equal(t, []store.Person{
-		{Name: "ann", Role: "viewer", Teams: []string{"leads"}, LastSeen: T0.Add(time.Hour)},
-		{Name: "vera", Role: "viewer", LastSeen: T0},
-	}, people, "the latest of each, after a restart")
+		{Name: "ann", Subject: "sub-ann", Role: "viewer", Teams: []string{"leads"}, LastSeen: T0.Add(time.Hour)},
+		{Name: "vera", Subject: "sub-vera", Role: "viewer", LastSeen: T0},
+	}, people, "the latest of each, after a restart; another account's sign-in changed nothing")
 	seen, err := j.People(ctx, T0.Add(time.Minute))
 	require.NoError(t, err)
 	require.Len(t, seen, 1)
