@@ -311,7 +311,7 @@ func AssignedTag(a view.AssignedView) templ.Component {
 }
 
 // claimBar is an open card's line of who is on it, who it is assigned
-// to, and the operator's own "I'm on it" (key c) or "Not on it any
+// to, and the operator's own "I’m on it" (key c) or "Not on it any
 // more": a form of its own, so it works without the script.
 func claimBar(c view.CardView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {

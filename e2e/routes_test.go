@@ -274,7 +274,7 @@ func TestTeamInboxRoutesRemindsAndEscalates(t *testing.T) {
 	opened := s.openChatLink(t, chatLink(t, msg, s.uiURL), "bo", secrets["bo"])
 	assert.Equal(t, 1, cardsIn(opened.doc.Selection, sess.ID).Length(), "the chat link opens the card after sign-in: %s", opened.url)
 
-	// 2. A claim in the open: ann presses "I'm on it" on her page and bo's
+	// 2. A claim in the open: ann presses "I’m on it" on her page and bo's
 	// open page (its live updates, read as its script reads them) is sent
 	// the card saying "ann is on it" in the next push. A claim stops the
 	// reminders, so ann then ends her claim ("Not on it any more") and the
@@ -284,7 +284,7 @@ func TestTeamInboxRoutesRemindsAndEscalates(t *testing.T) {
 		return c.Find(`[data-testid="team"]`).Text() == "for oncall"
 	})
 	boPage := ops["bo"].pageStream(t)
-	ops["ann"].postClaimForm(t, sess.ID, "I'm on it")
+	ops["ann"].postClaimForm(t, sess.ID, "I’m on it")
 	card := nextCardPush(t, boPage, sess.ID)
 	if claimOf(card) == "" && strings.HasPrefix(routingSteps(card), "Reminded oncall") {
 		// On a slow machine the reminder can come before the claim: its

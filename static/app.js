@@ -668,7 +668,7 @@
     });
   }
 
-  /* claim posts a card's "I'm on it" (or "Not on it any more") and puts
+  /* claim posts a card's "I’m on it" (or "Not on it any more") and puts
    * the card's claim line the server answers with in place: the card's
    * form, and anything typed in it, stay as they are. Every other page
    * gets the claim by push. Without an answer, the browser posts it. */

@@ -14,7 +14,7 @@ import (
 )
 
 // Claims is what the UI needs of the inbox to say in the open who is on
-// a question ("I'm on it") and who it is assigned to (*inbox.Inbox).
+// a question ("I’m on it") and who it is assigned to (*inbox.Inbox).
 type Claims interface {
 	Claim(id inbox.CardID, by string) (inbox.ClaimOutcome, error)
 	Renew(id inbox.CardID, by string) (inbox.ClaimOutcome, error)
@@ -33,7 +33,7 @@ const claimRelease = "release"
 // another operator's.
 const claimRenewField = "renew"
 
-// handleClaim takes a card's "I'm on it" (or, with claimRelease, "Not on
+// handleClaim takes a card's "I’m on it" (or, with claimRelease, "Not on
 // it any more") from the signed-in operator: every open page is sent the
 // card with the claim by push. The page script's post (HeaderFragment)
 // gets the card's fragment back; a browser's own post the page again at

@@ -43,7 +43,7 @@ func (h *harness) claimOn(c *http.Client, id inbox.CardID) string {
 	return h.getPage(c, "").doc(h.t).Find("#"+domID(id)+` [data-testid="claim"]`).AttrOr("data-claimant", "")
 }
 
-// Ann presses "I'm on it": Bo's open page is sent the card with "Ann is
+// Ann presses "I’m on it": Bo's open page is sent the card with "Ann is
 // on it" in the very next push, his page offers him "Take it over" (a
 // claim informs; his press would make it his), Ann's says "You are on it" with "Not on it any
 // more", and the claim is counted as the question's first.
@@ -54,6 +54,9 @@ func TestClaimIsShownOnAnotherOperatorsPageWithinOnePush(t *testing.T) {
 	ann, _ := h.signInAs("Ann", annSecret)
 	bo, boCookie := h.signInAs("Bo", boSecret)
 	assert.Empty(t, h.claimOn(bo, id))
+	page := h.getPage(bo, "").doc(t)
+	assert.Equal(t, "I’m on it", page.Find("#"+domID(id)+` [data-testid="claim-button"]`).Text(), "the button's words, with a typographic apostrophe")
+	assert.Contains(t, page.Find(`[data-testid="keys"]`).Text(), "I’m on it: tell the other operators", "and the shortcut's, the same")
 	ps := h.openPush("?since="+seqID(h.in), "Cookie", cookieName+"="+boCookie)
 	require.Equal(t, "status", ps.next().Event, "on connect: the status")
 
@@ -130,7 +133,7 @@ func TestTheClaimantAnswersWithoutConfirming(t *testing.T) {
 	assert.Len(t, h.sub.all(), 1)
 }
 
-// A viewer is offered no "I'm on it", and a hand-made claim post is
+// A viewer is offered no "I’m on it", and a hand-made claim post is
 // refused 403 and claims nothing.
 func TestAViewerCannotClaim(t *testing.T) {
 	t.Parallel()

@@ -16,7 +16,7 @@ import (
 
 // In Chromium at 1440 px, the list of questions beside the cards says who
 // is on each, so a glance down it shows what is taken: when Ann presses
-// "I'm on it", Bo's line of that question reads "Ann" (her card's words,
+// "I’m on it", Bo's line of that question reads "Ann" (her card's words,
 // "Ann is on it · just now", in its title and for a screen reader) by
 // push, without a page load; his own claim of another marks his line as
 // his; Ann's release leaves her line.

@@ -10,7 +10,7 @@ import (
 )
 
 // claimBuckets are the upper bounds, in seconds, of the time-to-first-
-// claim histograms: from a question's arrival to its first "I'm on it".
+// claim histograms: from a question's arrival to its first "I’m on it".
 var claimBuckets = []float64{5, 15, 30, 60, 120, 300, 600, 1800, 3600}
 
 // claimTimes are the time-to-first-claim histograms: of every question,
@@ -71,10 +71,10 @@ func writeClaimTimes(b *strings.Builder, m *Metrics) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	const name = "aepforms_time_to_first_claim_seconds"
-	fmt.Fprintf(b, "# HELP %s Time from a question's arrival to its first claim (\"I'm on it\").\n# TYPE %s histogram\n", name, name)
+	fmt.Fprintf(b, "# HELP %s Time from a question's arrival to its first claim (\"I’m on it\").\n# TYPE %s histogram\n", name, name)
 	c.all.write(b, name, "")
 	const byTeam = "aepforms_team_time_to_first_claim_seconds"
-	fmt.Fprintf(b, "# HELP %s Time from a routed question's arrival to its first claim (\"I'm on it\"), by the team it was routed to.\n# TYPE %s histogram\n", byTeam, byTeam)
+	fmt.Fprintf(b, "# HELP %s Time from a routed question's arrival to its first claim (\"I’m on it\"), by the team it was routed to.\n# TYPE %s histogram\n", byTeam, byTeam)
 	teams := make([]string, 0, len(c.byTeam))
 	for t := range c.byTeam {
 		teams = append(teams, t)

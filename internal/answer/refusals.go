@@ -29,7 +29,7 @@ var (
 	// labels are capture placeholders, which an answer given by label to
 	// many questions cannot mean the same to each.
 	ErrPlaceholders = errors.New("answer: the question's labels are capture placeholders")
-	// ErrClaimed: another operator is on the question ("I'm on it") and
+	// ErrClaimed: another operator is on the question ("I’m on it") and
 	// the post does not say its operator was told (Post.Over): the
 	// answer waits for their confirmation, which names the claimant. A
 	// claim informs, it never locks: confirmed, the answer goes.

@@ -7,7 +7,7 @@ import (
 	"github.com/aepforms/aepforms/internal/inbox"
 )
 
-// claimConfig is the team inbox's claims ("I'm on it"): how long one
+// claimConfig is the team inbox's claims ("I’m on it"): how long one
 // holds without its operator's activity, and how often the claims other
 // replicas (or this process before a restart) kept are read.
 type claimConfig struct {
@@ -16,7 +16,7 @@ type claimConfig struct {
 }
 
 func (c *claimConfig) register(fs *flag.FlagSet, e envDefaults) {
-	fs.DurationVar(&c.claimIdle, "claim-idle", e.dur("AEPFORMS_CLAIM_IDLE", inbox.DefaultClaimIdle), "an operator's “I'm on it” on a question lapses after this long without their activity (typing an answer on it, or claiming it again); signing out or an answer ends it at once (env AEPFORMS_CLAIM_IDLE)")
+	fs.DurationVar(&c.claimIdle, "claim-idle", e.dur("AEPFORMS_CLAIM_IDLE", inbox.DefaultClaimIdle), "an operator's “I’m on it” on a question lapses after this long without their activity (typing an answer on it, or claiming it again); signing out or an answer ends it at once (env AEPFORMS_CLAIM_IDLE)")
 	fs.DurationVar(&c.claimSync, "claim-sync", e.dur("AEPFORMS_CLAIM_SYNC", time.Second), "read the claims and assignments kept in the journal this often: those made on another replica sharing it reach this one's pages within it (env AEPFORMS_CLAIM_SYNC)")
 }
 

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// A claim says in the open who is on an open question ("I'm on it"): it
+// A claim says in the open who is on an open question ("I’m on it"): it
 // informs every operator and locks nobody out. It lapses after
 // Options.ClaimIdle without the claimant's activity (a re-claim, which
 // the page script makes while they type an answer on the card), when
@@ -23,7 +23,7 @@ var ErrNotOpen = errors.New("inbox: the question is no longer open")
 // claim says who is on a question.
 var ErrNoClaimant = errors.New("inbox: a claim names its operator")
 
-// Claim is an operator's "I'm on it" on an open question. The zero Claim
+// Claim is an operator's "I’m on it" on an open question. The zero Claim
 // is none.
 type Claim struct {
 	// By is the operator on it ("" none).

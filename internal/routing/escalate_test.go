@@ -234,7 +234,7 @@ func TestRemindThenEscalateNeverAnswers(t *testing.T) {
 	leads.none(t, "nothing is sent again after a restart")
 }
 
-// A claim ("I'm on it") stops the reminders and the escalation; a
+// A claim ("I’m on it") stops the reminders and the escalation; a
 // question near its deadline escalates before its team's escalate.
 func TestClaimStopsRemindersAndADeadlineEscalatesEarly(t *testing.T) {
 	t.Parallel()

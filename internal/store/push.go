@@ -44,7 +44,7 @@ const PushClaimsKept = 7 * 24 * time.Hour
 const (
 	ClaimNew     = "new"     // the card's request arrived
 	ClaimSettled = "settled" // the card settled or expired: its notification replaced
-	ClaimFirst   = "claimed" // the card's first "I'm on it", counted (time to first claim)
+	ClaimFirst   = "claimed" // the card's first "I’m on it", counted (time to first claim)
 )
 
 // PushClaim is one claimed push: its card, its kind and when it was

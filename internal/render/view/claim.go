@@ -10,7 +10,7 @@ import (
 	"github.com/aepforms/aepforms/internal/inbox"
 )
 
-// ClaimView is who is on an open question ("I'm on it"), as its card and
+// ClaimView is who is on an open question ("I’m on it"), as its card and
 // a list row show it: "ann is on it · 2 min".
 type ClaimView struct {
 	// Who is the claimant's name (agent text never: an operator's).
@@ -26,7 +26,7 @@ type ClaimView struct {
 	SinceISO, SinceText, SinceTitle string
 }
 
-// ClaimControl is the card's claim button: "I'm on it", "Take it over"
+// ClaimControl is the card's claim button: "I’m on it", "Take it over"
 // when another operator is on it, or for the operator's own claim "Not
 // on it any more" (Release).
 type ClaimControl struct {
@@ -111,7 +111,7 @@ func claimControl(id string, vd inbox.Verdict, claim *ClaimView, opts Options) *
 	case claim != nil && claim.Mine:
 		ctl.Release, ctl.Label = true, words.card["claim-release"]
 	case claim != nil:
-		// Beside "ann is on it", "I'm on it" would not say that pressing
+		// Beside "ann is on it", "I’m on it" would not say that pressing
 		// it makes the question this operator's instead.
 		ctl.Label = words.card["claim-take-over"]
 	}

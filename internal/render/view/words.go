@@ -291,8 +291,8 @@ var words = struct {
 		"by-you":            "you (%s)",
 		"you":               "you",
 		"ago":               " · %s",
-		// A claim ("I'm on it") and an assignment.
-		"claim":              "I'm on it",
+		// A claim ("I’m on it") and an assignment.
+		"claim":              "I’m on it",
 		"claim-release":      "Not on it any more",
 		"claim-take-over":    "Take it over",
 		"claim-lead":         "is on it",
@@ -406,7 +406,7 @@ var words = struct {
 		"key-1-9":             "Select the n-th choice or option (never sends)",
 		"key-o":               "Type in Other",
 		"key-x":               "Select for a batch answer, or unselect",
-		"key-c":               "I'm on it: tell the other operators you are answering it",
+		"key-c":               "I’m on it: tell the other operators you are answering it",
 		"key-send":            "Send the question you are in (an option card once an option is selected)",
 		"key-esc":             "Leave a text box",
 		"key-help":            "Show or hide this list",

@@ -266,7 +266,7 @@ func (d Schema) RuleLooks() string {
 	);`)
 }
 
-// Marks keeps each question's claim ("I'm on it": who, since when, until
+// Marks keeps each question's claim ("I’m on it": who, since when, until
 // when without their activity) and assignment (to whom, a person or a
 // team, by whom, when), each with the order of its latest write (rev,
 // unix nanoseconds): of replicas writing one card's, the latest wins.
