@@ -369,6 +369,11 @@ func TestMineHoldsTheQuestionsAssignedToMyTeam(t *testing.T) {
 	assert.Equal(t, "remove", m.Event, "not on Bo's Mine: got %q", m.Event)
 	assert.Equal(t, []string{string(id)}, mine(ann), "under Ann's Mine: her team's")
 	assert.Empty(t, mine(bo), "not under Bo's: not his team's")
+	pending := func(c *http.Client) string {
+		return h.getPage(c, "?claim=mine").doc(t).Find(`[data-testid="pending-count"]`).AttrOr("data-pending", "")
+	}
+	assert.Equal(t, "1", pending(ann), "counted on Ann's Mine")
+	assert.Equal(t, "0", pending(bo), "not on Bo's")
 
 	require.Equal(t, http.StatusSeeOther, h.postForm(ann, "cards/"+string(id)+"/assign", url.Values{"to": {"team:leads"}}).StatusCode)
 	m = annPush.nextBut("batches", "status")
@@ -379,4 +384,6 @@ func TestMineHoldsTheQuestionsAssignedToMyTeam(t *testing.T) {
 	assert.Equal(t, domID(id), attr(cardMsg(t, m), "id"))
 	assert.Empty(t, mine(ann))
 	assert.Equal(t, []string{string(id)}, mine(bo))
+	assert.Equal(t, "0", pending(ann))
+	assert.Equal(t, "1", pending(bo))
 }
