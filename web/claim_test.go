@@ -209,6 +209,9 @@ func TestMineAndUnclaimedFilters(t *testing.T) {
 		links = append(links, s.Text()+" "+s.AttrOr("href", "")+" "+s.AttrOr("aria-current", ""))
 	})
 	assert.Equal(t, []string{"All questions / ", "Mine /?claim=mine page", "Unclaimed /?claim=unclaimed "}, links)
+	for q, want := range map[string]string{"?claim=mine": "Showing only Mine Show everything", "?claim=unclaimed": "Showing only Unclaimed Show everything"} {
+		assert.Equal(t, want, strings.Join(strings.Fields(h.getPage(ann, q).doc(t).Find(`[data-testid="filter"]`).Text()), " "), "the filter line names %s in the page's words", q)
+	}
 }
 
 // Ann assigns a question to Bo: his page (and everyone's) shows

@@ -243,7 +243,8 @@ type FilterTerm struct {
 	Name, Value string
 	// Shown is Value as the page shows it: a session shortened as its
 	// group heading and cards shorten it, so one session reads the same
-	// everywhere (Value whole in its title).
+	// everywhere (Value whole in its title); a claim filter its name
+	// ("Mine", "Unclaimed").
 	Shown string
 }
 
@@ -444,7 +445,7 @@ func PushID(epoch string, seq uint64) string {
 func filterTerms(filter inbox.Query) ([]FilterTerm, url.Values) {
 	var terms []FilterTerm
 	q := url.Values{}
-	for _, t := range []FilterTerm{{"agent", filter.Agent, filter.Agent}, {"session", filter.Session, shortenID(Name(filter.Session), idRunes)}, {"kind", filter.Kind, filter.Kind}, {"claim", filter.Claim, filter.Claim}} {
+	for _, t := range []FilterTerm{{"agent", filter.Agent, filter.Agent}, {"session", filter.Session, shortenID(Name(filter.Session), idRunes)}, {"kind", filter.Kind, filter.Kind}, {"claim", filter.Claim, words.card["filter-"+filter.Claim]}} {
 		if t.Value != "" {
 			terms = append(terms, t)
 			q.Set(t.Name, t.Value)
