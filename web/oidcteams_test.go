@@ -98,6 +98,13 @@ func TestOIDCGroupsGiveTeamsAndPeopleAreAssignable(t *testing.T) {
 	require.Equal(t, 1, card.Length(), "under olga's Mine")
 	assert.Equal(t, "Assigned to olga by ann", strings.Join(strings.Fields(card.Find(`[data-testid="assigned"]`).Text()), " "))
 	assert.Equal(t, http.StatusUnprocessableEntity, h.postForm(ann, "cards/"+string(id)+"/assign", url.Values{"to": {"vera"}}).StatusCode, "a viewer is no assignee")
+
+	// Assigned to team oncall: under the Mine of ann (in oncall by her
+	// groups), not of ada (in no team).
+	r = h.postForm(ada, "cards/"+string(id)+"/assign", url.Values{"to": {"team:oncall"}})
+	require.Equal(t, http.StatusSeeOther, r.StatusCode, "%s", r.body)
+	assert.Equal(t, 1, h.getPage(ann, "?claim=mine").doc(t).Find("#"+domID(id)).Length(), "under ann's Mine: her group's team")
+	assert.Zero(t, h.getPage(ada, "?claim=mine").doc(t).Find("#"+domID(id)).Length(), "not under ada's")
 }
 
 // At each recheck (--oidc-recheck) the role and teams are read again
