@@ -102,10 +102,15 @@ func TestBatchAnswerAllMatching(t *testing.T) {
 	assert.Len(t, ids, n, "each its own command id")
 	assert.Empty(t, late.Record(), "the question asked after the page was drawn was not answered")
 
-	// Posted again (a reload, a double click): none of them waits any
-	// more, so the post is refused whole and nothing new is sent.
+	// Posted again (a reload, a double click): each question says this
+	// same batch answered it already, and nothing new is sent.
 	again := s.submit(t, cf, cf.button(t, "Send to 110 questions"), "")
-	require.Equal(t, http.StatusUnprocessableEntity, again.status, "the same post again: %s", again.body)
+	require.Equal(t, http.StatusOK, again.status, "the same post again: %.300s", again.body)
+	lines := again.doc.Find(`[data-testid="batch-outcome-line"]`)
+	assert.Equal(t, n, lines.Length(), "each question of the batch is named")
+	lines.Each(func(_ int, l *goquery.Selection) {
+		assert.Contains(t, l.Text(), "Already answered by this batch; nothing new was sent.")
+	})
 	assert.Len(t, ag.Record(), n, "no second command")
 	assert.Empty(t, late.Record(), "nor one to the late question")
 }

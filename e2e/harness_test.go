@@ -33,6 +33,12 @@ import (
 // a test waits for by then is broken, not slow.
 const stackWait = 15 * time.Second
 
+// stackStartWait bounds a part's start (until it logs that it is
+// ready): a start opens its journal and listeners, which on a machine
+// busy with the suite's parallel packages can take longer than a step;
+// it only ends a hang.
+const stackStartWait = time.Minute
+
 // stackAckWindow is the UI's ack window (--ack-window): short, so the
 // timeout path takes a few seconds, long enough for an agent acking at
 // once under -race on two cores.
@@ -161,8 +167,8 @@ func runApp(t *testing.T, name string, args []string, env map[string]string, rea
 	case err := <-done:
 		done <- err
 		t.Fatalf("%s: Run returned %v before it logged %q", name, err, ready)
-	case <-time.After(stackWait):
-		t.Fatalf("%s: no log line %q within %v", name, ready, stackWait)
+	case <-time.After(stackStartWait):
+		t.Fatalf("%s: no log line %q within %v", name, ready, stackStartWait)
 	}
 	return "", nil, nil
 }

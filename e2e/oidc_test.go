@@ -221,15 +221,19 @@ func TestRolesFromTheProviderEndToEnd(t *testing.T) {
 
 // The attack run, signed in at the provider: 500 push streams from one
 // session, on a UI capped at 500 connections. The session holds
-// --max-streams-per-session (8) of them, the rest are refused 429, and
-// /healthz and another operator's sign-in (each of the UI's answers of
-// its code flow) are answered within a second.
+// --max-streams-per-session (8) of them, the rest are refused 429 (or,
+// at the cap, shed before their request is read: the crowd is the cap,
+// and the harness holds connections of its own, so on a loaded machine
+// the cap makes room by closing the connections that waited longest for
+// a request), and /healthz and another operator's sign-in (each of the
+// UI's answers of its code flow) are answered within a second.
 func TestStreamsOfOneProviderSessionLeaveRoom(t *testing.T) {
 	t.Parallel()
 	const crowd = 500
 	o := startOIDCStack(t, "--max-conns", fmt.Sprint(crowd))
 	ann := o.signInAtOP(t, "ann", 0)
 
+	const shed = -1 // closed with no answer
 	status := make(map[int]int)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -240,7 +244,7 @@ func TestStreamsOfOneProviderSessionLeaveRoom(t *testing.T) {
 		wg.Go(func() {
 			_ = conn.SetDeadline(time.Now().Add(stackWait))
 			_, err := fmt.Fprintf(conn, "GET /push HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nCookie: %s\r\n\r\n", o.host, ann.cookie)
-			code := -1
+			code := shed
 			if err == nil {
 				if r, err := http.ReadResponse(bufio.NewReader(conn), nil); err == nil {
 					code = r.StatusCode
@@ -252,7 +256,9 @@ func TestStreamsOfOneProviderSessionLeaveRoom(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	assert.Equal(t, map[int]int{http.StatusOK: 8, http.StatusTooManyRequests: crowd - 8}, status, "the session's streams: 8 served, the rest refused")
+	assert.Equal(t, 8, status[http.StatusOK], "the session's streams: 8 served (%v)", status)
+	assert.Equal(t, crowd-8, status[http.StatusTooManyRequests]+status[shed], "the rest refused, or shed at the cap before their request was read (%v)", status)
+	assert.Greater(t, status[http.StatusTooManyRequests], crowd/2, "most refused 429 (%v)", status)
 
 	quick := &http.Client{Timeout: time.Second}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
