@@ -94,7 +94,7 @@ type Router struct {
 	cfg Config
 
 	mu     sync.Mutex
-	pruned time.Time                  // when the push claims were last pruned
+	pruner store.PushClaimPruner
 	open   map[inbox.CardID]bool      // the open questions with a team
 	sent   map[string]bool            // claims this process made or saw made (card + kind)
 	asked  map[inbox.CardID]time.Time // when each open question arrived (for the time to answer)
@@ -455,17 +455,7 @@ func (r *Router) pruneClaims(ctx context.Context) {
 	if r.cfg.Journal == nil {
 		return
 	}
-	now := r.cfg.Now()
-	r.mu.Lock()
-	due := now.Sub(r.pruned) >= time.Hour
-	if due {
-		r.pruned = now
-	}
-	r.mu.Unlock()
-	if !due {
-		return
-	}
-	if _, err := r.cfg.Journal.PrunePushClaims(ctx, now.Add(-store.PushClaimsKept)); err != nil {
+	if err := r.pruner.Prune(ctx, r.cfg.Journal, r.cfg.Now()); err != nil {
 		r.cfg.Logger.Warn("routing: pruning the journal's push claims", "err", err)
 	}
 }

@@ -1,6 +1,10 @@
 package store
 
-import "time"
+import (
+	"context"
+	"sync"
+	"time"
+)
 
 // PushKeys are the UI's VAPID key pair (RFC 8292), P-256, each
 // base64url without padding: the private key's 32-byte scalar and the
@@ -39,6 +43,32 @@ type PushSubscription struct {
 // message again. Web Push and the routing each prune them, so they are
 // pruned with either on.
 const PushClaimsKept = 7 * 24 * time.Hour
+
+// PushClaimPruner prunes a journal's push claims older than
+// PushClaimsKept, at most once per hour of the clock it is given: Web
+// Push and the routing each hold one.
+type PushClaimPruner struct {
+	mu   sync.Mutex
+	last time.Time // when claims were last pruned
+}
+
+// Prune prunes j's push claims kept past PushClaimsKept at now, unless
+// it did less than an hour ago.
+func (p *PushClaimPruner) Prune(ctx context.Context, j interface {
+	PrunePushClaims(ctx context.Context, before time.Time) (int64, error)
+}, now time.Time) error {
+	p.mu.Lock()
+	due := now.Sub(p.last) >= time.Hour
+	if due {
+		p.last = now
+	}
+	p.mu.Unlock()
+	if !due {
+		return nil
+	}
+	_, err := j.PrunePushClaims(ctx, now.Add(-PushClaimsKept))
+	return err
+}
 
 // PushClaim kinds: what a claimed push was for.
 const (

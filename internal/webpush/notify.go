@@ -488,17 +488,7 @@ func cut(s string, n int) string {
 
 // pruneClaims forgets push claims older than ClaimsKept, once an hour.
 func (p *Pusher) pruneClaims(ctx context.Context) {
-	now := p.cfg.Now()
-	p.mu.Lock()
-	due := now.Sub(p.pruned) >= time.Hour
-	if due {
-		p.pruned = now
-	}
-	p.mu.Unlock()
-	if !due {
-		return
-	}
-	if _, err := p.store.PrunePushClaims(ctx, now.Add(-ClaimsKept)); err != nil {
+	if err := p.pruner.Prune(ctx, p.store, p.cfg.Now()); err != nil {
 		p.cfg.Logger.Warn("push: pruning claims", "err", err)
 	}
 }

@@ -172,7 +172,7 @@ type Pusher struct {
 	// not: someone was looking, no device, another replica's claim): a
 	// question is pushed when it arrives, never on a later update.
 	decided map[string]bool
-	pruned  time.Time // when claims were last pruned
+	pruner  store.PushClaimPruner
 
 	// live, once WatchSessions set it, reports whether a sign-in
 	// session still counts.
