@@ -56,7 +56,11 @@ func TestRoutingHistoryIsKeptWithItsAnswer(t *testing.T) {
 		require.Len(t, page.Entries, 1, "%+v finds the answer", q)
 		v := view.History(page, view.HistoryOptions{})
 		require.Len(t, v.Rows, 1)
-		assert.Equal(t, "Routed to oncall; reminded oncall 3 Jul 2026 09:12:00 UTC, escalated to leads 3 Jul 2026 09:14:00 UTC", v.Rows[0].Routing, "%+v", q)
+		line := v.Rows[0].Routing + " "
+		for _, st := range v.Rows[0].RoutingSteps {
+			line += st.Words + " " + st.AtText + st.After // as History shows it
+		}
+		assert.Equal(t, "Routed to oncall; reminded oncall 09:12 UTC, escalated to leads 09:14 UTC", line, "%+v", q)
 		assert.True(t, v.Rows[0].Escalated)
 	}
 }
