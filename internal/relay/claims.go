@@ -209,10 +209,10 @@ func (c *claimLog) answer(m *nats.Msg) {
 // elsewhere returns how many connections on other nodes claim session,
 // given here claimants on this node. When here and the records together
 // name one claimant at most it does not ask (routing finds it, or finds
-// none); else it asks each node with a record, counting one that does
-// not answer in time (a command is never delivered on a guess), and
-// purging the record of one that is gone. Records it cannot read are
-// ErrUnavailable, for the same reason.
+// none); else it asks each node with a record, purging the record of one
+// that is gone. A node that does not answer in time, or records it
+// cannot read, are ErrUnavailable: a command is never delivered on a
+// guess, nor refused for good (ambiguous) on one.
 func (c *claimLog) elsewhere(ctx context.Context, session string, here int) (int, error) {
 	info, err := c.st.Info(ctx, jetstream.WithSubjectFilter(c.record(session, "*")))
 	if err != nil {
@@ -229,7 +229,11 @@ func (c *claimLog) elsewhere(ctx context.Context, session string, here int) (int
 	}
 	total := 0
 	for _, n := range nodes {
-		total += c.ask(ctx, session, n)
+		k, ok := c.ask(ctx, session, n)
+		if !ok {
+			return 0, fmt.Errorf("%w: relay node %s holds a claim of this session and did not answer in time", ErrUnavailable, n)
+		}
+		total += k
 	}
 	return total, nil
 }
@@ -238,8 +242,10 @@ func (c *claimLog) elsewhere(ctx context.Context, session string, here int) (int
 // again every RosterWait until ctx ends: a node that died a moment ago
 // may still look subscribed through another NATS server, where the ask
 // is dropped unanswered, until the cluster learns it is gone (then: no
-// responders). A node that never answers counts as a claimant.
-func (c *claimLog) ask(ctx context.Context, session, node string) int {
+// responders). A node that never answers is unknown (ok false): the
+// command is refused unavailable, for its sender to send again, never
+// delivered on a guess nor refused for good as ambiguous.
+func (c *claimLog) ask(ctx context.Context, session, node string) (n int, ok bool) {
 	for {
 		actx, cancel := context.WithTimeout(ctx, c.cfg.RosterWait)
 		resp, err := c.nc.RequestWithContext(actx, c.askSubject(node), []byte(session))
@@ -250,15 +256,15 @@ func (c *claimLog) ask(ctx context.Context, session, node string) int {
 			if err := c.st.Purge(ctx, jetstream.WithPurgeSubject(c.record(session, node))); err != nil {
 				c.r.log.Debug("relay: a gone relay's claim not purged (it lapses with the claim TTL)", "err", err)
 			}
-			return 0
+			return 0, true
 		case err == nil:
 			n, err := strconv.Atoi(string(resp.Data))
 			if err != nil {
-				return 1
+				return 1, true
 			}
-			return n
+			return n, true
 		case ctx.Err() != nil, !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, nats.ErrTimeout):
-			return 1
+			return 0, false
 		}
 	}
 }

@@ -113,6 +113,25 @@ func (w *wsClient) nextFrame(t *testing.T) (frame, []byte) {
 	}
 }
 
+// frameWithin returns the next frame decoded (pings skipped) if one
+// comes within d: false when none does.
+func (w *wsClient) frameWithin(t *testing.T, d time.Duration) (frame, bool) {
+	t.Helper()
+	end := time.After(d)
+	for {
+		select {
+		case b := <-w.frames:
+			var f frame
+			require.NoError(t, json.Unmarshal(b, &f), "frame %s", b)
+			if f.str("type") != "ping" {
+				return f, true
+			}
+		case <-end:
+			return nil, false
+		}
+	}
+}
+
 // expect returns the next frame of type typ, failing on any other first.
 func (w *wsClient) expect(t *testing.T, typ string) frame {
 	t.Helper()

@@ -229,6 +229,14 @@ func (cn *conn) event(b []byte) {
 // subscription or the roster request.
 func (cn *conn) relayError(f inFrame) {
 	if f.Cause != "" {
+		if f.Code == CodeUnavailable {
+			// The relay could not decide where it goes yet (its
+			// cluster mid-election, a node not answering) and sent it
+			// nowhere: the command is sent again within its ack window
+			// and owed past it, never failed for good.
+			cn.c.log.Info("relay: command not routed yet; it is sent again", "command", f.Cause, "detail", f.Detail)
+			return
+		}
 		cn.settle(f.Cause, ackResult{code: f.Code, detl: f.Detail})
 		if f.Code == CodeNoRoute || f.Code == CodeAmbiguous {
 			cn.c.Refresh()

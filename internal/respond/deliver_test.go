@@ -111,6 +111,28 @@ func TestRelayRefusalsAreReportedVerbatim(t *testing.T) {
 	}
 }
 
+// A relay that cannot route a command yet (its cluster mid-election, a
+// node not answering) refuses it unavailable and says to send it again:
+// the answer is sent again within its ack window, not failed for good.
+func TestUnavailableIsSentAgain(t *testing.T) {
+	t.Parallel()
+	fr := newFakeRelay(t)
+	fr.onCommand = func(fc *fakeConn, cmd *aep.Event, nth int) {
+		if nth < 3 {
+			fc.send(map[string]any{"type": "error", "cause": cmd.ID(), "code": CodeUnavailable, "detail": "relay node n2 did not answer in time"})
+			return
+		}
+		fc.accept(cmd)
+	}
+	cfg := testConfig(fr.url())
+	cfg.AckWindow = 60 * time.Millisecond
+	c, rep := start(t, cfg)
+	require.NoError(t, c.Submit(t.Context(), submission("s1", "card-1")))
+	o := rep.next(t)
+	assert.Equal(t, inbox.SubmissionAccepted, o.State, "accepted once the relay could route it: %+v", o)
+	assert.Len(t, fr.frames(typeRespond), 3, "sent again after each unavailable")
+}
+
 func TestRetryResendsIdenticalBytes(t *testing.T) {
 	t.Parallel()
 	fr := newFakeRelay(t)

@@ -33,6 +33,9 @@ const (
 	CodeAmbiguous    = "ambiguous"
 	CodeUnsupported  = "unsupported"
 	CodeUnauthorized = "unauthorized"
+	// CodeUnavailable: the relay could not route it yet and sent it
+	// nowhere; it says to send it again.
+	CodeUnavailable = "unavailable"
 )
 
 // Details of the local failures, worded for the operator.
