@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sort"
 	"strconv"
@@ -32,23 +33,20 @@ const (
 func (r *Relay) route(from *wsConn, ev *aep.Event) {
 	refuse := func(code, detail string) {
 		from.send(errorFrame{Cause: ev.ID(), Code: code, Detail: detail})
-		r.log.Info("relay: command refused", "code", code, "type", ev.Type())
+		r.log.Info("relay: command refused", "code", code, "detail", detail, "type", ev.Type(), "session", ev.Session())
 	}
 	if r.cfg.Token == "" {
 		refuse(codeUnauthorized, "this relay runs without a token (watch-only): control needs an authenticated binding (AEP-0004 §4.1)")
 		return
 	}
-	r.mu.Lock()
-	here := len(r.claims[ev.Session()])
-	r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.NATS.Timeout)
 	defer cancel()
-	elsewhere, err := r.events.elsewhere(ctx, ev.Session(), here)
+	elsewhere, err := r.claimantsElsewhere(ctx, ev.Session())
 	if err != nil {
 		refuse(codeUnavailable, err.Error()+"; nothing was delivered: send it again")
 		return
 	}
-	r.mu.Lock()
+	// r.mu is held: the claims here are those elsewhere was counted for.
 	if code, detail := r.verdictLocked(ev, elsewhere); code == codeNoRoute {
 		r.mu.Unlock()
 		if code, detail := r.events.route(ctx, ev); code != "" {
@@ -71,6 +69,34 @@ func (r *Relay) route(from *wsConn, ev *aep.Event) {
 	}
 	if err != nil {
 		r.log.Warn("relay: a routed command was delivered but not kept", "err", err)
+	}
+}
+
+// claimantsElsewhere returns how many connections on other relay nodes
+// claim session, counted for the claimants here as they are when it
+// returns, with r.mu held (unless err): a claim made here while the
+// other nodes were counted (an agent re-claiming its sessions after its
+// node died) changes what they must be asked, so they are counted again.
+// Counted for no claimant here, a record elsewhere names its node's
+// claimant unasked; with one here too, the node is asked whether it
+// still has it.
+func (r *Relay) claimantsElsewhere(ctx context.Context, session string) (int, error) {
+	r.mu.Lock()
+	for {
+		here := len(r.claims[session])
+		r.mu.Unlock()
+		elsewhere, err := r.events.elsewhere(ctx, session, here)
+		if err != nil {
+			return 0, err
+		}
+		r.mu.Lock()
+		if len(r.claims[session]) == here {
+			return elsewhere, nil
+		}
+		if err := ctx.Err(); err != nil {
+			r.mu.Unlock()
+			return 0, fmt.Errorf("%w: this session's claims kept changing: %w", ErrUnavailable, err)
+		}
 	}
 }
 
