@@ -92,6 +92,12 @@ func TestRuleCarriedOverToItsRestartedAgent(t *testing.T) {
 	require.Equal(t, 1, flag.Length(), "the Rules page flags the rule")
 	assert.Equal(t, "e2e.test/200", strings.TrimSpace(flag.Find(`[data-testid="rule-not-answering-connection"]`).Text()))
 
+	// The question already waiting has met the rule too (its card says
+	// so) before the rule is carried over: asked after, it would be the
+	// operator's with no notice at all.
+	waitingMiss := s.awaitCard(t, waiting, "the rule's notice on the other waiting card", hasRuleMiss)
+	assert.Equal(t, "e2e.test/200", strings.TrimSpace(waitingMiss.Find(`[data-testid="rule-miss-connection"]`).Text()))
+
 	s.postCarry(t, card)
 	got := awaitCommands(t, again, asked, 1, nil)
 	require.Len(t, got, 1)
